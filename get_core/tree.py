@@ -1,0 +1,320 @@
+"""ObliqueTree: the fitted model as plain node-indexed numpy arrays.
+
+Nodes use the paper's breadth-first (heap) numbering: the root is node 1, node t has children 2t (left) and
+2t+1 (right). A tree of depth D has branch nodes 1 .. 2^D-1 and leaves 2^D .. 2^(D+1)-1; array rows follow that
+order (branch node t is row t-1 of ``weights``; leaf t is row t-2^D of ``leaf_intercepts``).
+
+Routing is defined once, in scaled units: ``xs = (x - x_min) / x_scale``; a row goes left at node t when
+``weights[t-1] @ xs <= thresholds[t-1]``. Training, inference and every export compute exactly this, so they agree
+bit for bit; rules shown to people are converted to original units by ``split_in_original_units``.
+
+This module imports nothing from the project (lowest floor) and never imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+SCHEMA = "get-explorer/oblique-tree"
+SCHEMA_VERSION = 1
+LEAF_TYPES = ("constant", "linear")
+MAX_DEPTH = 12
+
+
+class ModelFormatError(ValueError):
+    """A serialized tree is malformed; the message says which field and what was expected."""
+
+
+@dataclass
+class ObliqueTree:
+    """A complete oblique regression tree of depth ``depth`` over ``p`` features.
+
+    Shapes (B = 2^depth - 1 branch nodes, L = 2^depth leaves, N = 2L - 1 nodes):
+      weights [B, p], thresholds [B]      split of branch node t is row t-1, in scaled units
+      leaf_intercepts [L], leaf_coefs [L, p]  leaf model in scaled units (coefs all zero for constant leaves)
+      n_samples [N]                       training rows that reached each node (row t-1 for node t)
+      node_values [N]                     mean scaled target of those rows (NaN where none)
+      x_min, x_scale [p], y_min, y_scale  min-max scaling learned on the training data
+    """
+
+    weights: np.ndarray
+    thresholds: np.ndarray
+    leaf_intercepts: np.ndarray
+    leaf_coefs: np.ndarray
+    n_samples: np.ndarray
+    node_values: np.ndarray
+    x_min: np.ndarray
+    x_scale: np.ndarray
+    y_min: float = 0.0
+    y_scale: float = 1.0
+    feature_names: list[str] = field(default_factory=list)
+    leaf_type: str = "constant"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.weights = np.asarray(self.weights, dtype=np.float64)
+        self.thresholds = np.asarray(self.thresholds, dtype=np.float64)
+        self.leaf_intercepts = np.asarray(self.leaf_intercepts, dtype=np.float64)
+        self.leaf_coefs = np.asarray(self.leaf_coefs, dtype=np.float64)
+        self.n_samples = np.asarray(self.n_samples, dtype=np.int64)
+        self.node_values = np.asarray(self.node_values, dtype=np.float64)
+        self.x_min = np.asarray(self.x_min, dtype=np.float64)
+        self.x_scale = np.asarray(self.x_scale, dtype=np.float64)
+        self.y_min = float(self.y_min)
+        self.y_scale = float(self.y_scale)
+        if not self.feature_names:
+            self.feature_names = [f"x{j}" for j in range(self.weights.shape[1])]
+        self.feature_names = [str(f) for f in self.feature_names]
+        _check_shapes(self)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def depth(self) -> int:
+        return int(round(math.log2(self.weights.shape[0] + 1)))
+
+    @property
+    def n_features(self) -> int:
+        return int(self.weights.shape[1])
+
+    @property
+    def n_branches(self) -> int:
+        return int(self.weights.shape[0])
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.leaf_intercepts.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        return 2 * self.n_leaves - 1
+
+    @property
+    def n_parameters(self) -> int:
+        """Parameters counted as the paper's Table 5: p+1 per branch node (weights and threshold), 1 per constant
+        leaf or p+1 per linear leaf."""
+        per_leaf = 1 if self.leaf_type == "constant" else self.n_features + 1
+        return self.n_branches * (self.n_features + 1) + self.n_leaves * per_leaf
+
+    def is_leaf(self, node: int) -> bool:
+        return node >= self.n_leaves
+
+    def is_empty(self, node: int) -> bool:
+        """True when no training row reached ``node``."""
+        return bool(self.n_samples[node - 1] == 0)
+
+    # ------------------------------------------------------------------ inference
+    def scale_X(self, X: Any) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X must be a 2-D array with {self.n_features} columns ({', '.join(self.feature_names)}); "
+                f"got shape {X.shape}."
+            )
+        return (X - self.x_min) / self.x_scale
+
+    def margins(self, X: Any) -> np.ndarray:
+        """Signed margins ``a_t·xs - b_t`` of every row at every branch node, shape (n, B); <= 0 goes left."""
+        return self.scale_X(X) @ self.weights.T - self.thresholds
+
+    def decision_path(self, X: Any) -> np.ndarray:
+        """Node ids (heap numbering) visited by each row from root to leaf, shape (n, depth+1)."""
+        xs = self.scale_X(X)
+        n = xs.shape[0]
+        path = np.empty((n, self.depth + 1), dtype=np.int64)
+        node = np.ones(n, dtype=np.int64)
+        path[:, 0] = node
+        for level in range(self.depth):
+            w = self.weights[node - 1]  # (n, p)
+            go_right = np.einsum("ij,ij->i", xs, w) > self.thresholds[node - 1]
+            node = 2 * node + go_right
+            path[:, level + 1] = node
+        return path
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Leaf node id (heap numbering, in [2^D, 2^(D+1))) reached by each row."""
+        return self.decision_path(X)[:, -1]
+
+    def predict_scaled(self, X: Any) -> np.ndarray:
+        xs = self.scale_X(X)
+        leaf = self.apply(X) - self.n_leaves
+        return self.leaf_intercepts[leaf] + np.einsum("ij,ij->i", xs, self.leaf_coefs[leaf])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predictions in the target's original units, by hard splits."""
+        return self.y_min + self.y_scale * self.predict_scaled(X)
+
+    # ------------------------------------------------------------------ original units
+    def split_in_original_units(self, node: int) -> tuple[np.ndarray, float]:
+        """(w, c) with ``w·x <= c`` in original feature units equivalent to branch ``node``'s scaled split."""
+        a = self.weights[node - 1] / self.x_scale
+        return a, float(self.thresholds[node - 1] + a @ self.x_min)
+
+    def leaf_in_original_units(self, leaf_node: int) -> tuple[float, np.ndarray]:
+        """(intercept, coefs) of leaf ``leaf_node`` so that ``y = intercept + coefs·x`` in original units."""
+        i = leaf_node - self.n_leaves
+        k = self.leaf_coefs[i] / self.x_scale * self.y_scale
+        h = self.y_min + self.y_scale * self.leaf_intercepts[i] - k @ self.x_min
+        return float(h), k
+
+    def node_value_original(self, node: int) -> float:
+        return self.y_min + self.y_scale * float(self.node_values[node - 1])
+
+    # ------------------------------------------------------------------ text rules
+    def export_text(self, decimals: int = 4, max_terms: int | None = None) -> str:
+        """Nested if/else rules in original units, one line per test or leaf."""
+        lines: list[str] = []
+        self._rules(1, 0, decimals, max_terms, lines)
+        return "\n".join(lines) + "\n"
+
+    def _rules(self, node: int, indent: int, decimals: int, max_terms: int | None, out: list[str]) -> None:
+        pad = "    " * indent
+        if self.is_leaf(node):
+            out.append(f"{pad}return {self.leaf_expression(node, decimals)}  # leaf {node}, "
+                       f"{self.n_samples[node - 1]} train rows")
+            return
+        out.append(f"{pad}if {self.split_expression(node, decimals, max_terms)}:  # node {node}")
+        self._rules(2 * node, indent + 1, decimals, max_terms, out)
+        out.append(f"{pad}else:")
+        self._rules(2 * node + 1, indent + 1, decimals, max_terms, out)
+
+    def split_expression(self, node: int, decimals: int = 4, max_terms: int | None = None) -> str:
+        """``0.82*temp - 0.31*pressure <= 12.4`` in original units, largest standardized terms first."""
+        w, c = self.split_in_original_units(node)
+        importance = np.abs(self.weights[node - 1])
+        return f"{linear_expression(w, self.feature_names, importance, decimals, max_terms)} <= {c:.{decimals}g}"
+
+    def leaf_expression(self, leaf_node: int, decimals: int = 4) -> str:
+        h, k = self.leaf_in_original_units(leaf_node)
+        if self.leaf_type == "constant" or not np.any(k):
+            return f"{h:.{decimals}g}"
+        importance = np.abs(self.leaf_coefs[leaf_node - self.n_leaves])
+        terms = linear_expression(k, self.feature_names, importance, decimals, None)
+        sign = "-" if h < 0 else "+"
+        return f"{terms} {sign} {abs(h):.{decimals}g}"
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (lists and plain numbers) that ``from_dict`` restores exactly."""
+        return {
+            "schema": SCHEMA,
+            "version": SCHEMA_VERSION,
+            "depth": self.depth,
+            "leaf_type": self.leaf_type,
+            "feature_names": list(self.feature_names),
+            "x_min": self.x_min.tolist(),
+            "x_scale": self.x_scale.tolist(),
+            "y_min": self.y_min,
+            "y_scale": self.y_scale,
+            "weights": self.weights.tolist(),
+            "thresholds": self.thresholds.tolist(),
+            "leaf_intercepts": self.leaf_intercepts.tolist(),
+            "leaf_coefs": self.leaf_coefs.tolist(),
+            "n_samples": self.n_samples.tolist(),
+            "node_values": [None if math.isnan(v) else v for v in self.node_values.tolist()],
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "ObliqueTree":
+        """Validate and load a dict made by ``to_dict``; raises ModelFormatError naming the bad field."""
+        if not isinstance(data, dict):
+            raise ModelFormatError(f"A model must be a JSON object; got {type(data).__name__}.")
+        if data.get("schema") != SCHEMA:
+            raise ModelFormatError(f"Not a GET Explorer model: field 'schema' must be '{SCHEMA}'.")
+        if data.get("version") != SCHEMA_VERSION:
+            raise ModelFormatError(
+                f"Unsupported model version {data.get('version')!r}; this version reads version {SCHEMA_VERSION}."
+            )
+        depth = data.get("depth")
+        if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
+            raise ModelFormatError(f"Field 'depth' must be an integer from 1 to {MAX_DEPTH}; got {depth!r}.")
+        names = data.get("feature_names")
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise ModelFormatError("Field 'feature_names' must be a non-empty list of strings.")
+        p, n_leaves = len(names), 2 ** depth
+        arrays = {
+            "x_min": (p,), "x_scale": (p,), "weights": (n_leaves - 1, p), "thresholds": (n_leaves - 1,),
+            "leaf_intercepts": (n_leaves,), "leaf_coefs": (n_leaves, p), "n_samples": (2 * n_leaves - 1,),
+        }
+        loaded = {key: _array_field(data, key, shape) for key, shape in arrays.items()}
+        loaded["node_values"] = _array_field(data, "node_values", (2 * n_leaves - 1,), allow_nan=True)
+        if np.any(loaded["x_scale"] <= 0):
+            raise ModelFormatError("Field 'x_scale' must hold positive numbers.")
+        if np.any(loaded["n_samples"] < 0) or np.any(loaded["n_samples"] != np.round(loaded["n_samples"])):
+            raise ModelFormatError("Field 'n_samples' must hold non-negative integers.")
+        scalars = {key: _scalar_field(data, key) for key in ("y_min", "y_scale")}
+        if scalars["y_scale"] <= 0:
+            raise ModelFormatError("Field 'y_scale' must be positive.")
+        leaf_type = data.get("leaf_type")
+        if leaf_type not in LEAF_TYPES:
+            raise ModelFormatError(f"Field 'leaf_type' must be one of {LEAF_TYPES}; got {leaf_type!r}.")
+        meta = data.get("meta", {})
+        if not isinstance(meta, dict):
+            raise ModelFormatError("Field 'meta' must be an object.")
+        return cls(feature_names=names, leaf_type=leaf_type, meta=meta, **loaded, **scalars)
+
+
+def linear_expression(coefs: np.ndarray, names: Sequence[str], importance: np.ndarray, decimals: int,
+                      max_terms: int | None) -> str:
+    """``0.82*temp - 0.31*pressure + ... (+3 terms)``: nonzero terms ordered by ``importance``, largest first."""
+    order = [j for j in np.argsort(-importance, kind="stable") if coefs[j] != 0]
+    if not order:
+        return "0"
+    shown = order if max_terms is None else order[:max_terms]
+    parts = []
+    for i, j in enumerate(shown):
+        value = f"{abs(coefs[j]):.{decimals}g}*{names[j]}"
+        sign = ("-" if coefs[j] < 0 else "") if i == 0 else (" - " if coefs[j] < 0 else " + ")
+        parts.append(sign + value)
+    rest = len(order) - len(shown)
+    if rest:
+        parts.append(f" + ... ({rest} more terms)")
+    return "".join(parts)
+
+
+def _check_shapes(tree: ObliqueTree) -> None:
+    b, p = tree.weights.shape if tree.weights.ndim == 2 else (-1, -1)
+    leaves = b + 1
+    if b < 1 or leaves & (leaves - 1):
+        raise ValueError(f"weights must have 2^D - 1 rows; got shape {tree.weights.shape}.")
+    expected = {
+        "thresholds": (b,), "leaf_intercepts": (leaves,), "leaf_coefs": (leaves, p), "n_samples": (2 * leaves - 1,),
+        "node_values": (2 * leaves - 1,), "x_min": (p,), "x_scale": (p,),
+    }
+    for name, shape in expected.items():
+        if getattr(tree, name).shape != shape:
+            raise ValueError(f"{name} must have shape {shape}; got {getattr(tree, name).shape}.")
+    if len(tree.feature_names) != p:
+        raise ValueError(f"feature_names must have {p} entries; got {len(tree.feature_names)}.")
+    if tree.leaf_type not in LEAF_TYPES:
+        raise ValueError(f"leaf_type must be one of {LEAF_TYPES}; got {tree.leaf_type!r}.")
+
+
+def _array_field(data: dict, key: str, shape: tuple[int, ...], allow_nan: bool = False) -> np.ndarray:
+    if key not in data:
+        raise ModelFormatError(f"Field '{key}' is missing.")
+    raw = data[key]
+    try:
+        values = np.array(raw if not allow_nan else _nulls_to_nan(raw), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelFormatError(f"Field '{key}' must hold only numbers.") from None
+    if values.shape != shape:
+        raise ModelFormatError(f"Field '{key}' must have shape {shape}; got {values.shape}.")
+    if not allow_nan and not np.all(np.isfinite(values)):
+        raise ModelFormatError(f"Field '{key}' holds a non-finite number.")
+    return values
+
+
+def _nulls_to_nan(raw: Any) -> Any:
+    return [math.nan if v is None else v for v in raw] if isinstance(raw, list) else raw
+
+
+def _scalar_field(data: dict, key: str) -> float:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ModelFormatError(f"Field '{key}' must be a finite number; got {value!r}.")
+    return float(value)
