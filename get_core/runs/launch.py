@@ -1,0 +1,103 @@
+"""Starting and stopping workers: the one module that spawns processes.
+
+Each run trains in its own process, ``python -m get_core.runs.worker RUN_ID``, started in a new session
+(``start_new_session``) so it is detached from the Streamlit server: closing the browser, or stopping and restarting
+the app, neither blocks nor kills it. Its output goes to ``logs/run-RUN_ID.log`` beside the database.
+
+Queue policy: at most ``max_running()`` runs are RUNNING at once (``GET_EXPLORER_MAX_RUNNING``, default the number
+of cores available to this process); each worker's torch gets ``cores // max_running`` threads (at least 1).
+``dispatch`` claims the oldest QUEUED runs while slots are free (the claim and the count are one store
+transaction, so two callers never overfill the slots) and spawns their workers. It is called
+  * after ``submit_run`` queues a run,
+  * by every worker when it ends (so the queue drains with no browser open),
+  * by the pages on each render and live refresh (which also marks stale RUNNING runs FAILED).
+Cancelling goes through the store (``cancel_run``): a QUEUED run is cancelled at once, a RUNNING worker sees the
+flag within a fraction of a second and stops within two (see ``worker``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Mapping
+
+from get_core.runs.store import DB_ENV, RunStatus, RunStore, StoreError
+
+MAX_RUNNING_ENV = "GET_EXPLORER_MAX_RUNNING"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def max_running() -> int:
+    """How many runs may be RUNNING at once."""
+    value = os.environ.get(MAX_RUNNING_ENV, "")
+    return max(1, int(value)) if value.strip().isdigit() else available_cores()
+
+
+def threads_per_worker() -> int:
+    return max(1, available_cores() // max_running())
+
+
+def submit_run(store: RunStore, params: Mapping[str, Any], dataset: bytes, dataset_name: str, *, n_rows: int,
+               n_features: int, name: str | None = None) -> int:
+    """Queue a run and start it if a slot is free; returns the run id."""
+    run_id = store.create_run(params, dataset, dataset_name, n_rows=n_rows, n_features=n_features, name=name)
+    dispatch(store)
+    return run_id
+
+
+def cancel_run(store: RunStore, run_id: int) -> RunStatus:
+    """Request cancellation; returns the run's status right after the request."""
+    status = store.request_cancel(run_id)
+    dispatch(store)
+    return status
+
+
+def dispatch(store: RunStore) -> list[int]:
+    """Mark stale runs FAILED, then start workers for queued runs while slots are free; returns started run ids."""
+    if not store.is_file:  # a worker process cannot see an in-memory database
+        return []
+    store.fail_stale_runs()
+    started = []
+    while (run := store.claim_next_run(max_running())) is not None:
+        try:
+            spawn_worker(store, run.run_id)
+        except OSError as exc:
+            store.set_status(run.run_id, RunStatus.FAILED, error=f"Could not start the worker process: {exc}.")
+            continue
+        started.append(run.run_id)
+    return started
+
+
+def log_path(store: RunStore, run_id: int) -> Path:
+    return Path(store.path).resolve().parent / "logs" / f"run-{run_id}.log"
+
+
+def spawn_worker(store: RunStore, run_id: int) -> subprocess.Popen:
+    """Start the worker process of a claimed (RUNNING) run, detached from this process's session."""
+    path = log_path(store, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    threads = str(threads_per_worker())
+    env = {**os.environ, DB_ENV: str(Path(store.path).resolve()), "OMP_NUM_THREADS": threads,
+           "MKL_NUM_THREADS": threads, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
+                                                                                   os.environ.get("PYTHONPATH")]))}
+    with open(path, "ab") as log:
+        process = subprocess.Popen([sys.executable, "-m", "get_core.runs.worker", str(run_id)], cwd=ROOT, env=env,
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True, close_fds=True)
+    try:
+        store.set_worker_pid(run_id, process.pid)
+    except StoreError:  # the worker already finished (or failed) on its own
+        pass
+    # Reap the child when it exits so a long-lived server collects no zombies; the worker never depends on us.
+    threading.Thread(target=process.wait, name=f"reap-worker-{run_id}", daemon=True).start()
+    return process

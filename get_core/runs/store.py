@@ -1,0 +1,474 @@
+"""The run store: one SQLite database that outlives browsers, app restarts and worker crashes.
+
+Contract
+--------
+Tables: ``runs`` (one row per run), ``metrics`` (per run, phase, start, stage and epoch: alpha, soft and hard
+loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, encoding, baselines, ...) and
+``datasets`` (the training table as Parquet bytes, keyed by its SHA-256 fingerprint, shared by the runs that use it).
+
+Who writes what:
+  * the app (pages, through ``launch``): ``create_run`` (a QUEUED run with its parameters and dataset),
+    ``rename_run``, ``request_cancel``, ``delete_run``;
+  * the launcher: ``claim_next_run`` (QUEUED -> RUNNING, counted against the concurrency limit in the same
+    transaction), ``set_worker_pid``, ``fail_stale_runs``, and ``set_status`` for a worker it had to kill;
+  * the worker of a run, and only while the run is RUNNING: ``record_heartbeat``, ``record_progress`` (progress
+    fields and metrics), ``put_artifact``, and ``set_status`` to FINISHED / FAILED / CANCELLED with its results.
+
+Invariants:
+  * the lifecycle is ``RunStatus``: QUEUED -> RUNNING -> FINISHED | FAILED | CANCELLED, or QUEUED -> CANCELLED |
+    FAILED; any other transition raises ``InvalidTransition``;
+  * a finished run is immutable: every write to it raises ``RunFinishedError``, except ``rename_run`` (its label)
+    and ``delete_run`` (which removes it whole). Only a finished run can be deleted;
+  * a RUNNING run whose heartbeat is older than ``heartbeat_grace`` seconds is stale: ``fail_stale_runs`` marks it
+    FAILED with the reason; a late write from its worker then raises ``RunFinishedError`` and the worker stops;
+  * reads return frozen dataclasses (``Run``, ``MetricPoint``, ``Artifact``), never rows or live objects;
+  * every call is one transaction through ``_transaction`` (``BEGIN IMMEDIATE`` for writes, so a read-check-write
+    such as claiming a queue slot is atomic across processes). Times are wall-clock seconds (``time.time()``).
+
+The database path comes from the ``GET_EXPLORER_DB`` environment variable, else ``.get_explorer/runs.sqlite`` in
+the repository. A file database uses WAL mode (the worker writes while pages read); ``":memory:"`` serves tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+DB_ENV = "GET_EXPLORER_DB"
+GRACE_ENV = "GET_EXPLORER_HEARTBEAT_GRACE"
+DEFAULT_DB = Path(__file__).resolve().parents[2] / ".get_explorer" / "runs.sqlite"
+HEARTBEAT_GRACE_S = 30.0  # workers beat every second; 30 s tolerates a loaded machine without hiding a dead worker
+SCHEMA_VERSION = 1
+PARQUET = "application/vnd.apache.parquet"
+JSON = "application/json"
+
+
+class RunStatus(str, Enum):
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    FINISHED = "FINISHED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+    def is_finished(self) -> bool:
+        return self in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+_TRANSITIONS = {
+    RunStatus.QUEUED: {RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.FAILED},
+    RunStatus.RUNNING: {RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED},
+}
+
+
+class StoreError(Exception):
+    """A store call that cannot be honoured; the message is fit to show to a user."""
+
+
+class RunNotFound(StoreError, KeyError):
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class RunFinishedError(StoreError):
+    """A write to a run that has already finished (finished runs are immutable)."""
+
+
+class InvalidTransition(StoreError):
+    pass
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: int
+    name: str
+    status: RunStatus
+    params: Mapping[str, Any]  # read-only view of the JSON parameters given at creation
+    dataset_name: str
+    dataset_fingerprint: str
+    n_rows: int
+    n_features: int
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    heartbeat_at: float | None
+    worker_pid: int | None
+    cancel_requested: bool
+    progress: float  # 0..1 of the whole fit
+    phase: str | None
+    stage: int | None
+    n_stages: int | None
+    epoch: int | None
+    n_epochs: int | None
+    best_hard_r2: float | None  # best training R2 (hard routing) so far
+    test_r2: float | None
+    test_rmse: float | None
+    error: str | None  # why a run failed or was cancelled
+
+    def duration(self, now: float | None = None) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at if self.finished_at is not None else (now or time.time())
+        return max(0.0, end - self.started_at)
+
+    def eta_seconds(self, now: float | None = None) -> float | None:
+        """Remaining time extrapolated from the progress so far (None before the first progress report)."""
+        elapsed = self.duration(now)
+        if self.status is not RunStatus.RUNNING or elapsed is None or not 0.01 <= self.progress < 1:
+            return None
+        return elapsed * (1 - self.progress) / self.progress
+
+
+@dataclass(frozen=True)
+class MetricPoint:
+    phase: str
+    start: int
+    stage: int
+    epoch: int
+    step: int  # position on a run-wide epoch axis: stage * n_epochs + epoch
+    alpha: float
+    soft_loss: float | None
+    hard_loss: float | None
+
+
+@dataclass(frozen=True)
+class Artifact:
+    name: str
+    media_type: str
+    data: bytes
+    created_at: float
+
+    def json(self) -> Any:
+        return json.loads(self.data.decode("utf-8"))
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS datasets (
+    fingerprint TEXT PRIMARY KEY, name TEXT NOT NULL, media_type TEXT NOT NULL, data BLOB NOT NULL,
+    created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, status TEXT NOT NULL, params TEXT NOT NULL,
+    dataset_name TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL REFERENCES datasets(fingerprint),
+    n_rows INTEGER NOT NULL, n_features INTEGER NOT NULL,
+    created_at REAL NOT NULL, started_at REAL, finished_at REAL, heartbeat_at REAL, worker_pid INTEGER,
+    cancel_requested INTEGER NOT NULL DEFAULT 0, progress REAL NOT NULL DEFAULT 0, phase TEXT, stage INTEGER,
+    n_stages INTEGER, epoch INTEGER, n_epochs INTEGER, best_hard_r2 REAL, test_r2 REAL, test_rmse REAL,
+    error TEXT);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status);
+CREATE TABLE IF NOT EXISTS metrics (
+    run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, phase TEXT NOT NULL, start INTEGER NOT NULL,
+    stage INTEGER NOT NULL, epoch INTEGER NOT NULL, step INTEGER NOT NULL, alpha REAL, soft_loss REAL,
+    hard_loss REAL, PRIMARY KEY (run_id, phase, start, stage, epoch));
+CREATE TABLE IF NOT EXISTS artifacts (
+    run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, name TEXT NOT NULL,
+    media_type TEXT NOT NULL, data BLOB NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (run_id, name));
+"""
+
+_RUN_COLUMNS = ("run_id", "name", "status", "params", "dataset_name", "dataset_fingerprint", "n_rows", "n_features",
+                "created_at", "started_at", "finished_at", "heartbeat_at", "worker_pid", "cancel_requested",
+                "progress", "phase", "stage", "n_stages", "epoch", "n_epochs", "best_hard_r2", "test_r2",
+                "test_rmse", "error")
+
+
+def default_db_path() -> str:
+    return os.environ.get(DB_ENV) or str(DEFAULT_DB)
+
+
+class RunStore:
+    """All access to the run database (see the module docstring for the contract).
+
+    One instance holds one connection guarded by a lock, so it may be shared by the threads of a process (the
+    Streamlit server's sessions, a worker's heartbeat thread); separate processes open their own instances.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *, heartbeat_grace: float | None = None) -> None:
+        self.path = str(path) if path is not None else default_db_path()
+        grace = heartbeat_grace if heartbeat_grace is not None else os.environ.get(GRACE_ENV, HEARTBEAT_GRACE_S)
+        self.heartbeat_grace = float(grace)
+        self._lock = threading.RLock()
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        self._conn.execute("PRAGMA busy_timeout = 30000")
+        if self.is_file:
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._create_schema()
+
+    @property
+    def is_file(self) -> bool:
+        return self.path != ":memory:"
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # ------------------------------------------------------------------------------------------ plumbing
+    @contextmanager
+    def _transaction(self, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """The one way in: a transaction (IMMEDIATE for writes) committed on success, rolled back on error."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _create_schema(self) -> None:
+        with self._lock:
+            self._conn.executescript(_SCHEMA)  # executescript commits on its own; the DDL is idempotent
+        with self._transaction(write=True) as db:
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    @staticmethod
+    def _status_of(db: sqlite3.Connection, run_id: int) -> RunStatus:
+        row = db.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise RunNotFound(f"Run {run_id} does not exist (it may have been deleted).")
+        return RunStatus(row[0])
+
+    def _require_running(self, db: sqlite3.Connection, run_id: int) -> None:
+        status = self._status_of(db, run_id)
+        if status is not RunStatus.RUNNING:
+            raise RunFinishedError(f"Run {run_id} is {status.value}; only a RUNNING run's worker writes to it.")
+
+    # ------------------------------------------------------------------------------------------ app writes
+    def create_run(self, params: Mapping[str, Any], dataset: bytes, dataset_name: str, *, n_rows: int,
+                   n_features: int, name: str | None = None, media_type: str = PARQUET) -> int:
+        """Queue a new run; ``dataset`` (the training table) is stored once per fingerprint."""
+        digest = hashlib.sha256(dataset).hexdigest()  # equals get_core.data.fingerprint
+        now = time.time()
+        with self._transaction(write=True) as db:
+            db.execute("INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?)",
+                       (digest, dataset_name, media_type, dataset, now))
+            cursor = db.execute(
+                "INSERT INTO runs (name, status, params, dataset_name, dataset_fingerprint, n_rows, n_features, "
+                "created_at) VALUES ('', ?, ?, ?, ?, ?, ?, ?)",
+                (RunStatus.QUEUED.value, json.dumps(dict(params), sort_keys=True), dataset_name, digest,
+                 int(n_rows), int(n_features), now))
+            run_id = int(cursor.lastrowid)
+            db.execute("UPDATE runs SET name = ? WHERE run_id = ?", (name or f"run {run_id}", run_id))
+        return run_id
+
+    def rename_run(self, run_id: int, name: str) -> None:
+        name = name.strip()
+        if not name:
+            raise StoreError("A run name cannot be empty: type a name.")
+        with self._transaction(write=True) as db:
+            self._status_of(db, run_id)
+            db.execute("UPDATE runs SET name = ? WHERE run_id = ?", (name[:200], run_id))
+
+    def request_cancel(self, run_id: int) -> RunStatus:
+        """Cancel a QUEUED run at once; ask a RUNNING run's worker to stop (it keeps its best model so far)."""
+        with self._transaction(write=True) as db:
+            status = self._status_of(db, run_id)
+            if status is RunStatus.QUEUED:
+                db.execute("UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
+                           (RunStatus.CANCELLED.value, time.time(), "Cancelled before it started.", run_id))
+                return RunStatus.CANCELLED
+            if status is RunStatus.RUNNING:
+                db.execute("UPDATE runs SET cancel_requested = 1 WHERE run_id = ?", (run_id,))
+            return status
+
+    def delete_run(self, run_id: int) -> None:
+        """Remove a finished run with its metrics and artifacts (and its dataset if no other run uses it)."""
+        with self._transaction(write=True) as db:
+            status = self._status_of(db, run_id)
+            if not status.is_finished():
+                raise StoreError(f"Run {run_id} is {status.value}: cancel it first, then delete it.")
+            db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+            db.execute("DELETE FROM datasets WHERE fingerprint NOT IN (SELECT dataset_fingerprint FROM runs)")
+
+    # ------------------------------------------------------------------------------------------ launcher writes
+    def claim_next_run(self, max_running: int) -> Run | None:
+        """Move the oldest QUEUED run to RUNNING if fewer than ``max_running`` runs are RUNNING; else None."""
+        now = time.time()
+        with self._transaction(write=True) as db:
+            running = db.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (RunStatus.RUNNING.value,))
+            if running.fetchone()[0] >= max_running:
+                return None
+            row = db.execute("SELECT run_id FROM runs WHERE status = ? ORDER BY run_id LIMIT 1",
+                             (RunStatus.QUEUED.value,)).fetchone()
+            if row is None:
+                return None
+            self._start(db, row[0], now)
+            return self._get(db, row[0])
+
+    def start_run(self, run_id: int) -> Run:
+        """QUEUED -> RUNNING for this run regardless of the queue (a worker started by hand, tests)."""
+        with self._transaction(write=True) as db:
+            status = self._status_of(db, run_id)
+            if status is not RunStatus.QUEUED:
+                raise InvalidTransition(f"Run {run_id} is {status.value}, not QUEUED: it cannot be started.")
+            self._start(db, run_id, time.time())
+            return self._get(db, run_id)
+
+    @staticmethod
+    def _start(db: sqlite3.Connection, run_id: int, now: float) -> None:
+        db.execute("UPDATE runs SET status = ?, started_at = ?, heartbeat_at = ? WHERE run_id = ?",
+                   (RunStatus.RUNNING.value, now, now, run_id))
+
+    def set_worker_pid(self, run_id: int, pid: int) -> None:
+        with self._transaction(write=True) as db:
+            self._require_running(db, run_id)
+            db.execute("UPDATE runs SET worker_pid = ? WHERE run_id = ?", (int(pid), run_id))
+
+    def fail_stale_runs(self, now: float | None = None) -> list[int]:
+        """Mark FAILED every RUNNING run whose heartbeat is older than the grace period; returns their ids."""
+        now = time.time() if now is None else now
+        with self._transaction(write=True) as db:
+            rows = db.execute("SELECT run_id, heartbeat_at FROM runs WHERE status = ? AND heartbeat_at < ?",
+                              (RunStatus.RUNNING.value, now - self.heartbeat_grace)).fetchall()
+            for run_id, beat in rows:
+                stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(beat))
+                reason = (f"Interrupted: the worker stopped sending heartbeats at {stamp} (silent for more than "
+                          f"{self.heartbeat_grace:g} s). It was killed, crashed, or the machine restarted; "
+                          "start the run again.")
+                db.execute("UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
+                           (RunStatus.FAILED.value, now, reason, run_id))
+        return [row[0] for row in rows]
+
+    # ------------------------------------------------------------------------------------------ worker writes
+    def record_heartbeat(self, run_id: int) -> bool:
+        """Note that the worker is alive; returns True when cancellation was requested."""
+        with self._transaction(write=True) as db:
+            self._require_running(db, run_id)
+            db.execute("UPDATE runs SET heartbeat_at = ? WHERE run_id = ?", (time.time(), run_id))
+            return bool(db.execute("SELECT cancel_requested FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
+
+    def record_progress(self, run_id: int, *, progress: float, phase: str | None = None, stage: int | None = None,
+                        n_stages: int | None = None, epoch: int | None = None, n_epochs: int | None = None,
+                        best_hard_r2: float | None = None, metrics: Iterable[MetricPoint] = ()) -> bool:
+        """Progress fields plus new metric points, and a heartbeat; returns True when cancellation was requested."""
+        rows = [(run_id, m.phase, m.start, m.stage, m.epoch, m.step, _finite(m.alpha), _finite(m.soft_loss),
+                 _finite(m.hard_loss)) for m in metrics]
+        with self._transaction(write=True) as db:
+            self._require_running(db, run_id)
+            db.execute("UPDATE runs SET progress = ?, phase = ?, stage = ?, n_stages = ?, epoch = ?, n_epochs = ?, "
+                       "best_hard_r2 = COALESCE(?, best_hard_r2), heartbeat_at = ? WHERE run_id = ?",
+                       (min(1.0, max(0.0, float(progress))), phase, stage, n_stages, epoch, n_epochs,
+                        _finite(best_hard_r2), time.time(), run_id))
+            db.executemany("INSERT OR REPLACE INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            return bool(db.execute("SELECT cancel_requested FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
+
+    def put_artifact(self, run_id: int, name: str, data: bytes | str, media_type: str = "text/plain") -> None:
+        """Store (or replace) a named artifact of a run that has not finished."""
+        blob = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        with self._transaction(write=True) as db:
+            status = self._status_of(db, run_id)
+            if status.is_finished():
+                raise RunFinishedError(f"Run {run_id} is {status.value}; its artifacts can no longer change.")
+            db.execute("INSERT OR REPLACE INTO artifacts VALUES (?, ?, ?, ?, ?)",
+                       (run_id, name, media_type, blob, time.time()))
+
+    def put_json(self, run_id: int, name: str, value: Any) -> None:
+        self.put_artifact(run_id, name, json.dumps(value, allow_nan=False), JSON)
+
+    def set_status(self, run_id: int, status: RunStatus, *, error: str | None = None, test_r2: float | None = None,
+                   test_rmse: float | None = None) -> Run:
+        """Move a run along its lifecycle; a finishing status records the end time and the given results."""
+        status = RunStatus(status)
+        now = time.time()
+        with self._transaction(write=True) as db:
+            current = self._status_of(db, run_id)
+            if current.is_finished():
+                raise RunFinishedError(f"Run {run_id} is already {current.value}; finished runs are immutable.")
+            if status not in _TRANSITIONS[current]:
+                raise InvalidTransition(f"Run {run_id} cannot go from {current.value} to {status.value}.")
+            if status is RunStatus.RUNNING:
+                self._start(db, run_id, now)
+            else:
+                db.execute("UPDATE runs SET status = ?, finished_at = ?, error = ?, test_r2 = ?, test_rmse = ?, "
+                           "progress = CASE WHEN ? THEN 1.0 ELSE progress END WHERE run_id = ?",
+                           (status.value, now, error, _finite(test_r2), _finite(test_rmse),
+                            status is RunStatus.FINISHED, run_id))
+            return self._get(db, run_id)
+
+    # ------------------------------------------------------------------------------------------ reads
+    def get_run(self, run_id: int) -> Run:
+        with self._transaction() as db:
+            return self._get(db, run_id)
+
+    def list_runs(self, statuses: Sequence[RunStatus] | None = None) -> list[Run]:
+        """Runs, newest first, optionally only those with the given statuses."""
+        query = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs"
+        args: tuple = ()
+        if statuses:
+            query += f" WHERE status IN ({', '.join('?' * len(statuses))})"
+            args = tuple(RunStatus(s).value for s in statuses)
+        with self._transaction() as db:
+            return [_to_run(row) for row in db.execute(query + " ORDER BY run_id DESC", args)]
+
+    def count_running(self) -> int:
+        with self._transaction() as db:
+            return db.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (RunStatus.RUNNING.value,)).fetchone()[0]
+
+    def list_metrics(self, run_id: int, phase: str | None = None) -> list[MetricPoint]:
+        """Metric points of a run ordered by phase, step and start."""
+        query = "SELECT phase, start, stage, epoch, step, alpha, soft_loss, hard_loss FROM metrics WHERE run_id = ?"
+        args: tuple = (run_id,)
+        if phase is not None:
+            query, args = query + " AND phase = ?", (run_id, phase)
+        with self._transaction() as db:
+            self._status_of(db, run_id)
+            rows = db.execute(query + " ORDER BY phase DESC, step, start", args).fetchall()
+        return [MetricPoint(*row) for row in rows]
+
+    def get_artifact(self, run_id: int, name: str) -> Artifact | None:
+        with self._transaction() as db:
+            self._status_of(db, run_id)
+            row = db.execute("SELECT name, media_type, data, created_at FROM artifacts WHERE run_id = ? AND name = ?",
+                             (run_id, name)).fetchone()
+        return Artifact(row[0], row[1], bytes(row[2]), row[3]) if row else None
+
+    def get_json(self, run_id: int, name: str) -> Any:
+        artifact = self.get_artifact(run_id, name)
+        return artifact.json() if artifact else None
+
+    def list_artifacts(self, run_id: int) -> list[str]:
+        with self._transaction() as db:
+            self._status_of(db, run_id)
+            return [r[0] for r in db.execute("SELECT name FROM artifacts WHERE run_id = ? ORDER BY name", (run_id,))]
+
+    def get_dataset(self, run_id: int) -> Artifact:
+        """The run's training table (bytes, media type) as stored at creation."""
+        with self._transaction() as db:
+            self._status_of(db, run_id)
+            row = db.execute("SELECT d.name, d.media_type, d.data, d.created_at FROM datasets d JOIN runs r "
+                             "ON r.dataset_fingerprint = d.fingerprint WHERE r.run_id = ?", (run_id,)).fetchone()
+        return Artifact(row[0], row[1], bytes(row[2]), row[3])
+
+    def _get(self, db: sqlite3.Connection, run_id: int) -> Run:
+        row = db.execute(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise RunNotFound(f"Run {run_id} does not exist (it may have been deleted).")
+        return _to_run(row)
+
+
+def _to_run(row: Sequence[Any]) -> Run:
+    values = dict(zip(_RUN_COLUMNS, row))
+    values["status"] = RunStatus(values["status"])
+    values["params"] = MappingProxyType(json.loads(values["params"]))
+    values["cancel_requested"] = bool(values["cancel_requested"])
+    return Run(**values)
+
+
+def _finite(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
