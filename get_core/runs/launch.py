@@ -84,20 +84,28 @@ def log_path(store: RunStore, run_id: int) -> Path:
 
 def spawn_worker(store: RunStore, run_id: int) -> subprocess.Popen:
     """Start the worker process of a claimed (RUNNING) run, detached from this process's session."""
-    path = log_path(store, run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    threads = str(threads_per_worker())
-    env = {**os.environ, DB_ENV: str(Path(store.path).resolve()), "OMP_NUM_THREADS": threads,
-           "MKL_NUM_THREADS": threads, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
-                                                                                   os.environ.get("PYTHONPATH")]))}
-    with open(path, "ab") as log:
-        process = subprocess.Popen([sys.executable, "-m", "get_core.runs.worker", str(run_id)], cwd=ROOT, env=env,
-                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True, close_fds=True)
+    process = spawn_module("get_core.runs.worker", [str(run_id)], log_path(store, run_id),
+                           {DB_ENV: str(Path(store.path).resolve())})
     try:
         store.set_worker_pid(run_id, process.pid)
     except StoreError:  # the worker already finished (or failed) on its own
         pass
-    # Reap the child when it exits so a long-lived server collects no zombies; the worker never depends on us.
-    threading.Thread(target=process.wait, name=f"reap-worker-{run_id}", daemon=True).start()
+    return process
+
+
+def spawn_module(module: str, args: list[str], log: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen:
+    """``python -m module args`` in a new session with the workers' thread count, output appended to ``log``.
+
+    Also used by ``estimate`` for its timing subprocess, so that it measures under a worker's conditions.
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    threads = str(threads_per_worker())
+    full_env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+                "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    with open(log, "ab") as out:
+        process = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=full_env,
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True, close_fds=True)
+    # Reap the child when it exits so a long-lived server collects no zombies; the child never depends on us.
+    threading.Thread(target=process.wait, name=f"reap-{process.pid}", daemon=True).start()
     return process

@@ -1,0 +1,218 @@
+"""Run-time estimates calibrated on this machine.
+
+A run's wall time is modelled as ``startup + n_alphas * (per_stage + n_epochs * per_epoch) * row_scale +
+baselines`` (doubled training when polish is on, a rough guess until polish is measured too):
+  * ``per_epoch`` and ``per_stage`` come from timing the real trainer twice (``SHORT_EPOCHS`` and ``LONG_EPOCHS``
+    epochs, one stage) on random data of the run's depth, leaf type, starts and width, with up to
+    ``MEASURE_ROWS`` rows (after a warm-up fit); ``row_scale`` extrapolates linearly to more rows;
+  * ``startup`` (interpreter, torch and project imports) and ``baselines`` (``get_core.compare.fit_baselines``,
+    intercept and slope in rows from two fits) are measured once per machine.
+The measurement runs in a background subprocess (``start_measurement``, spawned through ``launch``) with the
+workers' thread count, so the app never waits on it nor imports torch, and the numbers match what a worker sees; it
+takes a few seconds once per shape (about ten the first time, with the machine constants). Results are cached in a
+JSON file
+(``calibration.json`` beside the run database) keyed by shape and invalidated when the machine's fingerprint (cores,
+threads, torch version) changes. Measuring while other runs are training overstates the time; the caller can say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from get_core.runs import launch
+
+MEASURE_ROWS = 4000
+BASELINE_ROWS = 2000
+SHORT_EPOCHS = 20  # every epoch of so short a stage is a hard-loss checkpoint, as are 20 of any longer one
+MIN_EXTRA_EPOCHS, MAX_EXTRA_EPOCHS = 20, 400
+CACHE_VERSION = 1
+MEASURE_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float  # launch to FINISHED, if the run starts at once
+    startup: float
+    training: float
+    baselines: float
+
+    def describe(self) -> str:
+        return (f"about {format_seconds(self.seconds)} (start-up {format_seconds(self.startup)}, training "
+                f"{format_seconds(self.training)}, baselines {format_seconds(self.baselines)})")
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
+
+
+def shape_key(depth: int, leaf: str, n_starts: int, n_features: int, n_rows: int) -> str:
+    return f"d{depth}-{leaf}-s{n_starts}-p{n_features}-n{min(n_rows, MEASURE_ROWS)}"
+
+
+def cached_estimate(n_rows: int, n_features: int, config: Mapping[str, Any], cache_path: str | os.PathLike
+                    ) -> Estimate | None:
+    """The estimate from the cache alone, or None when this shape has not been measured yet."""
+    cache = _load(Path(cache_path))
+    entry = cache["shapes"].get(_key(n_rows, n_features, config))
+    if entry is None or "machine" not in cache:
+        return None
+    return _combine(entry, cache["machine"], n_rows, config)
+
+
+def start_measurement(n_rows: int, n_features: int, config: Mapping[str, Any], cache_path: str | os.PathLike
+                      ) -> None:
+    """Measure this shape in the background (a detached subprocess writes the cache), unless one already does."""
+    path = Path(cache_path)
+    key = _key(n_rows, n_features, config)
+    marker = path.with_name(f"{path.stem}.{key}.measuring")
+    try:
+        if time.time() - marker.stat().st_mtime < MEASURE_TIMEOUT_S:
+            return  # a measurement of this shape is under way
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(str(time.time()))
+    args = ["--cache", str(path.resolve()), "--marker", str(marker.resolve()), "--t0", repr(time.time()),
+            str(config["depth"]), str(config["leaf"]), str(config["n_starts"]), str(n_features),
+            str(min(n_rows, MEASURE_ROWS))]
+    launch.spawn_module("get_core.runs.estimate", args, path.with_name("calibration.log"))
+
+
+def estimate_run(n_rows: int, n_features: int, config: Mapping[str, Any], cache_path: str | os.PathLike, *,
+                 timeout: float = MEASURE_TIMEOUT_S) -> Estimate:
+    """Estimate a run, measuring first (and waiting for it) if the cache lacks this shape."""
+    deadline = time.monotonic() + timeout
+    while (found := cached_estimate(n_rows, n_features, config, cache_path)) is None:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"The run-time measurement did not finish within {timeout:g} s.")
+        start_measurement(n_rows, n_features, config, cache_path)
+        time.sleep(0.2)
+    return found
+
+
+def _key(n_rows: int, n_features: int, config: Mapping[str, Any]) -> str:
+    return shape_key(int(config["depth"]), str(config["leaf"]), int(config["n_starts"]), n_features, n_rows)
+
+
+def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: int,
+             config: Mapping[str, Any]) -> Estimate:
+    scale = max(1.0, n_rows / MEASURE_ROWS)
+    training = int(config["n_alphas"]) * (shape["per_stage"] + int(config["n_epochs"]) * shape["per_epoch"]) * scale
+    if config.get("polish"):
+        training *= 2
+    baselines = machine["baselines"] + machine["baselines_per_row"] * n_rows
+    return Estimate(machine["startup"] + training + baselines, machine["startup"], training, baselines)
+
+
+def _fingerprint() -> dict[str, Any]:
+    import importlib.metadata
+
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = "?"
+    return {"version": CACHE_VERSION, "cores": launch.available_cores(), "threads": launch.threads_per_worker(),
+            "torch": torch_version}
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        cache = json.loads(path.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    if not isinstance(cache, dict) or cache.get("fingerprint") != _fingerprint():
+        cache = {"fingerprint": _fingerprint(), "shapes": {}}
+    cache.setdefault("shapes", {})
+    return cache
+
+
+def _save(path: Path, cache: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps(cache, indent=1, sort_keys=True))
+    partial.replace(path)  # atomic: readers never see half a file
+
+
+# ------------------------------------------------------------------------------------------ measuring (subprocess)
+def measure(depth: int, leaf: str, n_starts: int, n_features: int, n_rows: int, machine: bool) -> dict[str, Any]:
+    """Time the trainer on random data of this shape; with ``machine`` also time the baselines once."""
+    import numpy as np
+
+    from get_core.optimize import GETConfig, train
+
+    result: dict[str, Any] = {"startup_seconds": time.time()}  # wall clock once imports are done
+    rng = np.random.default_rng(0)
+    X = rng.random((n_rows, n_features))
+    y = X @ rng.normal(size=n_features) + np.sin(6 * X[:, 0])
+
+    def timed(epochs: int) -> float:
+        config = GETConfig(depth=depth, leaf=leaf, n_starts=n_starts, n_epochs=epochs, n_alphas=1, random_state=0)
+        start = time.perf_counter()
+        train(X, y, config)
+        return time.perf_counter() - start
+
+    timed(2)  # warm-up: first-call allocations and lazy imports would otherwise count as epochs
+    short = timed(SHORT_EPOCHS)
+    # Enough extra epochs for about one second of difference, so the slope is not lost in timer noise.
+    long_epochs = SHORT_EPOCHS + int(min(MAX_EXTRA_EPOCHS, max(MIN_EXTRA_EPOCHS, SHORT_EPOCHS / max(short, 1e-3))))
+    per_epoch = max(0.0, (timed(long_epochs) - short) / (long_epochs - SHORT_EPOCHS))
+    result["shape"] = {"per_epoch": per_epoch, "per_stage": max(0.0, short - SHORT_EPOCHS * per_epoch)}
+    if machine:
+        result["machine"] = _measure_baselines(X, y, depth)
+    return result
+
+
+def _measure_baselines(X: Any, y: Any, depth: int) -> dict[str, float]:
+    """Baseline fit time as ``intercept + slope * rows`` from fits on BASELINE_ROWS / 4 and BASELINE_ROWS rows."""
+    try:
+        from get_core.compare import fit_baselines
+    except ImportError:
+        return {"baselines": 0.0, "baselines_per_row": 0.0}
+    times = {}
+    for rows in (BASELINE_ROWS // 4, BASELINE_ROWS // 4, BASELINE_ROWS):  # the first fit warms the imports up
+        rows = min(rows, len(y))
+        start = time.perf_counter()
+        fit_baselines(X[:rows], y[:rows], X[: rows // 3], y[: rows // 3], depth, 0)
+        times[rows] = time.perf_counter() - start
+    small, large = min(times), max(times)
+    slope = max(0.0, (times[large] - times[small]) / (large - small)) if large > small else 0.0
+    return {"baselines": max(0.0, times[small] - slope * small), "baselines_per_row": slope}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m get_core.runs.estimate --cache PATH --marker PATH --t0 T DEPTH LEAF STARTS FEATURES ROWS``."""
+    parser = argparse.ArgumentParser(prog="python -m get_core.runs.estimate")
+    parser.add_argument("--cache", required=True)
+    parser.add_argument("--marker")
+    parser.add_argument("--t0", type=float, required=True, help="time.time() when the parent spawned us")
+    for name, kind in (("depth", int), ("leaf", str), ("starts", int), ("features", int), ("rows", int)):
+        parser.add_argument(name, type=kind)
+    args = parser.parse_args(argv)
+    path = Path(args.cache)
+    try:
+        needs_machine = "machine" not in _load(path)
+        result = measure(args.depth, args.leaf, args.starts, args.features, args.rows, needs_machine)
+        cache = _load(path)  # re-read: another measurement may have written meanwhile
+        if "machine" in result:
+            cache["machine"] = {**result["machine"], "startup": result["startup_seconds"] - args.t0}
+        cache["shapes"][shape_key(args.depth, args.leaf, args.starts, args.features, args.rows)] = result["shape"]
+        _save(path, cache)
+    finally:
+        if args.marker:
+            Path(args.marker).unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
