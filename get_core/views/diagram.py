@@ -1,0 +1,327 @@
+"""The tree diagram: which nodes to show, their labels, DOT source, and Graphviz rendering.
+
+Deep trees (depth up to 12, 8191 nodes) are shown a few levels at a time: ``visible_nodes`` keeps ``levels`` node
+levels below the view root plus ``levels`` more under every node in ``expanded``; a shown branch whose children are
+hidden says how many nodes it hides. Rows never reach the children of an empty node, so those are pruned.
+
+Clicking: ``clickable_svg`` renders with ``dot -Tsvg``; each node's ``<g>`` carries ``id="get-node-<heap id>"`` and
+class ``get-node``, so the browser side (``diagram_component/tree.js``, mounted by the page as a Streamlit
+components-v2 component) maps a click to a node id. ``layout`` gives the same positions as data (``dot -Tjson0``).
+
+No streamlit here: the page reads ``component_assets()`` and declares the component itself.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from get_core.tree import ObliqueTree
+from get_core.views import labels
+
+NODE_ID_PREFIX = "get-node-"
+DOT_TIMEOUT = 60.0  # seconds; a full depth-12 tree lays out in well under this
+ASSETS = Path(__file__).with_name("diagram_component")
+LOW, MID, HIGH = (198, 219, 239), (255, 255, 204), (253, 174, 97)  # leaf fill: light blue - yellow - orange
+BRANCH_FILL = "#f7f7f7"
+SELECTED_COLOR = "#d62728"
+
+
+class GraphvizError(RuntimeError):
+    """Graphviz's ``dot`` is missing or failed; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class DiagramOptions:
+    """What the diagram shows. ``levels``: node levels below ``root`` (1 = the root alone); ``expanded``: nodes
+    under which ``levels`` more levels are shown; ``selected``: drawn with a red border (static renderings only, the
+    clickable view highlights in the browser)."""
+
+    levels: int = 4
+    expanded: frozenset[int] = field(default_factory=frozenset)
+    root: int = 1
+    selected: int | None = None
+    digits: int = 3
+    max_terms: int = 3
+    max_name: int = 22  # feature names longer than this are cut in labels (tooltips keep them whole)
+    prune_empty: bool = True
+    rankdir: str = "TB"
+
+
+# ---------------------------------------------------------------------------------------------- which nodes
+def visible_nodes(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> list[int]:
+    """Nodes drawn for ``options``, in breadth-first order starting at ``options.root``."""
+    _check_node(tree, options.root)
+    if options.levels < 1:
+        raise ValueError(f"levels must be at least 1; got {options.levels}.")
+    shown = []
+    frontier = [(options.root, options.levels - 1)]  # (node, further levels allowed below it)
+    while frontier:
+        nxt = []
+        for node, budget in frontier:
+            shown.append(node)
+            if node in options.expanded:
+                budget = max(budget, options.levels)
+            if budget <= 0 or tree.is_leaf(node) or (options.prune_empty and tree.is_empty(node)):
+                continue
+            nxt += [(2 * node, budget - 1), (2 * node + 1, budget - 1)]
+        frontier = nxt
+    return shown
+
+
+def hidden_count(tree: ObliqueTree, node: int, shown: set[int] | frozenset[int]) -> int:
+    """Number of descendants of ``node`` that are not drawn (0 for a leaf or a fully shown subtree)."""
+    if tree.is_leaf(node) or 2 * node in shown:
+        return 0
+    below = tree.depth - level_of(node)  # levels under node
+    return 2 ** (below + 1) - 2
+
+
+def level_of(node: int) -> int:
+    """Depth of ``node`` (root = 0)."""
+    return int(node).bit_length() - 1
+
+
+# ---------------------------------------------------------------------------------------------- labels
+def node_label(tree: ObliqueTree, node: int, options: DiagramOptions = DiagramOptions(),
+               hidden: int = 0) -> str:
+    """Graphviz HTML-like label (without the outer ``<>``); every user-provided string is escaped."""
+    n = int(tree.n_samples[node - 1])
+    is_leaf = tree.is_leaf(node)
+    head = f"<B>{'leaf ' if is_leaf else ''}#{node}</B>  {n:,} row{'s' if n != 1 else ''}"
+    if tree.is_empty(node):
+        return head + '<BR ALIGN="LEFT"/><I>empty: no training row</I><BR ALIGN="LEFT"/>'
+    if is_leaf:
+        lines = _leaf_lines(tree, node, options)
+    else:
+        lines = _branch_lines(tree, node, options)
+    if hidden:
+        lines.append(f"<I>\u25b8 {hidden:,} nodes below</I>")
+    return head + '<BR ALIGN="LEFT"/>' + '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>'
+
+
+def node_tooltip(tree: ObliqueTree, node: int, digits: int = 4) -> str:
+    """Plain-text hover text: the full split or leaf model, every term, names uncut."""
+    if tree.is_empty(node):
+        return f"node {node}: no training row reaches it"
+    if tree.is_leaf(node):
+        return f"leaf {node}: y = {labels.leaf_text(tree, node, digits, None, unicode=False)}"
+    return f"node {node}: left if {labels.split_text(tree, node, digits, None, unicode=False)}"
+
+
+def _branch_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
+    terms = labels.format_terms(labels.split_terms(tree, node), options.digits, options.max_terms,
+                                max_name=options.max_name)
+    _, c = tree.split_in_original_units(node)
+    lines = [" ".join(terms[i:i + 2]) for i in range(0, len(terms), 2)]
+    lines = [escape_html_label(line) for line in lines]
+    lines.append(f"{labels.LEQ} {escape_html_label(labels.fmt(c, options.digits))}")
+    return lines
+
+
+def _leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
+    h, _ = tree.leaf_in_original_units(node)
+    terms = labels.leaf_terms(tree, node)
+    if not terms:
+        return [f"\u0177 = <B>{escape_html_label(labels.fmt(h, options.digits))}</B>"]
+    parts = labels.format_terms(terms, options.digits, max(1, options.max_terms - 1), max_name=options.max_name)
+    sign = labels.MINUS if h < 0 else "+"
+    parts.append(f"{sign} {labels.fmt(abs(h), options.digits)}")
+    lines = [" ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)]
+    lines = [escape_html_label(line) for line in lines]
+    lines[0] = "\u0177 = " + lines[0]
+    lines.append(f"mean {escape_html_label(labels.fmt(tree.node_value_original(node), options.digits))}")
+    return lines
+
+
+def leaf_colors(tree: ObliqueTree) -> dict[int, str]:
+    """Fill colour of every non-empty leaf: its mean training target (constant leaves: the prediction) mapped
+    from the lowest (light blue) to the highest (orange) leaf."""
+    leaves = [t for t in range(tree.n_leaves, 2 * tree.n_leaves) if not tree.is_empty(t)]
+    values = {t: leaf_value(tree, t) for t in leaves}
+    if not values:
+        return {}
+    lo, hi = min(values.values()), max(values.values())
+    return {t: color_scale((v - lo) / (hi - lo) if hi > lo else 0.5) for t, v in values.items()}
+
+
+def leaf_value(tree: ObliqueTree, leaf: int) -> float:
+    """The number a leaf is coloured by: its constant, or for a linear leaf the mean target of its rows."""
+    if tree.leaf_type == "constant":
+        return tree.leaf_in_original_units(leaf)[0]
+    return tree.node_value_original(leaf)
+
+
+def color_scale(u: float) -> str:
+    """Hex colour for ``u`` in [0, 1] on the light blue - yellow - orange scale (dark text stays readable)."""
+    u = min(1.0, max(0.0, float(u)))
+    a, b, t = (LOW, MID, u * 2) if u <= 0.5 else (MID, HIGH, u * 2 - 1)
+    return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(a, b))
+
+
+# ---------------------------------------------------------------------------------------------- DOT
+def to_dot(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> str:
+    """DOT source of the diagram: HTML-like labels, node ids ``get-node-<t>``, edges labelled ``≤`` / ``>``."""
+    shown = visible_nodes(tree, options)
+    shown_set = set(shown)
+    colors = leaf_colors(tree)
+    title = "GET oblique tree" if options.root == 1 else f"Subtree under node {options.root}"
+    out = [
+        "digraph GET {",
+        f'  graph [rankdir={options.rankdir}, nodesep=0.25, ranksep=0.45, fontname="Helvetica", '
+        f'label={dot_quote(title)}, labelloc=t, fontsize=12, tooltip={dot_quote(title)}];',
+        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, margin="0.12,0.06"];',
+        '  edge [fontname="Helvetica", fontsize=9, arrowsize=0.6];',
+    ]
+    for node in shown:
+        attrs = {
+            "id": NODE_ID_PREFIX + str(node),
+            "class": "get-node " + ("get-leaf" if tree.is_leaf(node) else "get-branch"),
+            "tooltip": node_tooltip(tree, node),
+        }
+        if tree.is_empty(node):
+            attrs.update(style="rounded,dashed", color="#aaaaaa", fontcolor="#888888", fillcolor="white")
+        else:
+            attrs["fillcolor"] = colors.get(node, BRANCH_FILL)
+        hidden = hidden_count(tree, node, shown_set) if not (options.prune_empty and tree.is_empty(node)) else 0
+        if hidden:
+            attrs["penwidth"] = "2"
+        if node == options.selected:
+            attrs.update(color=SELECTED_COLOR, penwidth="3")
+        rendered = ", ".join(f"{k}={dot_quote(v)}" for k, v in attrs.items())
+        out.append(f"  n{node} [label=<{node_label(tree, node, options, hidden)}>, {rendered}];")
+    for node in shown:
+        for child, text in ((2 * node, labels.LEQ), (2 * node + 1, ">")):
+            if child in shown_set:
+                out.append(f'  n{node} -> n{child} [label="{text}", id="get-edge-{node}-{child}"];')
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def dot_quote(value: str) -> str:
+    """A DOT double-quoted escString (``tooltip``, ``label``, ``id``) that Graphviz shows verbatim.
+
+    Graphviz (2.43) unescapes such strings twice (``\\\\`` -> ``\\``, then ``\\N``, ``\\G`` ... are
+    substituted) and decodes XML entities, so a backslash becomes four backslashes, ``& < >`` become entities and ``"``
+    becomes ``\\"``; line breaks become spaces and other control characters are dropped. tests/views/test_diagram.py
+    checks the round trip through ``dot -Tsvg`` for names with backslashes, entities, quotes and markup.
+    """
+    value = _printable(value)
+    value = value.replace("\\", "\\" * 4).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return '"' + value.replace('"', '\\"') + '"'
+
+
+def escape_html_label(text: str) -> str:
+    """Text for a Graphviz HTML-like label, shown verbatim: ``& < > " '`` as entities, a backslash as two escaped
+    backslashes (Graphviz decodes entities, then unescapes ``\\\\`` and substitutes ``\\N``), line breaks as
+    spaces, other control characters dropped."""
+    return html.escape(_printable(text), quote=True).replace("\\", "&#92;&#92;")
+
+
+def _printable(text: str) -> str:
+    text = str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    return "".join(ch for ch in text if ord(ch) >= 32 and ord(ch) != 127)
+
+
+# ---------------------------------------------------------------------------------------------- rendering
+def dot_path() -> str:
+    path = shutil.which("dot")
+    if path is None:
+        raise GraphvizError("Graphviz's 'dot' program was not found. Install Graphviz (Debian: apt-get install "
+                            "graphviz; the README's set-up command does this) and restart the app.")
+    return path
+
+
+def render(dot_source: str, fmt: str = "svg", timeout: float = DOT_TIMEOUT) -> bytes:
+    """Run ``dot -T<fmt>`` on ``dot_source`` and return its output bytes."""
+    if not re.fullmatch(r"[a-z0-9_:]+", fmt):
+        raise ValueError(f"Unsupported Graphviz format {fmt!r}.")
+    try:
+        done = subprocess.run([dot_path(), f"-T{fmt}"], input=dot_source.encode("utf-8"), capture_output=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise GraphvizError(f"Graphviz took longer than {timeout:.0f} s; show fewer levels.") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        raise GraphvizError(f"Graphviz failed (exit {done.returncode}): {message[:500]}")
+    return done.stdout
+
+
+def render_svg(dot_source: str, timeout: float = DOT_TIMEOUT) -> str:
+    """SVG markup (no XML prolog, doctype or comments) ready to inline in HTML."""
+    svg = render(dot_source, "svg", timeout).decode("utf-8")
+    return clean_svg(svg)
+
+
+def clean_svg(svg: str) -> str:
+    svg = re.sub(r"<\?xml.*?\?>", "", svg, flags=re.S)
+    svg = re.sub(r"<!DOCTYPE.*?>", "", svg, flags=re.S)
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    return svg.strip() + "\n"
+
+
+def clickable_svg(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> str:
+    """The diagram as inline SVG whose node groups are ``<g id="get-node-<t>" class="node get-node ...">``."""
+    return render_svg(to_dot(tree, options))
+
+
+def node_id_from_element_id(element_id: str) -> int | None:
+    """``get-node-12`` -> 12; anything else -> None."""
+    match = re.fullmatch(re.escape(NODE_ID_PREFIX) + r"(\d+)", element_id or "")
+    return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class NodeBox:
+    """A laid-out node in points, origin at the bottom left (Graphviz's convention)."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class Layout:
+    width: float
+    height: float
+    nodes: dict[int, NodeBox]
+    edges: list[tuple[int, int]]
+
+
+def layout(dot_source: str, timeout: float = DOT_TIMEOUT) -> Layout:
+    """Node positions and sizes from ``dot -Tjson0`` for a DOT made by ``to_dot`` (ids are heap numbers)."""
+    data = json.loads(render(dot_source, "json0", timeout).decode("utf-8"))
+    _, _, width, height = (float(v) for v in data["bb"].split(","))
+    nodes: dict[int, NodeBox] = {}
+    gvid_to_node: dict[int, int] = {}
+    for obj in data.get("objects", []):
+        node = node_id_from_element_id(obj.get("id", ""))
+        if node is None:
+            continue
+        x, y = (float(v) for v in obj["pos"].split(","))
+        nodes[node] = NodeBox(x, y, 72.0 * float(obj["width"]), 72.0 * float(obj["height"]))
+        gvid_to_node[obj["_gvid"]] = node
+    edges = [(gvid_to_node[e["tail"]], gvid_to_node[e["head"]]) for e in data.get("edges", [])
+             if e["tail"] in gvid_to_node and e["head"] in gvid_to_node]
+    return Layout(width, height, nodes, edges)
+
+
+def component_assets() -> dict[str, str]:
+    """``{"js": ..., "css": ...}`` of the browser side of the clickable diagram, for
+    ``st.components.v2.component(name, js=..., css=...)`` in the page. The component takes
+    ``data={"svg": str, "selected": int | None, "fit": bool}`` and sets the trigger value ``clicked`` (node id)."""
+    return {"js": (ASSETS / "tree.js").read_text(encoding="utf-8"),
+            "css": (ASSETS / "tree.css").read_text(encoding="utf-8")}
+
+
+def _check_node(tree: ObliqueTree, node: int) -> None:
+    if not isinstance(node, (int, np.integer)) or not 1 <= node <= tree.n_nodes:
+        raise ValueError(f"Node {node!r} does not exist; this tree has nodes 1 to {tree.n_nodes}.")

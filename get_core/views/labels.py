@@ -1,0 +1,130 @@
+"""The one node-label helper shared by the diagram, the node panel, the report and the exports.
+
+Every human-facing description of a split or a leaf goes through here, so the diagram, the path rules and the
+report say the same thing. Splits are shown in the user's original units (``ObliqueTree.split_in_original_units``)
+with terms ordered by their size in scaled units (|a_j|: the term's swing across the feature's training range),
+largest first, and the rest summarized: ``0.82·temp − 0.31·pressure + … (5 more) ≤ 12.4``.
+
+``unicode=True`` gives the display form (``·``, ``−``, ``≤``); ``unicode=False`` gives plain ASCII (``*``, ``-``,
+``<=``) for text files and code comments. Nothing here escapes: callers escape for their medium (DOT, HTML).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from get_core.tree import ObliqueTree
+
+MINUS = "\u2212"
+TIMES = "\u00b7"
+LEQ = "\u2264"
+ELLIPSIS = "\u2026"
+
+
+@dataclass(frozen=True)
+class Term:
+    """One term ``coef * feature`` of a split or a linear leaf, in original units."""
+
+    index: int  # feature column
+    name: str
+    coef: float  # original units
+    importance: float  # |coef| in scaled units, the ordering key
+
+
+def fmt(value: float, digits: int = 3, unicode: bool = True) -> str:
+    """``value`` with ``digits`` significant digits; unicode minus in display form."""
+    text = f"{value + 0.0:.{digits}g}"  # + 0.0 turns -0.0 into 0.0
+    return text.replace("-", MINUS) if unicode and text.startswith("-") else text
+
+
+def split_terms(tree: ObliqueTree, node: int) -> list[Term]:
+    """Nonzero terms of branch ``node``'s hyperplane, largest (in scaled units) first."""
+    w, _ = tree.split_in_original_units(node)
+    return _terms(w, np.abs(tree.weights[node - 1]), tree.feature_names)
+
+
+def leaf_terms(tree: ObliqueTree, leaf: int) -> list[Term]:
+    """Nonzero slope terms of linear leaf ``leaf`` (empty for constant leaves), largest first."""
+    _, k = tree.leaf_in_original_units(leaf)
+    if tree.leaf_type == "constant":
+        return []
+    return _terms(k, np.abs(tree.leaf_coefs[leaf - tree.n_leaves]), tree.feature_names)
+
+
+def format_terms(terms: list[Term], digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
+                 max_name: int | None = None) -> list[str]:
+    """Signed term strings (``0.82·temp``, ``− 0.31·pressure``) for the first ``max_terms`` terms, then a summary
+    string (``+ … (5 more)``) if any are left out. The first term carries its sign without a space."""
+    shown = terms if max_terms is None else terms[:max_terms]
+    times, minus = (TIMES, MINUS) if unicode else ("*", "-")
+    out = []
+    for i, term in enumerate(shown):
+        name = shorten(term.name, max_name)
+        body = f"{fmt(abs(term.coef), digits, unicode)}{times}{name}"
+        if i == 0:
+            out.append((minus if term.coef < 0 else "") + body)
+        else:
+            out.append(f"{minus if term.coef < 0 else '+'} {body}")
+    rest = len(terms) - len(shown)
+    if rest:
+        out.append(f"+ {ELLIPSIS if unicode else '...'} ({rest} more)")
+    return out or ["0"]
+
+
+def split_text(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
+               go_right: bool = False, max_name: int | None = None) -> str:
+    """``0.82·temp − 0.31·pressure + … (5 more) ≤ 12.4``; with ``go_right`` the negation (``>``)."""
+    _, c = tree.split_in_original_units(node)
+    lhs = " ".join(format_terms(split_terms(tree, node), digits, max_terms, unicode, max_name))
+    op = ">" if go_right else (LEQ if unicode else "<=")
+    return f"{lhs} {op} {fmt(c, digits, unicode)}"
+
+
+def leaf_text(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
+              max_name: int | None = None) -> str:
+    """The leaf's prediction: ``23.4``, or ``0.5·temp + 0.2·wind + … (3 more) + 3.1`` for a linear leaf."""
+    h, _ = tree.leaf_in_original_units(leaf)
+    terms = leaf_terms(tree, leaf)
+    if not terms:
+        return fmt(h, digits, unicode)
+    parts = format_terms(terms, digits, max_terms, unicode, max_name)
+    sign = (MINUS if unicode else "-") if h < 0 else "+"
+    return " ".join(parts) + f" {sign} {fmt(abs(h), digits, unicode)}"
+
+
+def path_to(node: int) -> list[int]:
+    """Node ids from the root (1) down to ``node``, inclusive."""
+    path = []
+    while node >= 1:
+        path.append(node)
+        node //= 2
+    return path[::-1]
+
+
+def path_rules(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int | None = 3,
+               unicode: bool = True) -> list[str]:
+    """The conditions a row satisfies to reach ``node``, one per ancestor, root first."""
+    path = path_to(node)
+    return [split_text(tree, parent, digits, max_terms, unicode, go_right=bool(child % 2))
+            for parent, child in zip(path, path[1:])]
+
+
+def node_kind(tree: ObliqueTree, node: int) -> str:
+    if not 1 <= node <= tree.n_nodes:
+        raise ValueError(f"Node {node} does not exist; this tree has nodes 1 to {tree.n_nodes}.")
+    return "leaf" if tree.is_leaf(node) else "branch"
+
+
+def shorten(name: str, max_len: int | None) -> str:
+    """``name`` cut to ``max_len`` characters with an ellipsis; control characters become spaces."""
+    name = "".join(" " if ord(ch) < 32 or ord(ch) == 127 else ch for ch in name)
+    if max_len is None or len(name) <= max_len:
+        return name
+    return name[: max(1, max_len - 1)] + ELLIPSIS
+
+
+def _terms(coefs: np.ndarray, importance: np.ndarray, names: list[str]) -> list[Term]:
+    order = [int(j) for j in np.argsort(-importance, kind="stable") if coefs[j] != 0]
+    return [Term(j, names[j], float(coefs[j]), float(importance[j])) for j in order]

@@ -1,0 +1,257 @@
+"""The node panel: statistics of one node and its plotly figures (weights, projection, leaf fit, forest view).
+
+Pure functions of an ``ObliqueTree`` and data arrays; nothing here calls streamlit. Row sets are "the rows that
+reach the node by hard routing" (``reaches``). Margins are ``a·xs - b`` in scaled units, which equals ``w·x - c``
+with (w, c) = ``split_in_original_units``: the same number the diagram's inequality compares, <= 0 goes left.
+
+Units of weights: "original" (per unit of the feature, as in the diagram), "standardized" (per standard deviation
+of the feature in the training rows: w_j * sd_j, comparable across features), "range" (per training range of the
+feature: the scaled-unit weight a_j the optimizer sees).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from get_core.tree import ObliqueTree
+from get_core.views import labels
+
+UNITS = ("original", "standardized", "range")
+POSITIVE, NEGATIVE = "#1f77b4", "#d62728"
+TRAIN_COLOR, TEST_COLOR = "#1f77b4", "#ff7f0e"
+MAX_POINTS = 4000  # scatter plots subsample beyond this many rows (deterministically)
+
+
+# ---------------------------------------------------------------------------------------------- statistics
+def reaches(tree: ObliqueTree, X: Any, node: int) -> np.ndarray:
+    """Boolean mask of the rows of ``X`` that pass through ``node``."""
+    labels.node_kind(tree, node)
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] == 0:
+        return np.zeros(0, dtype=bool)
+    return tree.decision_path(X)[:, int(node).bit_length() - 1] == node
+
+
+def node_stats(tree: ObliqueTree, node: int, X_train: Any = None, y_train: Any = None, X_test: Any = None,
+               y_test: Any = None) -> dict:
+    """Counts, target mean and spread, and errors at ``node``, JSON-ready.
+
+    Keys: node, kind, level, n_train_model (rows the trainer saw, from the model), threshold (original units,
+    branches only), and for each of "train" and "test" when data are given: n_<s>, mean_<s>, std_<s> (the error of
+    predicting the node's mean), rmse_<s> and mae_<s> (the tree's own predictions on those rows), n_left_<s>/
+    n_right_<s> (branches). Missing quantities are None.
+    """
+    kind = labels.node_kind(tree, node)
+    out: dict[str, Any] = {"node": int(node), "kind": kind, "level": int(node).bit_length() - 1,
+                           "n_train_model": int(tree.n_samples[node - 1]), "threshold": None}
+    if kind == "branch":
+        out["threshold"] = tree.split_in_original_units(node)[1]
+    for split, X, y in (("train", X_train, y_train), ("test", X_test, y_test)):
+        if X is None or y is None:
+            continue
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64).ravel()
+        mask = reaches(tree, X, node)
+        yy = y[mask]
+        out[f"n_{split}"] = int(mask.sum())
+        out[f"mean_{split}"] = float(yy.mean()) if yy.size else None
+        out[f"std_{split}"] = float(yy.std()) if yy.size else None
+        err = tree.predict(X[mask]) - yy if yy.size else np.empty(0)
+        out[f"rmse_{split}"] = float(np.sqrt(np.mean(err ** 2))) if yy.size else None
+        out[f"mae_{split}"] = float(np.mean(np.abs(err))) if yy.size else None
+        if kind == "branch":
+            left = int(np.sum(tree.margins(X[mask])[:, node - 1] <= 0)) if yy.size else 0
+            out[f"n_left_{split}"], out[f"n_right_{split}"] = left, int(yy.size - left)
+    return out
+
+
+def feature_std(X: Any) -> np.ndarray:
+    """Per-feature standard deviation of training rows (zeros replaced by 1 so standardizing never divides by 0)."""
+    sd = np.asarray(X, dtype=np.float64).std(axis=0)
+    return np.where(sd > 0, sd, 1.0)
+
+
+def weight_table(tree: ObliqueTree, node: int, x_std: Sequence[float] | None = None) -> pd.DataFrame:
+    """One row per feature with the node's weight (branch) or slope (linear leaf) in every unit, sorted by
+    magnitude in scaled units (largest first). Columns: feature, original, range, standardized (NaN without
+    ``x_std``), sign."""
+    if labels.node_kind(tree, node) == "branch":
+        original, _ = tree.split_in_original_units(node)
+    else:
+        original = tree.leaf_in_original_units(node)[1]
+    original = np.asarray(original, dtype=np.float64)
+    in_range = original * tree.x_scale
+    std = original * np.asarray(x_std, dtype=np.float64) if x_std is not None else np.full_like(original, np.nan)
+    table = pd.DataFrame({"feature": tree.feature_names, "original": original, "range": in_range,
+                          "standardized": std, "sign": np.where(original < 0, "negative", "positive")})
+    order = np.argsort(-np.abs(in_range), kind="stable")
+    return table.iloc[order].reset_index(drop=True)
+
+
+def forest_importance_table(tree: ObliqueTree, node: int, importances: Sequence[float],
+                            x_std: Sequence[float] | None = None) -> pd.DataFrame:
+    """The forest's feature importances beside this node's weights, each normalized to sum to 1
+    (node: |standardized| weights, or |range| weights without ``x_std``). Columns: feature, forest, node."""
+    table = weight_table(tree, node, x_std)
+    column = "standardized" if x_std is not None else "range"
+    node_share = np.abs(table[column].to_numpy())
+    node_share = node_share / node_share.sum() if node_share.sum() > 0 else node_share
+    forest = dict(zip(tree.feature_names, np.asarray(importances, dtype=np.float64)))
+    out = pd.DataFrame({"feature": table["feature"], "forest": [forest.get(f, np.nan) for f in table["feature"]],
+                        "node": node_share})
+    return out.sort_values("forest", ascending=False, kind="stable").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------- figures
+def weights_figure(tree: ObliqueTree, node: int, units: str = "original", x_std: Sequence[float] | None = None,
+                   max_features: int = 40) -> go.Figure:
+    """Signed horizontal bars of the node's weights (or a linear leaf's slopes), largest magnitude on top."""
+    if units not in UNITS:
+        raise ValueError(f"units must be one of {UNITS}; got {units!r}.")
+    if units == "standardized" and x_std is None:
+        raise ValueError("Standardized weights need the training rows' standard deviations (x_std).")
+    table = weight_table(tree, node, x_std)
+    table = table.reindex(table[units].abs().sort_values(ascending=False, kind="stable").index)
+    table = table.head(max_features).iloc[::-1]  # plotly draws the first bar at the bottom
+    hover = [f"{_hover_name(f)}<br>original: {o:.4g}<br>per range: {r:.4g}<br>per SD: {s:.4g}"
+             for f, o, r, s in zip(table["feature"], table["original"], table["range"], table["standardized"])]
+    fig = go.Figure(go.Bar(x=table[units], y=[_axis_name(f) for f in table["feature"]], orientation="h",
+                           marker_color=[NEGATIVE if v < 0 else POSITIVE for v in table[units]],
+                           hovertext=hover, hoverinfo="text"))
+    kind = labels.node_kind(tree, node)
+    what = "weights" if kind == "branch" else "slopes"
+    title = f"Node {node}: {what} ({units} units)"
+    if kind == "branch" and units == "original":
+        title += f", threshold {labels.fmt(tree.split_in_original_units(node)[1], 4)}"
+    hidden = tree.n_features - len(table)
+    if hidden > 0:
+        title += f" ({hidden} smaller not shown)"
+    fig.update_layout(title=title, xaxis_title=f"{what[:-1]} ({units} units)", yaxis_title=None,
+                      height=max(240, 22 * len(table) + 120), margin=dict(l=10, r=10, t=50, b=40))
+    fig.add_vline(x=0, line_color="#444", line_width=1)
+    return fig
+
+
+def projection_figure(tree: ObliqueTree, node: int, X: Any, y: Any, X_test: Any = None, y_test: Any = None,
+                      target_name: str = "target") -> go.Figure:
+    """The node's rows projected on its hyperplane: margin ``a·x - b`` (x) against the target (y), the split at 0,
+    and each side's mean target (training rows) as a horizontal segment."""
+    if labels.node_kind(tree, node) != "branch":
+        raise ValueError(f"Node {node} is a leaf; the projection plot is for branch nodes.")
+    fig = go.Figure()
+    train_margin, train_y = _node_margins(tree, node, X, y)
+    for name, (m, t), color in (("train", (train_margin, train_y), TRAIN_COLOR),
+                                ("test", _node_margins(tree, node, X_test, y_test), TEST_COLOR)):
+        if m.size:
+            keep = _subsample(m.size)
+            fig.add_trace(go.Scattergl(x=m[keep], y=t[keep], mode="markers", name=f"{name} ({m.size:,})",
+                                       marker=dict(color=color, size=5, opacity=0.55)))
+    fig.add_vline(x=0, line_dash="dash", line_color="#444", annotation_text="split", annotation_position="top")
+    if train_margin.size:
+        lo, hi = float(train_margin.min()), float(train_margin.max())
+        for side, sel, x0, x1 in (("left", train_margin <= 0, min(lo, 0.0), 0.0),
+                                  ("right", train_margin > 0, 0.0, max(hi, 0.0))):
+            if sel.any():
+                mean = float(train_y[sel].mean())
+                fig.add_trace(go.Scatter(x=[x0, x1], y=[mean, mean], mode="lines", line=dict(color="#222", width=3),
+                                         name=f"{side} mean {labels.fmt(mean, 4)} ({int(sel.sum()):,} rows)"))
+    fig.update_layout(title=f"Node {node}: rows projected on the split (left when a\u00b7x \u2212 b \u2264 0)",
+                      xaxis_title="margin a\u00b7x \u2212 b", yaxis_title=_axis_name(target_name, 40),
+                      margin=dict(l=10, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def leaf_fit_figure(tree: ObliqueTree, leaf: int, X: Any, y: Any, X_test: Any = None, y_test: Any = None,
+                    target_name: str = "target") -> go.Figure:
+    """Observed against fitted values of the rows reaching ``leaf``, with the identity line."""
+    if labels.node_kind(tree, leaf) != "leaf":
+        raise ValueError(f"Node {leaf} is a branch node; observed-vs-fitted is for leaves.")
+    fig = go.Figure()
+    lo, hi = math.inf, -math.inf
+    for name, Xs, ys, color in (("train", X, y, TRAIN_COLOR), ("test", X_test, y_test, TEST_COLOR)):
+        if Xs is None or ys is None:
+            continue
+        Xs = np.asarray(Xs, dtype=np.float64)
+        ys = np.asarray(ys, dtype=np.float64).ravel()
+        mask = reaches(tree, Xs, leaf)
+        if not mask.any():
+            continue
+        fitted, observed = tree.predict(Xs[mask]), ys[mask]
+        keep = _subsample(observed.size)
+        fig.add_trace(go.Scattergl(x=fitted[keep], y=observed[keep], mode="markers", name=f"{name} ({mask.sum():,})",
+                                   marker=dict(color=color, size=5, opacity=0.6)))
+        lo = min(lo, float(fitted.min()), float(observed.min()))
+        hi = max(hi, float(fitted.max()), float(observed.max()))
+    if math.isfinite(lo):
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="fitted = observed",
+                                 line=dict(color="#444", dash="dot")))
+    title = html.escape(f"Leaf {leaf}: y = {labels.leaf_text(tree, leaf, 4, 3, max_name=28)}", quote=False)
+    fig.update_layout(title=title, xaxis_title="fitted",
+                      yaxis_title=f"observed {_axis_name(target_name, 40)}", margin=dict(l=10, r=10, t=50, b=40),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def forest_importance_figure(tree: ObliqueTree, node: int, importances: Sequence[float],
+                             x_std: Sequence[float] | None = None, max_features: int = 25) -> go.Figure:
+    """Grouped bars: the forest's importances beside this node's share of |weight| per feature."""
+    table = forest_importance_table(tree, node, importances, x_std).head(max_features).iloc[::-1]
+    names = [_axis_name(f) for f in table["feature"]]
+    fig = go.Figure([go.Bar(x=table["forest"], y=names, orientation="h", name="random forest importance"),
+                     go.Bar(x=table["node"], y=names, orientation="h", name=f"node {node}: share of |weight|")])
+    fig.update_layout(barmode="group", title=f"Random forest importances beside node {node}'s weights",
+                      height=max(260, 30 * len(table) + 120), margin=dict(l=10, r=10, t=50, b=40),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def predicted_actual_figure(y_true: Sequence[float], predictions: dict[str, Sequence[float]],
+                            target_name: str = "target") -> go.Figure:
+    """Predicted (x) against actual (y) for several models on the same rows, with the identity line."""
+    y_true = np.asarray(y_true, dtype=np.float64)
+    fig = go.Figure()
+    for name, pred in predictions.items():
+        pred = np.array([np.nan if v is None else v for v in pred], dtype=np.float64)
+        keep = _subsample(pred.size)
+        fig.add_trace(go.Scattergl(x=pred[keep], y=y_true[keep], mode="markers", name=name,
+                                   marker=dict(size=5, opacity=0.55)))
+    if y_true.size:
+        lo, hi = float(np.nanmin(y_true)), float(np.nanmax(y_true))
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="predicted = actual",
+                                 line=dict(color="#444", dash="dot")))
+    fig.update_layout(title="Predicted against actual (test rows)", xaxis_title="predicted",
+                      yaxis_title=f"actual {_axis_name(target_name, 40)}", margin=dict(l=10, r=10, t=50, b=40))
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def _node_margins(tree: ObliqueTree, node: int, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    if X is None or y is None:
+        return np.empty(0), np.empty(0)
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    mask = reaches(tree, X, node)
+    if not mask.any():
+        return np.empty(0), np.empty(0)
+    return tree.margins(X[mask])[:, node - 1], y[mask]
+
+
+def _subsample(n: int, limit: int = MAX_POINTS) -> np.ndarray:
+    if n <= limit:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(0).choice(n, size=limit, replace=False))
+
+
+def _axis_name(name: str, max_len: int = 28) -> str:
+    """Plotly renders tick and title text as (limited) HTML: escape it and cut long names."""
+    return html.escape(labels.shorten(str(name), max_len), quote=False)
+
+
+def _hover_name(name: str) -> str:
+    return html.escape(labels.shorten(str(name), None), quote=False)

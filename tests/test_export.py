@@ -1,0 +1,194 @@
+"""Exports: generated Python and C reproduce predict; rules, DOT and HTML say the same thing, escaped."""
+
+import json
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+from get_core import export
+from get_core.tree import ModelFormatError
+from tests.trees import make_tree, stump
+
+NASTY = ["temp", '<b>x</b> & "y"', "a\\Nb", "ünï cödé", "class", "2nd-stage", "*/ end", "it's ?? =", "temp"]
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot not installed")
+
+
+def _rows(tree, X, n=300, seed=1):
+    """Rows like the training data plus rows far outside its range."""
+    rng = np.random.default_rng(seed)
+    inside = X[rng.integers(0, len(X), n)] + rng.normal(scale=0.5, size=(n, X.shape[1]))
+    outside = rng.normal(loc=10, scale=30, size=(n // 3, X.shape[1]))
+    return np.vstack([inside, outside])
+
+
+@pytest.fixture(params=["constant", "linear"])
+def model(request):
+    tree, X, y = make_tree(depth=3, p=len(NASTY), leaf=request.param, names=NASTY, seed=4)
+    return tree, _rows(tree, X)
+
+
+def _assert_same_predictions(tree, rows, leaves, preds):
+    np.testing.assert_array_equal(leaves, tree.apply(rows))
+    expected = tree.predict(rows)
+    if tree.leaf_type == "constant":
+        np.testing.assert_array_equal(preds, expected)  # same doubles, same operations
+    else:
+        np.testing.assert_allclose(preds, expected, rtol=1e-13, atol=1e-12 * np.abs(expected).max())
+
+
+def test_python_source_reproduces_predict(model):
+    tree, rows = model
+    namespace = {}
+    exec(compile(export.python_source(tree), "generated.py", "exec"), namespace)
+    leaves = [namespace["leaf"](list(r)) for r in rows]
+    preds = [namespace["predict"](list(r)) for r in rows]
+    _assert_same_predictions(tree, rows, leaves, np.array(preds))
+    named = dict(zip(namespace["IDENTIFIERS"], rows[0]))
+    assert namespace["predict_named"](**named) == preds[0]
+    assert list(namespace["FEATURES"]) == NASTY
+
+
+def test_python_source_refuses_rows_of_the_wrong_width():
+    namespace = {}
+    exec(export.python_source(stump()), namespace)
+    with pytest.raises(ValueError, match="expected 2 feature values"):
+        namespace["predict"]([1.0])
+    with pytest.raises(TypeError, match="missing features"):
+        namespace["predict_named"](temp=1.0)
+
+
+HARNESS = r"""
+#include <stdio.h>
+double get_predict(const double x[]);
+int get_leaf(const double x[]);
+extern const char *const GET_FEATURE_NAMES[];
+int main(void) {
+    int n, p;
+    if (scanf("%d %d", &n, &p) != 2) return 2;
+    double x[64];
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < p; ++j) if (scanf("%lf", &x[j]) != 1) return 3;
+        printf("%d %.17g\n", get_leaf(x), get_predict(x));
+    }
+    for (int j = 0; j < p; ++j) printf("%s\n", GET_FEATURE_NAMES[j]);
+    return 0;
+}
+"""
+
+
+@needs_gcc
+def test_c_source_compiles_cleanly_and_reproduces_predict(model, tmp_path):
+    tree, rows = model
+    (tmp_path / "model.c").write_text(export.c_source(tree), encoding="utf-8")
+    (tmp_path / "main.c").write_text(HARNESS)
+    exe = tmp_path / "predict"
+    subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
+                    str(tmp_path / "model.c"), str(tmp_path / "main.c"), "-o", str(exe)], check=True,
+                   capture_output=True)
+    stdin = f"{len(rows)} {rows.shape[1]}\n" + "\n".join(" ".join(repr(float(v)) for v in r) for r in rows)
+    out = subprocess.run([str(exe)], input=stdin.encode(), capture_output=True, check=True).stdout.decode("utf-8")
+    lines = out.splitlines()
+    pairs = [line.split() for line in lines[: len(rows)]]
+    _assert_same_predictions(tree, rows, [int(a) for a, _ in pairs], np.array([float(b) for _, b in pairs]))
+    assert lines[len(rows):] == NASTY  # names survive as C string literals, byte for byte
+
+
+def test_feature_identifiers_are_valid_unique_and_documented():
+    names = ["temp", "a b", "a-b", "2nd", "class", "for", "", "é", "x0", "temp", "π"]
+    assert export.feature_identifiers(names) == [
+        "temp", "a_b", "a_b_2", "f_2nd", "f_class", "f_for", "x6", "e", "x0", "temp_2", "x10"]
+
+
+def test_rules_text_of_a_hand_made_stump():
+    assert export.rules_text(stump()) == (
+        "# GET oblique regression tree: depth 1, constant leaves, 2 features, 5 parameters.\n"
+        "# Each 'if' is a weighted sum of features in their original units; 'return' gives the target.\n"
+        "# Terms are ordered by their size over the feature's training range, largest first.\n"
+        "\n"
+        "if 2*temp - 1*pressure <= 3:  # node 1\n"
+        "    return 10  # leaf 2, 3 train rows\n"
+        "else:\n"
+        "    return 20  # leaf 3, 2 train rows\n"
+    )
+
+
+def test_model_json_round_trips_exactly(model):
+    tree, rows = model
+    again = export.load_model_json(export.model_json(tree))
+    np.testing.assert_array_equal(again.predict(rows), tree.predict(rows))
+    assert again.feature_names == NASTY
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"),
+    ("{not json", "not valid JSON"),
+    (b"\xff\xfe", "not UTF-8"),
+    ("[1, 2]", "JSON object"),
+    ('{"schema": "something else"}', "schema"),
+])
+def test_malformed_model_files_are_refused_with_a_message(text, message):
+    with pytest.raises(ModelFormatError, match=message):
+        export.load_model_json(text)
+
+
+def test_model_json_with_a_wrong_shape_names_the_field():
+    data = json.loads(export.model_json(stump()))
+    data["weights"] = [[1.0]]
+    with pytest.raises(ModelFormatError, match="weights"):
+        export.load_model_json(json.dumps(data))
+
+
+def test_dot_source_escapes_html_and_quotes_in_feature_names():
+    tree, _, _ = make_tree(depth=2, p=3, names=['<b>x</b> & "y"', "a\\Nb", "plain"], seed=2)
+    dot = export.dot_source(tree)
+    assert "<b>x</b>" not in dot and "&lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;" in dot
+    assert 'a\\\\\\\\Nb' in dot  # tooltip: four backslashes survive Graphviz's two unescaping passes
+
+
+@needs_dot
+def test_svg_source_shows_names_verbatim_and_is_well_formed():
+    names = ['<script>alert(1)</script>', 'q"uote', "a\\Nb"]
+    tree, _, _ = make_tree(depth=1, p=3, names=names, seed=3)
+    svg = export.svg_source(tree, export.diagram.DiagramOptions(max_terms=3, max_name=60))
+    root = ET.fromstring(svg.encode("utf-8"))
+    assert not root.findall(".//{http://www.w3.org/2000/svg}script")
+    text = " ".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    for name in names:
+        assert name in text
+
+
+class _Collector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.scripts, self.text = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script":
+            self.scripts.append(dict(attrs))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+@needs_dot
+def test_html_report_is_self_contained_and_escapes_user_strings():
+    tree, _, _ = make_tree(depth=2, p=3, names=["<img src=x onerror=alert(1)>", "b", "c"], seed=5)
+    html = export.html_report(tree, title="Run <1>", metrics={"test R2": 0.91, "<i>note</i>": "</script>"},
+                              data_info={"dataset": "a & b.csv"}, params={"alpha_range": [5, 150]},
+                              baselines={"models": {"cart": {"name": "CART", "r2": 0.8, "rmse": 1.5}}})
+    parser = _Collector()
+    parser.feed(html)
+    assert parser.scripts == [{"type": "application/json", "id": "get-model"}]
+    assert "<img" not in html and "<i>note" not in html and "Run &lt;1&gt;" in html
+    assert "<svg" in html and "http://" not in html.split("<svg", 1)[0]  # nothing fetched before the diagram
+    assert re.search(r"<link|src=\"http", html) is None
+    text = "".join(parser.text)
+    assert "a & b.csv" in text and "CART" in text and "if " in text
+    embedded = html.split('id="get-model">', 1)[1].split("</script>", 1)[0]
+    assert export.load_model_json(embedded).feature_names == tree.feature_names

@@ -1,0 +1,140 @@
+"""The diagram: visible levels, labels, escaping, DOT/SVG and layout."""
+
+import shutil
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from get_core.views import diagram, labels
+from get_core.views.diagram import DiagramOptions
+from tests.trees import make_tree, stump
+
+SVG = "{http://www.w3.org/2000/svg}"
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot not installed")
+
+
+def test_visible_nodes_shows_top_levels_and_expands_under_a_node():
+    tree, _, _ = make_tree(depth=6, p=2)
+    assert diagram.visible_nodes(tree, DiagramOptions(levels=1)) == [1]
+    assert diagram.visible_nodes(tree, DiagramOptions(levels=3)) == [1, 2, 3, 4, 5, 6, 7]
+    expanded = diagram.visible_nodes(tree, DiagramOptions(levels=2, expanded=frozenset({3})))
+    assert expanded == [1, 2, 3, 6, 7, 12, 13, 14, 15]
+    assert diagram.visible_nodes(tree, DiagramOptions(levels=2, root=5)) == [5, 10, 11]
+
+
+def test_visible_nodes_of_a_deep_tree_stay_few():
+    tree, _, _ = make_tree(depth=12, p=2, n_rows=500)
+    assert len(diagram.visible_nodes(tree, DiagramOptions(levels=4))) == 15
+
+
+def test_empty_subtrees_are_pruned_and_hidden_nodes_counted():
+    tree, _, _ = make_tree(depth=3, p=2, empty_subtree=True)
+    assert tree.is_empty(3)
+    shown = diagram.visible_nodes(tree, DiagramOptions(levels=3))
+    assert shown == [1, 2, 3, 4, 5]
+    assert diagram.hidden_count(tree, 4, set(shown)) == 2
+    assert diagram.hidden_count(tree, 1, set(shown)) == 0
+    assert "empty" in diagram.node_label(tree, 3)
+
+
+def test_invalid_view_root_is_refused():
+    with pytest.raises(ValueError, match="does not exist"):
+        diagram.visible_nodes(stump(), DiagramOptions(root=9))
+
+
+def test_branch_label_puts_largest_terms_first_in_original_units():
+    tree = stump(("temp", "pressure"))
+    assert labels.split_text(tree, 1) == "2\u00b7temp \u2212 1\u00b7pressure \u2264 3"
+    assert labels.split_text(tree, 1, max_terms=1) == "2\u00b7temp + \u2026 (1 more) \u2264 3"
+    assert labels.split_text(tree, 1, unicode=False, go_right=True) == "2*temp - 1*pressure > 3"
+    assert diagram.node_label(tree, 1) == (
+        '<B>#1</B>  5 rows<BR ALIGN="LEFT"/>2\u00b7temp \u2212 1\u00b7pressure<BR ALIGN="LEFT"/>\u2264 3'
+        '<BR ALIGN="LEFT"/>')
+
+
+def test_leaf_label_shows_prediction_and_count():
+    assert diagram.node_label(stump(), 3) == '<B>leaf #3</B>  2 rows<BR ALIGN="LEFT"/>\u0177 = <B>20</B><BR ALIGN="LEFT"/>'
+
+
+def test_linear_leaf_label_summarizes_the_model():
+    tree, _, _ = make_tree(depth=1, p=5, leaf="linear", seed=3)
+    label = diagram.node_label(tree, 2, DiagramOptions(max_terms=3))
+    assert "\u0177 = " in label and "(3 more)" in label and "mean" in label
+
+
+def test_leaf_colors_run_from_low_to_high_value():
+    colors = diagram.leaf_colors(stump())
+    assert colors == {2: diagram.color_scale(0.0), 3: diagram.color_scale(1.0)}
+    assert diagram.color_scale(0.0) == "#c6dbef" and diagram.color_scale(1.0) == "#fdae61"
+
+
+def test_dot_escapes_feature_names_with_html_and_quotes():
+    tree = stump(('<b>temp</b>', 'pres"sure & co'))
+    dot = diagram.to_dot(tree)
+    assert "<b>temp</b>" not in dot and '"sure' not in dot.replace('\\"sure', "")
+    assert "&lt;b&gt;temp&lt;/b&gt;" in dot and "pres&quot;sure &amp; co" in dot
+    assert dot.count("->") == 2 and 'id="get-node-1"' in dot
+
+
+def test_dot_quote_and_html_label_escape_the_special_characters():
+    assert diagram.dot_quote('a"b\\c<d>&') == '"a\\"b\\\\\\\\c&lt;d&gt;&amp;"'
+    assert diagram.escape_html_label('x<y & "z"\\N\n') == "x&lt;y &amp; &quot;z&quot;&#92;&#92;N "
+
+
+@needs_dot
+@pytest.mark.parametrize("name", ["a\\Nb", "x & y", "&lt;", "<script>alert(1)</script>", '"q"', "p\\lq",
+                                  "\u00fcn\u00ef c\u00f6d\u00e9", "it's", "e\\"])
+def test_names_survive_graphviz_verbatim_in_labels_and_tooltips(name):
+    tree = stump((name, "other"))
+    svg = diagram.clickable_svg(tree, DiagramOptions(max_name=100))
+    root = ET.fromstring(svg)
+    node = root.find(f".//{SVG}g[@id='get-node-1']")
+    text = " ".join("".join(t.itertext()) for t in node.iter(f"{SVG}text"))
+    tooltip = node.find(f".//{SVG}a").get("{http://www.w3.org/1999/xlink}title")
+    assert f"2\u00b7{name}" in text
+    assert f"2*{name}" in tooltip
+    assert not root.findall(f".//{SVG}script")
+
+
+@needs_dot
+def test_clickable_svg_groups_carry_node_ids():
+    tree, _, _ = make_tree(depth=3, p=3)
+    svg = diagram.clickable_svg(tree, DiagramOptions(levels=3))
+    assert not svg.startswith("<?xml") and "<!--" not in svg
+    root = ET.fromstring(svg)
+    ids = sorted(diagram.node_id_from_element_id(g.get("id")) for g in root.iter(f"{SVG}g")
+                 if "get-node" in (g.get("class") or "").split())
+    assert ids == [1, 2, 3, 4, 5, 6, 7]
+
+
+@needs_dot
+def test_layout_puts_children_below_and_left_child_left():
+    tree, _, _ = make_tree(depth=3, p=3)
+    result = diagram.layout(diagram.to_dot(tree, DiagramOptions(levels=4)))
+    assert sorted(result.nodes) == list(range(1, 16))
+    assert len(result.edges) == 14
+    for parent in range(1, 8):
+        left, right = result.nodes[2 * parent], result.nodes[2 * parent + 1]
+        assert left.y < result.nodes[parent].y and right.y < result.nodes[parent].y  # Graphviz: y grows upward
+        assert left.x < right.x
+    assert all(box.width > 0 and box.height > 0 for box in result.nodes.values())
+    assert result.width >= max(b.x for b in result.nodes.values())
+
+
+def test_render_reports_a_missing_graphviz(monkeypatch):
+    monkeypatch.setattr(diagram.shutil, "which", lambda _: None)
+    with pytest.raises(diagram.GraphvizError, match="apt-get install graphviz"):
+        diagram.render("digraph {}")
+
+
+def test_node_id_from_element_id():
+    assert diagram.node_id_from_element_id("get-node-12") == 12
+    assert diagram.node_id_from_element_id("node12") is None
+    assert diagram.node_id_from_element_id("get-node-1x") is None
+
+
+def test_component_assets_are_readable():
+    assets = diagram.component_assets()
+    assert "setTriggerValue" in assets["js"] and diagram.NODE_ID_PREFIX in assets["js"]
+    assert ".get-selected" in assets["css"]

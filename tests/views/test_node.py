@@ -1,0 +1,170 @@
+"""The node panel: statistics, weights, projection, leaf fit, teaching view, row explanations."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from get_core.views import explain, labels, node, teaching
+from tests.trees import make_tree, stump
+
+ROWS = np.array([[1.0, 0.0], [1.0, 1.0], [3.0, 0.0], [2.0, 2.0], [4.0, 1.0]])  # 2*temp - pressure: 2 1 6 2 7
+Y = np.array([9.0, 11.0, 19.0, 10.0, 21.0])
+
+
+def test_reaches_follows_hard_routing():
+    tree = stump()
+    assert node.reaches(tree, ROWS, 1).all()
+    np.testing.assert_array_equal(node.reaches(tree, ROWS, 2), [True, True, False, True, False])
+    np.testing.assert_array_equal(node.reaches(tree, ROWS, 3), [False, False, True, False, True])
+
+
+def test_node_stats_counts_means_and_errors():
+    stats = node.node_stats(stump(), 1, ROWS, Y, ROWS[:2], Y[:2])
+    assert stats["n_train"] == 5 and stats["n_test"] == 2 and stats["threshold"] == 3.0
+    assert stats["n_left_train"] == 3 and stats["n_right_train"] == 2
+    assert stats["mean_train"] == pytest.approx(14.0)
+    assert stats["rmse_train"] == pytest.approx(math.sqrt((1 + 1 + 1 + 0 + 1) / 5))
+    leaf = node.node_stats(stump(), 3, ROWS, Y)
+    assert leaf["kind"] == "leaf" and leaf["n_train"] == 2 and leaf["std_train"] == pytest.approx(1.0)
+    assert "n_test" not in leaf
+
+
+def test_node_stats_of_an_unreached_node_has_no_errors():
+    stats = node.node_stats(stump(), 3, ROWS[:2], Y[:2])
+    assert stats["n_train"] == 0 and stats["mean_train"] is None and stats["rmse_train"] is None
+
+
+def test_node_stats_refuses_a_missing_node():
+    with pytest.raises(ValueError, match="does not exist"):
+        node.node_stats(stump(), 4)
+
+
+def test_weight_table_in_all_units_sorted_by_scaled_magnitude():
+    tree, X, _ = make_tree(depth=2, p=4, seed=1)
+    table = node.weight_table(tree, 1, node.feature_std(X))
+    w, _ = tree.split_in_original_units(1)
+    assert list(table.columns) == ["feature", "original", "range", "standardized", "sign"]
+    assert np.all(np.diff(np.abs(table["range"].to_numpy())) <= 0)
+    row = table.set_index("feature").loc["x2"]
+    assert row["original"] == pytest.approx(w[2])
+    assert row["range"] == pytest.approx(tree.weights[0, 2])
+    assert row["standardized"] == pytest.approx(w[2] * X[:, 2].std())
+
+
+def test_weights_figure_orders_bars_by_magnitude_and_colors_by_sign():
+    tree = stump()
+    fig = node.weights_figure(tree, 1)
+    bar = fig.data[0]
+    assert list(bar.y) == ["pressure", "temp"]  # plotly's first bar is the bottom one: largest on top
+    assert list(bar.x) == [-1.0, 2.0] and bar.marker.color == (node.NEGATIVE, node.POSITIVE)
+    assert "threshold 3" in fig.layout.title.text
+    with pytest.raises(ValueError, match="standard deviations"):
+        node.weights_figure(tree, 1, units="standardized")
+
+
+def test_figures_escape_feature_names():
+    tree = stump(("<b>t</b>", "p"))
+    fig = node.weights_figure(tree, 1)
+    assert "&lt;b&gt;t&lt;/b&gt;" in fig.data[0].y
+
+
+def test_projection_figure_has_split_and_side_means():
+    fig = node.projection_figure(stump(), 1, ROWS, Y, ROWS[:2], Y[:2])
+    names = [t.name for t in fig.data]
+    assert names[0] == "train (5)" and names[1] == "test (2)"
+    np.testing.assert_allclose(fig.data[0].x, [-1, -2, 3, -1, 4])  # margins a·xs - b
+    left, right = fig.data[2], fig.data[3]
+    assert left.y[0] == pytest.approx(10.0) and right.y[0] == pytest.approx(20.0)
+    with pytest.raises(ValueError, match="leaf"):
+        node.projection_figure(stump(), 2, ROWS, Y)
+
+
+def test_leaf_fit_figure_plots_observed_against_fitted():
+    fig = node.leaf_fit_figure(stump(), 3, ROWS, Y)
+    np.testing.assert_allclose(fig.data[0].x, [20, 20])
+    np.testing.assert_allclose(fig.data[0].y, [19, 21])
+    assert isinstance(fig, go.Figure)
+
+
+def test_forest_importances_beside_node_weights():
+    table = node.forest_importance_table(stump(), 1, [0.3, 0.7])
+    assert list(table["feature"]) == ["pressure", "temp"]
+    assert table["node"].sum() == pytest.approx(1.0)
+    assert len(node.forest_importance_figure(stump(), 1, [0.3, 0.7]).data) == 2
+
+
+def test_predicted_actual_figure_handles_missing_predictions():
+    fig = node.predicted_actual_figure([1.0, 2.0], {"GET": [1.0, 2.0], "RF": [None, 2.5]})
+    assert [t.name for t in fig.data] == ["GET", "RF", "predicted = actual"]
+
+
+def test_path_rules_read_from_the_root():
+    tree, _, _ = make_tree(depth=2, p=2)
+    rules = labels.path_rules(tree, 6, unicode=False)
+    assert labels.path_to(6) == [1, 3, 6]
+    assert rules[0].endswith("> " + labels.fmt(tree.split_in_original_units(1)[1], 3, False))
+    assert "<=" in rules[1]
+
+
+# ---------------------------------------------------------------------------------------------- teaching
+def test_soft_left_is_a_stable_sigmoid():
+    np.testing.assert_allclose(teaching.soft_left([0.0, 1e6, -1e6], 100.0), [0.5, 0.0, 1.0])
+
+
+def test_soft_routing_hardens_as_alpha_grows():
+    tree, X, _ = make_tree(depth=2, p=3, seed=2)
+    routing = teaching.soft_routing(tree, 1, X, [100.0, 1.0, 10.0])
+    assert routing["alphas"] == [1.0, 10.0, 100.0]
+    assert routing["weights"].shape == (3, len(X))
+    assert routing["mean_gap"][0] > routing["mean_gap"][1] > routing["mean_gap"][2]
+    assert routing["undecided"][0] >= routing["undecided"][2]
+    fig = teaching.soft_routing_figure(tree, 1, X, [1.0, 10.0, 100.0])
+    assert "% undecided" in fig.layout.xaxis.ticktext[0]
+
+
+def test_sigmoid_figure_has_the_step_and_one_curve_per_alpha():
+    fig = teaching.sigmoid_figure([5, 150])
+    assert [t.name for t in fig.data] == ["hard split (step)", "alpha = 5", "alpha = 150"]
+    with pytest.raises(ValueError, match="positive"):
+        teaching.sigmoid_figure([0])
+    assert teaching.alpha_schedule(5, 150, 3)[1] == pytest.approx(math.sqrt(5 * 150))
+
+
+# ---------------------------------------------------------------------------------------------- explain
+def test_explain_row_gives_path_margins_and_contributions():
+    out = explain.explain_row(stump(), [3.0, 1.0])  # 2*3 - 1 = 5 > 3: right
+    assert out["prediction"] == 20.0 and out["leaf"] == 3 and out["path"] == [1, 3]
+    step = out["steps"][0]
+    assert step["direction"] == "right" and step["margin"] == pytest.approx(2.0)
+    assert step["lhs"] == pytest.approx(5.0) and step["threshold"] == 3.0
+    assert step["rule"] == "2\u00b7temp \u2212 1\u00b7pressure > 3"
+    assert [c["feature"] for c in step["contributions"]] == ["temp", "pressure"]
+    assert step["contributions"][0]["term"] == pytest.approx(6.0)
+
+
+def test_explain_rows_is_csv_ready():
+    table = explain.explain_rows(stump(), ROWS)
+    assert list(table.columns) == ["prediction", "leaf", "path", "node_0", "margin_0", "top_terms_0"]
+    assert table["path"].iloc[0] == "1 > 2"
+    assert table["top_terms_0"].iloc[2] == "2*temp=6; -1*pressure=0"
+    assert "prediction" in table.to_csv(index=False)
+
+
+def test_align_columns_reorders_and_ignores_the_target():
+    frame = pd.DataFrame({"pressure": [1, 2], "y": [0, 0], "temp": [3, 4]})
+    np.testing.assert_array_equal(explain.align_columns(stump(), frame, ignore=["y"]), [[3, 1], [4, 2]])
+
+
+@pytest.mark.parametrize("frame, message", [
+    (pd.DataFrame({"temp": [1]}), "missing columns: 'pressure'"),
+    (pd.DataFrame({"temp": [1], "pressure": [2], "wind": [3]}), "unexpected columns: 'wind'"),
+    (pd.DataFrame({"temp": ["hot"], "pressure": [2]}), "Column 'temp' must hold numbers; row 1"),
+    (pd.DataFrame({"temp": [1.0, None], "pressure": [2, 3]}), "Column 'temp' has an empty cell in row 2"),
+    (pd.DataFrame([[1, 2, 3]], columns=["temp", "pressure", "temp"]), "duplicated column names: 'temp'"),
+])
+def test_align_columns_explains_mismatches(frame, message):
+    with pytest.raises(explain.ColumnMismatch, match=message):
+        explain.align_columns(stump(), frame)
