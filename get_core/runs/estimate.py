@@ -71,22 +71,40 @@ def cached_estimate(n_rows: int, n_features: int, config: Mapping[str, Any], cac
 
 
 def start_measurement(n_rows: int, n_features: int, config: Mapping[str, Any], cache_path: str | os.PathLike
-                      ) -> None:
-    """Measure this shape in the background (a detached subprocess writes the cache), unless one already does."""
+                      ) -> bool:
+    """Measure this shape in a detached subprocess that writes the cache; returns False while another measurement
+    is under way (one at a time, so a user trying several settings does not flood the machine): call again later."""
     path = Path(cache_path)
-    key = _key(n_rows, n_features, config)
-    marker = path.with_name(f"{path.stem}.{key}.measuring")
+    marker = path.with_name(f"{path.stem}.measuring")
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         if time.time() - marker.stat().st_mtime < MEASURE_TIMEOUT_S:
-            return  # a measurement of this shape is under way
+            return False
+        marker.unlink()  # left by a measurement that was killed
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(str(time.time()))
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)  # exclusive: one starter wins
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as out:
+        out.write(_key(n_rows, n_features, config))
     args = ["--cache", str(path.resolve()), "--marker", str(marker.resolve()), "--t0", repr(time.time()),
             str(config["depth"]), str(config["leaf"]), str(config["n_starts"]), str(n_features),
             str(min(n_rows, MEASURE_ROWS))]
     launch.spawn_module("get_core.runs.estimate", args, path.with_name("calibration.log"))
+    return True
+
+
+def save_measurement(cache_path: str | os.PathLike, key: str, shape: Mapping[str, float],
+                     machine: Mapping[str, float] | None = None) -> None:
+    """Record one shape's timings (and the machine constants) in the cache; ``key`` comes from ``shape_key``."""
+    path = Path(cache_path)
+    cache = _load(path)  # re-read: another measurement may have written meanwhile
+    if machine is not None:
+        cache["machine"] = dict(machine)
+    cache["shapes"][key] = dict(shape)
+    _save(path, cache)
 
 
 def estimate_run(n_rows: int, n_features: int, config: Mapping[str, Any], cache_path: str | os.PathLike, *,
@@ -203,11 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         needs_machine = "machine" not in _load(path)
         result = measure(args.depth, args.leaf, args.starts, args.features, args.rows, needs_machine)
-        cache = _load(path)  # re-read: another measurement may have written meanwhile
-        if "machine" in result:
-            cache["machine"] = {**result["machine"], "startup": result["startup_seconds"] - args.t0}
-        cache["shapes"][shape_key(args.depth, args.leaf, args.starts, args.features, args.rows)] = result["shape"]
-        _save(path, cache)
+        machine = {**result["machine"], "startup": result["startup_seconds"] - args.t0} if needs_machine else None
+        save_measurement(path, shape_key(args.depth, args.leaf, args.starts, args.features, args.rows),
+                         result["shape"], machine)
     finally:
         if args.marker:
             Path(args.marker).unlink(missing_ok=True)

@@ -1,0 +1,60 @@
+"""Loss curves of a run: plain metric points in, a plotly figure out (no streamlit here).
+
+Points are any objects with the attributes of ``get_core.runs.store.MetricPoint``: ``phase``, ``start``, ``stage``,
+``epoch``, ``step`` (stage * n_epochs + epoch, a run-wide epoch axis), ``alpha``, ``soft_loss`` and ``hard_loss``
+(MSE on the min-max scaled target; None where unknown, e.g. the soft loss before a stage's first epoch).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable, Sequence
+
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+MAX_POINTS_PER_LINE = 400  # thinned evenly beyond this (always keeping the last point) so live redraws stay cheap
+
+
+def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_stages: int | None = None,
+                       title: str | None = None, height: int = 460) -> go.Figure:
+    """Soft loss (top) and hard loss (bottom) against epochs, one colour per start, stages split by dotted lines."""
+    by_start: dict[int, list[Any]] = defaultdict(list)
+    for point in points:
+        if point.phase == "optimize":
+            by_start[int(point.start)].append(point)
+    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                           subplot_titles=("soft loss (sigmoid routing)", "hard loss (the tree's own splits)"))
+    palette = qualitative.Plotly
+    for start in sorted(by_start):
+        line = _thin(sorted(by_start[start], key=lambda p: p.step))
+        color = palette[start % len(palette)]
+        for row, attribute in ((1, "soft_loss"), (2, "hard_loss")):
+            shown = [p for p in line if getattr(p, attribute) is not None]
+            figure.add_trace(go.Scatter(
+                x=[p.step for p in shown], y=[getattr(p, attribute) for p in shown], mode="lines",
+                name=f"start {start}", legendgroup=f"start {start}", showlegend=row == 1,
+                line={"color": color, "width": 1.5},
+                customdata=[[p.stage + 1, p.epoch, p.alpha] for p in shown],
+                hovertemplate=(f"start {start}<br>stage %{{customdata[0]}}, epoch %{{customdata[1]}}"
+                               "<br>alpha %{customdata[2]:.3g}<br>loss %{y:.4g}<extra></extra>")),
+                row=row, col=1)
+    if n_epochs and n_stages:
+        for stage in range(1, n_stages):
+            figure.add_vline(x=stage * n_epochs, line={"dash": "dot", "color": "grey", "width": 1})
+    figure.update_yaxes(type="log", title_text="MSE (scaled y)")
+    figure.update_xaxes(title_text="epoch (all stages)", row=2, col=1)
+    figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
+                         title=title, legend={"orientation": "h", "y": -0.15}, uirevision="keep-zoom")
+    if not by_start:
+        figure.add_annotation(text="waiting for the first epochs...", showarrow=False, xref="paper", yref="paper",
+                              x=0.5, y=0.5)
+    return figure
+
+
+def _thin(line: Sequence[Any], limit: int = MAX_POINTS_PER_LINE) -> Sequence[Any]:
+    if len(line) <= limit:
+        return line
+    step = len(line) / (limit - 1)
+    return [line[int(i * step)] for i in range(limit - 1)] + [line[-1]]

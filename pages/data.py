@@ -1,0 +1,138 @@
+"""Data page: load a table (upload or bundled example), inspect its columns, choose the target and the features."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from get_core import data
+from pages import common
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
+DELIMITERS = {"detect": None, ", comma": ",", "; semicolon": ";", "tab": "\t", "| pipe": "|"}
+MISSING_LABELS = {"drop": "drop those rows", "impute": "impute (median / most frequent value)"}
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _read(content: bytes, name: str, delimiter: str | None) -> pd.DataFrame:
+    return data.read_table(content, name, delimiter=delimiter)
+
+
+def data_page() -> None:
+    st.title("Data")
+    source = st.radio("Source", ["Upload a file", "Example dataset"], horizontal=True, key="data_source")
+    loaded = _load_upload() if source == "Upload a file" else _load_example()
+    if loaded is not None:
+        st.session_state["dataset"] = loaded
+    dataset = st.session_state.get("dataset")
+    if dataset is None:
+        st.info("Upload a table (CSV, Parquet or Excel) or pick an example dataset to begin.")
+        return
+    df = dataset["df"]
+    infos = data.describe_columns(df)
+    st.caption(f"**{dataset['name']}**: {len(df):,} rows × {df.shape[1]} columns. Row numbers in messages count "
+               "data rows from 1 (the header is not a row).")
+    with st.expander("Preview (first 100 rows)", expanded=False):
+        st.dataframe(df.head(100), hide_index=True)
+    st.dataframe(_column_table(infos), hide_index=True)
+    spec = _choose_columns(dataset, infos)
+    try:
+        prepared = data.prepare(df, spec)
+    except data.DataError as exc:
+        st.session_state.pop("data_ready", None)
+        st.error(str(exc))
+        return
+    _show_prepared(prepared)
+    st.session_state["data_ready"] = {
+        "name": dataset["name"], "table": df[[spec.target, *spec.features]], "spec": spec.to_dict(),
+        "n_rows": len(prepared.y), "n_features": prepared.X.shape[1], "token": dataset["token"]}
+    st.page_link("pages/train.py", label="Continue to Train", icon="➡️")
+
+
+def _load_upload() -> dict | None:
+    delimiter = st.selectbox("Delimiter (text files)", list(DELIMITERS), key="delimiter",
+                             help="'detect' tries comma, semicolon, tab and pipe on the first lines.")
+    uploaded = st.file_uploader(f"Upload CSV, Parquet or Excel (at most {data.MAX_UPLOAD_MB} MB, "
+                                f"{data.MAX_ROWS:,} rows, {data.MAX_COLUMNS} columns)",
+                                type=[suffix.lstrip(".") for suffix in data.SUFFIXES], key="upload")
+    if uploaded is None:
+        return None
+    return _load(uploaded.getvalue(), uploaded.name, DELIMITERS[delimiter])
+
+
+def _load_example() -> dict | None:
+    files = sorted(p.name for p in EXAMPLES.glob("*.csv"))
+    name = st.selectbox("Example dataset", files, key="example",
+                        help="Public regression tables bundled with the app; see data/examples/README.md.")
+    return _load((EXAMPLES / name).read_bytes(), name, None) if name else None
+
+
+def _load(content: bytes, name: str, delimiter: str | None) -> dict:
+    token = f"{data.fingerprint(content)[:12]}-{delimiter!r}"
+    current = st.session_state.get("dataset")
+    if current is not None and current["token"] == token:
+        return current
+    try:
+        df = _read(content, name, delimiter)
+    except data.DataError as exc:
+        for key in ("dataset", "data_ready"):
+            st.session_state.pop(key, None)
+        st.error(str(exc))
+        st.stop()
+    return {"name": name, "df": df, "token": token}
+
+
+def _column_table(infos: list[data.ColumnInfo]) -> pd.DataFrame:
+    return pd.DataFrame({
+        "column": [i.name for i in infos], "type": [i.kind.value for i in infos],
+        "usable as feature": ["yes" if i.kind.usable else "no" for i in infos],
+        "missing": [i.n_missing for i in infos], "distinct": [i.n_distinct for i in infos],
+        "min": [i.minimum for i in infos], "max": [i.maximum for i in infos], "example": [i.example for i in infos]})
+
+
+def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> data.DataSpec:
+    token, names = dataset["token"], [i.name for i in infos]
+    kinds = {i.name: i.kind for i in infos}
+    saved = st.session_state.get("data_choices", {})
+    saved = saved if saved.get("token") == token else {}
+    target_default = saved.get("target") or data.default_target(infos) or names[-1]
+    target = st.selectbox("Target (the number the tree predicts)", names, index=names.index(target_default),
+                          key=f"target-{token}")
+    candidates = [n for n in names if n != target]
+    refused = [f"'{n}' ({kinds[n].value})" for n in candidates if not kinds[n].usable]
+    if refused:
+        st.info(f"Not offered by default: {', '.join(refused)}. Text, date, empty and mixed columns cannot be "
+                "features; derive numbers from them first.")
+    default = saved.get("features") or [n for n in candidates if kinds[n].usable]
+    features = st.multiselect("Features", candidates, default=[f for f in default if f in candidates],
+                              key=f"features-{token}")
+    numeric = [f for f in features if kinds[f] is data.ColumnKind.NUMERIC]
+    categorical = st.multiselect("Also one-hot encode these numeric columns (codes rather than quantities)",
+                                 numeric, default=[c for c in saved.get("categorical", []) if c in numeric],
+                                 key=f"categorical-{token}")
+    missing = st.radio("Rows with a missing feature value", list(MISSING_LABELS), format_func=MISSING_LABELS.get,
+                       index=list(MISSING_LABELS).index(saved.get("missing", "drop")), horizontal=True,
+                       key=f"missing-{token}")
+    st.session_state["data_choices"] = {"token": token, "target": target, "features": features,
+                                        "categorical": categorical, "missing": missing}
+    return data.DataSpec(target=target, features=tuple(features), categorical=tuple(categorical), missing=missing)
+
+
+def _show_prepared(prepared: data.Prepared) -> None:
+    columns = st.columns(4)
+    columns[0].metric("Rows used", f"{len(prepared.y):,}")
+    columns[1].metric("Dropped: no target", prepared.n_target_missing)
+    columns[2].metric("Dropped: missing feature", prepared.n_dropped)
+    columns[3].metric("Cells imputed", sum(prepared.imputed.values()))
+    if prepared.imputed:
+        st.caption("Imputed: " + ", ".join(f"'{c}' {n} cells" for c, n in prepared.imputed.items()))
+    encoding = prepared.encoding
+    for column, levels in encoding.categories.items():
+        st.caption(f"One-hot encoded '{column}' → {', '.join(f'{column}={level}' for level in levels)}")
+    st.success(f"Ready: {len(prepared.y):,} rows, {len(encoding.feature_names)} model inputs, target "
+               f"'{encoding.target}'.")
+
+
+common.guarded(data_page)()

@@ -1,0 +1,130 @@
+"""Runs page: every run in the store; open one, compare two side by side, rename or delete."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from get_core.runs.estimate import format_seconds
+from get_core.runs.store import Run
+from get_core.views.curves import loss_curves_figure
+from pages import common
+
+
+def runs_page() -> None:
+    st.title("Runs")
+    common.refresh_queue()
+    store = common.get_store()
+    runs = store.list_runs()
+    if not runs:
+        st.info("No runs yet: choose a dataset on the Data page, then start one on the Train page.")
+        st.page_link("pages/data.py", label="Go to Data", icon="📄")
+        return
+    _runs_table(any(not r.status.is_finished() for r in runs))
+    by_id = {r.run_id: r for r in runs}
+    open_tab, compare_tab, manage_tab = st.tabs(["Open", "Compare two", "Rename / delete"])
+    with open_tab:
+        chosen = _pick_run("Run", list(by_id), by_id, key="open_run")
+        if chosen is not None:
+            common.select_run(chosen)
+            common.run_panel(chosen)
+            _details(by_id[chosen])
+    with compare_tab:
+        _compare(by_id)
+    with manage_tab:
+        _manage(by_id)
+
+
+def _runs_table(active: bool) -> None:
+    @st.fragment(run_every=2.0 if active else None)
+    def table() -> None:
+        runs = common.get_store().list_runs()
+        st.dataframe(pd.DataFrame([_row(r) for r in runs]), hide_index=True, column_config={
+            "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0, format="percent"),
+            "test R²": st.column_config.NumberColumn(format="%.4f"),
+            "test RMSE": st.column_config.NumberColumn(format="%.4g")})
+        if active and all(r.status.is_finished() for r in runs):
+            st.rerun()
+
+    table()
+
+
+def _row(run: Run) -> dict:
+    config = run.params.get("config", {})
+    duration = run.duration()
+    return {"id": run.run_id, "name": run.name, "status": f"{common.STATUS_ICONS[run.status]} {run.status.value}",
+            "progress": run.progress, "dataset": run.dataset_name, "rows": run.n_rows, "depth": config.get("depth"),
+            "leaf": config.get("leaf"), "starts": config.get("n_starts"), "epochs": config.get("n_epochs"),
+            "test R²": run.test_r2, "test RMSE": run.test_rmse,
+            "duration": format_seconds(duration) if duration is not None else "",
+            "created": pd.Timestamp(run.created_at, unit="s", tz="UTC").tz_convert(None).strftime("%Y-%m-%d %H:%M")}
+
+
+def _pick_run(label: str, ids: list[int], by_id: dict[int, Run], key: str) -> int | None:
+    selected = common.selected_run_id()
+    index = ids.index(selected) if selected in ids else 0
+    return st.selectbox(label, ids, index=index, format_func=lambda i: common.run_label(by_id[i]), key=key)
+
+
+def _details(run: Run) -> None:
+    with st.expander("Parameters and artifacts"):
+        st.json(dict(run.params), expanded=False)
+        st.write("Artifacts:", ", ".join(common.get_store().list_artifacts(run.run_id)) or "none yet")
+        st.caption(f"Dataset fingerprint (SHA-256): {run.dataset_fingerprint}")
+
+
+def _compare(by_id: dict[int, Run]) -> None:
+    ids = list(by_id)
+    chosen = st.multiselect("Two runs", ids, max_selections=2, format_func=lambda i: common.run_label(by_id[i]),
+                            default=ids[:2] if len(ids) >= 2 else ids, key="compare_runs")
+    if len(chosen) != 2:
+        st.info("Choose two runs to compare.")
+        return
+    runs = [common.get_store().get_run(i) for i in chosen]
+    st.dataframe(_param_table(runs), hide_index=False)
+    for column, run in zip(st.columns(2), runs):
+        with column:
+            st.markdown(f"**#{run.run_id} {run.name}**")
+            figure = loss_curves_figure(common.get_store().list_metrics(run.run_id, phase="optimize"),
+                                        n_epochs=run.n_epochs, n_stages=run.n_stages, height=380)
+            st.plotly_chart(figure, key=f"compare-curves-{run.run_id}")
+
+
+def _param_table(runs: list[Run]) -> pd.DataFrame:
+    rows: dict[str, list] = {}
+    for i, run in enumerate(runs):
+        flat = {"status": run.status.value, "dataset": run.dataset_name, "rows": run.n_rows,
+                "model inputs": run.n_features, **{k: str(v) for k, v in run.params.get("config", {}).items()},
+                "target": run.params.get("data", {}).get("target"), "test fraction": run.params.get("test_fraction"),
+                "seed": run.params.get("seed"), "test R²": run.test_r2, "test RMSE": run.test_rmse,
+                "duration": format_seconds(run.duration() or 0)}
+        for key, value in flat.items():
+            rows.setdefault(key, [None] * len(runs))[i] = value
+    table = pd.DataFrame(rows, index=[f"#{r.run_id}" for r in runs]).T.astype(str)
+    table["same"] = table.nunique(axis=1) == 1
+    return table
+
+
+def _manage(by_id: dict[int, Run]) -> None:
+    store = common.get_store()
+    chosen = _pick_run("Run to rename or delete", list(by_id), by_id, key="manage_run")
+    if chosen is None:
+        return
+    run = by_id[chosen]
+    with st.form(f"rename-{chosen}"):
+        name = st.text_input("New name", value=run.name)
+        if st.form_submit_button("Rename"):
+            store.rename_run(chosen, name)
+            st.rerun()
+    if not run.status.is_finished():
+        st.caption(f"Run #{chosen} is {run.status.value.lower()}: cancel it before deleting it.")
+        return
+    sure = st.checkbox(f"Yes, delete run #{chosen} with its metrics and model", key=f"confirm-delete-{chosen}")
+    if st.button("Delete run", disabled=not sure, key=f"delete-{chosen}"):
+        store.delete_run(chosen)
+        if common.selected_run_id() == chosen:
+            common.select_run(None)
+        st.rerun()
+
+
+common.guarded(runs_page)()

@@ -1,0 +1,116 @@
+"""Train page: GET's parameters, a run-time estimate measured on this machine, launch, and the live run panel."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import streamlit as st
+
+from get_core import data
+from get_core.runs import estimate, launch
+from pages import common
+
+DEFAULTS = {
+    "cfg_depth": 4, "cfg_leaf": "constant", "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0, "cfg_n_alphas": 2,
+    "cfg_starts": 4, "cfg_epochs": 600, "cfg_lr": 0.01, "cfg_l1": 0.0, "cfg_polish": False,
+    "cfg_test_fraction": 0.25, "cfg_seed": 0,
+}
+# Interactive: a depth-4 tree on 10,000 rows trains in about 10 s here. Paper: the paper's budget per run.
+PRESETS = {"interactive": {"cfg_starts": 4, "cfg_epochs": 600, "cfg_n_alphas": 2},
+           "paper": {"cfg_starts": 10, "cfg_epochs": 3000, "cfg_n_alphas": 2}}
+
+
+def train_page() -> None:
+    st.title("Train")
+    common.refresh_queue()
+    ready = st.session_state.get("data_ready")
+    if ready is None:
+        st.info("Choose a dataset and its target on the Data page first.")
+        st.page_link("pages/data.py", label="Go to Data", icon="📄")
+    else:
+        _form(ready)
+    run_id = common.selected_run_id()
+    if run_id is not None:
+        st.divider()
+        common.run_panel(run_id)
+
+
+def _apply_preset(name: str) -> None:
+    for key, value in PRESETS[name].items():
+        st.session_state[key] = value
+        st.session_state.setdefault("_remembered", {})[key] = value
+
+
+def _form(ready: dict) -> None:
+    common.remember(list(DEFAULTS), DEFAULTS)
+    st.caption(f"Dataset **{ready['name']}**: {ready['n_rows']:,} rows, {ready['n_features']} model inputs, "
+               f"target '{ready['spec']['target']}'.")
+    left, right = st.columns(2)
+    left.button("Interactive budget (4 starts × 600 epochs)", on_click=_apply_preset, args=("interactive",))
+    right.button("Paper budget (10 starts × 3000 epochs)", on_click=_apply_preset, args=("paper",))
+    c1, c2, c3 = st.columns(3)
+    c1.slider("Depth", 1, 12, key="cfg_depth")
+    c1.radio("Leaves", ["constant", "linear"], key="cfg_leaf", horizontal=True,
+             help="constant: GET; linear: GET-Linear (a linear model in every leaf)")
+    c1.number_input("Starts", 1, 64, key="cfg_starts", help="independent initial trees, optimized together")
+    c2.number_input("Epochs per alpha stage", 1, 20000, step=100, key="cfg_epochs")
+    c2.number_input("Alpha stages", 1, 10, key="cfg_n_alphas", help="one sigmoid sharpness per stage, ascending")
+    c2.number_input("Alpha min", 0.1, 10000.0, key="cfg_alpha_min")
+    c2.number_input("Alpha max", 0.1, 10000.0, key="cfg_alpha_max")
+    c3.number_input("Learning rate", 1e-5, 1.0, key="cfg_lr", format="%.4f")
+    c3.number_input("L1 penalty", 0.0, 10.0, key="cfg_l1", format="%.4f")
+    polish_available = importlib.util.find_spec("get_core.polish") is not None
+    c3.checkbox("Polish subtrees", key="cfg_polish", disabled=not polish_available,
+                help=None if polish_available else "not available in this version yet")
+    c3.slider("Test fraction", 0.1, 0.5, step=0.05, key="cfg_test_fraction")
+    c3.number_input("Seed", 0, 2**31 - 1, key="cfg_seed")
+    config = _config(polish_available)
+    if config["alpha_range"][0] > config["alpha_range"][1]:
+        st.error("Alpha min is larger than alpha max: lower alpha min or raise alpha max.")
+        return
+    _estimate_panel(ready["n_rows"], ready["n_features"], config)
+    if st.button("Start training", type="primary", key="start"):
+        _submit(ready, config)
+
+
+def _config(polish_available: bool) -> dict:
+    s = st.session_state
+    return {"depth": int(s.cfg_depth), "leaf": s.cfg_leaf, "n_starts": int(s.cfg_starts),
+            "n_epochs": int(s.cfg_epochs), "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
+            "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),
+            "polish": bool(s.cfg_polish and polish_available), "device": "auto"}
+
+
+def _estimate_panel(n_rows: int, n_features: int, config: dict) -> None:
+    path = common.calibration_path()
+    waiting = estimate.cached_estimate(n_rows, n_features, config, path) is None
+
+    @st.fragment(run_every=1.0 if waiting else None)
+    def panel() -> None:
+        found = estimate.cached_estimate(n_rows, n_features, config, path)
+        if found is None:
+            estimate.start_measurement(n_rows, n_features, config, path)  # no-op while another one runs
+            st.caption("⏱️ Measuring this machine for a run-time estimate (a few seconds, once per tree shape)...")
+            return
+        store = common.get_store()
+        busy = store.count_running()
+        note = f"; {busy} run(s) are training now, so it will take longer" if busy else ""
+        st.caption(f"⏱️ Estimated run time: {found.describe()}{note}.")
+        if waiting:
+            st.rerun()
+
+    panel()
+
+
+def _submit(ready: dict, config: dict) -> None:
+    s = st.session_state
+    params = {"config": config, "data": ready["spec"], "test_fraction": float(s.cfg_test_fraction),
+              "seed": int(s.cfg_seed)}
+    name = f"{ready['name']} · depth {config['depth']} {config['leaf']}"
+    run_id = launch.submit_run(common.get_store(), params, data.to_parquet_bytes(ready["table"]), ready["name"],
+                               n_rows=ready["n_rows"], n_features=ready["n_features"], name=name)
+    common.select_run(run_id)
+    st.toast(f"Run #{run_id} started.")
+
+
+common.guarded(train_page)()
