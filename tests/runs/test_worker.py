@@ -1,0 +1,147 @@
+"""The worker and the launcher: a run's lifecycle in process and in real worker processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from get_core import data
+from get_core.runs import launch, worker
+from get_core.runs.store import RunStatus, RunStore
+from get_core.tree import ObliqueTree
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "examples" / "airfoil_self_noise.csv"
+TINY = {"depth": 2, "leaf": "constant", "n_starts": 2, "n_epochs": 20, "alpha_range": [5.0, 150.0], "n_alphas": 2,
+        "learning_rate": 0.01, "l1": 0.0, "polish": False, "device": "cpu"}
+LONG = {**TINY, "depth": 4, "n_starts": 4, "n_epochs": 200_000}  # minutes of training: only ever cancelled or killed
+
+
+def submit(store: RunStore, config: dict, rows: int = 300, dispatch: bool = False) -> int:
+    """Queue a run on the first ``rows`` rows of the airfoil example; with ``dispatch`` also start its worker."""
+    table = data.read_table(EXAMPLE.read_bytes(), EXAMPLE.name).head(rows)
+    spec = data.DataSpec(target="target", features=tuple(c for c in table.columns if c != "target"))
+    params = {"config": config, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 3}
+    run_id = store.create_run(params, data.to_parquet_bytes(table), EXAMPLE.name, n_rows=rows,
+                              n_features=len(spec.features))
+    if dispatch:
+        launch.dispatch(store)
+    return run_id
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} s")
+
+
+@pytest.fixture
+def file_store(tmp_path, monkeypatch):
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    monkeypatch.setenv(launch.MAX_RUNNING_ENV, "2")
+    store = RunStore(path, heartbeat_grace=3.0)
+    yield store
+    for run in store.list_runs([RunStatus.RUNNING]):  # never leave a worker behind
+        store.request_cancel(run.run_id)
+        if run.worker_pid:
+            try:
+                wait_for(lambda: store.get_run(run.run_id).status.is_finished(), 5)
+            except AssertionError:
+                os.kill(run.worker_pid, signal.SIGKILL)
+
+
+def test_split_rows_is_a_seeded_partition():
+    train, test = worker.split_rows(100, 0.25, seed=1)
+    assert len(test) == 25 and sorted(np.concatenate([train, test]).tolist()) == list(range(100))
+    again = worker.split_rows(100, 0.25, seed=1)
+    assert np.array_equal(again[1], test) and not np.array_equal(worker.split_rows(100, 0.25, seed=2)[1], test)
+
+
+def test_regression_scores_match_their_definitions():
+    y, pred = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0, 5.0])
+    r2, rmse = worker.regression_scores(y, pred)
+    assert r2 == pytest.approx(1 - 1 / 5) and rmse == pytest.approx(0.5)
+    assert worker.regression_scores(np.array([2.0]), np.array([1.0]))[0] is None
+
+
+def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = submit(store, TINY)
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    run = store.get_run(run_id)
+    assert run.progress == 1.0 and run.test_r2 is not None and run.test_rmse > 0 and run.error is None
+    artifacts = set(store.list_artifacts(run_id))
+    assert {"model", "split", "predictions", "encoding"} <= artifacts
+    tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
+    split, predictions = store.get_json(run_id, "split"), store.get_json(run_id, "predictions")
+    assert len(split["train"]) + len(split["test"]) == run.n_rows and split["seed"] == 3
+    table = data.from_parquet_bytes(store.get_dataset(run_id).data)
+    encoding = data.Encoding.from_dict(store.get_json(run_id, "encoding"))
+    X_test = encoding.transform(table.iloc[split["test"]])
+    np.testing.assert_allclose(tree.predict(X_test), predictions["y_pred"])
+    metrics = store.list_metrics(run_id)
+    assert {m.start for m in metrics} == {0, 1} and {m.stage for m in metrics} == {0, 1}
+    if "baselines" in artifacts:  # issue 5's comparison data, when get_core.compare provides it
+        assert set(store.get_json(run_id, "baselines")["models"]) == {"cart", "random_forest"}
+
+
+def test_a_run_with_bad_data_fails_with_the_data_message(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = submit(store, TINY, rows=10)  # fewer rows than data.MIN_ROWS
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FAILED
+    run = store.get_run(run_id)
+    assert "at least 20" in run.error and "traceback" in store.list_artifacts(run_id)
+
+
+def test_cancel_stops_a_worker_within_two_seconds_and_keeps_its_best_tree(file_store):
+    run_id = submit(file_store, LONG, dispatch=True)
+    wait_for(lambda: len(file_store.list_metrics(run_id)) > 8, 90)  # training is under way
+    asked = time.monotonic()
+    launch.cancel_run(file_store, run_id)
+    run = wait_for(lambda: (r := file_store.get_run(run_id)).status.is_finished() and r, 10, interval=0.02)
+    assert time.monotonic() - asked < 2.0
+    assert run.status is RunStatus.CANCELLED and "kept" in run.error
+    ObliqueTree.from_dict(file_store.get_json(run_id, "model"))  # the best tree so far was handed back and kept
+    assert run.test_r2 is not None and run.progress < 0.5
+
+
+def test_a_worker_killed_with_sigkill_is_marked_failed_with_a_reason(file_store):
+    run_id = submit(file_store, LONG, dispatch=True)
+    run = wait_for(lambda: (r := file_store.get_run(run_id)).worker_pid and r.progress > 0 and r, 90)
+    os.kill(run.worker_pid, signal.SIGKILL)
+    wait_for(lambda: launch.dispatch(file_store) is not None and file_store.get_run(run_id).status.is_finished(),
+             file_store.heartbeat_grace + 10, interval=0.2)
+    run = file_store.get_run(run_id)
+    assert run.status is RunStatus.FAILED
+    assert "heartbeat" in run.error and "killed" in run.error
+
+
+def test_a_claimed_run_whose_worker_never_beats_expires(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite", heartbeat_grace=0.2)
+    run_id = submit(store, TINY)
+    store.claim_next_run(1)  # as the launcher does, but no worker is started
+    time.sleep(0.4)
+    assert store.fail_stale_runs() == [run_id]
+    assert store.get_run(run_id).status is RunStatus.FAILED
+
+
+def test_the_queue_runs_one_at_a_time_and_starts_the_next_when_a_slot_frees(file_store, monkeypatch):
+    monkeypatch.setenv(launch.MAX_RUNNING_ENV, "1")
+    first = submit(file_store, LONG, dispatch=True)
+    second = submit(file_store, TINY, dispatch=True)
+    wait_for(lambda: file_store.get_run(first).progress > 0, 90)
+    assert file_store.get_run(second).status is RunStatus.QUEUED
+    launch.cancel_run(file_store, first)
+    # the first worker, on its way out, starts the second; nobody else calls dispatch
+    wait_for(lambda: file_store.get_run(second).status is not RunStatus.QUEUED, 15)
+    assert wait_for(lambda: file_store.get_run(second).status.is_finished(), 120)
+    assert file_store.get_run(second).status is RunStatus.FINISHED
