@@ -1,0 +1,254 @@
+"""Reading, typing, encoding and validating user tables: every refusal names the column or row."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from get_core import data
+from get_core.data import ColumnKind, DataError, DataSpec
+
+
+def csv_bytes(df: pd.DataFrame, sep: str = ",") -> bytes:
+    return df.to_csv(index=False, sep=sep).encode()
+
+
+@pytest.fixture
+def table() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 40
+    return pd.DataFrame({
+        "temp": rng.normal(20, 5, n).round(3),
+        "colour": rng.choice(["red", "green", "blue"], n),
+        "count": rng.integers(0, 5, n),
+        "y": rng.normal(size=n).round(4),
+    })
+
+
+def spec(table: pd.DataFrame, target: str = "y", **kwargs) -> DataSpec:
+    return DataSpec(target=target, features=tuple(c for c in table.columns if c != target), **kwargs)
+
+
+# ------------------------------------------------------------------------------------------ reading files
+@pytest.mark.parametrize("sep", [",", ";", "\t", "|"])
+def test_the_delimiter_is_detected(table, sep):
+    df = data.read_table(csv_bytes(table, sep), "t.csv")
+    assert list(df.columns) == list(table.columns) and len(df) == len(table)
+
+
+def test_a_wrong_delimiter_names_the_right_one(table):
+    with pytest.raises(DataError, match="semicolon"):
+        data.read_table(csv_bytes(table, ";"), "t.csv", delimiter=",")
+
+
+def test_a_file_that_is_one_column_is_refused():
+    content = "just_one\n" + "\n".join(str(i) for i in range(30))
+    with pytest.raises(DataError, match="Only one column \\('just_one'\\)"):
+        data.read_table(content.encode(), "one.csv")
+
+
+@pytest.mark.parametrize("content", [b"", b"   \n\n"])
+def test_an_empty_file_is_refused(content):
+    with pytest.raises(DataError, match="is empty"):
+        data.read_table(content, "empty.csv")
+
+
+def test_a_header_without_rows_is_refused():
+    with pytest.raises(DataError, match="no data rows"):
+        data.read_table(b"a,b,c\n", "header.csv")
+
+
+def test_a_single_row_is_refused_with_the_minimum():
+    with pytest.raises(DataError, match=f"only 1 data row; GET needs at least {data.MIN_ROWS}"):
+        data.read_table(b"a,b\n1,2\n", "one_row.csv")
+
+
+def test_duplicate_column_names_are_named_with_their_positions(table):
+    content = b"a,b,a\n" + b"\n".join(b"1,2,3" for _ in range(30))
+    with pytest.raises(DataError, match="'a' appears twice.*columns 1 and 3"):
+        data.read_table(content, "dup.csv")
+
+
+def test_a_ragged_line_names_its_row():
+    lines = ["a,b,c"] + ["1,2,3"] * 25
+    lines[8] = "1,2,3,4"
+    with pytest.raises(DataError, match="Row 8 \\(line 9.*4 fields.*3"):
+        data.read_table("\n".join(lines).encode(), "ragged.csv")
+
+
+def test_parquet_and_excel_read_like_csv(table):
+    parquet = data.read_table(data.to_parquet_bytes(table), "t.parquet")
+    buffer = io.BytesIO()
+    table.to_excel(buffer, index=False)
+    excel = data.read_table(buffer.getvalue(), "t.xlsx")
+    for df in (parquet, excel):
+        pd.testing.assert_frame_equal(df.reset_index(drop=True), table, check_dtype=False)
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("model.pkl", b"\x80\x04K\x01.", "unsupported type '.pkl'"),
+    ("old.xls", b"\xd0\xcf\x11\xe0", "save it as .xlsx"),
+    ("bad.parquet", b"not parquet at all", "not a readable Parquet"),
+    ("bad.xlsx", b"not a zip", "not a readable Excel"),
+])
+def test_unreadable_or_unsupported_files_are_refused(name, content, message):
+    with pytest.raises(DataError, match=message):
+        data.read_table(content, name)
+
+
+def test_the_row_and_column_limits_are_enforced(monkeypatch, table):
+    monkeypatch.setattr(data, "MAX_ROWS", 30)
+    with pytest.raises(DataError, match="more than 30 rows"):
+        data.read_table(csv_bytes(table), "big.csv")
+    monkeypatch.setattr(data, "MAX_COLUMNS", 3)
+    with pytest.raises(DataError, match="4 columns; the limit is 3"):
+        data.read_table(csv_bytes(table.head(25)), "wide.csv")
+
+
+def test_question_marks_are_missing_values(table):
+    content = csv_bytes(table).replace(b"red", b"?", 1)
+    df = data.read_table(content, "q.csv")
+    assert df["colour"].isna().sum() == 1
+
+
+# ------------------------------------------------------------------------------------------ typing
+def test_column_kinds():
+    n = 40
+    df = pd.DataFrame({
+        "num": np.arange(n, dtype=float), "flag": [True, False] * 20, "cat": ["a", "b"] * 20,
+        "text": [f"comment number {i}" for i in range(n)], "when": [f"2024-01-{1 + i % 28:02d}" for i in range(n)],
+        "mixed": [str(i) for i in range(n - 1)] + ["oops"], "empty": [np.nan] * n,
+        "numstr": [str(i) for i in range(n)],
+    })
+    kinds = {info.name: info.kind for info in data.describe_columns(df)}
+    assert kinds == {"num": ColumnKind.NUMERIC, "flag": ColumnKind.NUMERIC, "cat": ColumnKind.CATEGORICAL,
+                     "text": ColumnKind.TEXT, "when": ColumnKind.DATETIME, "mixed": ColumnKind.MIXED,
+                     "empty": ColumnKind.EMPTY, "numstr": ColumnKind.NUMERIC}
+
+
+def test_describe_reports_missing_counts_and_ranges(table):
+    table.loc[[2, 5], "temp"] = np.nan
+    info = {i.name: i for i in data.describe_columns(table)}["temp"]
+    assert info.n_missing == 2 and info.minimum == table["temp"].min() and info.maximum == table["temp"].max()
+
+
+def test_the_default_target_is_the_column_named_target_else_the_last_numeric(table):
+    assert data.default_target(data.describe_columns(table)) == "y"
+    assert data.default_target(data.describe_columns(table.rename(columns={"temp": "target"}))) == "target"
+
+
+# ------------------------------------------------------------------------------------------ encoding
+def test_categorical_columns_are_one_hot_encoded_and_shown_by_name(table):
+    prepared = data.prepare(table, spec(table))
+    assert prepared.feature_names == ["temp", "colour=blue", "colour=green", "colour=red", "count"]
+    one_hot = prepared.X[:, 1:4]
+    assert np.all(one_hot.sum(axis=1) == 1)
+    assert np.array_equal(one_hot[:, 2] == 1, (table["colour"] == "red").to_numpy())
+    np.testing.assert_array_equal(prepared.y, table["y"].to_numpy())
+
+
+def test_numeric_codes_can_be_one_hot_encoded_on_request(table):
+    prepared = data.prepare(table, spec(table, categorical=("count",)))
+    assert [n for n in prepared.feature_names if n.startswith("count=")] == [f"count={i}" for i in range(5)]
+
+
+def test_the_encoding_transforms_new_rows_like_the_training_rows(table):
+    prepared = data.prepare(table, spec(table))
+    encoding = data.Encoding.from_dict(prepared.encoding.to_dict())
+    np.testing.assert_array_equal(encoding.transform(table), prepared.X)
+    unseen = table.head(2).assign(colour=["purple", "red"])
+    assert encoding.transform(unseen)[0, 1:4].tolist() == [0, 0, 0]
+
+
+def test_missing_features_are_dropped_with_counts(table):
+    table.loc[[3, 7], "temp"] = np.nan
+    table.loc[7, "colour"] = np.nan
+    table.loc[11, "y"] = np.nan
+    prepared = data.prepare(table, spec(table, missing="drop"))
+    assert (prepared.n_target_missing, prepared.n_dropped, len(prepared.y)) == (1, 2, 37)
+    assert 3 not in prepared.row_ids and 11 not in prepared.row_ids
+
+
+def test_missing_features_are_imputed_with_median_and_most_frequent_value(table):
+    table.loc[[3, 7], "temp"] = np.nan
+    table.loc[[4], "colour"] = np.nan
+    table.loc[11, "y"] = np.nan  # a missing target is never imputed
+    prepared = data.prepare(table, spec(table, missing="impute"))
+    assert (prepared.n_target_missing, prepared.n_dropped, len(prepared.y)) == (1, 0, 39)
+    assert prepared.imputed == {"temp": 2, "colour": 1}
+    median = table.drop(index=11)["temp"].median()
+    row = list(prepared.row_ids).index(3)
+    assert prepared.X[row, 0] == pytest.approx(median)
+    assert prepared.encoding.impute["colour"] == table.drop(index=11)["colour"].mode()[0]
+
+
+def test_a_non_numeric_target_is_refused(table):
+    with pytest.raises(DataError, match="Target 'colour' is not numeric.*choose a numeric target") as error:
+        data.prepare(table, spec(table, target="colour"))
+    assert error.value.column == "colour"
+
+
+def test_a_target_with_a_stray_word_names_its_row(table):
+    table["y"] = table["y"].astype(object)
+    table.loc[6, "y"] = "n.a."
+    with pytest.raises(DataError, match="Target 'y'.*row 7 has 'n.a.'"):
+        data.prepare(table, spec(table))
+
+
+def test_a_constant_target_is_refused(table):
+    table["y"] = 2.5
+    with pytest.raises(DataError, match="same value \\(2.5\\) in every usable row"):
+        data.prepare(table, spec(table))
+
+
+def test_an_all_missing_column_is_refused_by_name(table):
+    table["blank"] = np.nan
+    with pytest.raises(DataError, match="'blank' \\(empty\\) cannot be used as feature") as error:
+        data.prepare(table, spec(table))
+    assert error.value.column == "blank"
+
+
+def test_text_and_datetime_columns_are_refused_by_name(table):
+    table["note"] = [f"free text {i}" for i in range(len(table))]
+    table["day"] = pd.date_range("2024-01-01", periods=len(table)).astype(str)
+    with pytest.raises(DataError, match="'note' \\(text\\), 'day' \\(datetime\\) cannot be used as features"):
+        data.prepare(table, spec(table))
+
+
+def test_an_infinite_value_names_its_row(table):
+    table.loc[4, "temp"] = np.inf
+    with pytest.raises(DataError, match="'temp' is infinite in row 5"):
+        data.prepare(table, spec(table))
+
+
+def test_too_few_rows_after_dropping_says_how_to_keep_them(table):
+    table.loc[: len(table) - 10, "temp"] = np.nan
+    table.loc[0, "temp"] = np.nan
+    with pytest.raises(DataError, match="Only 9 usable rows.*choose 'impute'"):
+        data.prepare(table, spec(table))
+
+
+@pytest.mark.parametrize("bad, message", [
+    (DataSpec("y", ()), "No feature columns"),
+    (DataSpec("y", ("temp", "y")), "target and cannot also be a feature"),
+    (DataSpec("nope", ("temp",)), "'nope' is not in the table"),
+    (DataSpec("y", ("temp",), missing="guess"), "Missing values policy"),
+])
+def test_invalid_choices_are_refused(table, bad, message):
+    with pytest.raises(DataError, match=message):
+        data.prepare(table, bad)
+
+
+def test_too_many_categories_are_refused(table, monkeypatch):
+    monkeypatch.setattr(data, "MAX_CATEGORIES", 2)
+    with pytest.raises(DataError, match="'colour'"):
+        data.prepare(table, spec(table))
+
+
+def test_parquet_bytes_round_trip_and_fingerprint_is_sha256(table):
+    blob = data.to_parquet_bytes(table)
+    pd.testing.assert_frame_equal(data.from_parquet_bytes(blob), table, check_dtype=False)
+    assert len(data.fingerprint(blob)) == 64 and data.fingerprint(blob) == data.fingerprint(bytes(blob))
