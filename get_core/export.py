@@ -304,7 +304,7 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ddd; 
 table { border-collapse: collapse; margin: .5em 0; } td, th { border: 1px solid #ddd; padding: .25em .6em; }
 th { background: #f4f4f4; text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 pre { background: #f8f8f8; border: 1px solid #e4e4e4; padding: .8em; overflow: auto; font-size: .85em; }
-.diagram { overflow: auto; border: 1px solid #e4e4e4; padding: .5em; } .note { color: #666; font-size: .9em; }
+.diagram { overflow: auto; border: 1px solid #e4e4e4; padding: .5em; } .diagram svg { max-width: 100%; height: auto; } .note { color: #666; font-size: .9em; }
 """
 
 

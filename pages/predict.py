@@ -1,7 +1,127 @@
-"""Predict page (placeholder): the next issue fills it with predictions from a run's model."""
+"""Predict page: score uploaded rows or one typed row, and show each row's decision path with margins and the
+largest contributions; download the scored rows as CSV. Works with a run's model or a model JSON file."""
 
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("Predict")
-st.info("Coming next: predictions of a finished run's tree for rows you type or upload, with the path each row "
-        "takes through the tree.")
+from get_core import data
+from get_core.tree import ObliqueTree
+from get_core.views import explain
+from pages import common, results_ui
+
+MAX_SHOWN = 1000  # rows displayed; the CSV download holds all of them
+
+
+def predict_page() -> None:
+    st.title("Predict")
+    source = results_ui.choose_model()
+    if source is None:
+        return
+    tree = source.tree
+    encoding = source.results.encoding if source.results is not None else None
+    target = source.results.target if source.results is not None else None
+    columns = list(encoding.columns) if encoding is not None else list(tree.feature_names)
+    st.caption(f"The rows need the model's {len(columns)} input columns: "
+               + ", ".join(f"'{c}'" for c in columns[:12]) + (" ..." if len(columns) > 12 else "")
+               + (f" (a '{target}' column may be present; it is ignored)." if target else "."))
+    upload_tab, form_tab = st.tabs(["Upload rows", "Type one row"])
+    with upload_tab:
+        _upload(tree, encoding, target)
+    with form_tab:
+        _one_row(tree, encoding, target)
+
+
+def _upload(tree: ObliqueTree, encoding, target: str | None) -> None:
+    upload = st.file_uploader("Rows to score (CSV, Parquet or Excel)", key="predict_file",
+                              type=["csv", "tsv", "txt", "parquet", "pq", "xlsx", "xlsm"])
+    if upload is None:
+        return
+    try:
+        table = data.read_table(upload.getvalue(), upload.name)
+        X = explain.rows_to_X(tree, table, encoding, target)
+    except (data.DataError, explain.ColumnMismatch) as exc:
+        st.error(f"{upload.name}: {exc}")
+        return
+    scored = _scored(tree, table, X)
+    st.success(f"Scored {len(scored):,} rows.")
+    st.dataframe(scored.head(MAX_SHOWN), hide_index=True)
+    if len(scored) > MAX_SHOWN:
+        st.caption(f"Showing the first {MAX_SHOWN:,} rows; the CSV has all {len(scored):,}.")
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", upload.name.rsplit(".", 1)[0]) or "rows"
+    st.download_button("Download predictions (CSV)", scored.to_csv(index=False).encode("utf-8"),
+                       f"{stem}_predictions.csv", "text/csv", key="dl_predictions")
+    row = st.number_input("Explain row", 1, len(scored), 1, step=1, key="explain_row",
+                          help="Row number in the uploaded file (1 = first data row)")
+    _explanation(tree, X[int(row) - 1])
+
+
+def _one_row(tree: ObliqueTree, encoding, target: str | None) -> None:
+    with st.form("one_row"):
+        values = {}
+        if encoding is not None:
+            for i, column in enumerate(encoding.columns):
+                if column in encoding.categories:
+                    values[column] = st.selectbox(_md(column), encoding.categories[column], key=f"one_row_{i}")
+                else:
+                    values[column] = st.number_input(_md(column), value=_middle(tree, column), format="%g",
+                                                     key=f"one_row_{i}")
+        else:
+            for j, name in enumerate(tree.feature_names):
+                values[name] = st.number_input(_md(name), value=_middle(tree, name), format="%g", key=f"one_row_{j}")
+        submitted = st.form_submit_button("Predict")
+    if not submitted and "one_row_done" not in st.session_state:
+        st.caption("Values start at the middle of each feature's training range.")
+        return
+    st.session_state["one_row_done"] = True
+    table = pd.DataFrame([values])
+    try:
+        X = explain.rows_to_X(tree, table, encoding, target)
+    except explain.ColumnMismatch as exc:
+        st.error(str(exc))
+        return
+    _explanation(tree, X[0])
+
+
+def _scored(tree: ObliqueTree, table: pd.DataFrame, X: np.ndarray) -> pd.DataFrame:
+    out = explain.explain_rows(tree, X)
+    taken = {str(c) for c in table.columns}
+    out = out.rename(columns={c: f"get_{c}" for c in out.columns if c in taken})
+    return pd.concat([table.reset_index(drop=True), out], axis=1)
+
+
+def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:
+    result = explain.explain_row(tree, x)
+    cols = st.columns(3)
+    cols[0].metric("Prediction", f"{result['prediction']:.6g}")
+    cols[1].metric("Leaf", result["leaf"])
+    cols[2].metric("Path", " \u2192 ".join(map(str, result["path"])))
+    steps = pd.DataFrame([{
+        "node": s["node"], "goes": s["direction"], "condition it meets": s["rule"],
+        "margin (a\u00b7x \u2212 b)": s["margin"], "weighted sum": s["lhs"], "threshold": s["threshold"],
+        "largest contributions": "; ".join(f"{c['feature']}: {c['weight']:.4g} \u00d7 {c['value']:.4g} = "
+                                          f"{c['term']:.4g}" for c in s["contributions"]),
+    } for s in result["steps"]])
+    st.dataframe(steps, hide_index=True)
+    st.caption("At each node the row goes left when the margin is \u2264 0; the contributions are the largest "
+               "terms weight \u00d7 value of that node's weighted sum.")
+    st.code(f"leaf {result['leaf']}: y = {result['leaf_model']}", language=None)
+
+
+def _middle(tree: ObliqueTree, name: str) -> float:
+    if name not in tree.feature_names:
+        return 0.0
+    j = tree.feature_names.index(name)
+    return float(tree.x_min[j] + tree.x_scale[j] / 2)
+
+
+def _md(text: str) -> str:
+    """A widget label showing ``text`` literally (Streamlit labels are Markdown)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text)) or " "
+
+
+common.guarded(predict_page)()

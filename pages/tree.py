@@ -1,7 +1,263 @@
-"""Tree page (placeholder): the next issue fills it with the tree explorer."""
+"""Tree page: the clickable diagram, the selected node's panel, the teaching view and the exports.
 
+The selected node lives in the URL (``?node=``), with the expanded subtrees (``?expand=``), so a reload keeps both.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("Tree")
-st.info("Coming next: the fitted oblique tree of a run as an interactive diagram, its splits and leaves in the "
-        "data's own units, and exports (rules, Python, C, DOT, HTML report).")
+from get_core import compare, export
+from get_core.tree import ObliqueTree
+from get_core.views import diagram, labels, node, teaching
+from pages import common, diagram_widget, results_ui
+from pages.results_ui import ModelSource
+
+MAX_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
+FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
+
+
+def tree_page() -> None:
+    st.title("Tree")
+    source = results_ui.choose_model()
+    if source is None:
+        return
+    tree = source.tree
+    selected = _selected_node(tree)
+    options = _diagram_options(tree, selected)
+    _diagram(tree, options, selected)
+    st.divider()
+    _node_panel(source, selected)
+    st.divider()
+    _exports(source, options)
+
+
+# ---------------------------------------------------------------------------------------------- selection
+def _selected_node(tree: ObliqueTree) -> int:
+    try:
+        chosen = int(st.query_params.get("node", 1))
+    except (TypeError, ValueError):
+        chosen = 1
+    return chosen if 1 <= chosen <= tree.n_nodes else 1
+
+
+def _select(chosen: int) -> None:
+    st.query_params["node"] = str(chosen)
+    st.session_state["node_pick"] = chosen
+
+
+def _expanded() -> frozenset[int]:
+    raw = st.query_params.get("expand", "")
+    return frozenset(int(v) for v in raw.split(",") if v.strip().isdigit())
+
+
+def _set_expanded(nodes: set[int] | frozenset[int]) -> None:
+    if nodes:
+        st.query_params["expand"] = ",".join(str(n) for n in sorted(nodes))
+    else:
+        st.query_params.pop("expand", None)
+
+
+def _diagram_options(tree: ObliqueTree, selected: int) -> diagram.DiagramOptions:
+    top = min(tree.depth + 1, MAX_LEVELS)
+    cols = st.columns([3, 2, 2, 2])
+    levels = cols[0].slider("Levels shown", 1, top, min(4, top), key="tree_levels",
+                            help="Deeper parts of the tree open with 'Expand below the selected node'.")
+    fit = cols[1].toggle("Fit to width", value=False, key="tree_fit")
+    st.session_state["_tree_fit"] = fit
+    expanded = _expanded()
+    if cols[2].button("Expand below the selected node", disabled=tree.is_leaf(selected), key="tree_expand"):
+        expanded = expanded | {selected}
+        _set_expanded(expanded)
+    if cols[3].button("Collapse all", disabled=not expanded, key="tree_collapse"):
+        expanded = frozenset()
+        _set_expanded(expanded)
+    return diagram.reveal(tree, diagram.DiagramOptions(levels=levels, expanded=expanded), selected)
+
+
+# ---------------------------------------------------------------------------------------------- diagram
+@st.cache_data(max_entries=32, show_spinner=False)
+def _svg(dot: str) -> str:
+    return diagram.render_svg(dot)
+
+
+def _diagram(tree: ObliqueTree, options: diagram.DiagramOptions, selected: int) -> None:
+    dot = diagram.to_dot(tree, options)
+    try:
+        svg = _svg(dot)
+    except diagram.GraphvizError as exc:
+        st.warning(f"{exc} Showing a diagram without clicks; pick nodes with the box below.")
+        st.graphviz_chart(dot)
+    else:
+        diagram_widget.tree_diagram(svg, selected, key="tree_diagram", on_click=_select,
+                                    fit=st.session_state.get("_tree_fit", False))
+    if st.session_state.get("node_pick") != selected:
+        st.session_state["node_pick"] = selected
+    cols = st.columns([2, 5])
+    cols[0].number_input("Selected node", 1, tree.n_nodes, step=1, key="node_pick",
+                         on_change=lambda: st.query_params.__setitem__("node", str(st.session_state["node_pick"])),
+                         help="Click a node in the diagram, or type its number (root 1; children of t: 2t, 2t+1).")
+    cols[1].caption("Click a node to select it. Left branch (\u2264) when the weighted sum is at most the "
+                    "threshold; leaves are coloured from low (blue) to high (orange) predictions. Hover for every "
+                    "term of a split.")
+    downloads = st.columns(3)
+    downloads[0].download_button("DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
+    downloads[1].download_button("SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
+                                 "image/svg+xml", key="dl_svg_view")
+    downloads[2].download_button("DOT (whole tree)", lambda: export.dot_source(tree), "tree.dot",
+                                 "text/vnd.graphviz", key="dl_dot_full")
+
+
+# ---------------------------------------------------------------------------------------------- node panel
+def _node_panel(source: ModelSource, selected: int) -> None:
+    tree, results = source.tree, source.results
+    kind = labels.node_kind(tree, selected)
+    st.subheader(f"Node {selected} ({kind}, level {labels.path_to(selected).__len__() - 1})")
+    rules = labels.path_rules(tree, selected, digits=4, max_terms=4)
+    if rules:
+        st.caption("Path from the root (every condition holds for the rows that reach this node):")
+        st.code("\n".join(f"{i + 1}. {rule}" for i, rule in enumerate(rules)), language=None)
+    if kind == "branch":
+        st.markdown("**Split** (left when it holds):")
+        st.code(labels.split_text(tree, selected, digits=4, max_terms=None), language=None)
+    else:
+        st.markdown("**Leaf model**:")
+        st.code("y = " + labels.leaf_text(tree, selected, digits=4, max_terms=None), language=None)
+    has_data = results is not None and results.has_data
+    _node_metrics(tree, selected, results if has_data else None)
+    tabs = st.tabs(["Weights", "Projection" if kind == "branch" else "Observed vs fitted", "Random forest",
+                    "Teaching"])
+    x_std = node.feature_std(results.X_train) if has_data else None
+    with tabs[0]:
+        _weights_tab(tree, selected, x_std)
+    with tabs[1]:
+        if not has_data:
+            st.info("This needs the run's rows; a model file alone has none.")
+        elif kind == "branch":
+            st.plotly_chart(node.projection_figure(tree, selected, results.X_train, results.y_train, results.X_test,
+                                                   results.y_test, results.target), key="projection")
+        else:
+            st.plotly_chart(node.leaf_fit_figure(tree, selected, results.X_train, results.y_train, results.X_test,
+                                                 results.y_test, results.target), key="leaf_fit")
+    with tabs[2]:
+        _forest_tab(tree, selected, results, x_std)
+    with tabs[3]:
+        _teaching_tab(tree, selected, results)
+
+
+def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
+    if results is None:
+        st.metric("Training rows (from the model)", f"{int(tree.n_samples[selected - 1]):,}")
+        return
+    stats = node.node_stats(tree, selected, results.X_train, results.y_train, results.X_test, results.y_test)
+    cols = st.columns(5)
+    cols[0].metric("Train rows", f"{stats['n_train']:,}")
+    cols[1].metric("Test rows", f"{stats['n_test']:,}")
+    cols[2].metric(f"Mean {results.target}", _num(stats["mean_train"]),
+                   help="Mean of the target over the training rows at this node")
+    cols[3].metric("Spread (SD)", _num(stats["std_train"]),
+                   help="Standard deviation of the target at this node: the error of predicting its mean")
+    cols[4].metric("Tree RMSE train / test", f"{_num(stats['rmse_train'])} / {_num(stats['rmse_test'])}",
+                   help="Error of the tree's own predictions on the rows that reach this node")
+    if stats["kind"] == "branch" and stats["n_train"]:
+        st.caption(f"Of its training rows, {stats['n_left_train']:,} go left and {stats['n_right_train']:,} go "
+                   f"right (test: {stats['n_left_test']:,} / {stats['n_right_test']:,}).")
+
+
+def _weights_tab(tree: ObliqueTree, selected: int, x_std) -> None:
+    if tree.is_leaf(selected) and tree.leaf_type == "constant":
+        h, _ = tree.leaf_in_original_units(selected)
+        st.metric("Prediction", _num(h))
+        return
+    units = ["original", "range"] + (["standardized"] if x_std is not None else [])
+    chosen = st.radio("Units", units, horizontal=True, key="weight_units",
+                      format_func={"original": "original units", "range": "per training range",
+                                   "standardized": "per standard deviation"}.get)
+    st.plotly_chart(node.weights_figure(tree, selected, chosen, x_std), key="weights")
+    with st.expander("All weights as a table"):
+        st.dataframe(node.weight_table(tree, selected, x_std), hide_index=True)
+
+
+def _forest_tab(tree: ObliqueTree, selected: int, results, x_std) -> None:
+    baselines = results.baselines if results is not None else None
+    if not baselines:
+        reason = results.baselines_error if results is not None else None
+        st.info(f"No random forest for this model{': ' + reason if reason else ''}.")
+        return
+    forest = baselines["models"]["random_forest"]
+    rows = []
+    if results.has_data:
+        rows.append({"rows": "test", **compare.node_forest_comparison(tree, selected, results.X_test, results.y_test,
+                                                                      forest["test_predictions"])})
+        oob = baselines.get("forest", {}).get("oob_train_predictions")
+        if oob is not None and len(oob) == len(results.y_train):
+            rows.append({"rows": "train (forest: out-of-bag)", **compare.node_forest_comparison(
+                tree, selected, results.X_train, results.y_train, oob)})
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+    importances = baselines.get("forest", {}).get("feature_importances")
+    if importances and len(importances) == tree.n_features:
+        st.plotly_chart(node.forest_importance_figure(tree, selected, importances, x_std), key="forest_importance")
+
+
+def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
+    alphas = results.alphas if results is not None else teaching.alpha_schedule(5.0, 150.0, 2)
+    st.caption("GET trains with soft splits (a scaled sigmoid) and raises alpha until they act like the hard splits "
+               "of the tree it returns.")
+    st.plotly_chart(teaching.sigmoid_figure(alphas), key="sigmoid")
+    if tree.is_leaf(selected) or results is None or not results.has_data:
+        st.info("Select a branch node of a run to see its rows' soft routing harden.")
+        return
+    shown = sorted(set([1.0] + alphas))
+    st.plotly_chart(teaching.soft_routing_figure(tree, selected, results.X_train, shown), key="soft_routing")
+
+
+# ---------------------------------------------------------------------------------------------- exports
+def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
+    tree, results = source.tree, source.results
+    st.subheader("Export")
+    stem = f"get_run{results.run.run_id}" if results is not None else "get_model"
+    cols = st.columns(5)
+    cols[0].download_button("Model JSON", lambda: export.model_json(tree, indent=1), f"{stem}.json",
+                            "application/json", key="dl_json", help="Loads back into GET Explorer and get_core")
+    cols[1].download_button("Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
+                            key="dl_rules")
+    cols[2].download_button("Python code", lambda: export.python_source(tree), f"{stem}.py", "text/x-python",
+                            key="dl_py", help="Standalone, no dependencies; equals predict")
+    cols[3].download_button("C code", lambda: export.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
+                            help="Standalone C99; equals predict (compile with -ffp-contract=off)")
+    cols[4].download_button("HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
+                            key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")
+    if tree.depth <= FULL_SVG_MAX_DEPTH:
+        st.download_button("SVG (whole tree)", lambda: export.svg_source(tree), f"{stem}.svg", "image/svg+xml",
+                           key="dl_svg_full")
+
+
+def _report(source: ModelSource) -> str:
+    tree, results = source.tree, source.results
+    if results is None:
+        return export.html_report(tree, title=f"GET oblique tree ({source.label})")
+    run = results.run
+    metrics = {"Test R\u00b2": run.test_r2, "Test RMSE": run.test_rmse}
+    baselines = dict(results.baselines) if results.baselines else None
+    if baselines is not None and results.has_data:
+        baselines["get"] = compare.evaluate_tree(tree, results.X_test, results.y_test, n_repeats=3)
+    params = dict(run.params)
+    data_info = {"Dataset": run.dataset_name, "Fingerprint (SHA-256)": run.dataset_fingerprint,
+                 "Rows": run.n_rows, "Target": results.target,
+                 "Train / test rows": (f"{len(results.y_train):,} / {len(results.y_test):,}" if results.has_data
+                                       else None)}
+    return export.html_report(tree, title=f"GET oblique tree: run {run.run_id} ({run.name})", metrics=metrics,
+                              baselines=baselines, data_info=data_info,
+                              params={k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in params.items()})
+
+
+def _num(value) -> str:
+    return "\u2013" if value is None or (isinstance(value, float) and not np.isfinite(value)) else f"{value:.4g}"
+
+
+common.guarded(tree_page)()

@@ -18,7 +18,7 @@ import json
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +74,25 @@ def visible_nodes(tree: ObliqueTree, options: DiagramOptions = DiagramOptions())
             nxt += [(2 * node, budget - 1), (2 * node + 1, budget - 1)]
         frontier = nxt
     return shown
+
+
+def reveal(tree: ObliqueTree, options: DiagramOptions, node: int) -> DiagramOptions:
+    """``options`` with the ancestors of ``node`` expanded as needed so that ``node`` is drawn (the view root moves
+    to 1 if ``node`` is outside its subtree). Nodes under an empty node stay hidden when empty subtrees are pruned."""
+    _check_node(tree, node)
+    path = labels.path_to(node)
+    if options.root not in path:
+        options = replace(options, root=1)
+    expanded = set(options.expanded)
+    while True:
+        shown = set(visible_nodes(tree, replace(options, expanded=frozenset(expanded))))
+        if node in shown:
+            break
+        deepest = max(a for a in path if a in shown)
+        if deepest in expanded:  # cannot open further (an empty subtree)
+            break
+        expanded.add(deepest)
+    return replace(options, expanded=frozenset(expanded))
 
 
 def hidden_count(tree: ObliqueTree, node: int, shown: set[int] | frozenset[int]) -> int:

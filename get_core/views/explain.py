@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from get_core.data import DataError, Encoding
 from get_core.tree import ObliqueTree
 from get_core.views import labels
 
@@ -55,6 +56,31 @@ def align_columns(tree: ObliqueTree, table: pd.DataFrame, ignore: Sequence[str] 
     if not np.all(np.isfinite(X)):
         j = int(np.flatnonzero(~np.isfinite(X).all(axis=0))[0])
         raise ColumnMismatch(f"Column {tree.feature_names[j]!r} holds an infinite value.")
+    return X
+
+
+def rows_to_X(tree: ObliqueTree, table: pd.DataFrame, encoding: Encoding | None = None,
+              target: str | None = None) -> np.ndarray:
+    """Model inputs for uploaded rows. With the run's ``encoding`` the table holds the raw columns the user chose
+    on the Data page (categorical ones are one-hot encoded again); without it, the model's own feature columns.
+    The target column may be present and is ignored. Raises ColumnMismatch with a message naming the columns."""
+    ignore = [c for c in (target, encoding.target if encoding else None) if c]
+    if encoding is None:
+        return align_columns(tree, table, ignore=ignore)
+    columns = [str(c) for c in table.columns]
+    missing = [c for c in encoding.columns if c not in columns]
+    extra = [c for c in columns if c not in encoding.columns and c not in ignore]
+    problems = ([f"missing columns: {_names(missing)}"] if missing else []) + (
+        [f"unexpected columns: {_names(extra)} (remove them)"] if extra else [])
+    if problems:
+        raise ColumnMismatch(f"The rows do not match the {len(encoding.columns)} columns the model was trained on ("
+                             f"{_names(encoding.columns)}): " + "; ".join(problems) + ".")
+    try:
+        X = encoding.transform(table.set_axis(columns, axis=1).set_axis(np.arange(1, len(table) + 1), axis=0))
+    except DataError as exc:
+        raise ColumnMismatch(str(exc)) from None
+    if X.shape[1] != tree.n_features:
+        raise ColumnMismatch(f"The encoded rows have {X.shape[1]} inputs but the model expects {tree.n_features}.")
     return X
 
 

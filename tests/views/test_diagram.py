@@ -138,3 +138,11 @@ def test_component_assets_are_readable():
     assets = diagram.component_assets()
     assert "setTriggerValue" in assets["js"] and diagram.NODE_ID_PREFIX in assets["js"]
     assert ".get-selected" in assets["css"]
+
+
+def test_reveal_expands_the_ancestors_of_a_deep_node():
+    tree, _, _ = make_tree(depth=8, p=2, n_rows=2000)
+    options = diagram.reveal(tree, DiagramOptions(levels=2), 2 * 2 * 2 * 2 * 2 + 1)  # node 33, level 5
+    assert 33 in diagram.visible_nodes(tree, options)
+    assert diagram.reveal(tree, DiagramOptions(levels=3), 5) == DiagramOptions(levels=3)
+    assert diagram.reveal(tree, DiagramOptions(levels=2, root=3), 4).root == 1

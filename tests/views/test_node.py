@@ -168,3 +168,17 @@ def test_align_columns_reorders_and_ignores_the_target():
 def test_align_columns_explains_mismatches(frame, message):
     with pytest.raises(explain.ColumnMismatch, match=message):
         explain.align_columns(stump(), frame)
+
+
+def test_rows_to_x_uses_the_runs_encoding_and_names_bad_columns():
+    from get_core.data import DataSpec, prepare
+
+    frame = pd.DataFrame({"temp": [1.0, 2.0, 3.0] * 10, "site": ["a", "b", "a"] * 10, "y": np.arange(30.0)})
+    encoding = prepare(frame, DataSpec(target="y", features=("temp", "site"))).encoding
+    tree, _, _ = make_tree(depth=1, p=3, names=list(encoding.feature_names))
+    X = explain.rows_to_X(tree, pd.DataFrame({"site": ["b"], "temp": [5.0]}), encoding)
+    np.testing.assert_array_equal(X, [[5.0, 0.0, 1.0]])
+    with pytest.raises(explain.ColumnMismatch, match="missing columns: 'site'; unexpected columns: 'wind'"):
+        explain.rows_to_X(tree, pd.DataFrame({"temp": [1.0], "wind": [2.0]}), encoding)
+    with pytest.raises(explain.ColumnMismatch, match="'temp' row 2"):
+        explain.rows_to_X(tree, pd.DataFrame({"temp": [1.0, "hot"], "site": ["a", "b"], "y": [0, 0]}), encoding)

@@ -12,17 +12,30 @@ export default function (component) {
     parentElement.appendChild(host);
   }
   const svg = (data && data.svg) || "";
-  if (host.dataset.svgLength !== String(svg.length) || host.getAttribute("data-svg-hash") !== hash(svg)) {
+  const svgHash = String(svg.length) + ":" + hash(svg);
+  if (host.getAttribute("data-svg-hash") !== svgHash) {
     host.innerHTML = svg;  // Graphviz output; every user-provided string in it is escaped by get_core
-    host.dataset.svgLength = String(svg.length);
-    host.setAttribute("data-svg-hash", hash(svg));
+    host.setAttribute("data-svg-hash", svgHash);
   }
-  host.classList.toggle("get-fit", Boolean(data && data.fit));
+  const fit = Boolean(data && data.fit);
+  // re-centre only when the picture changed (first render, new view, fit toggled), not on a click
+  const changed = host.dataset.shownSvg !== host.getAttribute("data-svg-hash") || host.dataset.shownFit !== String(fit);
+  host.classList.toggle("get-fit", fit);
   host.querySelectorAll("g.get-node.get-selected").forEach((g) => g.classList.remove("get-selected"));
-  if (data && data.selected != null) {
-    const chosen = host.querySelector("#" + PREFIX + String(parseInt(data.selected, 10)));
-    if (chosen) chosen.classList.add("get-selected");
+  const chosen = data && data.selected != null
+    ? host.querySelector("#" + PREFIX + String(parseInt(data.selected, 10))) : null;
+  if (chosen) chosen.classList.add("get-selected");
+  if (changed && chosen && !fit) {
+    // a wide tree scrolls inside the host: bring the selected node to the middle
+    requestAnimationFrame(() => {
+      const box = chosen.getBoundingClientRect();
+      const frame = host.getBoundingClientRect();
+      host.scrollLeft += box.left + box.width / 2 - (frame.left + host.clientWidth / 2);
+      host.scrollTop += box.top + box.height / 2 - (frame.top + host.clientHeight / 2);
+    });
   }
+  host.dataset.shownSvg = host.getAttribute("data-svg-hash");
+  host.dataset.shownFit = String(fit);
   const onClick = (event) => {
     const group = event.target.closest("g.get-node");
     if (!group || !group.id.startsWith(PREFIX)) return;

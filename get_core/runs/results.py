@@ -1,0 +1,95 @@
+"""A run's results as the explorer pages need them: the fitted tree, its train/test rows, baselines, encoding.
+
+Rebuilds X and y exactly as the worker did (``data.prepare`` on the stored table with the run's ``DataSpec``, rows
+chosen by the stored ``split`` artifact), so node statistics count the rows the tree was trained and tested on.
+Read-only: it only calls the store's read methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from get_core.data import DataSpec, Encoding, from_parquet_bytes, prepare
+from get_core.runs.store import Run, RunStore, StoreError
+from get_core.tree import ModelFormatError, ObliqueTree
+
+
+class ResultsUnavailable(StoreError):
+    """The run has no usable model (yet); the message says why."""
+
+
+@dataclass(frozen=True)
+class RunResults:
+    run: Run
+    tree: ObliqueTree
+    X_train: np.ndarray | None  # None when the run's data could not be rebuilt (the tree still works)
+    y_train: np.ndarray | None
+    X_test: np.ndarray | None
+    y_test: np.ndarray | None
+    encoding: Encoding | None
+    baselines: Mapping[str, Any] | None
+    baselines_error: str | None
+    data_note: str | None  # why X/y are missing, if they are
+
+    @property
+    def target(self) -> str:
+        if self.encoding is not None:
+            return self.encoding.target
+        return str(self.run.params.get("data", {}).get("target", "target"))
+
+    @property
+    def alphas(self) -> list[float]:
+        """The run's alpha range as (min, ..., max) with its number of alphas (geometric), for the teaching view."""
+        config = self.run.params.get("config", {})
+        lo, hi = (config.get("alpha_range") or (5.0, 150.0))[:2]
+        n = int(config.get("n_alphas") or 2)
+        return [float(a) for a in np.geomspace(float(lo), float(hi), max(2, n))]
+
+    @property
+    def has_data(self) -> bool:
+        return self.X_train is not None
+
+
+def load_results(store: RunStore, run_id: int) -> RunResults:
+    """Everything the Tree, Compare and Predict pages show for run ``run_id``.
+
+    Raises ResultsUnavailable when the run has no model artifact or the model is malformed.
+    """
+    run = store.get_run(run_id)
+    model = store.get_json(run_id, "model")
+    if model is None:
+        state = run.status.value.lower()
+        raise ResultsUnavailable(f"Run {run_id} ({state}) has no trained tree yet: open a finished run.")
+    try:
+        tree = ObliqueTree.from_dict(model)
+    except ModelFormatError as exc:
+        raise ResultsUnavailable(f"Run {run_id}'s stored model cannot be read: {exc}") from None
+    encoding_data = store.get_json(run_id, "encoding")
+    encoding = Encoding.from_dict(encoding_data) if encoding_data else None
+    X_train = y_train = X_test = y_test = None
+    note = None
+    split = store.get_json(run_id, "split")
+    try:
+        if split is None:
+            raise ValueError("the run stored no train/test split")
+        prepared = prepare(from_parquet_bytes(store.get_dataset(run_id).data), DataSpec.from_dict(run.params["data"]))
+        if prepared.X.shape[1] != tree.n_features:
+            raise ValueError("the rebuilt table does not have the model's columns")
+        train, test = np.asarray(split["train"], dtype=np.int64), np.asarray(split["test"], dtype=np.int64)
+        X_train, y_train = prepared.X[train], prepared.y[train]
+        X_test, y_test = prepared.X[test], prepared.y[test]
+    except Exception as exc:  # the tree stays usable without its rows; say why they are missing
+        note = f"The run's training rows could not be rebuilt ({exc}); statistics that need rows are hidden."
+    error = store.get_json(run_id, "baselines_error")
+    return RunResults(run=run, tree=tree, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
+                      encoding=encoding, baselines=store.get_json(run_id, "baselines"),
+                      baselines_error=(error or {}).get("error") if isinstance(error, dict) else None,
+                      data_note=note)
+
+
+def runs_with_models(store: RunStore) -> list[Run]:
+    """Finished or cancelled runs that stored a model, newest first."""
+    return [run for run in store.list_runs() if run.status.is_finished() and "model" in store.list_artifacts(run.run_id)]

@@ -1,0 +1,96 @@
+"""UI shared by the explorer pages (Tree, Compare, Predict): which model to look at, cached run results.
+
+Imported by those pages (not a page itself). Finished runs are immutable, so their results are cached per
+process; a model file loaded by the user is kept in the session so every page can use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from get_core import export
+from get_core.runs.results import RunResults, load_results, runs_with_models
+from get_core.tree import ModelFormatError, ObliqueTree
+from pages import common
+
+UPLOADED = "uploaded_model"  # session key: (file name, ObliqueTree)
+VIEW_PARAMS = ("node", "expand")  # query parameters that belong to one model
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    tree: ObliqueTree
+    results: RunResults | None  # None for a model loaded from a file (no rows, no baselines)
+    label: str
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the run...")
+def _cached_results(db_path: str, run_id: int) -> RunResults:
+    return load_results(common.get_store(), run_id)
+
+
+def run_results(run_id: int) -> RunResults:
+    store = common.get_store()
+    store.get_run(run_id)  # raises RunNotFound (shown by common.guarded) if it was deleted meanwhile
+    return _cached_results(store.path, run_id)
+
+
+def choose_model(allow_file: bool = True) -> ModelSource | None:
+    """Widgets to pick the model: a run with a trained tree (kept in ``?run=``), or a model JSON file."""
+    source = "A run"
+    if allow_file:
+        source = st.radio("Model from", ["A run", "A model file"], horizontal=True, key="model_source",
+                          index=1 if UPLOADED in st.session_state and common.selected_run_id() is None else 0)
+    if source == "A model file":
+        return _model_from_file()
+    return _model_from_run()
+
+
+def _model_from_run() -> ModelSource | None:
+    runs = runs_with_models(common.get_store())
+    if not runs:
+        st.info("No run has a trained tree yet: train one on the Train page (or load a model file).")
+        return None
+    ids = [run.run_id for run in runs]
+    current = common.selected_run_id()
+    if current not in ids:
+        if current is not None:
+            st.info(f"Run {current} has no trained tree (yet); showing the newest run that has one.")
+        current = ids[0]
+        common.select_run(current)
+    labels = {run.run_id: common.run_label(run) for run in runs}
+    chosen = st.selectbox("Run", ids, index=ids.index(current), format_func=labels.get, key=f"run_pick_{current}")
+    if chosen != current:
+        switch_run(chosen)
+        st.rerun()
+    results = run_results(chosen)
+    if results.data_note:
+        st.warning(results.data_note)
+    return ModelSource(results.tree, results, labels[chosen])
+
+
+def switch_run(run_id: int) -> None:
+    common.select_run(run_id)
+    for name in VIEW_PARAMS:
+        st.query_params.pop(name, None)
+
+
+def _model_from_file() -> ModelSource | None:
+    upload = st.file_uploader("Model JSON (exported from GET Explorer)", type=["json"], key="model_file")
+    if upload is not None:
+        try:
+            tree = export.load_model_json(upload.getvalue())
+        except ModelFormatError as exc:
+            st.error(f"{upload.name}: {exc}")
+            return None
+        if st.session_state.get(UPLOADED, (None,))[0] != upload.name:
+            for name in VIEW_PARAMS:
+                st.query_params.pop(name, None)
+        st.session_state[UPLOADED] = (upload.name, tree)
+    if UPLOADED not in st.session_state:
+        st.info("Load a model JSON file (Export section of the Tree page) to use it without its run.")
+        return None
+    name, tree = st.session_state[UPLOADED]
+    return ModelSource(tree, None, f"model file {name}")

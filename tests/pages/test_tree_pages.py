@@ -1,0 +1,134 @@
+"""AppTest flows of the explorer pages (Tree, Compare, Predict) against a store holding hand-made finished runs."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from get_core.runs.results import load_results
+from get_core.runs.store import RunStore
+from get_core.tree import ObliqueTree
+from get_core.views import node
+from tests.explorer_runs import finished_run
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = ["temp", "<b>pressure</b>", 'wind "speed"']
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    store = RunStore(path)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def run_id(store):
+    return finished_run(store, depth=3, names=NAMES, name="demo run")
+
+
+def _page(name: str, **params) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = str(value)
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_tree_page_shows_the_node_named_in_the_url(run_id, store):
+    at = _page("tree", run=run_id, node=3)
+    _ok(at)
+    assert at.subheader[0].value == "Node 3 (branch, level 1)"
+    assert at.number_input(key="node_pick").value == 3
+    tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
+    assert any("<b>pressure</b>" in c.value for c in at.code)  # names shown verbatim, not as markup
+    results = load_results(store, run_id)
+    expected = int(node.reaches(tree, results.X_train, 3).sum())
+    assert at.metric[0].label == "Train rows" and at.metric[0].value == f"{expected:,}"
+
+
+def test_typing_a_node_number_selects_it_and_updates_the_url(run_id):
+    at = _page("tree", run=run_id)
+    assert at.subheader[0].value == "Node 1 (branch, level 0)"
+    at.number_input(key="node_pick").set_value(9).run()
+    _ok(at)
+    assert at.query_params["node"] == ["9"] or at.query_params["node"] == "9"
+    assert at.subheader[0].value == "Node 9 (leaf, level 3)"
+    assert any(c.value.startswith("y = ") for c in at.code)
+
+
+def test_an_invalid_node_in_the_url_falls_back_to_the_root(run_id):
+    at = _page("tree", run=run_id, node="999")
+    _ok(at)
+    assert at.subheader[0].value == "Node 1 (branch, level 0)"
+
+
+def test_expand_keeps_the_expanded_node_in_the_url(store):
+    deep = finished_run(store, depth=6, names=NAMES, n_rows=400)
+    at = _page("tree", run=deep, node=8)
+    at.button(key="tree_expand").click().run()
+    _ok(at)
+    expand = at.query_params["expand"]
+    assert (expand if isinstance(expand, str) else expand[0]) == "8"
+    at.button(key="tree_collapse").click().run()
+    assert "expand" not in at.query_params
+
+
+def test_a_deep_node_in_the_url_is_revealed(store):
+    deep = finished_run(store, depth=6, names=NAMES, n_rows=400)
+    at = _page("tree", run=deep, node=40)
+    _ok(at)
+    assert at.subheader[0].value.startswith("Node 40 ")
+
+
+def test_tree_page_without_runs_says_what_to_do(store):
+    at = _page("tree")
+    _ok(at)
+    assert "Train page" in at.info[0].value
+
+
+def test_tree_page_uses_a_loaded_model_file_without_rows(store, run_id):
+    tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
+    at = AppTest.from_file(str(ROOT / "pages" / "tree.py"), default_timeout=60)
+    at.session_state["uploaded_model"] = ("model.json", tree)
+    at.session_state["model_source"] = "A model file"
+    at.run()
+    _ok(at)
+    assert at.subheader[0].value == "Node 1 (branch, level 0)"
+    assert at.metric[0].label == "Training rows (from the model)"
+
+
+def test_compare_page_lists_get_cart_and_forest(run_id):
+    at = _page("compare", run=run_id)
+    _ok(at)
+    table = at.dataframe[0].value
+    assert list(table["Model"]) == ["GET", "CART", "Random forest"]
+    assert (table["Parameters"] > 0).all()
+
+
+def test_compare_page_explains_missing_baselines(store):
+    bare = finished_run(store, depth=2, names=NAMES, baselines=False)
+    at = _page("compare", run=bare)
+    _ok(at)
+    assert "No CART / random-forest baselines" in at.info[0].value
+
+
+def test_predict_page_scores_one_typed_row(run_id, store):
+    at = _page("predict", run=run_id)
+    _ok(at)
+    values = [12.0, 9.0, 11.0]
+    for i, value in enumerate(values):
+        at.number_input(key=f"one_row_{i}").set_value(value)
+    at.button[0].click().run()  # the form's submit button
+    _ok(at)
+    tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
+    shown = {m.label: m.value for m in at.metric}
+    assert float(shown["Prediction"]) == pytest.approx(tree.predict(np.array([values]))[0], rel=1e-5)
+    assert int(shown["Leaf"]) == tree.apply(np.array([values]))[0]

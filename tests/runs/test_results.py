@@ -1,0 +1,43 @@
+"""Run results for the explorer pages: the tree with the exact rows it was trained and tested on."""
+
+import numpy as np
+import pytest
+
+from get_core.runs.results import ResultsUnavailable, load_results, runs_with_models
+from get_core.runs.store import RunStore
+from tests.explorer_runs import finished_run
+
+
+@pytest.fixture
+def store():
+    store = RunStore(":memory:")
+    yield store
+    store.close()
+
+
+def test_results_rebuild_the_runs_split(store):
+    run_id = finished_run(store, depth=2, n_rows=80)
+    results = load_results(store, run_id)
+    assert results.has_data and results.target == "yield"
+    assert len(results.y_train) + len(results.y_test) == 80
+    predictions = store.get_json(run_id, "predictions")
+    np.testing.assert_array_equal(results.tree.predict(results.X_test), predictions["y_pred"])
+    assert results.baselines["models"]["cart"]["name"] == "CART"
+    assert results.alphas[0] == 5.0 and results.alphas[-1] == pytest.approx(150.0)
+    assert [r.run_id for r in runs_with_models(store)] == [run_id]
+
+
+def test_a_run_without_a_model_is_reported(store):
+    run_id = store.create_run({"data": {}, "config": {}}, b"x", "d.csv", n_rows=1, n_features=1)
+    with pytest.raises(ResultsUnavailable, match="no trained tree"):
+        load_results(store, run_id)
+    assert runs_with_models(store) == []
+
+
+def test_a_run_whose_rows_cannot_be_rebuilt_keeps_its_tree(store):
+    run_id = finished_run(store, depth=2, n_rows=60)
+    store._conn.execute("UPDATE runs SET params = ? WHERE run_id = ?",
+                        ('{"data": {"target": "nope", "features": ["temp"]}}', run_id))
+    results = load_results(store, run_id)
+    assert not results.has_data and "could not be rebuilt" in results.data_note
+    assert results.tree.depth == 2
