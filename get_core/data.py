@@ -119,8 +119,9 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None) -> pd.DataFrame
         raise DataError(f"Unknown delimiter {delimiter!r}: choose one of {', '.join(map(repr, DELIMITERS))}.")
     header = next(csv.reader([lines[0]], delimiter=delimiter))
     if len(header) < 2:
-        others = [name for d, name in DELIMITERS.items() if d != delimiter and d in lines[0]]
-        hint = (f"the header contains a {others[0]}: choose '{others[0]}' as the delimiter" if others else
+        others = [d for d in DELIMITERS if d != delimiter and d in lines[0]]
+        hint = (f"the header contains a {DELIMITERS[others[0]]} ({others[0]!r}): choose it as the delimiter"
+                if others else
                 "GET needs a target and at least one feature column; check the file's delimiter")
         raise DataError(f"Only one column ('{header[0].strip()[:60]}') was found using the "
                         f"{DELIMITERS[delimiter]} delimiter; {hint}.")

@@ -105,13 +105,15 @@ def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> data.DataSpe
     if refused:
         st.info(f"Not offered by default: {', '.join(refused)}. Text, date, empty and mixed columns cannot be "
                 "features; derive numbers from them first.")
+    if saved.get("target") != target:  # a new target starts from every usable column again
+        saved = {"missing": saved.get("missing", "drop")}
     default = saved.get("features") or [n for n in candidates if kinds[n].usable]
     features = st.multiselect("Features", candidates, default=[f for f in default if f in candidates],
-                              key=f"features-{token}")
+                              key=f"features-{token}-{target}")
     numeric = [f for f in features if kinds[f] is data.ColumnKind.NUMERIC]
     categorical = st.multiselect("Also one-hot encode these numeric columns (codes rather than quantities)",
                                  numeric, default=[c for c in saved.get("categorical", []) if c in numeric],
-                                 key=f"categorical-{token}")
+                                 key=f"categorical-{token}-{target}")
     missing = st.radio("Rows with a missing feature value", list(MISSING_LABELS), format_func=MISSING_LABELS.get,
                        index=list(MISSING_LABELS).index(saved.get("missing", "drop")), horizontal=True,
                        key=f"missing-{token}")

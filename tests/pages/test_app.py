@@ -1,0 +1,194 @@
+"""The app through ``streamlit.testing.v1.AppTest``: data in, a run launched and finished, bad files explained."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from get_core.runs import estimate
+from get_core.runs.store import RunStatus, RunStore
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+EXAMPLE = ROOT / "data" / "examples" / "airfoil_self_noise.csv"
+TARGET_LABEL = "Target (the number the tree predicts)"
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch) -> Path:
+    """A fresh run database per test; no run-time measurement is started (one is marked as under way)."""
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    (tmp_path / "calibration.measuring").write_text("held by the test")
+    return path
+
+
+def small_csv(rows: int = 120) -> bytes:
+    table = pd.read_csv(EXAMPLE).head(rows).rename(columns={"target": "sound"})
+    columns = list(table.columns)
+    return table[[columns[0], "sound", *columns[1:-1]]].to_csv(index=False).encode()  # target not last
+
+
+def app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=60).run()
+
+
+def widget(elements, label: str):
+    return next(e for e in elements if e.label == label)
+
+
+def texts(at: AppTest, kind: str) -> list[str]:
+    return [str(e.value) for e in getattr(at, kind)]
+
+
+def assert_no_traceback(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def run_until(at: AppTest, predicate, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        at.run()
+        assert_no_traceback(at)
+        if predicate(at):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"not reached in {timeout} s; subheaders: {texts(at, 'subheader')}")
+
+
+def upload(at: AppTest, name: str, content: bytes) -> AppTest:
+    at.file_uploader[0].upload(name, content, "text/csv")
+    return at.run()
+
+
+def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
+    at = upload(app(), "sound.csv", small_csv())
+    assert_no_traceback(at)
+    widget(at.selectbox, TARGET_LABEL).set_value("sound").run()
+    assert any("Ready: 120 rows, 5 model inputs, target 'sound'" in s for s in texts(at, "success"))
+
+    at.switch_page("pages/train.py").run()
+    at.slider(key="cfg_depth").set_value(2).run()
+    at.number_input(key="cfg_starts").set_value(2).run()
+    at.number_input(key="cfg_epochs").set_value(20).run()
+    key = estimate.shape_key(2, "constant", 2, 5, 120)
+    estimate.save_measurement(db.parent / "calibration.json", key, {"per_epoch": 0.01, "per_stage": 0.5},
+                              {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.001})
+    at.run()
+    assert any("Estimated run time: about" in c for c in texts(at, "caption"))
+    at.button(key="start").click().run()
+    assert_no_traceback(at)
+    assert at.query_params["run"] == ["1"] or at.query_params["run"] == "1"
+    run_until(at, lambda a: any("✅" in s for s in texts(a, "subheader")), timeout=120)
+    assert texts(at, "metric")[2] != "–"  # test R²
+    run = RunStore(db).get_run(1)
+    assert run.status is RunStatus.FINISHED and run.params["data"]["target"] == "sound"
+
+    at.switch_page("pages/runs.py").run()
+    assert_no_traceback(at)
+    table = at.dataframe[0].value
+    assert table["id"].tolist() == [1] and table["status"].iloc[0].endswith("FINISHED")
+
+
+def test_cancel_from_the_live_panel(db):
+    at = upload(app(), "sound.csv", small_csv())
+    at.switch_page("pages/train.py").run()
+    at.number_input(key="cfg_epochs").set_value(20000).run()
+    at.button(key="start").click().run()
+    run_until(at, lambda a: RunStore(db).get_run(1).progress > 0, timeout=90)
+    widget(at.button, "Cancel run").click().run()
+    run_until(at, lambda a: any("⏹️" in s for s in texts(a, "subheader")), timeout=10)
+    assert any("best tree found so far is kept" in w for w in texts(at, "warning"))
+
+
+def bad_table() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    return pd.DataFrame({"x": rng.random(30), "colour": rng.choice(["red", "blue"], 30), "blank": np.nan,
+                         "y": rng.random(30)})
+
+
+@pytest.mark.parametrize("name, content, delimiter, message", [
+    ("semi.csv", bad_table().to_csv(index=False, sep=";").encode(), ", comma", "contains a semicolon (';'): choose it"),
+    ("empty.csv", b"", "detect", "'empty.csv' is empty"),
+    ("one_row.csv", b"a,b,c\n1,2,3\n", "detect", "has only 1 data row; GET needs at least 20"),
+    ("dup.csv", b"a,b,a\n" + b"1,2,3\n" * 25, "detect", "Column name 'a' appears twice"),
+    ("model.parquet", b"\x80\x04K\x01.", "detect", "not a readable Parquet file"),  # a pickle is never loaded
+], ids=["wrong-delimiter", "empty", "one-row", "duplicate-columns", "pickle-as-parquet"])
+def test_bad_files_show_a_clear_message_and_no_traceback(db, name, content, delimiter, message):
+    at = app()
+    widget(at.selectbox, "Delimiter (text files)").set_value(delimiter).run()
+    at = upload(at, name, content)
+    assert_no_traceback(at)
+    errors = texts(at, "error")
+    assert len(errors) == 1 and message in errors[0], errors
+    assert not at.session_state["data_ready"] if "data_ready" in at.session_state else True
+
+
+def test_a_non_numeric_target_is_refused_by_name(db):
+    at = upload(app(), "colours.csv", bad_table().to_csv(index=False).encode())
+    widget(at.selectbox, TARGET_LABEL).set_value("colour").run()
+    assert_no_traceback(at)
+    assert any("Target 'colour' is not numeric" in e for e in texts(at, "error"))
+
+
+def test_an_all_missing_column_is_named_and_refused_if_chosen(db):
+    at = upload(app(), "blank.csv", bad_table().to_csv(index=False).encode())
+    assert any("'blank' (empty)" in i for i in texts(at, "info"))
+    features = widget(at.multiselect, "Features")
+    assert "blank" not in features.value
+    features.set_value([*features.value, "blank"]).run()
+    assert_no_traceback(at)
+    assert any("'blank' (empty) cannot be used as feature" in e for e in texts(at, "error"))
+
+
+def test_missing_values_policy_shows_counts(db):
+    table = bad_table().drop(columns="blank")
+    table.loc[[2, 4], "x"] = np.nan
+    at = upload(app(), "holes.csv", table.to_csv(index=False).encode())
+    assert [m.value for m in at.metric][:3] == ["28", "0", "2"]
+    widget(at.radio, "Rows with a missing feature value").set_value("impute").run()
+    assert [m.value for m in at.metric] == ["30", "0", "0", "2"]
+    assert any("One-hot encoded 'colour' → colour=blue, colour=red" in c for c in texts(at, "caption"))
+
+
+def test_an_example_dataset_can_be_used(db):
+    at = app()
+    widget(at.radio, "Source").set_value("Example dataset").run()
+    widget(at.selectbox, "Example dataset").set_value("abalone.csv").run()
+    assert_no_traceback(at)
+    assert any("Ready: 4,177 rows, 10 model inputs" in s for s in texts(at, "success"))
+
+
+def test_train_page_without_data_points_to_the_data_page(db):
+    at = app()
+    at.switch_page("pages/train.py").run()
+    assert_no_traceback(at)
+    assert any("Data page first" in i for i in texts(at, "info"))
+
+
+def test_runs_page_renames_compares_and_deletes(db):
+    store = RunStore(db)
+    params = {"config": {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 5, "n_alphas": 1}, "seed": 0,
+              "data": {"target": "y", "features": ["x"]}}
+    ids = [store.create_run(params, b"x,y\n", "toy.csv", n_rows=1, n_features=1) for _ in range(2)]
+    for run_id in ids:
+        store.start_run(run_id)
+        store.set_status(run_id, RunStatus.FINISHED, test_r2=0.5, test_rmse=1.0)
+    at = app()
+    at.switch_page("pages/runs.py").run()
+    assert_no_traceback(at)
+    assert at.dataframe[0].value["id"].tolist() == [2, 1]
+    assert "same" in at.dataframe[1].value.columns  # the side-by-side parameter table of the two runs
+    widget(at.selectbox, "Run to rename or delete").set_value(1).run()
+    widget(at.text_input, "New name").set_value("baseline run")
+    widget(at.button, "Rename").click().run()
+    assert store.get_run(1).name == "baseline run"
+    widget(at.checkbox, "Yes, delete run #1 with its metrics and model").check().run()
+    widget(at.button, "Delete run").click().run()
+    assert_no_traceback(at)
+    assert [r.run_id for r in store.list_runs()] == [2]
