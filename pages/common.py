@@ -110,6 +110,7 @@ def run_panel(run_id: int) -> None:
     live = not run.status.is_finished()
 
     @st.fragment(run_every=LIVE_REFRESH_S if live else None)
+    @guarded  # a fragment's own reruns bypass the page's guard
     def panel() -> None:
         if live:
             refresh_queue()

@@ -37,6 +37,7 @@ def runs_page() -> None:
 
 def _runs_table(active: bool) -> None:
     @st.fragment(run_every=2.0 if active else None)
+    @common.guarded
     def table() -> None:
         runs = common.get_store().list_runs()
         st.dataframe(pd.DataFrame([_row(r) for r in runs]), hide_index=True, column_config={

@@ -86,6 +86,7 @@ def _estimate_panel(n_rows: int, n_features: int, config: dict) -> None:
     waiting = estimate.cached_estimate(n_rows, n_features, config, path) is None
 
     @st.fragment(run_every=1.0 if waiting else None)
+    @common.guarded
     def panel() -> None:
         found = estimate.cached_estimate(n_rows, n_features, config, path)
         if found is None:
