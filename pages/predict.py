@@ -116,7 +116,7 @@ def _middle(tree: ObliqueTree, name: str) -> float:
     if name not in tree.feature_names:
         return 0.0
     j = tree.feature_names.index(name)
-    return float(tree.x_min[j] + tree.x_scale[j] / 2)
+    return float(f"{tree.x_min[j] + tree.x_scale[j] / 2:.4g}")
 
 
 def _md(text: str) -> str:
