@@ -1,0 +1,161 @@
+"""Hard routing and the deterministic leaf models it implies (paper Appendix C).
+
+Leaves are never taken from gradient training: after each stage they are recomputed from the hard splits, as the mean
+of the leaf's targets (constant leaves) or a ridge-stabilized least-squares fit on its rows (linear leaves, GET-Linear;
+a leaf with fewer than p+2 rows falls back to its mean). A leaf no training row reaches takes its nearest non-empty
+ancestor's mean, never an arbitrary constant.
+
+Batched like ``soft.py``: B problems x S starts = M models; X (B, n, p), y and w (B, n) with w holding 1/n_b per real
+row and 0 for padding. Leaf indices are 0..L-1 (heap node id minus L).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from get_core.tree import ObliqueTree
+
+Tensor = torch.Tensor
+
+#: Ridge penalty on the slopes of a linear leaf, relative to the leaf's (weighted) row count; data are in [0, 1].
+RIDGE = 1e-4
+#: Keep the per-chunk (models x rows x (p+1)^2) Gram scatter under this many elements.
+_GRAM_CHUNK = 2 ** 25
+
+
+@dataclass
+class LeafFit:
+    intercepts: Tensor  # (M, L)
+    coefs: Tensor | None  # (M, L, p)
+    n_samples: Tensor  # (M, 2L-1) rows reaching each node, heap order (row t-1 is node t)
+    node_means: Tensor  # (M, 2L-1) mean target per node, NaN where no row
+
+
+def route(weights: Tensor, thresholds: Tensor, Xat: Tensor, starts: int) -> Tensor:
+    """Leaf index (M, n) of every row under hard splits: left iff a·x <= b. Xat (B, p+1, n) ends in a ones row."""
+    M, N, p = weights.shape
+    B, _, n = Xat.shape
+    split = torch.cat([weights, thresholds.unsqueeze(2).neg()], dim=2)  # margin = a·x - b
+    margin = torch.bmm(split.view(B, starts * N, p + 1), Xat).view(M, N, n)
+    node = torch.zeros(M, 1, n, dtype=torch.long, device=Xat.device)
+    for _ in range((N + 1).bit_length() - 1):
+        go_right = margin.gather(1, node) > 0
+        node = 2 * node + 1 + go_right
+    return node.view(M, n) - N
+
+
+def _per_model(t: Tensor, starts: int) -> Tensor:
+    """Repeat a per-problem tensor (B, ...) for each of its starts: (B*S, ...)."""
+    return t.repeat_interleave(starts, dim=0)
+
+
+def node_statistics(leaf: Tensor, y: Tensor, w: Tensor, n_leaves: int, starts: int) -> tuple[Tensor, Tensor]:
+    """(n_samples, node_means) for every node of every model, heap order, both (M, 2L-1)."""
+    M = leaf.shape[0]
+    wm, ym = _per_model(w, starts), _per_model(y, starts)
+    dtype = w.dtype
+    weight = torch.zeros(M, 2 * n_leaves - 1, dtype=dtype, device=w.device)
+    total = torch.zeros_like(weight)
+    count = torch.zeros_like(weight)
+    idx = leaf + (n_leaves - 1)
+    weight.scatter_add_(1, idx, wm)
+    total.scatter_add_(1, idx, wm * ym)
+    count.scatter_add_(1, idx, (wm > 0).to(dtype))
+    level_size = n_leaves // 2  # parents from children, bottom-up
+    while level_size >= 1:
+        lo = level_size - 1
+        for arr in (weight, total, count):
+            kids = arr[:, 2 * lo + 1: 2 * lo + 1 + 2 * level_size].view(M, level_size, 2)
+            arr[:, lo:lo + level_size] = kids.sum(dim=2)
+        level_size //= 2
+    means = total / weight
+    means[count == 0] = float("nan")
+    return count.round().long(), means
+
+
+def fill_from_ancestors(node_values: Tensor) -> Tensor:
+    """Copy of (M, 2L-1) node values where every NaN takes its nearest non-NaN ancestor's value."""
+    filled = node_values.clone()
+    size = 2
+    while size <= (filled.shape[1] + 1) // 2:  # top-down, one level at a time
+        level = filled[:, size - 1: 2 * size - 1]
+        parents = filled[:, size // 2 - 1: size - 1].repeat_interleave(2, dim=1)
+        filled[:, size - 1: 2 * size - 1] = torch.where(torch.isnan(level), parents, level)
+        size *= 2
+    return filled
+
+
+def fit_leaves(leaf: Tensor, X: Tensor, y: Tensor, w: Tensor, depth: int, linear: bool, starts: int) -> LeafFit:
+    """Leaf models implied by the hard routing ``leaf`` (M, n)."""
+    L = 2 ** depth
+    n_samples, means = node_statistics(leaf, y, w, L, starts)
+    fallback = fill_from_ancestors(means)[:, L - 1:]  # (M, L): own mean, or nearest non-empty ancestor's
+    if not linear:
+        return LeafFit(fallback, None, n_samples, means)
+    intercepts, coefs = _ridge_leaves(leaf, X, y, w, L, starts)
+    p = X.shape[2]
+    small = n_samples[:, L - 1:] < p + 2
+    intercepts = torch.where(small, fallback, intercepts)
+    coefs = coefs.masked_fill(small.unsqueeze(-1), 0.0)
+    return LeafFit(intercepts, coefs, n_samples, means)
+
+
+def _ridge_leaves(leaf: Tensor, X: Tensor, y: Tensor, w: Tensor, L: int, starts: int) -> tuple[Tensor, Tensor]:
+    """Per-leaf weighted least squares on [x, 1] with a small ridge on the slopes; solved in float64."""
+    B, n, p = X.shape
+    M = leaf.shape[0]
+    q = p + 1
+    Xa = torch.cat([X, torch.ones(B, n, 1, dtype=X.dtype, device=X.device)], dim=2).double()  # (B, n, q)
+    wd, yd = w.double(), y.double()
+    gram = torch.zeros(M * L, q, q, dtype=torch.float64, device=X.device)
+    rhs = torch.zeros(M * L, q, dtype=torch.float64, device=X.device)
+    models_per_chunk = max(1, _GRAM_CHUNK // max(1, n * q * q))
+    for m0 in range(0, M, models_per_chunk):
+        models = torch.arange(m0, min(M, m0 + models_per_chunk), device=X.device)
+        problem = models // starts
+        xa, ww = Xa[problem], wd[problem]  # (m, n, q), (m, n)
+        flat = (leaf[models] + (models * L).unsqueeze(1)).reshape(-1)
+        outer = (xa.unsqueeze(3) * (xa * ww.unsqueeze(2)).unsqueeze(2)).reshape(-1, q, q)
+        gram.index_add_(0, flat, outer)
+        rhs.index_add_(0, flat, (xa * (ww * yd[problem]).unsqueeze(2)).reshape(-1, q))
+    leaf_weight = gram[:, p, p]  # sum of w in the leaf
+    penalty = torch.zeros(M * L, q, dtype=torch.float64, device=X.device)
+    penalty[:, :p] = RIDGE * leaf_weight.unsqueeze(1)
+    penalty[:, p] = 1e-12
+    penalty += 1e-12
+    theta = torch.linalg.solve(gram + torch.diag_embed(penalty), rhs.unsqueeze(2)).squeeze(2)
+    theta = theta.view(M, L, q).to(X.dtype)
+    return theta[:, :, p], theta[:, :, :p]
+
+
+def predict_leaves(leaf: Tensor, fit: LeafFit, X: Tensor, starts: int) -> Tensor:
+    """Hard prediction (M, n) of every model for its problem's rows."""
+    pred = fit.intercepts.gather(1, leaf)
+    if fit.coefs is not None:
+        Xm = _per_model(X, starts)  # (M, n, p)
+        k = fit.coefs.gather(1, leaf.unsqueeze(2).expand(-1, -1, X.shape[2]))
+        pred = pred + (Xm * k).sum(dim=2)
+    return pred
+
+
+def hard_loss(leaf: Tensor, fit: LeafFit, X: Tensor, y: Tensor, w: Tensor, starts: int) -> Tensor:
+    """Weighted mean squared error (M,) of the hard-split tree."""
+    resid = _per_model(y, starts) - predict_leaves(leaf, fit, X, starts)
+    return (resid.square() * _per_model(w, starts)).sum(dim=1)
+
+
+def refit_tree_leaves(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray) -> ObliqueTree:
+    """Set ``tree``'s leaves, node counts and node means from its own float64 routing of the training rows."""
+    leaf = torch.as_tensor(tree.apply(X) - tree.n_leaves).view(1, -1)
+    Xs = torch.as_tensor(tree.scale_X(X)).unsqueeze(0)
+    y = torch.as_tensor(np.asarray(y_scaled, dtype=np.float64)).view(1, -1)
+    w = torch.full_like(y, 1.0 / y.shape[1])
+    fit = fit_leaves(leaf, Xs, y, w, tree.depth, tree.leaf_type == "linear", 1)
+    tree.leaf_intercepts = fit.intercepts[0].numpy().copy()
+    tree.leaf_coefs = np.zeros_like(tree.leaf_coefs) if fit.coefs is None else fit.coefs[0].numpy().copy()
+    tree.n_samples = fit.n_samples[0].numpy().copy()
+    tree.node_values = fit.node_means[0].numpy().copy()
+    return tree

@@ -1,0 +1,405 @@
+"""Gradient-based entire-tree optimization (the paper's Algorithm 1), batched over starts and problems.
+
+``train(X, y, config, on_progress)`` is the whole pipeline: min-max scaling, multi-start (start 0 from CART, the
+others random) with all starts in one tensor program, the iterative scaled-sigmoid schedule with warm starts, leaves
+recomputed from hard splits after every stage, best-of by hard training loss, optional subtree polish, and the
+final ``ObliqueTree``. ``run_stages`` is the reusable core: polish calls it with one problem per subtree.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from get_core import leaves
+from get_core.soft import Params, Workspace, soft_loss_and_grad
+from get_core.starts import cart_splits, random_splits
+from get_core.tree import MAX_DEPTH, ObliqueTree
+
+#: Keep (models x branch nodes x rows) per soft-pass chunk under this many float32 elements (~64 MB per array).
+CHUNK_ELEMENTS = 2 ** 24
+#: Hard-loss checkpoints per stage (the last epoch is always one); each may update the best tree.
+CHECKPOINTS_PER_STAGE = 20
+#: Progress callbacks between checkpoints come at most this often (seconds): bounds the rate, keeps cancel prompt.
+REPORT_INTERVAL = 0.5
+
+
+@dataclass(frozen=True)
+class GETConfig:
+    depth: int = 4
+    leaf: str = "constant"  # "constant" (GET) or "linear" (GET-Linear)
+    n_starts: int = 10
+    n_epochs: int = 3000  # per alpha stage
+    alpha_range: tuple[float, float] = (5.0, 150.0)
+    n_alphas: int = 2  # stages per start; one alpha from each equal log-width slice of alpha_range, ascending
+    learning_rate: float = 0.01
+    l1: float = 0.0  # l1 * sum|a| added to the (mean) soft loss, paper eq. (11)
+    polish: bool = False
+    random_state: int | None = None
+    device: str = "auto"  # "auto" | "cpu" | "cuda"
+    fixed_alpha: float | None = None  # ablation (paper Table 4): every stage uses this alpha instead
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad parameter."""
+        checks = [
+            (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= MAX_DEPTH,
+             f"depth must be an integer from 1 to {MAX_DEPTH}"),
+            (self.leaf in ("constant", "linear"), "leaf must be 'constant' or 'linear'"),
+            (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1, "n_starts must be an integer >= 1"),
+            (isinstance(self.n_epochs, (int, np.integer)) and self.n_epochs >= 1, "n_epochs must be an integer >= 1"),
+            (isinstance(self.n_alphas, (int, np.integer)) and self.n_alphas >= 1, "n_alphas must be an integer >= 1"),
+            (len(tuple(self.alpha_range)) == 2 and 0 < self.alpha_range[0] <= self.alpha_range[1],
+             "alpha_range must be (min, max) with 0 < min <= max"),
+            (self.learning_rate > 0, "learning_rate must be > 0"),
+            (self.l1 >= 0, "l1 must be >= 0"),
+            (self.device in ("auto", "cpu", "cuda"), "device must be 'auto', 'cpu' or 'cuda'"),
+            (self.fixed_alpha is None or self.fixed_alpha > 0, "fixed_alpha must be > 0"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(f"{message}; got {self!r}")
+
+
+@dataclass(frozen=True)
+class StartRecord:
+    start: int
+    alpha: float
+    soft_loss: float  # MSE on the min-max scaled target under soft routing
+    hard_loss: float  # MSE on the scaled target of the hard-split tree at the last checkpoint
+
+
+@dataclass(frozen=True)
+class Progress:
+    phase: str  # "optimize" or "polish"
+    stage: int
+    n_stages: int
+    epoch: int
+    n_epochs: int
+    fraction: float  # 0..1 of the whole fit
+    records: tuple[StartRecord, ...]
+    best_hard_loss: float
+    best_hard_r2: float
+
+
+ProgressCallback = Callable[[Progress], "bool | None"]
+
+
+def resolve_device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' was requested but torch sees no CUDA device; use device='auto' or 'cpu'.")
+    return torch.device(device)
+
+
+@dataclass
+class Problems:
+    """B datasets padded to a common row count: Xa (B, n, p+1) = [X, 1], Xat its transpose, y and w (B, n).
+
+    ``w`` is 1/n_b on real rows and 0 on padding, so every loss is a per-problem mean. The ones column lets one
+    matmul apply a hyperplane's weights and threshold together.
+    """
+
+    Xa: torch.Tensor
+    Xat: torch.Tensor
+    y: torch.Tensor
+    w: torch.Tensor
+    n_rows: torch.Tensor  # (B,) int64, on the CPU
+
+    @classmethod
+    def from_arrays(cls, subsets: Sequence[tuple[np.ndarray, np.ndarray]], device: torch.device,
+                    dtype: torch.dtype = torch.float32) -> "Problems":
+        n_max = max(len(y) for _, y in subsets)
+        p = subsets[0][0].shape[1]
+        Xa = np.zeros((len(subsets), n_max, p + 1))
+        y = np.zeros((len(subsets), n_max))
+        w = np.zeros((len(subsets), n_max))
+        for b, (xb, yb) in enumerate(subsets):
+            Xa[b, :len(yb), :p], y[b, :len(yb)], w[b, :len(yb)] = xb, yb, 1.0 / max(1, len(yb))
+        Xa[:, :, p] = 1.0
+        Xa_t = torch.as_tensor(Xa, dtype=dtype, device=device)
+        return cls(Xa_t, Xa_t.transpose(1, 2).contiguous(), torch.as_tensor(y, dtype=dtype, device=device),
+                   torch.as_tensor(w, dtype=dtype, device=device), torch.tensor([len(s[1]) for s in subsets]))
+
+    @property
+    def X(self) -> torch.Tensor:
+        return self.Xa[:, :, :-1]
+
+    @property
+    def n_problems(self) -> int:
+        return self.Xa.shape[0]
+
+    def chunks(self, n_models: int, n_nodes: int) -> list["Problems"]:
+        """Row chunks that bound the soft pass's memory; losses and gradients add over chunks."""
+        n = self.Xa.shape[1]
+        size = max(64, CHUNK_ELEMENTS // max(1, n_models * n_nodes))
+        if size >= n:
+            return [self]
+        return [Problems(self.Xa[:, i:i + size], self.Xat[:, :, i:i + size], self.y[:, i:i + size],
+                         self.w[:, i:i + size], self.n_rows) for i in range(0, n, size)]
+
+
+def alpha_schedule(n_models: int, config: GETConfig, gen: torch.Generator) -> torch.Tensor:
+    """(M, n_alphas): per start, one alpha drawn log-uniformly from each equal log-width slice, ascending."""
+    if config.fixed_alpha is not None:
+        return torch.full((n_models, config.n_alphas), float(config.fixed_alpha), dtype=torch.float64)
+    lo, hi = (math.log(a) for a in config.alpha_range)
+    width = (hi - lo) / config.n_alphas
+    u = torch.rand(n_models, config.n_alphas, generator=gen, dtype=torch.float64)
+    return torch.exp(lo + width * (torch.arange(config.n_alphas, dtype=torch.float64) + u))
+
+
+class Reporter:
+    """Rate-limits progress callbacks and remembers a cancellation request."""
+
+    def __init__(self, on_progress: ProgressCallback | None, y_var: float, phase: str = "optimize",
+                 span: tuple[float, float] = (0.0, 1.0)):
+        self.on_progress, self.y_var, self.phase, self.span = on_progress, max(y_var, 1e-300), phase, span
+        self.cancelled = False
+        self._last = 0.0
+
+    def due(self) -> bool:
+        return self.on_progress is not None and time.monotonic() - self._last >= REPORT_INTERVAL
+
+    def report(self, stage: int, n_stages: int, epoch: int, n_epochs: int, alphas: Sequence[float],
+               soft: Sequence[float], hard: Sequence[float], best: float) -> None:
+        if self.on_progress is None:
+            return
+        done = (stage + epoch / max(1, n_epochs)) / n_stages
+        fraction = self.span[0] + (self.span[1] - self.span[0]) * min(1.0, done)
+        records = tuple(StartRecord(i, float(a), float(s), float(h)) for i, (a, s, h) in enumerate(zip(alphas, soft,
+                                                                                                       hard)))
+        progress = Progress(self.phase, stage, n_stages, epoch, n_epochs, fraction, records, float(best),
+                            1.0 - float(best) / self.y_var)
+        self._last = time.monotonic()
+        if self.on_progress(progress):
+            self.cancelled = True
+
+
+@dataclass
+class StageResult:
+    best: Params  # one model per problem: (B, ...)
+    best_loss: torch.Tensor  # (B,) hard training loss of ``best`` (float64)
+    history: list[dict] = field(default_factory=list)
+
+
+def _learning_rate(base: float, epoch: int, n_epochs: int) -> float:
+    """Short linear warm-up, then cosine annealing to zero over the stage."""
+    warm = max(1, n_epochs // 50)
+    if epoch <= warm:
+        return base * epoch / warm
+    return base * 0.5 * (1.0 + math.cos(math.pi * (epoch - warm) / max(1, n_epochs - warm)))
+
+
+class _Adam:
+    """AdamW without weight decay (the paper's only regularizer is the optional L1 term), state per tensor."""
+
+    def __init__(self, tensors: list[torch.Tensor]):
+        self.m = [torch.zeros_like(t) for t in tensors]
+        self.v = [torch.zeros_like(t) for t in tensors]
+        self.t = 0
+
+    def step(self, tensors: list[torch.Tensor], grads: list[torch.Tensor], lr: float) -> None:
+        self.t += 1
+        c1, c2 = 1 - 0.9 ** self.t, 1 - 0.999 ** self.t
+        for p, g, m, v in zip(tensors, grads, self.m, self.v):
+            m.mul_(0.9).add_(g, alpha=0.1)
+            v.mul_(0.999).addcmul_(g, g, value=0.001)
+            p.addcdiv_(m, v.div(c2).sqrt_().add_(1e-8), value=-lr / c1)
+
+
+def _soft_pass(params: Params, alpha: torch.Tensor, chunks: list[Problems], starts: int, l1: float,
+               workspaces: dict[int, Workspace]):
+    loss, grads = None, None
+    M, N = params.weights.shape[:2]
+    depth = N.bit_length()
+    for c in chunks:
+        n = c.y.shape[1]
+        if n not in workspaces:
+            workspaces[n] = Workspace(M, depth, n, c.y.dtype, c.y.device)
+        l_c, g_c = soft_loss_and_grad(params, alpha, c.Xa, c.Xat, c.y, c.w, starts, workspaces[n])
+        if grads is None:
+            loss, grads = l_c, g_c
+        else:
+            loss += l_c
+            for total, part in zip(grads.tensors(), g_c.tensors()):
+                total += part
+    if l1:
+        loss += l1 * params.weights.abs().sum(dim=(1, 2))
+        grads.weights.add_(torch.sign(params.weights), alpha=l1)
+    return loss, grads
+
+
+def _route(params: Params, chunks: list[Problems], starts: int) -> torch.Tensor:
+    return torch.cat([leaves.route(params.weights, params.thresholds, c.Xat, starts) for c in chunks], dim=1)
+
+
+def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], depth: int, starts: int,
+                   linear: bool) -> tuple[leaves.LeafFit, torch.Tensor]:
+    leaf = _route(params, chunks, starts)
+    fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts)
+    return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
+
+
+def _with_leaves(params: Params, fit: leaves.LeafFit) -> Params:
+    coefs = None if params.coefs is None else fit.coefs.clone()
+    return Params(params.weights, params.thresholds, fit.intercepts.clone(), coefs)
+
+
+def _keep_best(result: StageResult, params: Params, fit: leaves.LeafFit, loss: torch.Tensor, starts: int) -> None:
+    """Copy each problem's best start into ``result`` where it beats the best so far."""
+    per_problem = loss.view(-1, starts)
+    value, start = per_problem.min(dim=1)
+    better = torch.nonzero(value < result.best_loss).flatten()
+    if len(better) == 0:
+        return
+    source = better * starts + start[better]
+    candidate = _with_leaves(params, fit)
+    for dst, src in zip(result.best.tensors(), candidate.tensors()):
+        dst[better] = src[source]
+    result.best_loss[better] = value[better]
+
+
+def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config: GETConfig, starts: int,
+               reporter: Reporter) -> StageResult:
+    """Optimize M = B x ``starts`` trees through the alpha stages; return each problem's best hard-split tree.
+
+    ``params`` (M models) are modified in place; ``alphas`` is (M, n_stages). The initial trees are candidates too,
+    so the result is never worse than any of them (e.g. the CART start).
+    """
+    depth = (params.weights.shape[1] + 1).bit_length() - 1
+    linear = params.coefs is not None
+    M, N = params.weights.shape[:2]
+    B = problems.n_problems
+    chunks = problems.chunks(M, N)
+    fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear)
+    params = _with_leaves(params, fit)
+    best_idx = hard.view(B, starts).argmin(dim=1) + torch.arange(B, device=hard.device) * starts
+    result = StageResult(Params(*(None if t is None else t[best_idx].clone() for t in (
+        params.weights, params.thresholds, params.intercepts, params.coefs))), hard.view(B, starts).min(dim=1).values)
+    n_stages, n_epochs = alphas.shape[1], config.n_epochs
+    checkpoints = set(np.linspace(n_epochs / CHECKPOINTS_PER_STAGE, n_epochs, CHECKPOINTS_PER_STAGE).round().astype(
+        int).tolist())
+    device_alphas = alphas.to(problems.X.device, problems.X.dtype)
+    hard_list = hard.tolist()
+    workspaces: dict[int, Workspace] = {}
+    for stage in range(n_stages):
+        alpha = device_alphas[:, stage].contiguous()
+        adam = _Adam(params.tensors())
+        reporter.report(stage, n_stages, 0, n_epochs, alphas[:, stage].tolist(), [math.nan] * M, hard_list,
+                        result.best_loss.min().item())
+        for epoch in range(1, n_epochs + 1):
+            soft, grads = _soft_pass(params, alpha, chunks, starts, config.l1, workspaces)
+            adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
+            at_checkpoint = epoch in checkpoints
+            if at_checkpoint:
+                fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear)
+                _keep_best(result, params, fit, hard, starts)
+                hard_list = hard.tolist()
+                result.history.append({"stage": stage, "epoch": epoch, "soft": soft.tolist(), "hard": hard_list})
+            if at_checkpoint or reporter.due():
+                reporter.report(stage, n_stages, epoch, n_epochs, alphas[:, stage].tolist(), soft.tolist(),
+                                hard_list, result.best_loss.min().item())
+            if reporter.cancelled:
+                return result
+        params = _with_leaves(params, fit)  # deterministic leaves warm-start the next stage (Alg. 1 line 12)
+    return result
+
+
+def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.ndarray]], config: GETConfig,
+                   depth: int, gen: torch.Generator, warm: Params | None = None) -> Params:
+    """Start trees for every problem: [warm start,] CART, then random hyperplanes; (B*S) models on the device."""
+    S = config.n_starts
+    X_cpu = problems.X.cpu()
+    weights, thresholds = random_splits(X_cpu, problems.n_rows, S, depth, gen)
+    fixed = 0
+    if warm is not None:
+        weights[::S], thresholds[::S] = warm.weights.cpu(), warm.thresholds.cpu()
+        fixed = 1
+    if S > fixed:
+        seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen))
+        for b, (xb, yb) in enumerate(subsets):
+            w_c, t_c = cart_splits(xb, yb, depth, seed)
+            weights[b * S + fixed] = torch.as_tensor(w_c, dtype=weights.dtype)
+            thresholds[b * S + fixed] = torch.as_tensor(t_c, dtype=thresholds.dtype)
+    M, L, p = weights.shape[0], 2 ** depth, weights.shape[2]
+    device = problems.X.device
+    coefs = torch.zeros(M, L, p, dtype=weights.dtype, device=device) if config.leaf == "linear" else None
+    return Params(weights.to(device), thresholds.to(device), torch.zeros(M, L, dtype=weights.dtype, device=device),
+                  coefs)
+
+
+@dataclass(frozen=True)
+class MinMax:
+    """Min-max scaling to [0, 1] learned on the training data (the paper's preprocessing)."""
+
+    x_min: np.ndarray
+    x_scale: np.ndarray
+    y_min: float
+    y_scale: float
+
+    @classmethod
+    def fit(cls, X: np.ndarray, y: np.ndarray) -> "MinMax":
+        x_min, y_min = X.min(axis=0), float(y.min())
+        x_range, y_range = X.max(axis=0) - x_min, float(y.max()) - y_min
+        return cls(x_min, np.where(x_range > 0, x_range, 1.0), y_min, y_range if y_range > 0 else 1.0)
+
+    def transform(self, X: np.ndarray, y: np.ndarray | None = None):
+        Xs = (X - self.x_min) / self.x_scale
+        return Xs if y is None else (Xs, (y - self.y_min) / self.y_scale)
+
+
+def make_generator(random_state: int | None) -> torch.Generator:
+    seed = random_state if random_state is not None else int(np.random.SeedSequence().entropy % (2 ** 63))
+    return torch.Generator().manual_seed(int(seed))
+
+
+def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
+          feature_names: Sequence[str] | None = None) -> ObliqueTree:
+    """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units."""
+    config.validate()
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    t0 = time.perf_counter()
+    scaling = MinMax.fit(X, y)
+    Xs, ys = scaling.transform(X, y)
+    device = resolve_device(config.device)
+    gen = make_generator(config.random_state)
+    problems = Problems.from_arrays([(Xs, ys)], device)
+    params = initial_params(problems, [(Xs, ys)], config, config.depth, gen)
+    alphas = alpha_schedule(config.n_starts, config, gen)
+    y_var = float(ys.var())
+    span = (0.0, 0.5 if config.polish else 1.0)
+    reporter = Reporter(on_progress, y_var, "optimize", span)
+    result = run_stages(problems, params, alphas, config, config.n_starts, reporter)
+    tree = tree_from_params(result.best, scaling, feature_names, config.leaf, X, ys)
+    tree.meta.update(
+        config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+        alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
+        cancelled=reporter.cancelled,
+    )
+    if config.polish and not reporter.cancelled:
+        from get_core.polish import polish  # polish builds on this module (floors: polish -> optimize)
+
+        tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)))
+    tree.meta["train_mse_scaled"] = float(np.mean((tree.predict_scaled(X) - ys) ** 2))
+    tree.meta["train_r2"] = 1.0 - tree.meta["train_mse_scaled"] / max(y_var, 1e-300)
+    tree.meta["fit_seconds"] = time.perf_counter() - t0
+    return tree
+
+
+def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, leaf_type: str,
+                     X: np.ndarray, y_scaled: np.ndarray) -> ObliqueTree:
+    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing."""
+    weights = best.weights[0].double().cpu().numpy()
+    p, L = weights.shape[1], weights.shape[0] + 1
+    tree = ObliqueTree(weights, best.thresholds[0].double().cpu().numpy(), np.zeros(L), np.zeros((L, p)),
+                       np.zeros(2 * L - 1, dtype=np.int64), np.full(2 * L - 1, np.nan), scaling.x_min,
+                       scaling.x_scale, scaling.y_min, scaling.y_scale,
+                       list(feature_names) if feature_names is not None else [], leaf_type)
+    return leaves.refit_tree_leaves(tree, X, y_scaled)

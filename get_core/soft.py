@@ -1,0 +1,128 @@
+"""The soft (scaled-sigmoid) tree loss and its exact gradient, without an autograd graph.
+
+Why hand-written: the authors' implementation spends ~80% of its time in autograd's backward of a gathered
+[leaves x depth x n] product (shared/notes/engine-performance.md). The soft loss of one row satisfies a bottom-up
+recursion over the heap, R_leaf = (y - f_leaf(x))^2 and R_t = s_t R_2t + (1 - s_t) R_2t+1, so the loss is R_root and
+its gradient needs only the top-down reach probabilities Q (Q_2t = Q_t s_t, Q_2t+1 = Q_t (1 - s_t)):
+dL/ds_t = Q_t (R_2t - R_2t+1) and dL/dleaf = -2 Q_leaf (y - f_leaf). Two level-wise passes over (models, nodes, rows)
+arrays, no leaf-probability tensor. ``tests/test_soft.py`` checks every gradient against torch.autograd.
+
+Conventions: B problems (datasets) x S starts = M models. Arrays are node-major, (M, nodes, rows), so each tree
+level is a contiguous block. Row weights ``w`` (B, n) already include 1/n_b (and 0 for padding rows), so the loss is
+a weighted mean. Split at node t: go left when a_t·x <= b_t; soft "left" value s_t = sigmoid(alpha (b_t - a_t·x)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+Tensor = torch.Tensor
+
+
+@dataclass
+class Params:
+    """Trainable parameters of M trees of one depth. ``coefs`` is None for constant leaves."""
+
+    weights: Tensor  # (M, N, p) split hyperplanes, N = 2^D - 1 branch nodes in heap order
+    thresholds: Tensor  # (M, N)
+    intercepts: Tensor  # (M, L) leaf constants / intercepts, L = 2^D
+    coefs: Tensor | None  # (M, L, p) linear-leaf slopes
+
+    def tensors(self) -> list[Tensor]:
+        return [t for t in (self.weights, self.thresholds, self.intercepts, self.coefs) if t is not None]
+
+    def clone(self) -> "Params":
+        return Params(*(None if t is None else t.clone() for t in (self.weights, self.thresholds, self.intercepts,
+                                                                  self.coefs)))
+
+
+def level_slice(level: int) -> slice:
+    """Heap rows (0-based) of the branch nodes at ``level`` (root = level 0)."""
+    return slice(2 ** level - 1, 2 ** (level + 1) - 1)
+
+
+class Workspace:
+    """Preallocated (models, nodes, rows) buffers reused every epoch.
+
+    Why: fresh 60 MB tensors per op cost a page-fault storm (mmap'd allocations are zeroed on first touch), which
+    measured slower than the arithmetic itself; every op below writes into these buffers with ``out=``.
+    """
+
+    def __init__(self, n_models: int, depth: int, n_rows: int, dtype: torch.dtype, device: torch.device):
+        N, L = 2 ** depth - 1, 2 ** depth
+        self.s = torch.empty(n_models, N, n_rows, dtype=dtype, device=device)
+        self.diff = torch.empty_like(self.s)
+        self.resid = torch.empty(n_models, L, n_rows, dtype=dtype, device=device)
+        self.ping = torch.empty_like(self.resid)
+        self.pong = torch.empty_like(self.resid)
+
+    @staticmethod
+    def view(buffer: Tensor, *shape: int) -> Tensor:
+        """The first prod(shape) elements of ``buffer`` as a contiguous tensor of ``shape``."""
+        return buffer.view(-1)[:math.prod(shape)].view(shape)
+
+
+def leaf_residuals(params: Params, Xat: Tensor, y: Tensor, starts: int, out: Tensor) -> Tensor:
+    """y - f_leaf(x) for every model, leaf and row, written into ``out`` (M, L, n). Xat (B, p+1, n) ends in ones."""
+    B, n = y.shape
+    M, L = params.intercepts.shape
+    if params.coefs is None:
+        torch.sub(y.view(B, 1, 1, n), params.intercepts.view(B, starts, L, 1), out=out.view(B, starts, L, n))
+        return out
+    neg_leaf = torch.cat([params.coefs, params.intercepts.unsqueeze(2)], dim=2).neg_()  # (M, L, p+1)
+    torch.bmm(neg_leaf.view(B, starts * L, -1), Xat, out=out.view(B, starts * L, n))
+    out.view(B, starts, L, n).add_(y.view(B, 1, 1, n))
+    return out
+
+
+def soft_loss_and_grad(params: Params, alpha: Tensor, Xa: Tensor, Xat: Tensor, y: Tensor, w: Tensor, starts: int,
+                       work: Workspace | None = None) -> tuple[Tensor, Params]:
+    """Soft loss per model (M,) and its gradient with respect to every parameter (L1 term excluded).
+
+    Xa (B, n, p+1) is X with a trailing column of ones, Xat (B, p+1, n) its contiguous transpose; y and w (B, n);
+    alpha (M,). ``work`` must have been made for these M, depth and n (made here if omitted).
+    """
+    B, n = y.shape
+    M, N, p = params.weights.shape
+    L = N + 1
+    depth = L.bit_length() - 1
+    work = work or Workspace(M, depth, n, y.dtype, y.device)
+    a = alpha.view(M, 1, 1)
+    # u = alpha (b - a·x) = [-alpha a, alpha b]·[x, 1]; s = sigmoid(u) is the soft "go left" value.
+    split = torch.cat([params.weights, params.thresholds.unsqueeze(2).neg()], dim=2).mul_(-a)  # (M, N, p+1)
+    s = work.s
+    torch.bmm(split.view(B, starts * N, p + 1), Xat, out=s.view(B, starts * N, n))
+    s.sigmoid_()  # (M, N, n)
+    resid = leaf_residuals(params, Xat, y, starts, work.resid)  # (M, L, n)
+
+    diff, buffers = work.diff, (work.ping, work.pong)
+    R = torch.mul(resid, resid, out=work.ping)
+    for i, level in enumerate(reversed(range(depth))):
+        child = R.view(M, 2 ** level, 2, n)
+        d = diff[:, level_slice(level)]
+        torch.sub(child[:, :, 0], child[:, :, 1], out=d)
+        R = torch.addcmul(child[:, :, 1], s[:, level_slice(level)], d,
+                          out=Workspace.view(buffers[(i + 1) % 2], M, 2 ** level, n))
+    wm = w.view(B, 1, n).expand(B, starts, n).reshape(M, 1, n)
+    loss = (R * wm).sum(dim=(1, 2))  # (M,)
+
+    Q = wm
+    for level in range(depth):
+        s_l, d = s[:, level_slice(level)], diff[:, level_slice(level)]
+        child = Workspace.view(buffers[level % 2], M, 2 ** level, 2, n)
+        left = torch.mul(Q, s_l, out=child[:, :, 0])
+        torch.sub(Q, left, out=child[:, :, 1])
+        d.mul_(left)
+        d.addcmul_(d, s_l, value=-1.0)  # dL/du = Q s (1 - s) (R_l - R_r)
+        Q = child.view(M, 2 ** (level + 1), n)
+
+    g_split = torch.bmm(diff.view(B, starts * N, n), Xa).view(M, N, p + 1)  # [sum G x, sum G]
+    g_weights = g_split[:, :, :p].mul(-a)
+    g_thresholds = g_split[:, :, p].mul(alpha.view(M, 1))
+    leaf_err = resid.mul_(Q)  # Q_leaf (y - f): (M, L, n)
+    g_leaf = torch.bmm(leaf_err.view(B, starts * L, n), Xa).view(M, L, p + 1).mul_(-2.0)
+    g_coefs = None if params.coefs is None else g_leaf[:, :, :p].contiguous()
+    return loss, Params(g_weights, g_thresholds, g_leaf[:, :, p].contiguous(), g_coefs)
