@@ -1,0 +1,165 @@
+"""scikit-learn estimators: GETRegressor (one tree of a given depth) and GETRegressorCV (depth chosen on a split).
+
+The estimators only validate, configure and delegate: training lives in ``optimize.train`` (and ``polish``), the
+fitted model is an ``ObliqueTree`` in ``tree_``; ``predict`` checks fitted state, validates X and asks the tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from numbers import Integral, Real
+from typing import Iterable
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.model_selection import train_test_split
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from get_core.optimize import GETConfig, ProgressCallback, train
+from get_core.tree import MAX_DEPTH
+
+_CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
+
+
+class GETRegressor(RegressorMixin, BaseEstimator):
+    """An oblique regression tree trained by gradient-based entire-tree optimization (GET / GET-Linear).
+
+    Parameters mirror the paper: ``n_starts`` starts (start 0 from CART), each running ``n_alphas`` stages of
+    ``n_epochs`` epochs with an increasing scale factor drawn from ``alpha_range``; ``leaf="linear"`` gives
+    GET-Linear; ``polish=True`` adds the subtree polish of section 4.3.
+    """
+
+    _parameter_constraints: dict = {
+        "depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
+        "leaf": [StrOptions({"constant", "linear"})],
+        "n_starts": [Interval(Integral, 1, None, closed="left")],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "alpha_range": [tuple, list],
+        "n_alphas": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "l1": [Interval(Real, 0, None, closed="left")],
+        "polish": ["boolean"],
+        "random_state": ["random_state"],
+        "device": [StrOptions({"auto", "cpu", "cuda"})],
+    }
+
+    def __init__(self, depth: int = 4, leaf: str = "constant", n_starts: int = 10, n_epochs: int = 3000,
+                 alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2, learning_rate: float = 0.01,
+                 l1: float = 0.0, polish: bool = False, random_state=None, device: str = "auto"):
+        self.depth = depth
+        self.leaf = leaf
+        self.n_starts = n_starts
+        self.n_epochs = n_epochs
+        self.alpha_range = alpha_range
+        self.n_alphas = n_alphas
+        self.learning_rate = learning_rate
+        self.l1 = l1
+        self.polish = polish
+        self.random_state = random_state
+        self.device = device
+
+    def _config(self, **overrides) -> GETConfig:
+        params = {k: v for k, v in self.get_params().items() if k in _CONFIG_FIELDS}
+        params["alpha_range"] = tuple(float(a) for a in params["alpha_range"])
+        params["random_state"] = _seed(params["random_state"])
+        params.update(overrides)
+        config = GETConfig(**params)
+        config.validate()
+        return config
+
+    def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressor":
+        """Train on X (n, p) and y (n,); ``on_progress`` receives ``optimize.Progress`` and may return True to stop."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        names = getattr(self, "feature_names_in_", None)
+        self.tree_ = train(X, y, self._config(), on_progress, None if names is None else list(names))
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.tree_.predict(X)
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf node id (heap numbering) of each row."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.apply(validate_data(self, X, reset=False, dtype=np.float64))
+
+
+class GETRegressorCV(GETRegressor):
+    """GETRegressor whose depth is chosen as the paper does (its section 5, Appendix F.1).
+
+    The training data are split 2:1 into train/validation; trees of increasing depth from ``depths`` are fitted on
+    the train part and scored (R2) on the validation part; the search stops once ``patience`` consecutive depths fail
+    to beat the best validation R2 by ``tol`` (deeper trees stopped helping); the best depth is refit on all data.
+    Results per depth are in ``cv_results_``.
+    """
+
+    _parameter_constraints: dict = {
+        **{k: v for k, v in GETRegressor._parameter_constraints.items() if k != "depth"},
+        "depths": ["array-like", range],
+        "patience": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    }
+
+    def __init__(self, depths: Iterable[int] = range(1, 13), leaf: str = "constant", n_starts: int = 10,
+                 n_epochs: int = 3000, alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2,
+                 learning_rate: float = 0.01, l1: float = 0.0, polish: bool = False, random_state=None,
+                 device: str = "auto", patience: int = 2, tol: float = 1e-4, validation_fraction: float = 1 / 3):
+        self.depths = depths
+        self.leaf = leaf
+        self.n_starts = n_starts
+        self.n_epochs = n_epochs
+        self.alpha_range = alpha_range
+        self.n_alphas = n_alphas
+        self.learning_rate = learning_rate
+        self.l1 = l1
+        self.polish = polish
+        self.random_state = random_state
+        self.device = device
+        self.patience = patience
+        self.tol = tol
+        self.validation_fraction = validation_fraction
+
+    def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressorCV":
+        self._validate_params()
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        depths = sorted(int(d) for d in self.depths)
+        if not depths or depths[0] < 1 or depths[-1] > MAX_DEPTH:
+            raise ValueError(f"depths must be integers from 1 to {MAX_DEPTH}; got {list(self.depths)}.")
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else list(names)
+        seed = _seed(self.random_state)
+        X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)
+        self.cv_results_ = []
+        best_r2, best_depth, misses = -np.inf, depths[0], 0
+        for depth in depths:
+            tree = train(X_tr, y_tr, self._config(depth=depth, random_state=seed), on_progress, names)
+            r2 = _r2(y_val, tree.predict(X_val))
+            self.cv_results_.append({"depth": depth, "validation_r2": r2, "train_r2": tree.meta["train_r2"]})
+            if tree.meta.get("cancelled"):
+                break
+            if r2 > best_r2 + self.tol:
+                best_r2, best_depth, misses = r2, depth, 0
+            else:
+                misses += 1
+                if misses >= self.patience:
+                    break
+        self.best_depth_ = best_depth
+        self.best_validation_r2_ = best_r2
+        self.tree_ = train(X, y, self._config(depth=best_depth, random_state=seed), on_progress, names)
+        return self
+
+
+def _seed(random_state) -> int | None:
+    """An int seed from sklearn's random_state conventions (None, int or RandomState)."""
+    if random_state is None or isinstance(random_state, (int, np.integer)):
+        return None if random_state is None else int(random_state)
+    return int(random_state.randint(0, 2 ** 31 - 1))
+
+
+def _r2(y: np.ndarray, pred: np.ndarray) -> float:
+    ss = float(np.sum((y - np.mean(y)) ** 2))
+    return 1.0 - float(np.sum((y - pred) ** 2)) / ss if ss > 0 else 0.0
