@@ -161,7 +161,10 @@ def _panel_body(run: Run) -> None:
 
 def progress_text(run: Run) -> str:
     parts = [f"{100 * run.progress:.0f}%"]
-    if run.phase == "baselines":
+    if run.status.is_finished():
+        parts.append({RunStatus.FINISHED: "done", RunStatus.FAILED: "failed",
+                      RunStatus.CANCELLED: "stopped"}[run.status])
+    elif run.phase == "baselines":
         parts.append("fitting the CART and random-forest baselines")
     elif run.stage is not None and run.n_stages:
         parts.append(f"{run.phase or 'optimize'}: stage {run.stage + 1}/{run.n_stages}, epoch {run.epoch}/"

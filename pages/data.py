@@ -48,7 +48,7 @@ def data_page() -> None:
     st.session_state["data_ready"] = {
         "name": dataset["name"], "table": df[[spec.target, *spec.features]], "spec": spec.to_dict(),
         "n_rows": len(prepared.y), "n_features": prepared.X.shape[1], "token": dataset["token"]}
-    st.page_link("pages/train.py", label="Continue to Train", icon="➡️")
+    st.page_link("pages/train.py", label="Continue to Train", icon=":material/arrow_forward:")
 
 
 def _load_upload() -> dict | None:

@@ -18,7 +18,7 @@ def runs_page() -> None:
     runs = store.list_runs()
     if not runs:
         st.info("No runs yet: choose a dataset on the Data page, then start one on the Train page.")
-        st.page_link("pages/data.py", label="Go to Data", icon="📄")
+        st.page_link("pages/data.py", label="Go to Data", icon=":material/table:")
         return
     _runs_table(any(not r.status.is_finished() for r in runs))
     by_id = {r.run_id: r for r in runs}

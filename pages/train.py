@@ -26,7 +26,7 @@ def train_page() -> None:
     ready = st.session_state.get("data_ready")
     if ready is None:
         st.info("Choose a dataset and its target on the Data page first.")
-        st.page_link("pages/data.py", label="Go to Data", icon="📄")
+        st.page_link("pages/data.py", label="Go to Data", icon=":material/table:")
     else:
         _form(ready)
     run_id = common.selected_run_id()
