@@ -10,7 +10,7 @@ Who writes what:
   * the app (pages, through ``launch``): ``create_run`` (a QUEUED run with its parameters and dataset),
     ``rename_run``, ``request_cancel``, ``delete_run``;
   * the launcher: ``claim_next_run`` (QUEUED -> RUNNING, counted against the concurrency limit in the same
-    transaction), ``set_worker_pid``, ``fail_stale_runs``, and ``set_status`` for a worker it had to kill;
+    transaction), ``set_worker_pid``, ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
   * the worker of a run, and only while the run is RUNNING: ``record_heartbeat``, ``record_progress`` (progress
     fields and metrics), ``put_artifact``, and ``set_status`` to FINISHED / FAILED / CANCELLED with its results.
 
@@ -234,6 +234,10 @@ class RunStore:
         with self._transaction(write=True) as db:
             db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
+    def _exists(self, where: str, args: tuple) -> bool:
+        with self._transaction() as db:
+            return db.execute(f"SELECT 1 FROM runs WHERE {where} LIMIT 1", args).fetchone() is not None
+
     @staticmethod
     def _status_of(db: sqlite3.Connection, run_id: int) -> RunStatus:
         row = db.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -297,6 +301,8 @@ class RunStore:
     def claim_next_run(self, max_running: int) -> Run | None:
         """Move the oldest QUEUED run to RUNNING if fewer than ``max_running`` runs are RUNNING; else None."""
         now = time.time()
+        if not self._exists("status = ?", (RunStatus.QUEUED.value,)):  # the common case: skip the write lock
+            return None
         with self._transaction(write=True) as db:
             running = db.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (RunStatus.RUNNING.value,))
             if running.fetchone()[0] >= max_running:
@@ -330,9 +336,12 @@ class RunStore:
     def fail_stale_runs(self, now: float | None = None) -> list[int]:
         """Mark FAILED every RUNNING run whose heartbeat is older than the grace period; returns their ids."""
         now = time.time() if now is None else now
+        stale = (RunStatus.RUNNING.value, now - self.heartbeat_grace)
+        if not self._exists("status = ? AND heartbeat_at < ?", stale):  # the common case: skip the write lock
+            return []
         with self._transaction(write=True) as db:
             rows = db.execute("SELECT run_id, heartbeat_at FROM runs WHERE status = ? AND heartbeat_at < ?",
-                              (RunStatus.RUNNING.value, now - self.heartbeat_grace)).fetchall()
+                              stale).fetchall()
             for run_id, beat in rows:
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(beat))
                 reason = (f"Interrupted: the worker stopped sending heartbeats at {stamp} (silent for more than "
