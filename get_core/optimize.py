@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from get_core import leaves
+from get_core import leaves, native
 from get_core.soft import Params, Workspace, soft_loss_and_grad
 from get_core.starts import cart_splits, random_splits
 from get_core.tree import MAX_DEPTH, ObliqueTree
@@ -213,22 +213,25 @@ class _Adam:
             p.addcdiv_(m, v.div(c2).sqrt_().add_(1e-8), value=-lr / c1)
 
 
-def _soft_pass(params: Params, alpha: torch.Tensor, chunks: list[Problems], starts: int, l1: float,
-               workspaces: dict[int, Workspace]):
-    loss, grads = None, None
-    M, N = params.weights.shape[:2]
-    depth = N.bit_length()
-    for c in chunks:
-        n = c.y.shape[1]
-        if n not in workspaces:
-            workspaces[n] = Workspace(M, depth, n, c.y.dtype, c.y.device)
-        l_c, g_c = soft_loss_and_grad(params, alpha, c.Xa, c.Xat, c.y, c.w, starts, workspaces[n])
-        if grads is None:
-            loss, grads = l_c, g_c
-        else:
-            loss += l_c
-            for total, part in zip(grads.tensors(), g_c.tensors()):
-                total += part
+def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: list[Problems], starts: int,
+               l1: float, workspaces: dict[int, Workspace]):
+    """Soft loss (M,) and gradients: the fused CPU kernel when it is available, else torch ops over row chunks."""
+    if native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32:
+        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xa, problems.y, problems.w, starts)
+    else:
+        loss, grads = None, None
+        M, N = params.weights.shape[:2]
+        for c in chunks:
+            n = c.y.shape[1]
+            if n not in workspaces:
+                workspaces[n] = Workspace(M, N.bit_length(), n, c.y.dtype, c.y.device)
+            l_c, g_c = soft_loss_and_grad(params, alpha, c.Xa, c.Xat, c.y, c.w, starts, workspaces[n])
+            if grads is None:
+                loss, grads = l_c, g_c
+            else:
+                loss += l_c
+                for total, part in zip(grads.tensors(), g_c.tensors()):
+                    total += part
     if l1:
         loss += l1 * params.weights.abs().sum(dim=(1, 2))
         grads.weights.add_(torch.sign(params.weights), alpha=l1)
@@ -294,7 +297,7 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
         reporter.report(stage, n_stages, 0, n_epochs, alphas[:, stage].tolist(), [math.nan] * M, hard_list,
                         result.best_loss.min().item())
         for epoch in range(1, n_epochs + 1):
-            soft, grads = _soft_pass(params, alpha, chunks, starts, config.l1, workspaces)
+            soft, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
             adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
             at_checkpoint = epoch in checkpoints
             if at_checkpoint:

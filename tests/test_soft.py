@@ -57,3 +57,32 @@ def test_gradient_matches_autograd_of_the_path_product_formulation(linear, depth
     torch.testing.assert_close(loss, ref.detach())
     for got, want in zip(grads.tensors(), leaves):
         torch.testing.assert_close(got, want.grad)
+
+
+@pytest.mark.parametrize("linear", [False, True])
+@pytest.mark.parametrize("depth", [1, 4, 7])
+def test_native_cpu_kernel_matches_the_torch_implementation(linear, depth):
+    from get_core import native
+
+    if native.load() is None:
+        pytest.skip("no C++ compiler: training uses the torch implementation")
+    g = torch.Generator().manual_seed(depth)
+    B, S, n, p = 2, 3, 203, 5  # n not a multiple of the kernel's tile
+    M, N, L = B * S, 2 ** depth - 1, 2 ** depth
+    X = torch.rand(B, n, p, generator=g, dtype=torch.float64)
+    Xa = torch.cat([X, torch.ones(B, n, 1, dtype=X.dtype)], dim=2)
+    y = torch.rand(B, n, generator=g, dtype=torch.float64)
+    w = torch.full((B, n), 1.0 / n, dtype=torch.float64)
+    w[1, -40:] = 0.0
+    params = Params(torch.randn(M, N, p, generator=g, dtype=torch.float64),
+                    torch.rand(M, N, generator=g, dtype=torch.float64),
+                    torch.rand(M, L, generator=g, dtype=torch.float64),
+                    torch.randn(M, L, p, generator=g, dtype=torch.float64) * 0.1 if linear else None)
+    alpha = torch.rand(M, generator=g, dtype=torch.float64) * 30 + 1
+    want_loss, want = soft_loss_and_grad(params, alpha, Xa, Xa.transpose(1, 2).contiguous(), y, w, S)
+    f32 = Params(*(None if t is None else t.float() for t in (params.weights, params.thresholds, params.intercepts,
+                                                               params.coefs)))
+    loss, got = native.soft_loss_and_grad(f32, alpha.float(), Xa.float().contiguous(), y.float(), w.float(), S)
+    torch.testing.assert_close(loss.double(), want_loss, rtol=1e-4, atol=1e-6)
+    for a, b in zip(got.tensors(), want.tensors()):
+        torch.testing.assert_close(a.double(), b, rtol=2e-3, atol=1e-5)
