@@ -1,0 +1,253 @@
+"""Time the authors' GET implementation (PyPI `get-oblique==0.1.1`) per start-epoch, for the speed benchmark.
+
+What is timed: `GET.GETRegressor(treeDepth=depth, epochNum=E, startNum=1).fit(X, y)` on make_friedman1
+(n_samples=n, n_features=p, noise=1.0, random_state=0), X and y min-max scaled to [0, 1], run in a separate
+virtualenv (the package pins old numpy/sklearn and sets `torch.use_deterministic_algorithms(True)` globally on
+import, so it must not share our process), with torch limited to `threads` threads, inside a temporary directory.
+
+One start of the package runs one stage per alpha (2 stages: alpha ~ U(5, 25), then ~ U(80, 120)), each stage a
+fresh AdamW + scheduler for E full-batch epochs; every epoch does forward, the per-epoch hard-tree evaluation
+(leaf means + hard MSE), backward, step and scheduler step. A "start-epoch" is one such epoch of one stage: a fit
+with startNum=1 costs `stages * E` start-epochs plus fixed costs (CART warm start, tensor conversion, set-up).
+
+Headline `ms_per_start_epoch`: the package's scheduler steps exactly once per epoch, as the epoch's last call, so
+a timestamp taken after each step gives the wall time of every epoch but a stage's first, fixed costs excluded.
+Per repeat we take the median epoch of two fits (E1 and E2 epochs), then the median over repeats: a median of
+hundreds of epochs resists the bursts of other users' load on a shared machine, which a total does not.
+Under steady load (2 threads whose OpenMP regions wait for a descheduled thread) even the median inflates, so
+`ms_per_start_epoch_p10` (median over repeats of each repeat's 10th-percentile epoch) estimates the idle machine.
+Cross-check `ms_per_start_epoch_slope`: (t(E2) - t(E1)) / (stages * (E2 - E1)) from the fits' total wall times,
+which also cancels fixed costs but is noisy under load. `stages` is counted at run time, not assumed; a warm-up
+fit first pays for the TorchScript profiling runs; the 1-minute load average is recorded before and after.
+E must be >= 21: the package's scheduler asserts warmup (10) < T_0 = E - 10.
+
+Usage: python bench/reference.py --depths 2 4 8 --repeats 3
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+PACKAGE = "get-oblique"
+PACKAGE_VERSION = "0.1.1"
+# torch is pinned: 2.13.0 is a local CPU wheel on our machines; a plain "torch" pulls a multi-GB CUDA build.
+DEPENDENCIES = ("h5py", "numpy", "pandas", "scikit-learn", "torch==2.13.0")
+DEFAULT_VENV = Path("bench/.reference-venv")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MIN_EPOCHS = 21
+
+_PROBE = (
+    "import GET, h5py, numpy, pandas, sklearn, torch, importlib.metadata as m;"
+    "assert torch.__version__.split('+')[0] == '2.13.0', torch.__version__;"
+    f"print(m.version('{PACKAGE}'))"
+)
+
+# Runs inside the reference venv. argv[1] is a JSON dict of parameters; prints one JSON dict on its last line.
+_TIMING_SCRIPT = r'''
+import json, os, sys, time
+args = json.loads(sys.argv[1])
+import numpy as np, torch
+torch.set_num_threads(args["threads"])
+from sklearn.datasets import make_friedman1
+import importlib.metadata, GET, GET.GET_IterAlp as iteralp
+
+stages = []  # per stage (one alpha of one start): perf_counter at the end of each epoch
+_stage, _step = iteralp.treeOptbyGRADwithC, iteralp.ChainedScheduler.step
+def _timed_stage(*a, **k):
+    stages.append([])
+    return _stage(*a, **k)
+def _timed_step(self, *a, **k):  # the scheduler steps exactly once per epoch, last thing in the epoch
+    out = _step(self, *a, **k)
+    stages[-1].append(time.perf_counter())
+    return out
+iteralp.treeOptbyGRADwithC = _timed_stage  # looked up as a module global at call time
+iteralp.ChainedScheduler.step = _timed_step
+
+X, y = make_friedman1(n_samples=args["n"], n_features=args["p"], noise=1.0, random_state=0)
+span = X.max(0) - X.min(0)
+X = ((X - X.min(0)) / np.where(span > 0, span, 1.0)).astype(np.float32)
+y = ((y - y.min()) / (y.max() - y.min())).astype(np.float32)
+
+def fit(epochs):
+    # -> (wall seconds, stages run, durations in ms of every epoch but each stage's first)
+    torch.manual_seed(0)
+    stages.clear()
+    model = GET.GETRegressor(treeDepth=args["depth"], epochNum=epochs, startNum=1)
+    t0 = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - t0
+    assert all(len(s) == epochs for s in stages), [len(s) for s in stages]
+    return seconds, len(stages), [1000.0 * d for s in stages for d in np.diff(s)]
+
+e1, e2 = args["epochs"]
+load_before = os.getloadavg()[0]
+fit(e1)  # warm-up: TorchScript profiling runs, allocator, lazy imports
+runs = []
+for _ in range(args["repeats"]):
+    (t1, n_stages, d1), (t2, _, d2) = fit(e1), fit(e2)
+    epoch_ms = d1 + d2
+    runs.append({"epochs": [e1, e2], "seconds": [t1, t2], "stages_per_start": n_stages,
+                 "epoch_ms_median": float(np.median(epoch_ms)), "epoch_ms_p10": float(np.percentile(epoch_ms, 10)),
+                 "epoch_ms_mean": float(np.mean(epoch_ms)),
+                 "slope_ms": 1000.0 * (t2 - t1) / (n_stages * (e2 - e1))})
+print(json.dumps({"runs": runs, "load_avg_1min": [load_before, os.getloadavg()[0]],
+                  "get_oblique_version": importlib.metadata.version("get-oblique"),
+                  "torch_version": torch.__version__, "torch_threads": torch.get_num_threads(),
+                  "deterministic_algorithms": torch.are_deterministic_algorithms_enabled()}))
+'''
+
+
+def _resolve(path: Path) -> Path:
+    """Relative paths are taken from the repository root, so the venv is shared whatever the cwd."""
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+def _venv_python(path: Path) -> Path:
+    return path / "bin" / "python"
+
+
+def _venv_works(path: Path) -> bool:
+    python = _venv_python(path)
+    if not python.exists():
+        return False
+    probe = subprocess.run([str(python), "-c", _PROBE], capture_output=True, text=True)
+    return probe.returncode == 0 and probe.stdout.strip() == PACKAGE_VERSION
+
+
+def _host_pip_config() -> dict[str, str]:
+    """The pip settings from config files that this interpreter's pip sees (PIP_* variables are inherited anyway)."""
+    out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True)
+    settings = {}
+    for line in out.stdout.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and not key.startswith(":env:"):
+            settings[key] = value.strip().strip("'\"")
+    return settings
+
+
+def _write_site_pip_config(path: Path) -> None:
+    """Copy the host's pip settings (local wheel dir, local indexes, constraints) into the venv's own pip.conf,
+    so the venv's pip finds the local CPU torch wheel even where the user's config or PIP_* variables are absent."""
+    sections: dict[str, list[str]] = {}
+    for key, value in _host_pip_config().items():
+        section, _, option = key.partition(".")
+        sections.setdefault(section, []).append(f"{option} = {value}")
+    (path / "pip.conf").write_text("".join(f"[{s}]\n" + "\n".join(o) + "\n" for s, o in sections.items()))
+
+
+def _pip(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(python), "-m", "pip", *args], capture_output=True, text=True)
+
+
+def _fail(what: str, result: subprocess.CompletedProcess[str]) -> RuntimeError:
+    tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-15:])
+    return RuntimeError(f"reference venv: {what} failed (exit {result.returncode}):\n{tail}")
+
+
+def _check_torch_is_local(python: Path) -> None:
+    """Refuse to go on if pip would fetch torch from an index (a multi-GB CUDA build) rather than a local wheel."""
+    result = _pip(python, "install", "--dry-run", "--quiet", "--report", "-", "torch==2.13.0")
+    if result.returncode != 0:
+        raise _fail("resolving torch==2.13.0", result)
+    report = json.loads(result.stdout)
+    urls = [i["download_info"]["url"] for i in report["install"] if i["metadata"]["name"].lower() == "torch"]
+    if any(not url.startswith("file:") for url in urls):
+        raise RuntimeError(f"reference venv: torch==2.13.0 would be downloaded from {urls[0]}; pip must see a "
+                           "local CPU wheel (check `pip config list` for find-links)")
+
+
+def ensure_reference_venv(path: Path = DEFAULT_VENV) -> Path:
+    """Create (once) a virtualenv with get-oblique 0.1.1 and its runtime dependencies; return its python.
+    A relative `path` is taken from the repository root. Safe to call from concurrent processes."""
+    path = _resolve(path)
+    lock_name = f"get-reference-venv-{hashlib.sha1(str(path).encode()).hexdigest()[:12]}.lock"
+    with open(Path(tempfile.gettempdir()) / lock_name, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _venv_works(path):
+            _build_venv(path)
+    return _venv_python(path)
+
+
+def _build_venv(path: Path) -> None:
+    if path.exists() and any(path.iterdir()) and not (path / "pyvenv.cfg").exists():
+        raise RuntimeError(f"reference venv: {path} exists and is not a virtualenv; refusing to clear it")
+    venv.EnvBuilder(with_pip=True, clear=True).create(path)
+    _write_site_pip_config(path)
+    python = _venv_python(path)
+    _check_torch_is_local(python)
+    # Dependencies first, then the package without its exact pins (numpy==1.26.4, scikit_learn==1.5.0, ...).
+    for args in (DEPENDENCIES, ("--no-deps", f"{PACKAGE}=={PACKAGE_VERSION}")):
+        result = _pip(python, "install", "--quiet", *args)
+        if result.returncode != 0:
+            raise _fail(f"pip install {' '.join(args)}", result)
+    if not _venv_works(path):
+        probe = subprocess.run([str(python), "-c", _PROBE], capture_output=True, text=True)
+        raise _fail("importing GET after installation", probe)
+
+
+def default_epochs(depth: int) -> tuple[int, int]:
+    """Epoch counts for the two fits: the minimum at depth >= 7 (~0.4 s per start-epoch at depth 8), more below."""
+    if depth >= 7:
+        return (MIN_EPOCHS, MIN_EPOCHS + 10)
+    if depth >= 5:
+        return (30, 90)
+    return (50, 150)
+
+
+def _run_timing(python: Path, params: dict, timeout: float) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS=str(params["threads"]), MKL_NUM_THREADS=str(params["threads"]))
+    with tempfile.TemporaryDirectory(prefix="get-reference-") as tmp:
+        result = subprocess.run([str(python), "-c", _TIMING_SCRIPT, json.dumps(params)], cwd=tmp, env=env,
+                                capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise _fail(f"timing at depth {params['depth']}", result)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def measure_reference(depth: int, n: int = 6144, p: int = 8, epochs: tuple[int, int] | None = None,
+                      repeats: int = 3, threads: int = 2, venv_path: Path = DEFAULT_VENV,
+                      timeout: float = 900.0) -> dict:
+    """Median ms per start-epoch of get-oblique at `depth` (see the module docstring for what is timed)."""
+    e1, e2 = epochs or default_epochs(depth)
+    if not MIN_EPOCHS <= e1 < e2:
+        raise ValueError(f"epochs must satisfy {MIN_EPOCHS} <= E1 < E2 (the package's scheduler), got {(e1, e2)}")
+    params = {"depth": depth, "n": n, "p": p, "epochs": [e1, e2], "repeats": repeats, "threads": threads}
+    return _summarize(params, _run_timing(ensure_reference_venv(venv_path), params, timeout))
+
+
+def _summarize(params: dict, raw: dict) -> dict:
+    runs = raw.pop("runs")
+    return {"depth": params["depth"], "n": params["n"], "p": params["p"], "threads": params["threads"],
+            "epochs": params["epochs"],
+            "stages_per_start": runs[0]["stages_per_start"],
+            "ms_per_start_epoch": statistics.median(r["epoch_ms_median"] for r in runs),
+            "ms_per_start_epoch_p10": statistics.median(r["epoch_ms_p10"] for r in runs),
+            "ms_per_start_epoch_slope": statistics.median(r["slope_ms"] for r in runs),
+            "measurements": runs, **raw}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--depths", type=int, nargs="+", default=[2, 4, 8])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--n", type=int, default=6144)
+    parser.add_argument("--p", type=int, default=8)
+    parser.add_argument("--epochs", type=int, nargs=2, default=None, help="E1 E2 for every depth (default: by depth)")
+    args = parser.parse_args(argv)
+    results = [measure_reference(d, n=args.n, p=args.p, epochs=tuple(args.epochs) if args.epochs else None,
+                                 repeats=args.repeats, threads=args.threads) for d in args.depths]
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
