@@ -21,7 +21,7 @@ from get_core.tree import ObliqueTree
 Tensor = torch.Tensor
 
 #: Ridge penalty on the slopes of a linear leaf, relative to the leaf's (weighted) row count; data are in [0, 1].
-RIDGE = 1e-4
+RIDGE = 1e-6
 #: Keep the per-chunk (models x rows x (p+1)^2) Gram scatter under this many elements.
 _GRAM_CHUNK = 2 ** 25
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -155,27 +155,42 @@ def alpha_schedule(n_models: int, config: GETConfig, gen: torch.Generator) -> to
 
 
 class Reporter:
-    """Rate-limits progress callbacks and remembers a cancellation request."""
+    """Rate-limits progress callbacks and remembers a cancellation request.
+
+    With ``problem_weights`` (B,) (polish: one problem per subtree), per-start losses are combined over problems as
+    the share of the training rows each covers, plus ``offset`` for the rows outside them: the whole tree's MSE.
+    """
 
     def __init__(self, on_progress: ProgressCallback | None, y_var: float, phase: str = "optimize",
-                 span: tuple[float, float] = (0.0, 1.0)):
+                 span: tuple[float, float] = (0.0, 1.0), problem_weights: torch.Tensor | None = None,
+                 offset: float = 0.0):
         self.on_progress, self.y_var, self.phase, self.span = on_progress, max(y_var, 1e-300), phase, span
+        self.problem_weights, self.offset = problem_weights, offset
         self.cancelled = False
         self._last = 0.0
 
     def due(self) -> bool:
         return self.on_progress is not None and time.monotonic() - self._last >= REPORT_INTERVAL
 
-    def report(self, stage: int, n_stages: int, epoch: int, n_epochs: int, alphas: Sequence[float],
-               soft: Sequence[float], hard: Sequence[float], best: float) -> None:
+    def _per_start(self, values: torch.Tensor, starts: int) -> list[float]:
+        if self.problem_weights is None:
+            return values.tolist()
+        per_problem = values.double().view(-1, starts) * self.problem_weights.view(-1, 1)
+        return (per_problem.sum(dim=0) + self.offset).tolist()
+
+    def report(self, stage: int, n_stages: int, epoch: int, n_epochs: int, alphas: torch.Tensor, soft: torch.Tensor,
+               hard: torch.Tensor, best: torch.Tensor, starts: int) -> None:
         if self.on_progress is None:
             return
         done = (stage + epoch / max(1, n_epochs)) / n_stages
         fraction = self.span[0] + (self.span[1] - self.span[0]) * min(1.0, done)
-        records = tuple(StartRecord(i, float(a), float(s), float(h)) for i, (a, s, h) in enumerate(zip(alphas, soft,
-                                                                                                       hard)))
-        progress = Progress(self.phase, stage, n_stages, epoch, n_epochs, fraction, records, float(best),
-                            1.0 - float(best) / self.y_var)
+        alpha = alphas.view(-1, starts)[0].tolist()
+        records = tuple(StartRecord(i, a, s, h) for i, (a, s, h) in enumerate(zip(
+            alpha, self._per_start(soft, starts), self._per_start(hard, starts))))
+        best_loss = float(best.min() if self.problem_weights is None else
+                          (best.double() * self.problem_weights).sum() + self.offset)
+        progress = Progress(self.phase, stage, n_stages, epoch, n_epochs, fraction, records, best_loss,
+                            1.0 - best_loss / self.y_var)
         self._last = time.monotonic()
         if self.on_progress(progress):
             self.cancelled = True
@@ -185,7 +200,6 @@ class Reporter:
 class StageResult:
     best: Params  # one model per problem: (B, ...)
     best_loss: torch.Tensor  # (B,) hard training loss of ``best`` (float64)
-    history: list[dict] = field(default_factory=list)
 
 
 def _learning_rate(base: float, epoch: int, n_epochs: int) -> float:
@@ -217,7 +231,8 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
                l1: float, workspaces: dict[int, Workspace]):
     """Soft loss (M,) and gradients: the fused CPU kernel when it is available, else torch ops over row chunks."""
     if native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32:
-        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xa, problems.y, problems.w, starts)
+        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xa, problems.y, problems.w, starts,
+                                                  problems.n_rows)
     else:
         loss, grads = None, None
         M, N = params.weights.shape[:2]
@@ -289,13 +304,12 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     checkpoints = set(np.linspace(n_epochs / CHECKPOINTS_PER_STAGE, n_epochs, CHECKPOINTS_PER_STAGE).round().astype(
         int).tolist())
     device_alphas = alphas.to(problems.X.device, problems.X.dtype)
-    hard_list = hard.tolist()
     workspaces: dict[int, Workspace] = {}
     for stage in range(n_stages):
         alpha = device_alphas[:, stage].contiguous()
         adam = _Adam(params.tensors())
-        reporter.report(stage, n_stages, 0, n_epochs, alphas[:, stage].tolist(), [math.nan] * M, hard_list,
-                        result.best_loss.min().item())
+        reporter.report(stage, n_stages, 0, n_epochs, alphas[:, stage], torch.full((M,), math.nan), hard,
+                        result.best_loss, starts)
         for epoch in range(1, n_epochs + 1):
             soft, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
             adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
@@ -303,11 +317,9 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
             if at_checkpoint:
                 fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear)
                 _keep_best(result, params, fit, hard, starts)
-                hard_list = hard.tolist()
-                result.history.append({"stage": stage, "epoch": epoch, "soft": soft.tolist(), "hard": hard_list})
             if at_checkpoint or reporter.due():
-                reporter.report(stage, n_stages, epoch, n_epochs, alphas[:, stage].tolist(), soft.tolist(),
-                                hard_list, result.best_loss.min().item())
+                reporter.report(stage, n_stages, epoch, n_epochs, alphas[:, stage], soft, hard, result.best_loss,
+                                starts)
             if reporter.cancelled:
                 return result
         params = _with_leaves(params, fit)  # deterministic leaves warm-start the next stage (Alg. 1 line 12)

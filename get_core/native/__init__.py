@@ -63,7 +63,7 @@ def load() -> ctypes.CDLL | None:
             os.replace(built, target)  # atomic: concurrent workers never load a half-written file
     lib = ctypes.CDLL(str(target))
     lib.get_soft_pass.restype = ctypes.c_int
-    lib.get_soft_pass.argtypes = [ctypes.c_int] * 6 + [ctypes.c_void_p] * 8 + [ctypes.c_int]
+    lib.get_soft_pass.argtypes = [ctypes.c_int] * 6 + [ctypes.c_void_p] * 9 + [ctypes.c_int]
     return lib
 
 
@@ -72,8 +72,11 @@ def available(device: torch.device, n_features: int) -> bool:
 
 
 def soft_loss_and_grad(params: Params, alpha: torch.Tensor, Xa: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
-                       starts: int) -> tuple[torch.Tensor, Params]:
-    """Same contract as ``soft.soft_loss_and_grad`` for float32 CPU tensors; Xa (B, n, p+1) contiguous."""
+                       starts: int, n_rows: torch.Tensor | None = None) -> tuple[torch.Tensor, Params]:
+    """Same contract as ``soft.soft_loss_and_grad`` for float32 CPU tensors; Xa (B, n, p+1) contiguous.
+
+    ``n_rows`` (B,) lets the kernel skip each problem's trailing padding rows (weight 0).
+    """
     B, n, p1 = Xa.shape
     M, N, p = params.weights.shape
     L = N + 1
@@ -88,8 +91,10 @@ def soft_loss_and_grad(params: Params, alpha: torch.Tensor, Xa: torch.Tensor, y:
     tensors = (Xa, y, w, split, leafp, loss, g_split, g_leaf)
     if any(t.dtype != torch.float32 or not t.is_contiguous() for t in tensors):
         raise TypeError("the native soft pass needs contiguous float32 tensors")
-    status = load().get_soft_pass(B, starts, n, p1, (L).bit_length() - 1, int(linear),
-                                  *(t.data_ptr() for t in tensors), torch.get_num_threads())
+    rows = torch.full((B,), n, dtype=torch.int64) if n_rows is None else n_rows.to(torch.int64).contiguous()
+    pointers = [t.data_ptr() for t in tensors]
+    status = load().get_soft_pass(B, starts, n, p1, L.bit_length() - 1, int(linear), *pointers[:3], rows.data_ptr(),
+                                  *pointers[3:], torch.get_num_threads())
     if status:
         raise ValueError(f"the native soft pass supports at most {MAX_FEATURES} features")
     g_weights = g_split[:, :, :p].mul(-a)

@@ -115,9 +115,10 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
 }
 }  // namespace
 
+// n_rows[b] <= n real rows of problem b (its padding rows, all of weight 0, are skipped).
 extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear, const float* Xa, const float* y,
-                             const float* w, const float* split, const float* leafp, float* loss, float* g_split,
-                             float* g_leaf, int n_threads) {
+                             const float* w, const long* n_rows, const float* split, const float* leafp, float* loss,
+                             float* g_split, float* g_leaf, int n_threads) {
     const Shape sh{B, S, n, p1, depth, linear};
     if (p1 > 64) return 1;
     const int M = sh.M(), N = sh.N(), L = sh.L(), lw = sh.leaf_width();
@@ -135,7 +136,7 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
         std::vector<float> acc(sh.scratch() * T);  // [gacc | lacc | lossacc], each entry T lanes wide
         for (long task = next++; task < tasks; task = next++) {
             const int m = (int)(task / blocks), blk = (int)(task % blocks), b = m / S;
-            const int r0 = blk * rows_per_block, r1 = std::min(n, r0 + rows_per_block);
+            const int r0 = blk * rows_per_block, r1 = std::min((int)n_rows[b], r0 + rows_per_block);
             float* out = scratch.data() + task * sh.scratch();
             std::fill(acc.begin(), acc.end(), 0.f);
             float* gacc = acc.data();

@@ -1,0 +1,89 @@
+"""Subtree polish (the paper's section 4.3 and Algorithm 2), batched level by level.
+
+Branch nodes are visited breadth-first. The subtree under node t sees only the rows that reach t, and with the rest of
+the tree fixed the whole tree's loss changes exactly by that subtree's change on those rows; so every node of one
+level (disjoint row sets) is polished in one batched program, each as its own problem of depth D - level with starts:
+the current subtree (warm start), a CART fitted on the node's rows, and random trees. A node's new subtree is kept
+only if the whole tree's float64 hard training loss drops; nodes with fewer than 2 rows or a constant target are
+skipped.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from get_core import leaves
+from get_core.optimize import GETConfig, Problems, Reporter, alpha_schedule, initial_params, resolve_device, run_stages
+from get_core.soft import Params
+from get_core.tree import ObliqueTree
+
+
+def subtree_nodes(root: int, depth: int) -> np.ndarray:
+    """Heap ids of the branch nodes of the depth-``depth`` subtree under ``root``, in the subtree's own heap order."""
+    k = np.arange(1, 2 ** depth)
+    level = np.floor(np.log2(k)).astype(int)
+    return root * 2 ** level + (k - 2 ** level)
+
+
+def _squared_errors(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    return (tree.predict_scaled(X) - ys) ** 2
+
+
+def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, gen: torch.Generator,
+           reporter: Reporter) -> ObliqueTree:
+    """Polish ``tree`` (trained on X, y in original units) in place of a copy; returns the polished tree."""
+    t0 = time.perf_counter()
+    tree = ObliqueTree.from_dict(tree.to_dict())
+    ys = (np.asarray(y, dtype=np.float64) - tree.y_min) / tree.y_scale
+    Xs = tree.scale_X(X)
+    device = resolve_device(config.device)
+    accepted, visited = 0, 0
+    span_lo, span_hi = reporter.span
+    for level in range(tree.depth):
+        path = tree.decision_path(X)[:, level]
+        errors = _squared_errors(tree, X, ys)
+        nodes = [t for t in range(2 ** level, 2 ** (level + 1))
+                 if np.count_nonzero(path == t) >= 2 and np.ptp(ys[path == t]) > 0]
+        if not nodes:
+            continue
+        visited += len(nodes)
+        sub_depth = tree.depth - level
+        rows = [np.flatnonzero(path == t) for t in nodes]
+        subsets = [(Xs[r], ys[r]) for r in rows]
+        problems = Problems.from_arrays(subsets, device)
+        ids = np.stack([subtree_nodes(t, sub_depth) - 1 for t in nodes])  # (B, 2^sub_depth - 1) weight rows
+        warm = Params(torch.as_tensor(tree.weights[ids], dtype=torch.float32),
+                      torch.as_tensor(tree.thresholds[ids], dtype=torch.float32), None, None)
+        params = initial_params(problems, subsets, config, sub_depth, gen, warm=warm)
+        alphas = alpha_schedule(len(nodes) * config.n_starts, config, gen)
+        share = torch.tensor([len(r) / len(ys) for r in rows], dtype=torch.float64)
+        outside = float(errors[np.setdiff1d(np.arange(len(ys)), np.concatenate(rows))].sum() / len(ys))
+        level_span = (span_lo + (span_hi - span_lo) * level / tree.depth,
+                      span_lo + (span_hi - span_lo) * (level + 1) / tree.depth)
+        level_reporter = Reporter(reporter.on_progress, reporter.y_var, "polish", level_span, share, outside)
+        result = run_stages(problems, params, alphas, config, config.n_starts, level_reporter)
+        accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors)
+        if level_reporter.cancelled:
+            reporter.cancelled = True
+            break
+    tree.meta.update(polish_seconds=time.perf_counter() - t0, polish_nodes_visited=visited,
+                     polish_nodes_accepted=accepted, cancelled=reporter.cancelled or tree.meta.get("cancelled", False))
+    return tree
+
+
+def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
+            ids: np.ndarray, best: Params, errors: np.ndarray) -> int:
+    """Write every polished subtree into ``tree``, then revert those that did not lower their rows' float64 loss."""
+    old_w, old_t = tree.weights[ids].copy(), tree.thresholds[ids].copy()
+    tree.weights[ids] = best.weights.double().cpu().numpy()
+    tree.thresholds[ids] = best.thresholds.double().cpu().numpy()
+    leaves.refit_tree_leaves(tree, X, ys)
+    new_errors = _squared_errors(tree, X, ys)
+    worse = [b for b, r in enumerate(rows) if new_errors[r].sum() >= errors[r].sum()]
+    if worse:
+        tree.weights[ids[worse]], tree.thresholds[ids[worse]] = old_w[worse], old_t[worse]
+        leaves.refit_tree_leaves(tree, X, ys)
+    return len(nodes) - len(worse)

@@ -1,0 +1,131 @@
+"""The GET optimizer: recovers planted oblique trees, never loses to its CART start, reports and cancels."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+import torch
+from sklearn.tree import DecisionTreeRegressor
+
+from get_core.optimize import GETConfig, alpha_schedule, make_generator, train
+
+
+def r2(y, pred):
+    return 1.0 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2)
+
+
+def planted_depth2(n, seed, noise=0.1):
+    """Depth-2 oblique tree: root x0 + x1 <= 1, then x0 - x2 <= 0.2 | 0.5 x1 + x3 <= 0.8; leaves 0, 1, 2, 3."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 4))
+    left = X[:, 0] + X[:, 1] <= 1
+    leaf = np.where(left, np.where(X[:, 0] - X[:, 2] <= 0.2, 0, 1), np.where(0.5 * X[:, 1] + X[:, 3] <= 0.8, 2, 3))
+    return X, leaf + rng.normal(scale=noise, size=n), leaf.astype(float)
+
+
+def test_planted_depth2_oblique_tree_is_recovered_to_the_noise_ceiling_and_cart_is_clearly_worse():
+    X, y, clean = planted_depth2(3000, seed=0)
+    X_test, y_test, clean_test = planted_depth2(2000, seed=1)
+    ceiling = r2(y_test, clean_test)  # the best any model can do on the test rows
+    tree = train(X, y, GETConfig(depth=2, n_starts=4, n_epochs=1000, random_state=0))
+    got = r2(y_test, tree.predict(X_test))
+    cart = r2(y_test, DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y).predict(X_test))
+    assert got >= ceiling - 0.03, (got, ceiling)
+    assert cart <= got - 0.10, (cart, got)
+
+
+def test_linear_leaves_recover_a_planted_piecewise_linear_function():
+    rng = np.random.default_rng(2)
+    X = rng.random((2000, 4))
+    left = 0.7 * X[:, 0] + X[:, 1] <= 0.9
+    y = np.where(left, 2 * X[:, 2] + 1, -3 * X[:, 3] + 0.5) + rng.normal(scale=0.01, size=len(X))
+    linear = train(X, y, GETConfig(depth=1, leaf="linear", n_starts=4, n_epochs=300, random_state=0))
+    constant = train(X, y, GETConfig(depth=1, n_starts=4, n_epochs=300, random_state=0))
+    assert linear.meta["train_r2"] > 0.995
+    assert constant.meta["train_r2"] < 0.9
+    h, k = linear.leaf_in_original_units(2)  # left leaf: y = 2 x2 + 1
+    np.testing.assert_allclose([h, *k], [1, 0, 0, 2, 0], atol=0.05)
+
+
+@pytest.mark.parametrize("leaf", ["constant", "linear"])
+def test_result_is_never_worse_than_the_cart_warm_start(leaf):
+    rng = np.random.default_rng(3)
+    X = rng.random((500, 5))
+    y = np.sin(6 * X[:, 0]) + X[:, 1] * X[:, 2] + rng.normal(scale=0.3, size=500)
+    tree = train(X, y, GETConfig(depth=3, leaf=leaf, n_starts=2, n_epochs=2, random_state=0))
+    cart = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    cart_r2 = r2(y, cart.predict(X))
+    if leaf == "constant":
+        assert tree.meta["train_r2"] >= cart_r2 - 1e-9
+    else:  # linear leaves on CART's partition only add fit
+        assert tree.meta["train_r2"] >= cart_r2
+
+
+def test_progress_reports_every_start_with_rising_fraction_and_cancel_returns_the_best_so_far():
+    X, y, _ = planted_depth2(2000, seed=4)
+    events = []
+    train(X, y, GETConfig(depth=2, n_starts=3, n_epochs=100, random_state=0), on_progress=events.append)
+    assert len(events) >= 2 * 20
+    assert all(len(e.records) == 3 for e in events)
+    fractions = [e.fraction for e in events]
+    assert fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
+    assert {e.stage for e in events} == {0, 1}
+    assert all(e.best_hard_loss <= 0.5 for e in events) and events[-1].best_hard_r2 > 0.8
+
+    calls = []
+
+    def cancel_after_first(progress):
+        calls.append(progress)
+        return len(calls) >= 2
+
+    start = time.perf_counter()
+    tree = train(X, y, GETConfig(depth=6, n_starts=4, n_epochs=100000, random_state=0),
+                 on_progress=cancel_after_first)
+    assert time.perf_counter() - start < 30
+    assert tree.meta["cancelled"] is True
+    assert tree.predict(X).shape == (len(X),)
+
+
+def test_same_seed_same_tree_and_different_seed_different_tree():
+    X, y, _ = planted_depth2(600, seed=5)
+    cfg = dict(depth=3, n_starts=3, n_epochs=40)
+    a = train(X, y, GETConfig(random_state=1, **cfg))
+    b = train(X, y, GETConfig(random_state=1, **cfg))
+    c = train(X, y, GETConfig(random_state=2, **cfg))
+    np.testing.assert_array_equal(a.weights, b.weights)
+    assert not np.array_equal(a.weights, c.weights)
+
+
+def test_alphas_come_one_from_each_log_slice_in_ascending_order():
+    alphas = alpha_schedule(500, GETConfig(n_alphas=2, alpha_range=(5, 150)), make_generator(0)).numpy()
+    middle = math.sqrt(5 * 150)
+    assert np.all((alphas[:, 0] >= 5) & (alphas[:, 0] <= middle))
+    assert np.all((alphas[:, 1] >= middle) & (alphas[:, 1] <= 150))
+    fixed = alpha_schedule(3, GETConfig(n_alphas=2, fixed_alpha=100.0), make_generator(0))
+    assert torch.all(fixed == 100.0)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(depth=13), "depth"), (dict(leaf="cubic"), "leaf"), (dict(n_starts=0), "n_starts"),
+    (dict(alpha_range=(10, 5)), "alpha_range"), (dict(device="tpu"), "device"),
+])
+def test_bad_configuration_is_refused_naming_the_parameter(bad, message):
+    with pytest.raises(ValueError, match=message):
+        train(np.random.rand(20, 2), np.random.rand(20), GETConfig(**bad))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown when CUDA is absent")
+def test_cuda_without_a_gpu_is_a_clear_error():
+    with pytest.raises(ValueError, match="CUDA"):
+        train(np.random.rand(20, 2), np.random.rand(20), GETConfig(device="cuda", n_epochs=1))
+
+
+def test_torch_path_gives_the_same_quality_as_the_native_kernel(monkeypatch):
+    from get_core import native
+
+    X, y, _ = planted_depth2(1500, seed=6)
+    native_tree = train(X, y, GETConfig(depth=2, n_starts=3, n_epochs=150, random_state=0))
+    monkeypatch.setattr(native, "available", lambda *a: False)
+    torch_tree = train(X, y, GETConfig(depth=2, n_starts=3, n_epochs=150, random_state=0))
+    assert torch_tree.meta["train_r2"] == pytest.approx(native_tree.meta["train_r2"], abs=0.01)

@@ -1,0 +1,42 @@
+"""Subtree polish and depth selection (paper section 4.3; protocol of its section 5)."""
+
+import numpy as np
+import pytest
+
+from get_core import GETRegressorCV
+from get_core.optimize import GETConfig, train
+from get_core.polish import subtree_nodes
+
+
+def test_subtree_nodes_follow_heap_order_below_the_root():
+    np.testing.assert_array_equal(subtree_nodes(1, 2), [1, 2, 3])
+    np.testing.assert_array_equal(subtree_nodes(3, 3), [3, 6, 7, 12, 13, 14, 15])
+
+
+@pytest.mark.parametrize("leaf", ["constant", "linear"])
+def test_polish_never_makes_the_training_loss_worse(leaf):
+    rng = np.random.default_rng(0)
+    X = rng.random((800, 4))
+    y = np.sin(5 * X[:, 0]) * X[:, 1] + np.abs(X[:, 2] - X[:, 3]) + rng.normal(scale=0.05, size=800)
+    cfg = dict(depth=3, leaf=leaf, n_starts=3, n_epochs=60, random_state=0)
+    plain = train(X, y, GETConfig(**cfg))
+    events = []
+    polished = train(X, y, GETConfig(polish=True, **cfg), on_progress=events.append)
+    assert polished.meta["train_mse_scaled"] <= plain.meta["train_mse_scaled"] + 1e-12
+    assert polished.meta["polish_nodes_visited"] >= 1
+    assert {"optimize", "polish"} <= {e.phase for e in events}
+
+
+def test_depth_cv_picks_a_deeper_tree_when_the_data_need_one_and_stops_early():
+    rng = np.random.default_rng(1)
+    X = rng.random((1200, 3))
+    cells = (X[:, 0] > 0.5).astype(int) * 4 + (X[:, 1] > 0.5) * 2 + (X[:, 0] + X[:, 2] > 1)
+    y = np.array([0, 3, 1, 4, 2, 5, 7, 6])[cells] + rng.normal(scale=0.1, size=len(X))
+    deep = GETRegressorCV(depths=range(1, 13), n_starts=2, n_epochs=80, random_state=0).fit(X, y)
+    assert deep.best_depth_ >= 3
+    assert len(deep.cv_results_) < 12
+
+    step = (X[:, 0] > 0.5) + rng.normal(scale=0.1, size=len(X))
+    shallow = GETRegressorCV(depths=range(1, 13), n_starts=2, n_epochs=80, random_state=0).fit(X, step)
+    assert shallow.best_depth_ <= 2
+    assert len(shallow.cv_results_) <= shallow.best_depth_ + shallow.patience

@@ -1,0 +1,120 @@
+"""ObliqueTree: hard inference, JSON round-trip and validation, rules in original units."""
+
+import json
+
+import numpy as np
+import pytest
+
+from get_core.tree import ModelFormatError, ObliqueTree
+from tests.trees import make_tree, stump
+
+
+def loop_predict(tree: ObliqueTree, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The plainest reading of the stored arrays: one row at a time, one node at a time."""
+    preds, leaves = [], []
+    for x in X:
+        xs = [(x[j] - tree.x_min[j]) / tree.x_scale[j] for j in range(tree.n_features)]
+        node = 1
+        while node < tree.n_leaves:
+            margin = sum(tree.weights[node - 1][j] * xs[j] for j in range(tree.n_features))
+            node = 2 * node if margin <= tree.thresholds[node - 1] else 2 * node + 1
+        i = node - tree.n_leaves
+        value = tree.leaf_intercepts[i] + sum(tree.leaf_coefs[i][j] * xs[j] for j in range(tree.n_features))
+        preds.append(tree.y_min + tree.y_scale * value)
+        leaves.append(node)
+    return np.array(preds), np.array(leaves)
+
+
+@pytest.mark.parametrize("leaf", ["constant", "linear"])
+@pytest.mark.parametrize("depth", [1, 3, 6])
+def test_vectorized_inference_equals_a_per_row_loop(leaf, depth):
+    tree, X, _ = make_tree(depth=depth, p=4, leaf=leaf, seed=depth)
+    want_pred, want_leaf = loop_predict(tree, X)
+    np.testing.assert_array_equal(tree.apply(X), want_leaf)
+    np.testing.assert_allclose(tree.predict(X), want_pred, rtol=1e-12, atol=1e-12)
+
+
+def test_decision_path_walks_parent_to_child_and_ends_in_the_leaf():
+    tree, X, _ = make_tree(depth=4, seed=3)
+    path = tree.decision_path(X)
+    assert path.shape == (len(X), 5)
+    assert np.all(path[:, 0] == 1)
+    assert np.all(path[:, 1:] // 2 == path[:, :-1])
+    np.testing.assert_array_equal(path[:, -1], tree.apply(X))
+
+
+@pytest.mark.parametrize("leaf", ["constant", "linear"])
+def test_json_round_trip_gives_identical_predictions(leaf):
+    tree, X, _ = make_tree(depth=3, leaf=leaf, seed=5, empty_subtree=True, names=["a <b>", 'quote"d', "ü"])
+    tree.meta["note"] = "kept"
+    loaded = ObliqueTree.from_dict(json.loads(json.dumps(tree.to_dict())))
+    np.testing.assert_array_equal(loaded.predict(X), tree.predict(X))
+    np.testing.assert_array_equal(loaded.n_samples, tree.n_samples)
+    assert np.isnan(loaded.node_values).sum() == np.isnan(tree.node_values).sum() > 0
+    assert loaded.feature_names == tree.feature_names and loaded.meta == {"note": "kept"}
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d.pop("weights"), "weights"),
+    (lambda d: d.update(version=99), "version"),
+    (lambda d: d.update(schema="other"), "schema"),
+    (lambda d: d.update(depth=0), "depth"),
+    (lambda d: d["thresholds"].pop(), "thresholds"),
+    (lambda d: d["weights"][0].__setitem__(0, "x"), "weights"),
+    (lambda d: d["weights"][0].__setitem__(0, float("nan")), "weights"),
+    (lambda d: d.update(n_samples=[-1] * len(d["n_samples"])), "n_samples"),
+    (lambda d: d.update(x_scale=[0.0] * len(d["x_scale"])), "x_scale"),
+    (lambda d: d.update(leaf_type="cubic"), "leaf_type"),
+    (lambda d: d.update(feature_names="abc"), "feature_names"),
+    (lambda d: d.update(y_scale=True), "y_scale"),
+])
+def test_malformed_model_json_is_refused_naming_the_field(mutate, field):
+    tree, _, _ = make_tree(depth=2)
+    data = json.loads(json.dumps(tree.to_dict()))
+    mutate(data)
+    with pytest.raises(ModelFormatError, match=field):
+        ObliqueTree.from_dict(data)
+    with pytest.raises(ModelFormatError):
+        ObliqueTree.from_dict([1, 2])
+
+
+def test_rules_in_original_units_route_like_the_scaled_model():
+    tree, X, _ = make_tree(depth=3, seed=11)
+    path = tree.decision_path(X)
+    for node in range(1, tree.n_leaves):
+        w, c = tree.split_in_original_units(node)
+        at = path[:, int(node).bit_length() - 1] == node
+        went_left = path[at, int(node).bit_length()] == 2 * node
+        margin = X[at] @ w - c
+        clear = np.abs(margin) > 1e-9
+        np.testing.assert_array_equal((margin <= 0)[clear], went_left[clear])
+
+
+def test_linear_leaf_in_original_units_reproduces_predictions():
+    tree, X, _ = make_tree(depth=2, leaf="linear", seed=2)
+    leaf = tree.apply(X)
+    for i, x in enumerate(X[:20]):
+        h, k = tree.leaf_in_original_units(leaf[i])
+        assert h + k @ x == pytest.approx(tree.predict(x[None])[0], rel=1e-9, abs=1e-9)
+
+
+def test_export_text_of_a_stump_reads_as_nested_rules():
+    assert stump().export_text() == (
+        "if 2*temp - 1*pressure <= 3:  # node 1\n"
+        "    return 10  # leaf 2, 3 train rows\n"
+        "else:\n"
+        "    return 20  # leaf 3, 2 train rows\n"
+    )
+
+
+def test_parameters_are_counted_as_in_the_paper():
+    constant, _, _ = make_tree(depth=3, p=4)
+    linear, _, _ = make_tree(depth=3, p=4, leaf="linear")
+    assert constant.n_parameters == 7 * 5 + 8 * 1
+    assert linear.n_parameters == 7 * 5 + 8 * 5
+
+
+def test_wrong_column_count_is_a_clear_error():
+    tree, X, _ = make_tree(depth=2, p=3)
+    with pytest.raises(ValueError, match="3 columns"):
+        tree.predict(X[:, :2])
