@@ -1,0 +1,172 @@
+"""Reproduce the GET paper's comparison (test R2, Table 2) and its training-optimality tables (Tables 3 and 4).
+
+Protocol (the paper's, see ../shared/datasets/MANIFEST.md): per dataset and seed a 75/25 train/test split, X and y
+min-max scaled with statistics of the training part; every tree method tunes its depth on a 2:1 split of the
+training part and is refit on all of it. GETRegressor min-max scales again inside; on already scaled training data
+that is the identity for the final refit, and R2 does not depend on the units anyway.
+
+Each (dataset, seed, method) cell is checkpointed as soon as it finishes, so an interrupted run picks up where it
+stopped: rerun the same command. Results: a JSON summary (``--out``), the cell file beside it, and a Markdown
+section of docs/BENCHMARKS.md between ``<!-- paper-table:start -->`` and ``<!-- paper-table:end -->`` (or
+``paper-training`` for ``--tables``); the rest of that file is left alone.
+
+Examples:
+  python bench/paper.py --budget fast --jobs 2                       # all shared datasets, seed 0
+  python bench/paper.py --datasets airfoil* abalone --seeds 0 1 2 --methods cart rf get-linear
+  python bench/paper.py --tables --datasets airfoil_self_noise abalone --starts 2 --epochs 200
+  python bench/paper.py --budget paper --dask-scheduler tcp://127.0.0.1:8786
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # run as a script: make the project importable
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench import methods as M  # noqa: E402
+from bench import report, sweep  # noqa: E402
+
+DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
+DEFAULT_DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
+RESULTS_DIR = REPO_ROOT / "bench" / "results"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench/paper.py", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("Examples:")[1], formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
+                        help="directory of CSV files, target = last column named 'target' (default: %(default)s)")
+    parser.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or globs (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="split seeds (default: 0)")
+    parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast",
+                        help="GET budget: " + "; ".join(f"{b.name} = {b.n_starts} starts x {b.n_epochs} epochs"
+                                                        for b in M.BUDGETS.values()) + " (default: fast)")
+    parser.add_argument("--starts", type=int, help="override the budget's number of starts")
+    parser.add_argument("--epochs", type=int, help="override the budget's epochs per alpha stage")
+    parser.add_argument("--methods", nargs="+", metavar="NAME",
+                        help=f"test mode: {', '.join(M.METHODS)} (default: {' '.join(M.DEFAULT_METHODS)}); "
+                             f"--tables: {', '.join(M.TABLE_METHODS)} (default: all)")
+    parser.add_argument("--tables", action="store_true",
+                        help="training R2 at fixed depths (the paper's Tables 3 and 4) instead of test R2")
+    parser.add_argument("--depths", nargs="+", type=int, default=list(M.TABLE_DEPTHS),
+                        help="fixed depths for --tables (default: 2 4 8)")
+    parser.add_argument("--max-rows", type=int, help="use at most this many rows of each dataset (a fixed sample)")
+    parser.add_argument("--out", type=Path, help="summary JSON (default: bench/results/paper-BUDGET.json, "
+                                                 "or tables-BUDGET.json); finished cells go to OUT-stem.cells-KEY.jsonl")
+    parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="Markdown file to update (default: %(default)s)")
+    parser.add_argument("--no-doc", action="store_true", help="do not touch the Markdown file")
+    parser.add_argument("--jobs", type=int, default=1, help="parallel cells through joblib (default: 1)")
+    parser.add_argument("--threads", type=int,
+                        help="threads per cell (torch, BLAS); default: cores / jobs locally, 1 on Dask")
+    parser.add_argument("--dask-scheduler", metavar="tcp://HOST:PORT",
+                        help="run the cells on this Dask distributed scheduler instead of locally; the workers need "
+                             "the project importable (start them from the repo root or with PYTHONPATH)")
+    parser.add_argument("--dry-run", action="store_true", help="list the cells to run and exit")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be >= 1")
+    methods = args.methods or list(M.TABLE_METHODS if args.tables else M.DEFAULT_METHODS)
+    allowed = M.TABLE_METHODS if args.tables else tuple(M.METHODS)
+    unknown = [m for m in methods if m not in allowed]
+    if unknown:
+        parser.error(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(allowed)}")
+    args.methods = methods
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    budget = M.BUDGETS[args.budget]
+    settings = sweep.Settings(mode="train" if args.tables else "test", budget=args.budget,
+                              n_starts=args.starts or budget.n_starts, n_epochs=args.epochs or budget.n_epochs,
+                              max_rows=args.max_rows)
+    out = args.out or RESULTS_DIR / f"{'tables' if args.tables else 'paper'}-{args.budget}.json"
+    store = sweep.CellStore(out.with_name(f"{out.stem}.cells-{settings.key}.jsonl"))
+
+    methods = list(args.methods)
+    if not args.tables:
+        for m in list(methods):
+            problem = M.METHODS[m].problem()
+            if problem:
+                _log(f"skipping {m}: {problem}")
+                methods.remove(m)
+    paths = sweep.find_datasets(args.data_dir, args.datasets)
+    depths = args.depths if args.tables else [None]
+    cells = [sweep.Cell(p.stem, s, m, d) for p in paths for s in args.seeds for m in methods for d in depths]
+    done = store.load()
+    pending = [c for c in cells if c.key not in done]
+    _log(f"{len(cells)} cells, {len(cells) - len(pending)} already finished in {store.path}; {len(pending)} to run")
+    if args.dry_run:
+        for c in pending:
+            print(c.key)
+        return {}
+
+    data = {p.stem: sweep.load_dataset(p, args.max_rows) for p in paths if any(c.dataset == p.stem for c in pending)}
+    pending = sweep.order_for_balance(pending, {k: v[1].size for k, v in data.items()})
+    t0 = time.perf_counter()
+    fitted, failed = 0, []
+    for record in sweep.execute(pending, settings, data, jobs=args.jobs, threads=args.threads,
+                                scheduler=args.dask_scheduler):
+        if "error" in record:
+            failed.append({"key": record["key"], "error": record["error"]})
+            _log(f"FAILED {record['key']}: {record['error'].splitlines()[0]}")
+            continue
+        store.append(record)
+        fitted += 1
+        done[record["key"]] = record
+        _log(f"done {record['key']}: " + _brief(record) + f" [{fitted}/{len(pending)}]")
+
+    records = [done[c.key] for c in cells if c.key in done]
+    run = {
+        "seeds": args.seeds, "cells_total": len(cells), "cells_finished": len(records),
+        "cells_skipped": len(cells) - len(pending), "cells_fitted": fitted, "cells_failed": len(failed),
+        "failures": failed, "wall_seconds": time.perf_counter() - t0,
+        "cell_seconds_total": sum(r.get("wall_seconds", 0.0) for r in records),
+        "span_seconds": (max(r["finished_at"] for r in records) - min(r["started_at"] for r in records))
+        if records else None,
+        "jobs": args.jobs, "dask_scheduler": args.dask_scheduler, "cells_file": str(store.path),
+    }
+    names = [p.stem for p in paths]
+    if args.tables:
+        summary = report.summarize_training(records, names, methods, depths)
+        markdown = report.training_markdown(summary, methods, depths, asdict(settings), run)
+        section, title = "paper-training", "## Training optimality and ablation (paper Tables 3 and 4)"
+    else:
+        paper = report.paper_figures(args.data_dir / "MANIFEST.md")
+        summary = report.summarize(records, names, methods, paper)
+        markdown = report.test_markdown(summary, methods, asdict(settings), run)
+        section, title = "paper-table", "## Test R2 against the paper (bench/paper.py)"
+    result = {"settings": {**asdict(settings), "key": settings.key}, "methods": methods, "datasets": names,
+              "run": run, "summary": summary, "records": records, "markdown": markdown}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(result, indent=1, allow_nan=False))
+    os.replace(tmp, out)
+    if not args.no_doc:
+        report.write_section(args.doc, section, markdown, title)
+    print(markdown)
+    _log(f"fitted {fitted}, skipped {run['cells_skipped']}, failed {len(failed)} cells in {run['wall_seconds']:.1f} s; "
+         f"wrote {out}" + ("" if args.no_doc else f" and {args.doc}"))
+    return result
+
+
+def _brief(record: dict) -> str:
+    if "test_r2" in record:
+        return (f"test R2 {record['test_r2']:.2f}%, depth {record['depth']}, {record['fit_seconds']:.1f} s")
+    return f"train R2 {record['train_r2']:.2f}%, {record['wall_seconds']:.1f} s"
+
+
+def _log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()

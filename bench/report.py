@@ -1,0 +1,227 @@
+"""Summaries of finished cells: the paper's figures beside ours, averages, Friedman ranks, Markdown sections.
+
+Pure functions over record dicts (as written by ``sweep.run_cell``), plus ``write_section``, which replaces only the
+text between one pair of marker comments in a Markdown file and leaves everything else in it alone.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from statistics import mean, stdev
+
+from bench import methods as M
+
+
+# ---------------------------------------------------------------- the paper's figures
+def paper_figures(manifest: Path) -> dict[str, dict[str, float]]:
+    """{dataset stem: {column: test R2 %}} from the MANIFEST table (columns CART, HHCART, ORT-LS, GET, ...)."""
+    figures: dict[str, dict[str, float]] = {}
+    if not Path(manifest).exists():
+        return figures
+    header = None
+    for line in Path(manifest).read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.lstrip().startswith("|") or all(set(c) <= set("-: ") for c in cells):
+            continue
+        if header is None:
+            header = cells
+            continue
+        row = dict(zip(header, cells))
+        stem = row.get("file", "").removesuffix(".csv")
+        values = {}
+        for column in header:
+            try:
+                values[column] = float(row[column])
+            except (KeyError, ValueError):
+                pass
+        if stem:
+            figures[stem] = values
+    return figures
+
+
+# ---------------------------------------------------------------- the test-R2 sweep
+def summarize(records: list[dict], datasets: list[str], methods: list[str], paper: dict) -> dict:
+    """Per (dataset, method) means over seeds; averages and Friedman ranks over the datasets every method has."""
+    cells: dict[str, dict[str, dict]] = {}
+    for d in datasets:
+        for m in methods:
+            rows = [r for r in records if r["dataset"] == d and r["method"] == m]
+            if not rows:
+                continue
+            column = M.METHODS[m].paper_column
+            cells.setdefault(d, {})[m] = {
+                "n_seeds": len(rows),
+                "test_r2": mean(r["test_r2"] for r in rows),
+                "test_r2_std": stdev([r["test_r2"] for r in rows]) if len(rows) > 1 else None,
+                "train_r2": mean(r["train_r2"] for r in rows),
+                "depth": _mean_or_none(r["depth"] for r in rows),
+                "n_parameters": _mean_or_none(r["n_parameters"] for r in rows),
+                "predict_ms_per_10k": mean(r["predict_ms_per_10k"] for r in rows),
+                "fit_seconds": mean(r["fit_seconds"] for r in rows),
+                "paper_test_r2": paper.get(d, {}).get(column) if column else None,
+            }
+    complete = [d for d in datasets if all(m in cells.get(d, {}) for m in methods)]
+    ranks = friedman(cells, complete, methods)
+    averages = {}
+    for m in methods:
+        entries = [cells[d][m] for d in complete]
+        papers = [e["paper_test_r2"] for e in entries]
+        averages[m] = {
+            "test_r2": mean(e["test_r2"] for e in entries) if entries else None,
+            "paper_test_r2": mean(papers) if entries and None not in papers else None,
+            "depth": _mean_or_none(e["depth"] for e in entries),
+            "n_parameters": _mean_or_none(e["n_parameters"] for e in entries),
+            "predict_ms_per_10k": mean(e["predict_ms_per_10k"] for e in entries) if entries else None,
+            "fit_seconds_total": sum(e["fit_seconds"] * e["n_seeds"] for e in entries),
+            "friedman_rank": ranks["ranks"].get(m),
+        }
+    return {"cells": cells, "complete_datasets": complete, "averages": averages, "friedman": ranks}
+
+
+def friedman(cells: dict, datasets: list[str], methods: list[str]) -> dict:
+    """Average rank of each method over ``datasets`` (1 = best test R2, ties share) and scipy's Friedman test."""
+    from scipy.stats import friedmanchisquare, rankdata
+
+    if not datasets or not methods:
+        return {"ranks": {}, "statistic": None, "p_value": None, "n_datasets": 0}
+    table = [[-cells[d][m]["test_r2"] for m in methods] for d in datasets]
+    ranks = [rankdata(row) for row in table]
+    out = {"ranks": {m: float(mean(r[i] for r in ranks)) for i, m in enumerate(methods)},
+           "statistic": None, "p_value": None, "n_datasets": len(datasets)}
+    if len(methods) >= 3 and len(datasets) >= 2:
+        result = friedmanchisquare(*zip(*table))
+        if math.isfinite(result.statistic):
+            out.update(statistic=float(result.statistic), p_value=float(result.pvalue))
+    return out
+
+
+def test_markdown(summary: dict, methods: list[str], settings: dict, run: dict) -> str:
+    labels = [M.METHODS[m].label for m in methods]
+    lines = [
+        f"Budget `{settings['budget']}` (GET: {settings['n_starts']} starts x 2 stages x {settings['n_epochs']} epochs"
+        f"{', at most ' + str(settings['max_rows']) + ' rows per dataset' if settings.get('max_rows') else ''}); "
+        f"seeds {', '.join(map(str, run['seeds']))}; {run['cells_finished']} of {run['cells_total']} cells finished; "
+        f"sum of cell wall times {run['cell_seconds_total'] / 60:.1f} min"
+        f"{'; first start to last finish ' + format(run['span_seconds'] / 60, '.1f') + ' min' if run.get('span_seconds') else ''}.",
+        "",
+        "Test R2 (%), mean over seeds; the paper's figure in parentheses (GET+polish is the paper's GET).",
+        "",
+        "| dataset | " + " | ".join(labels) + " |",
+        "|---|" + "---:|" * len(methods),
+    ]
+    cells, averages = summary["cells"], summary["averages"]
+    for d, row in cells.items():
+        lines.append(f"| {d} | " + " | ".join(_r2_cell(row.get(m)) for m in methods) + " |")
+    n = len(summary["complete_datasets"])
+    lines.append(f"| **average ({n} datasets)** | " + " | ".join(
+        _r2_cell(averages[m], bold=True) for m in methods) + " |")
+    lines.append("| Friedman rank (1 = best) | " + " | ".join(
+        _num(averages[m]["friedman_rank"], 2) for m in methods) + " |")
+    fr = summary["friedman"]
+    if fr.get("p_value") is not None:
+        lines += ["", f"Friedman test over {fr['n_datasets']} datasets: chi2 = {fr['statistic']:.2f}, "
+                      f"p = {fr['p_value']:.3g}."]
+    lines += ["", "Chosen depth / parameters / prediction ms per 10,000 rows / fit seconds (means over seeds):", "",
+              "| dataset | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(methods)]
+    for d, row in cells.items():
+        lines.append(f"| {d} | " + " | ".join(_cost_cell(row.get(m)) for m in methods) + " |")
+    lines.append("| **average** | " + " | ".join(_cost_cell(
+        {**averages[m], "fit_seconds": averages[m]["fit_seconds_total"] / max(1, n)}) for m in methods) + " |")
+    return "\n".join(lines)
+
+
+def _r2_cell(entry: dict | None, bold: bool = False) -> str:
+    if entry is None or entry.get("test_r2") is None:
+        return "–"
+    ours = f"{entry['test_r2']:.2f}"
+    if bold:
+        ours = f"**{ours}**"
+    paper = entry.get("paper_test_r2")
+    return ours if paper is None else f"{ours} ({paper:.2f})"
+
+
+def _cost_cell(entry: dict | None) -> str:
+    if entry is None:
+        return "–"
+    return " / ".join([_num(entry.get("depth"), 1), _num(entry.get("n_parameters"), 0),
+                       _num(entry.get("predict_ms_per_10k"), 1), _num(entry.get("fit_seconds"), 0)])
+
+
+# ---------------------------------------------------------------- training optimality (Tables 3 and 4)
+def summarize_training(records: list[dict], datasets: list[str], methods: list[str], depths: list[int]) -> dict:
+    per = {}
+    for d in datasets:
+        for m in methods:
+            for depth in depths:
+                rows = [r["train_r2"] for r in records if (r["dataset"], r["method"], r["depth"]) == (d, m, depth)]
+                if rows:
+                    per.setdefault(d, {}).setdefault(m, {})[str(depth)] = mean(rows)
+    complete = [d for d in datasets if all(str(k) in per.get(d, {}).get(m, {}) for m in methods for k in depths)]
+    averages = {m: {str(k): (mean(per[d][m][str(k)] for d in complete) if complete else None) for k in depths}
+                for m in methods}
+    return {"cells": per, "complete_datasets": complete, "averages": averages}
+
+
+def training_markdown(summary: dict, methods: list[str], depths: list[int], settings: dict, run: dict) -> str:
+    lines = [
+        f"Training R2 (%) of one tree of fixed depth fitted on the 75% training part; budget `{settings['budget']}` "
+        f"({settings['n_starts']} starts x 2 stages x {settings['n_epochs']} epochs); seeds "
+        f"{', '.join(map(str, run['seeds']))}; averages over {len(summary['complete_datasets'])} datasets "
+        f"({', '.join(summary['complete_datasets'])}). The paper's averages (Tables 3 and 4, over its datasets, "
+        "not the same set) in parentheses.",
+        "",
+        "| method | " + " | ".join(f"depth {k}" for k in depths) + " |",
+        "|---|" + "---:|" * len(depths),
+    ]
+    for m in methods:
+        paper = dict(zip(M.TABLE_DEPTHS, M.PAPER_TRAINING_R2[m]))
+        cells = []
+        for k in depths:
+            ours = summary["averages"][m][str(k)]
+            cells.append(("–" if ours is None else f"{ours:.2f}") + (f" ({paper[k]:.2f})" if k in paper else ""))
+        lines.append(f"| {M.TABLE_LABELS[m]} | " + " | ".join(cells) + " |")
+    lines += ["", "Per dataset (depths " + " / ".join(map(str, depths)) + "):", "",
+              "| dataset | " + " | ".join(M.TABLE_LABELS[m] for m in methods) + " |", "|---|" + "---:|" * len(methods)]
+    for d, row in summary["cells"].items():
+        lines.append(f"| {d} | " + " | ".join(
+            " / ".join(_num(row.get(m, {}).get(str(k)), 1) for k in depths) for m in methods) + " |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- Markdown file sections
+def write_section(doc: Path, name: str, body: str, title: str = "") -> None:
+    """Put ``body`` between ``<!-- {name}:start -->`` and ``<!-- {name}:end -->`` in ``doc``.
+
+    Text outside the markers is never changed; the section is appended (under ``title``) when the markers are
+    missing and the file is created when it does not exist. The file is replaced atomically.
+    """
+    doc = Path(doc)
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{body.rstrip()}\n{end}"
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + (f"{title}\n\n" if title else "") + block + "\n"
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=doc.parent, prefix=f".{doc.name}.")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, doc)
+
+
+def _mean_or_none(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return mean(values) if values else None
+
+
+def _num(value, digits: int) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}"

@@ -1,0 +1,141 @@
+"""bench/paper.py end to end on small slices of the shared datasets: outputs, resume, Dask, GridSearchCV on Dask."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench import paper, report, sweep
+
+DATA_DIR = paper.DEFAULT_DATA_DIR
+SLICES = ["--datasets", "airfoil_self_noise", "abalone", "--max-rows", "200", "--budget", "tiny"]
+
+pytestmark = pytest.mark.skipif(not (DATA_DIR / "abalone.csv").exists(), reason=f"no shared datasets in {DATA_DIR}")
+
+
+def run(tmp_path: Path, *args: str) -> dict:
+    return paper.main([*SLICES, "--out", str(tmp_path / "out.json"), "--doc", str(tmp_path / "BENCHMARKS.md"), *args])
+
+
+def cell_lines(result: dict) -> list[str]:
+    return Path(result["run"]["cells_file"]).read_text().splitlines()
+
+
+@pytest.mark.timeout(180)
+def test_the_bench_runs_end_to_end_on_two_small_slices_and_writes_json_and_markdown(tmp_path):
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# Benchmarks\n\n## Speed\n\nthe lead's section\n")
+
+    result = run(tmp_path, "--methods", "cart", "rf", "get", "get-polish", "get-linear", "--jobs", "2")
+
+    saved = json.loads((tmp_path / "out.json").read_text())
+    assert saved["run"]["cells_fitted"] == saved["run"]["cells_finished"] == 10
+    for record in saved["records"]:
+        assert -100 < record["test_r2"] <= 100 and record["n_parameters"] > 0 and record["predict_ms_per_10k"] > 0
+        assert record["method"] == "rf" or 1 <= record["depth"] <= 12
+    cell = saved["summary"]["cells"]["airfoil_self_noise"]["get-linear"]
+    assert cell["paper_test_r2"] == pytest.approx(89.96)
+    assert set(saved["summary"]["friedman"]["ranks"]) == {"cart", "rf", "get", "get-polish", "get-linear"}
+    text = doc.read_text()
+    assert text.startswith("# Benchmarks\n\n## Speed\n\nthe lead's section\n")
+    assert "<!-- paper-table:start -->" in text and "<!-- paper-table:end -->" in text
+    assert "| airfoil_self_noise |" in text and "(89.96)" in text
+    assert result["markdown"] in text
+
+
+def test_a_rerun_skips_finished_cells_and_an_interrupted_run_redoes_only_the_lost_cell(tmp_path):
+    first = run(tmp_path, "--methods", "cart", "--seeds", "0", "1")
+    assert first["run"]["cells_fitted"] == 4
+
+    second = run(tmp_path, "--methods", "cart", "--seeds", "0", "1")
+    assert second["run"]["cells_fitted"] == 0 and second["run"]["cells_skipped"] == 4
+    assert second["records"] == first["records"]
+    assert len(cell_lines(second)) == 4
+
+    lines = cell_lines(second)  # an interruption: the last record torn half-way through its line
+    Path(second["run"]["cells_file"]).write_text("\n".join(lines[:3]) + "\n" + lines[3][:40])
+    third = run(tmp_path, "--methods", "cart", "--seeds", "0", "1")
+    assert third["run"]["cells_fitted"] == 1 and third["run"]["cells_skipped"] == 3
+    assert len([json.loads(l) for l in cell_lines(third) if l.endswith("}")]) == 4
+
+
+def test_other_settings_write_their_own_cell_file(tmp_path):
+    a = run(tmp_path, "--methods", "cart")
+    b = run(tmp_path, "--methods", "cart", "--max-rows", "150")
+    assert a["run"]["cells_file"] != b["run"]["cells_file"] and b["run"]["cells_fitted"] == 2
+
+
+def test_tables_mode_reports_training_r2_at_fixed_depths_beside_the_papers_averages(tmp_path):
+    result = run(tmp_path, "--tables", "--depths", "1", "2", "--methods", "cart", "get-alpha1", "get")
+    assert result["run"]["cells_fitted"] == 2 * 2 * 3
+    averages = result["summary"]["averages"]
+    assert averages["get"]["2"] >= averages["cart"]["2"] - 1e-9  # GET starts from CART and keeps the best
+    text = (tmp_path / "BENCHMARKS.md").read_text()
+    assert "<!-- paper-training:start -->" in text and "(71.80)" not in text and "(70.86)" in text
+
+
+def test_write_section_replaces_only_its_own_markers(tmp_path):
+    doc = tmp_path / "B.md"
+    report.write_section(doc, "paper-table", "one")
+    doc.write_text(doc.read_text() + "\nafter\n")
+    report.write_section(doc, "paper-table", "two")
+    report.write_section(doc, "other", "x")
+    text = doc.read_text()
+    assert "one" not in text and "<!-- paper-table:start -->\ntwo\n<!-- paper-table:end -->" in text
+    assert text.index("after") < text.index("<!-- other:start -->")
+
+
+def test_friedman_ranks_average_per_dataset_ranks_with_ties_shared():
+    cells = {"a": {"x": {"test_r2": 90}, "y": {"test_r2": 80}, "z": {"test_r2": 80}},
+             "b": {"x": {"test_r2": 70}, "y": {"test_r2": 75}, "z": {"test_r2": 60}}}
+    ranks = report.friedman(cells, ["a", "b"], ["x", "y", "z"])["ranks"]
+    assert ranks == {"x": 1.5, "y": 2.0, "z": 2.5}
+
+
+def test_split_and_scale_uses_training_statistics_only():
+    X = np.arange(40, dtype=float).reshape(20, 2)
+    Xs_tr, ys_tr, Xs_te, ys_te = sweep.split_and_scale(X, X[:, 0] * 2, seed=0)
+    assert Xs_tr.min() == 0 and Xs_tr.max() == 1 and ys_tr.min() == 0 and ys_tr.max() == 1
+    assert len(ys_te) == 5
+
+
+# ---------------------------------------------------------------- Dask
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as local:
+        yield local
+
+
+@pytest.mark.timeout(180)
+def test_a_tiny_sweep_runs_on_a_dask_cluster(tmp_path, cluster):
+    result = run(tmp_path, "--methods", "cart", "get", "--dask-scheduler", cluster.scheduler_address)
+    assert result["run"]["cells_fitted"] == 4
+    assert {r["pid"] for r in result["records"]}.isdisjoint({os.getpid()})
+    assert all(r["threads"] == 1 for r in result["records"])
+    again = run(tmp_path, "--methods", "cart", "get", "--dask-scheduler", cluster.scheduler_address)
+    assert again["run"]["cells_fitted"] == 0
+
+
+@pytest.mark.timeout(180)
+def test_get_regressor_in_grid_search_cv_runs_on_joblibs_dask_backend(cluster):
+    import joblib
+    from distributed import Client
+    from sklearn.model_selection import GridSearchCV
+
+    from get_core.estimator import GETRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.random((120, 3))
+    y = np.where(X[:, 0] + X[:, 1] > 1, 1.0, 0.0) + 0.05 * rng.standard_normal(120)
+    with Client(cluster.scheduler_address), joblib.parallel_config(backend="dask"):
+        search = GridSearchCV(GETRegressor(n_starts=1, n_epochs=5, random_state=0), {"depth": [1, 2]}, cv=2,
+                              n_jobs=-1).fit(X, y)
+    assert search.best_params_["depth"] in (1, 2)
+    assert search.best_score_ > 0.5
+    assert len(search.cv_results_["mean_test_score"]) == 2
