@@ -25,6 +25,54 @@ LIVE_REFRESH_S = 1.0  # the live panel's refresh period while a run is QUEUED or
 STATUS_ICONS = {RunStatus.QUEUED: "⏳", RunStatus.RUNNING: "🏃", RunStatus.FINISHED: "✅",
                 RunStatus.FAILED: "❌", RunStatus.CANCELLED: "⏹️"}
 _LOG = logging.getLogger("get_explorer")
+_ROUTER_HANDOVER = "_router_handover"  # session key: this session already left Streamlit's legacy pages mode
+
+
+# ------------------------------------------------------------------------------------------ router handover
+# Why: a folder named pages/ beside app.py makes Streamlit start every server process in its legacy "pages directory"
+# mode (PagesManager.uses_pages_directory), which runs the URL's file from pages/ directly (script_runner._mpa_v1),
+# never app.py, and lists every module of pages/ (common, results ui, ...) as a page, until some run calls
+# st.navigation (which clears the flag for the whole process). So a bookmark such as /tree?run=3&node=5 as a fresh
+# server's first request lost the router, its wide layout and its sidebar, for every later visit too. No setting
+# turns that mode off (client.showSidebarNavigation only hides the list) and no project code runs before the first
+# script run, so every module of pages/ calls use_the_router() first: in a legacy run it clears the flag and reruns,
+# which keeps the page (its hash is its URL path, the same in both modes) and the query string, and app.py's
+# st.navigation takes over from then on. Guarded by tests/e2e/test_deep_link.py (a deep link as the first request).
+def _legacy_pages_run(pages_manager: type) -> bool:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:  # imported outside a script run
+        return False
+    if pages_manager.uses_pages_directory:
+        return True  # no st.navigation yet in this process: this run came from the pages folder, not app.py
+    # Another session may have cleared the flag after this run had started in the legacy mode: the legacy page
+    # list names the entry script itself, which app.py's router never does (nor does a page run on its own).
+    pages = ctx.pages_manager.get_pages().values()
+    main = Path(ctx.main_script_path).resolve()
+    return len(pages) > 1 and any(p.get("script_path") and Path(p["script_path"]).resolve() == main for p in pages)
+
+
+def use_the_router() -> None:
+    """If Streamlit ran this page from the pages folder without app.py, rerun the same URL through app.py's router."""
+    try:  # Streamlit internals, imported here so that a future release moving them cannot break the pages
+        from streamlit.runtime.pages_manager import PagesManager
+
+        legacy = _legacy_pages_run(PagesManager)
+    except Exception:  # keep serving the page as Streamlit ran it (tests/e2e/test_deep_link.py will say so)
+        _LOG.warning("cannot tell Streamlit's legacy pages mode:\n%s", traceback.format_exc())
+        return
+    if not legacy:
+        return
+    if st.session_state.get(_ROUTER_HANDOVER):  # tried once already in this session: never loop
+        _LOG.warning("Streamlit stayed in its legacy pages mode; showing the page without the router")
+        return
+    st.session_state[_ROUTER_HANDOVER] = True
+    PagesManager.uses_pages_directory = False
+    st.rerun()  # same page hash and query string; app.py's st.navigation resolves them
+
+
+use_the_router()  # this module run as a page, or imported first by a page run from the pages folder
 
 
 @st.cache_resource(show_spinner=False)
@@ -56,6 +104,7 @@ def guarded(body: Callable[[], None]) -> Callable[[], None]:
 
     @functools.wraps(body)
     def page() -> None:
+        use_the_router()  # every page run: the import above happens once per process
         try:
             body()
         except (DataError, StoreError) as exc:
