@@ -175,7 +175,7 @@ class Reporter:
     def _per_start(self, values: torch.Tensor, starts: int) -> list[float]:
         if self.problem_weights is None:
             return values.tolist()
-        per_problem = values.double().view(-1, starts) * self.problem_weights.view(-1, 1)
+        per_problem = values.double().cpu().view(-1, starts) * self.problem_weights.view(-1, 1)
         return (per_problem.sum(dim=0) + self.offset).tolist()
 
     def report(self, stage: int, n_stages: int, epoch: int, n_epochs: int, alphas: torch.Tensor, soft: torch.Tensor,
@@ -188,7 +188,7 @@ class Reporter:
         records = tuple(StartRecord(i, a, s, h) for i, (a, s, h) in enumerate(zip(
             alpha, self._per_start(soft, starts), self._per_start(hard, starts))))
         best_loss = float(best.min() if self.problem_weights is None else
-                          (best.double() * self.problem_weights).sum() + self.offset)
+                          (best.double().cpu() * self.problem_weights).sum() + self.offset)
         progress = Progress(self.phase, stage, n_stages, epoch, n_epochs, fraction, records, best_loss,
                             1.0 - best_loss / self.y_var)
         self._last = time.monotonic()
