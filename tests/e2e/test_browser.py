@@ -6,71 +6,29 @@ drives Debian's headless chromium through Playwright (Playwright's own browser d
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
 from get_core.runs.store import RunStatus, RunStore
+from tests.e2e.streamlit_app import ROOT, browser_page, require_chromium, serve_app
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "data" / "examples" / "airfoil_self_noise.csv"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, process: subprocess.Popen, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError("streamlit did not become healthy")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (make system-deps)")
+    require_chromium()
     folder = tmp_path_factory.mktemp("browser")
     db = folder / "runs.sqlite"
     (folder / "calibration.measuring").write_text("held by the test")  # keep the shared machine quiet
-    port = _free_port()
-    env = {**os.environ, "GET_EXPLORER_DB": str(db)}
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
-                                f"--server.port={port}", "--server.address=127.0.0.1",
-                                "--browser.gatherUsageStats=false"],
-                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, process)
-        yield url, db
+        with serve_app(db) as url:
+            yield url, db
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
         store = RunStore(db)
         for run in store.list_runs([RunStatus.QUEUED, RunStatus.RUNNING]):
             store.request_cancel(run.run_id)  # workers outlive the server by design; stop ours
@@ -78,14 +36,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser.new_page(viewport={"width": 1400, "height": 1100})
-        finally:
-            browser.close()
+    with browser_page(height=1100) as page:
+        yield page
 
 
 def _curve_length(page) -> int:

@@ -6,55 +6,24 @@ hand-made finished run, and drives Debian's headless chromium through Playwright
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
 from get_core.runs.store import RunStore
 from get_core.tree import ObliqueTree
 from get_core.views import labels
+from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
 from tests.explorer_runs import finished_run
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NAMES = ["temp", "<b>pressure</b>", 'wind "speed"', "rain"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError("streamlit did not become healthy")
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (make system-deps)")
+    require_chromium()
     if shutil.which("dot") is None:
         pytest.skip("Graphviz dot is not installed (make system-deps)")
     db = tmp_path_factory.mktemp("e2e") / "runs.sqlite"
@@ -62,34 +31,14 @@ def app(tmp_path_factory):
     run_id = finished_run(store, depth=4, names=NAMES, n_rows=240, name="click test")
     tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
     store.close()
-    port = _free_port()
-    env = {**os.environ, "GET_EXPLORER_DB": str(db)}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
-                             f"--server.port={port}", "--server.address=127.0.0.1",
-                             "--browser.gatherUsageStats=false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc)
+    with serve_app(db) as url:
         yield url, run_id, tree
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
 def page(app):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser.new_page(viewport={"width": 1400, "height": 1000})
-        finally:
-            browser.close()
+    with browser_page() as page:
+        yield page
 
 
 def _expect_node_panel(page, tree: ObliqueTree, node: int) -> None:

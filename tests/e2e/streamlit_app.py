@@ -1,0 +1,83 @@
+"""A real ``streamlit run app.py`` on a free localhost port, and Debian's headless chromium, for browser tests.
+
+Playwright's own browser download is not reachable here: chromium comes from Debian (``make system-deps``) and is
+launched by ``executable_path`` with the flags that keep it off the network.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError("streamlit did not become healthy")
+
+
+def require_chromium() -> None:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian chromium is not installed (make system-deps)")
+
+
+@contextmanager
+def serve_app(db: Path) -> Iterator[str]:
+    """The app against run store ``db``; yields its base URL and stops the server afterwards."""
+    port = free_port()
+    env = {**os.environ, "GET_EXPLORER_DB": str(db)}
+    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+                                f"--server.port={port}", "--server.address=127.0.0.1",
+                                "--browser.gatherUsageStats=false"],
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@contextmanager
+def browser_page(width: int = 1400, height: int = 1000):
+    """A fresh page in headless Debian chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser.new_page(viewport={"width": width, "height": height})
+        finally:
+            browser.close()
