@@ -51,6 +51,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                                         for b in M.BUDGETS.values()) + " (default: fast)")
     parser.add_argument("--starts", type=int, help="override the budget's number of starts")
     parser.add_argument("--epochs", type=int, help="override the budget's epochs per alpha stage")
+    parser.add_argument("--polish-in-cv", action=argparse.BooleanOptionalAction,
+                        help="polish every tree of the depth search (default: the budget's choice: paper yes, "
+                             "fast no = search without polish, then polish the chosen depth's tree)")
     parser.add_argument("--methods", nargs="+", metavar="NAME",
                         help=f"test mode: {', '.join(M.METHODS)} (default: {' '.join(M.DEFAULT_METHODS)}); "
                              f"--tables: {', '.join(M.TABLE_METHODS)} (default: all)")
@@ -87,7 +90,8 @@ def main(argv: list[str] | None = None) -> dict:
     budget = M.BUDGETS[args.budget]
     settings = sweep.Settings(mode="train" if args.tables else "test", budget=args.budget,
                               n_starts=args.starts or budget.n_starts, n_epochs=args.epochs or budget.n_epochs,
-                              max_rows=args.max_rows)
+                              max_rows=args.max_rows,
+                              polish_in_cv=budget.polish_in_cv if args.polish_in_cv is None else args.polish_in_cv)
     out = args.out or RESULTS_DIR / f"{'tables' if args.tables else 'paper'}-{args.budget}.json"
     store = sweep.CellStore(out.with_name(f"{out.stem}.cells-{settings.key}.jsonl"))
 
@@ -110,7 +114,7 @@ def main(argv: list[str] | None = None) -> dict:
         return {}
 
     data = {p.stem: sweep.load_dataset(p, args.max_rows) for p in paths if any(c.dataset == p.stem for c in pending)}
-    pending = sweep.order_for_balance(pending, {k: v[1].size for k, v in data.items()})
+    pending = sweep.order_cells(pending, {k: v[1].size for k, v in data.items()})
     t0 = time.perf_counter()
     fitted, failed = 0, []
     for record in sweep.execute(pending, settings, data, jobs=args.jobs, threads=args.threads,

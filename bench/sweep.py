@@ -45,6 +45,7 @@ class Settings:
     n_starts: int
     n_epochs: int
     max_rows: int | None = None
+    polish_in_cv: bool = True
     version: int = RECORD_VERSION
 
     @property
@@ -53,7 +54,7 @@ class Settings:
 
     @property
     def budget_obj(self) -> M.Budget:
-        return M.Budget(self.budget, self.n_starts, self.n_epochs)
+        return M.Budget(self.budget, self.n_starts, self.n_epochs, self.polish_in_cv)
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,12 @@ def _execute_dask(cells, settings, data, threads, scheduler) -> Iterator[dict]:
             yield future.result()
 
 
-def order_for_balance(cells: list[Cell], sizes: dict[str, int]) -> list[Cell]:
-    """Longest first (GET on the largest datasets, deepest depths), so parallel workers finish together."""
-    cost = {"get-linear-polish": 4, "get-linear": 3, "get-polish": 2, "get": 1, "rf": 0.5}
-    return sorted(cells, key=lambda c: -(sizes.get(c.dataset, 0) * cost.get(c.method, 0.1) * 2 ** (c.depth or 0)))
+def order_cells(cells: list[Cell], sizes: dict[str, int]) -> list[Cell]:
+    """Smallest dataset first and, within a dataset and seed, the longest cells first.
+
+    A run stopped part-way then leaves whole datasets finished (complete rows of the table) rather than a few cells
+    of every dataset, and the parallel workers still start each dataset on its longest cells.
+    """
+    cost = {"get-linear-polish": 4, "get-polish": 3, "get-linear": 2, "get": 1, "rf": 0.5}
+    return sorted(cells, key=lambda c: (sizes.get(c.dataset, 0), c.dataset, c.seed,
+                                        -cost.get(c.method, 0.1) * 2 ** (c.depth or 0)))
