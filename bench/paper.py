@@ -86,22 +86,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Run the sweep (or the training tables) for the command line ``argv``; returns the summary JSON as a dict."""
     args = parse_args(argv)
-    budget = M.BUDGETS[args.budget]
-    settings = sweep.Settings(mode="train" if args.tables else "test", budget=args.budget,
-                              n_starts=args.starts or budget.n_starts, n_epochs=args.epochs or budget.n_epochs,
-                              max_rows=args.max_rows,
-                              polish_in_cv=budget.polish_in_cv if args.polish_in_cv is None else args.polish_in_cv)
+    settings = _settings(args)
     out = args.out or RESULTS_DIR / f"{'tables' if args.tables else 'paper'}-{args.budget}.json"
     store = sweep.CellStore(out.with_name(f"{out.stem}.cells-{settings.key}.jsonl"))
-
-    methods = list(args.methods)
-    if not args.tables:
-        for m in list(methods):
-            problem = M.METHODS[m].problem()
-            if problem:
-                _log(f"skipping {m}: {problem}")
-                methods.remove(m)
+    methods = args.methods if args.tables else _runnable(args.methods)
     paths = sweep.find_datasets(args.data_dir, args.datasets)
     depths = args.depths if args.tables else [None]
     cells = [sweep.Cell(p.stem, s, m, d) for p in paths for s in args.seeds for m in methods for d in depths]
@@ -109,13 +99,51 @@ def main(argv: list[str] | None = None) -> dict:
     pending = [c for c in cells if c.key not in done]
     _log(f"{len(cells)} cells, {len(cells) - len(pending)} already finished in {store.path}; {len(pending)} to run")
     if args.dry_run:
-        for c in pending:
-            print(c.key)
+        print("\n".join(c.key for c in pending))
         return {}
 
+    t0 = time.perf_counter()
+    fitted, failed = _run_pending(pending, paths, args, settings, store, done)
+    records = [done[c.key] for c in cells if c.key in done]
+    run = {
+        "seeds": args.seeds, "cells_total": len(cells), "cells_finished": len(records),
+        "cells_skipped": len(cells) - len(pending), "cells_fitted": fitted, "cells_failed": len(failed),
+        "failures": failed, "wall_seconds": time.perf_counter() - t0,
+        "cell_seconds_total": sum(r.get("wall_seconds", 0.0) for r in records),
+        "span_seconds": (max(r["finished_at"] for r in records) - min(r["started_at"] for r in records))
+        if records else None,
+        "jobs": args.jobs, "dask_scheduler": args.dask_scheduler, "cells_file": str(store.path),
+    }
+    result = _write_outputs(args, settings, out, methods, [p.stem for p in paths], depths, records, run)
+    _log(f"fitted {fitted}, skipped {run['cells_skipped']}, failed {len(failed)} cells in {run['wall_seconds']:.1f} s; "
+         f"wrote {out}" + ("" if args.no_doc else f" and {args.doc}"))
+    return result
+
+
+def _settings(args: argparse.Namespace) -> sweep.Settings:
+    budget = M.BUDGETS[args.budget]
+    return sweep.Settings(mode="train" if args.tables else "test", budget=args.budget,
+                          n_starts=args.starts or budget.n_starts, n_epochs=args.epochs or budget.n_epochs,
+                          max_rows=args.max_rows,
+                          polish_in_cv=budget.polish_in_cv if args.polish_in_cv is None else args.polish_in_cv)
+
+
+def _runnable(methods: list[str]) -> list[str]:
+    """The methods that can run here; optional packages that are missing or broken are skipped with a message."""
+    keep = []
+    for m in methods:
+        problem = M.METHODS[m].problem()
+        if problem:
+            _log(f"skipping {m}: {problem}")
+        else:
+            keep.append(m)
+    return keep
+
+
+def _run_pending(pending, paths, args, settings, store, done) -> tuple[int, list[dict]]:
+    """Run the pending cells, checkpoint each finished one; failed cells are reported and left for a rerun."""
     data = {p.stem: sweep.load_dataset(p, args.max_rows) for p in paths if any(c.dataset == p.stem for c in pending)}
     pending = sweep.order_cells(pending, {k: v[1].size for k, v in data.items()})
-    t0 = time.perf_counter()
     fitted, failed = 0, []
     for record in sweep.execute(pending, settings, data, jobs=args.jobs, threads=args.threads,
                                 scheduler=args.dask_scheduler):
@@ -127,18 +155,10 @@ def main(argv: list[str] | None = None) -> dict:
         fitted += 1
         done[record["key"]] = record
         _log(f"done {record['key']}: " + _brief(record) + f" [{fitted}/{len(pending)}]")
+    return fitted, failed
 
-    records = [done[c.key] for c in cells if c.key in done]
-    run = {
-        "seeds": args.seeds, "cells_total": len(cells), "cells_finished": len(records),
-        "cells_skipped": len(cells) - len(pending), "cells_fitted": fitted, "cells_failed": len(failed),
-        "failures": failed, "wall_seconds": time.perf_counter() - t0,
-        "cell_seconds_total": sum(r.get("wall_seconds", 0.0) for r in records),
-        "span_seconds": (max(r["finished_at"] for r in records) - min(r["started_at"] for r in records))
-        if records else None,
-        "jobs": args.jobs, "dask_scheduler": args.dask_scheduler, "cells_file": str(store.path),
-    }
-    names = [p.stem for p in paths]
+
+def _write_outputs(args, settings, out: Path, methods, names, depths, records, run) -> dict:
     if args.tables:
         summary = report.summarize_training(records, names, methods, depths)
         markdown = report.training_markdown(summary, methods, depths, asdict(settings), run)
@@ -157,8 +177,6 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.no_doc:
         report.write_section(args.doc, section, markdown, title)
     print(markdown)
-    _log(f"fitted {fitted}, skipped {run['cells_skipped']}, failed {len(failed)} cells in {run['wall_seconds']:.1f} s; "
-         f"wrote {out}" + ("" if args.no_doc else f" and {args.doc}"))
     return result
 
 
