@@ -68,7 +68,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-doc", action="store_true", help="do not touch the Markdown file")
     parser.add_argument("--jobs", type=int, default=1, help="parallel cells through joblib (default: 1)")
     parser.add_argument("--threads", type=int,
-                        help="threads per cell (torch, BLAS); default: cores / jobs locally, 1 on Dask")
+                        help="threads per cell (torch, BLAS; default 1: run cells side by side with --jobs instead; "
+                             "threads help only on an idle machine)")
     parser.add_argument("--dask-scheduler", metavar="tcp://HOST:PORT",
                         help="run the cells on this Dask distributed scheduler instead of locally; the workers need "
                              "the project importable (start them from the repo root or with PYTHONPATH)")

@@ -7,7 +7,8 @@ skips every finished cell and a run with other settings starts its own file.
 
 Threads: a GET fit drives torch and the fused C++ soft pass with ``torch.get_num_threads()`` threads, sklearn and
 numpy use BLAS/OpenMP pools. Every cell runs with ``threads`` threads for all of them (``threadpoolctl`` plus
-``torch.set_num_threads``): with several cells in parallel, 1 thread per cell avoids oversubscribing the cores.
+``torch.set_num_threads``), 1 by default: parallelism comes from running cells side by side (``--jobs`` or Dask
+workers), which never oversubscribes the cores.
 """
 
 from __future__ import annotations
@@ -225,13 +226,14 @@ def execute(cells: list[Cell], settings: Settings, data: dict[str, tuple[np.ndar
     """Run ``cells`` and yield each record as soon as it finishes (in completion order).
 
     Local: in this process when ``jobs == 1``, else joblib (loky processes). ``scheduler``: a Dask distributed
-    scheduler address; every dataset is scattered once, each cell is one task. Default threads per cell: all
-    cores for a single local job, else 1.
+    scheduler address; every dataset is scattered once, each cell is one task. Threads per cell default to 1:
+    a multi-threaded GET fit synchronizes its threads every epoch, and on a machine shared with other work one
+    descheduled thread stalls the rest (measured here: a 2-thread fit 8-17x slower than a 1-thread fit under
+    load); on an idle machine pass ``threads = cores / jobs``.
     """
     if not cells:
         return
-    if threads is None:
-        threads = max(1, (os.cpu_count() or 1) // jobs) if scheduler is None else 1
+    threads = threads or 1
     if scheduler is not None:
         yield from _execute_dask(cells, settings, data, threads, scheduler)
     elif jobs == 1:
