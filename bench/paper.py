@@ -74,6 +74,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="run the cells on this Dask distributed scheduler instead of locally; the workers need "
                              "the project importable (start them from the repo root or with PYTHONPATH)")
     parser.add_argument("--dry-run", action="store_true", help="list the cells to run and exit")
+    parser.add_argument("--report-only", action="store_true",
+                        help="run nothing: write the JSON and Markdown from the cells finished so far")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be >= 1")
@@ -98,13 +100,14 @@ def main(argv: list[str] | None = None) -> dict:
     cells = [sweep.Cell(p.stem, s, m, d) for p in paths for s in args.seeds for m in methods for d in depths]
     done = store.load()
     pending = [c for c in cells if c.key not in done]
-    _log(f"{len(cells)} cells, {len(cells) - len(pending)} already finished in {store.path}; {len(pending)} to run")
+    _log(f"{len(cells)} cells, {len(cells) - len(pending)} already finished in {store.path}; {len(pending)} "
+         + ("not finished" if args.report_only else "to run"))
     if args.dry_run:
         print("\n".join(c.key for c in pending))
         return {}
 
     t0 = time.perf_counter()
-    fitted, failed = _run_pending(pending, paths, args, settings, store, done)
+    fitted, failed = (0, []) if args.report_only else _run_pending(pending, paths, args, settings, store, done)
     records = [done[c.key] for c in cells if c.key in done]
     run = {
         "seeds": args.seeds, "cells_total": len(cells), "cells_finished": len(records),
