@@ -157,7 +157,7 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
     // Small passes stay on the calling thread: starting and joining a thread costs tens of microseconds when idle
     // and a whole scheduler time slice when the machine is busy, more than such a pass takes.
     const double work = (double)M * (N + L) * n;
-    const int threads = work < 4e6 ? 1 : (int)std::min<long>(n_threads, tasks);
+    const int threads = work < 1e6 ? 1 : (int)std::min<long>(n_threads, tasks);
     std::vector<std::thread> pool;
     for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
     worker();
