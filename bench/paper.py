@@ -66,6 +66,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                                  "or tables-BUDGET.json); finished cells go to OUT-stem.cells-KEY.jsonl")
     parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="Markdown file to update (default: %(default)s)")
     parser.add_argument("--no-doc", action="store_true", help="do not touch the Markdown file")
+    parser.add_argument("--section", help="marker name of the Markdown section to write (default: paper-table, or "
+                                          "paper-training with --tables); other runs can keep their own section")
     parser.add_argument("--jobs", type=int, default=1, help="parallel cells through joblib (default: 1)")
     parser.add_argument("--threads", type=int,
                         help="threads per cell (torch, BLAS; default 1: run cells side by side with --jobs instead; "
@@ -166,12 +168,13 @@ def _write_outputs(args, settings, out: Path, methods, names, depths, records, r
     if args.tables:
         summary = report.summarize_training(records, names, methods, depths)
         markdown = report.training_markdown(summary, methods, depths, asdict(settings), run)
-        section, title = "paper-training", "## Training optimality and ablation (paper Tables 3 and 4)"
+        section = "paper-training"
+        title = f"## Training optimality and ablation (paper Tables 3 and 4), budget {settings.budget}"
     else:
         paper = report.paper_figures(args.data_dir / "MANIFEST.md")
         summary = report.summarize(records, names, methods, paper)
         markdown = report.test_markdown(summary, methods, asdict(settings), run)
-        section, title = "paper-table", "## Test R2 against the paper (bench/paper.py)"
+        section, title = "paper-table", f"## Test R2 against the paper (bench/paper.py), budget {settings.budget}"
     result = {"settings": {**asdict(settings), "key": settings.key}, "methods": methods, "datasets": names,
               "run": run, "summary": summary, "records": records, "markdown": markdown}
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -179,7 +182,7 @@ def _write_outputs(args, settings, out: Path, methods, names, depths, records, r
     tmp.write_text(json.dumps(result, indent=1, allow_nan=False))
     os.replace(tmp, out)
     if not args.no_doc:
-        report.write_section(args.doc, section, markdown, title)
+        report.write_section(args.doc, args.section or section, markdown, title)
     print(markdown)
     return result
 
