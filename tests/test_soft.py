@@ -86,3 +86,8 @@ def test_native_cpu_kernel_matches_the_torch_implementation(linear, depth):
     torch.testing.assert_close(loss.double(), want_loss, rtol=1e-4, atol=1e-6)
     for a, b in zip(got.tensors(), want.tensors()):
         torch.testing.assert_close(a.double(), b, rtol=2e-3, atol=1e-5)
+    skipped_loss, skipped = native.soft_loss_and_grad(f32, alpha.float(), Xa.float().contiguous(), y.float(),
+                                                      w.float(), S, torch.tensor([n, n - 40]))
+    torch.testing.assert_close(skipped_loss, loss)  # the padding rows (weight 0) are skipped, not counted
+    for a, b in zip(skipped.tensors(), got.tensors()):
+        torch.testing.assert_close(a, b)
