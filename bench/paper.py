@@ -41,7 +41,8 @@ RESULTS_DIR = REPO_ROOT / "bench" / "results"
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench/paper.py", description=__doc__.split("\n\n")[0],
-                                     epilog=__doc__.split("Examples:")[1], formatter_class=argparse.RawTextHelpFormatter)
+                                     epilog=__doc__.split("Examples:")[1],
+                                     formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
                         help="directory of CSV files, target = last column named 'target' (default: %(default)s)")
     parser.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or globs (default: all)")
@@ -62,8 +63,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--depths", nargs="+", type=int, default=list(M.TABLE_DEPTHS),
                         help="fixed depths for --tables (default: 2 4 8)")
     parser.add_argument("--max-rows", type=int, help="use at most this many rows of each dataset (a fixed sample)")
-    parser.add_argument("--out", type=Path, help="summary JSON (default: bench/results/paper-BUDGET.json, "
-                                                 "or tables-BUDGET.json); finished cells go to OUT-stem.cells-KEY.jsonl")
+    parser.add_argument("--out", type=Path, help="summary JSON (default: bench/results/paper-BUDGET.json, or "
+                                                 "tables-BUDGET.json); finished cells go to OUT-stem.cells-KEY.jsonl")
     parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="Markdown file to update (default: %(default)s)")
     parser.add_argument("--no-doc", action="store_true", help="do not touch the Markdown file")
     parser.add_argument("--section", help="marker name of the Markdown section to write (default: paper-table, or "

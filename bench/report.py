@@ -106,7 +106,7 @@ def test_markdown(summary: dict, methods: list[str], settings: dict, run: dict) 
         f"{', at most ' + str(settings['max_rows']) + ' rows per dataset' if settings.get('max_rows') else ''}); "
         f"seeds {', '.join(map(str, run['seeds']))}; {run['cells_finished']} of {run['cells_total']} cells finished; "
         f"sum of cell wall times {run['cell_seconds_total'] / 60:.1f} min"
-        f"{'; first start to last finish ' + format(run['span_seconds'] / 60, '.1f') + ' min' if run.get('span_seconds') else ''}.",
+        f"{_span(run)}.",
         "",
         "Test R2 (%), mean over seeds; the paper's figure in parentheses (GET+polish is the paper's GET).",
         "",
@@ -132,6 +132,11 @@ def test_markdown(summary: dict, methods: list[str], settings: dict, run: dict) 
     lines.append("| **average** | " + " | ".join(_cost_cell(
         {**averages[m], "fit_seconds": averages[m]["fit_seconds_total"] / max(1, n)}) for m in methods) + " |")
     return "\n".join(lines)
+
+
+def _span(run: dict) -> str:
+    span = run.get("span_seconds")
+    return "" if not span else f"; first start to last finish {span / 60:.1f} min"
 
 
 def _r2_cell(entry: dict | None, bold: bool = False) -> str:
@@ -195,7 +200,8 @@ def training_markdown(summary: dict, methods: list[str], depths: list[int], sett
             for k in depths:
                 ours, base = summary["averages"][m][str(k)], summary["averages"]["cart"][str(k)]
                 gain = None if ours is None or base is None else ours - base
-                cells.append(("–" if gain is None else f"{gain:+.2f}") + (f" ({paper[k]:+.2f})" if k in paper else ""))
+                text = "–" if gain is None else f"{gain:+.2f}"
+                cells.append(text + (f" ({paper[k]:+.2f})" if k in paper else ""))
             lines.append(f"| {M.TABLE_LABELS[m]} | " + " | ".join(cells) + " |")
     lines += ["", "Per dataset (depths " + " / ".join(map(str, depths)) + "):", "",
               "| dataset | " + " | ".join(M.TABLE_LABELS[m] for m in methods) + " |", "|---|" + "---:|" * len(methods)]
