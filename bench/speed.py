@@ -10,7 +10,7 @@ them. Medians over ``--repeats``. The reference comes from ``bench/reference.py`
 ``--paper-budget`` also times the paper's whole budget (10 starts x 2 stages x 3000 epochs) at depth 8, once.
 
 Writes ``bench/results/speed.json`` and the speed section of ``docs/BENCHMARKS.md`` (between its markers).
-Usage: python bench/speed.py [--depths 2 4 8] [--repeats 3] [--paper-budget] [--no-reference]
+Usage: python bench/speed.py [--depths 2 4 8] [--repeats 3] [--paper-budget] [--no-reference] [--report-only]
 """
 
 from __future__ import annotations
@@ -129,7 +129,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-reference", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "speed.json")
     parser.add_argument("--doc", type=Path, default=REPO / "docs" / "BENCHMARKS.md")
+    parser.add_argument("--report-only", action="store_true", help="rewrite the doc's section from --out, no timing")
     args = parser.parse_args(argv)
+    if args.report_only:
+        write_section(args.doc, markdown(json.loads(args.out.read_text())), MARKERS)
+        return
     torch.set_num_threads(args.threads)
     result = {"date": time.strftime("%Y-%m-%d"), "n": args.n, "p": args.p, "repeats": args.repeats,
               "machine": machine(), "rows": []}
