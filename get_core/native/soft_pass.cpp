@@ -2,10 +2,10 @@
 //
 // One task = one model (a start of a problem) x one block of rows. Rows are processed in tiles of T rows laid out
 // [node][row] so every inner loop runs over T contiguous floats and vectorizes (-O3 -ffast-math; expf comes from
-// glibc's vector math library). Per tile: u = split . xa for all branch nodes, s = sigmoid(u); leaf residuals;
-// bottom-up R (loss) and differences d = R_left - R_right; top-down reach Q (overwriting R) and dL/du; then the
-// gradient contributions. Gradient sums stay T wide ([node][feature][row lane]) across the task's tiles and are
-// reduced over the lanes once per task: a horizontal sum per (node, feature) per tile measured as the bottleneck.
+// glibc's vector math library). Per tile: top-down reach Q with s = sigmoid(split . xa) computed only where the
+// tile arrives; leaf residuals; bottom-up R (loss) and differences d = R_left - R_right; dL/du; then the gradient
+// contributions. Gradient sums stay T wide ([node][feature][row lane]) across the task's tiles and are reduced over
+// the lanes once per task: a horizontal sum per (node, feature) per tile measured as the bottleneck.
 // Nothing of size (nodes x all rows) is materialized. Each task reduces into its own scratch row; models' partial
 // sums are added at the end.
 #include <algorithm>
@@ -27,18 +27,39 @@ struct Shape {
     long scratch() const { return (long)N() * p1 + (long)L() * leaf_width() + 1; }
 };
 
+// A node is "reached" by a tile when some row's reach probability there exceeds REACH * (the largest row weight).
+// Unreached subtrees are skipped (no split, exp, residual or gradient work; their R counts as 0): what they would
+// add to the loss or any gradient is below float32 resolution, and once the splits sharpen most of a deep tree is
+// unreached by any given tile of 32 rows.
+constexpr float REACH = 1e-7f;
+
 void tile(const Shape& sh, const float* xa, const float* y, const float* w, int rows, const float* split,
-          const float* leafp, float* s, float* d, float* RQ, float* res, float* gacc, float* lacc, float* lossacc) {
+          const float* leafp, float* s, float* d, float* Q, float* R, float* res, unsigned char* reached,
+          float* gacc, float* lacc, float* lossacc) {
     const int N = sh.N(), L = sh.L(), p1 = sh.p1, lw = sh.leaf_width();
     float xt[64 * T];  // p1 <= 64 handled by the caller's guard; transposed tile [feature][row]
     float yt[T], wt[T];
+    float wmax = 0.f;
     for (int r = 0; r < T; ++r) {
         const bool real = r < rows;
         yt[r] = real ? y[r] : 0.f;
         wt[r] = real ? w[r] : 0.f;
+        wmax = std::max(wmax, wt[r]);
         for (int j = 0; j < p1; ++j) xt[j * T + r] = real ? xa[(long)r * p1 + j] : 0.f;
     }
+    const float floor = REACH * wmax;
+    auto is_reached = [&](const float* q) {
+        float m = 0.f;
+        for (int r = 0; r < T; ++r) m = std::max(m, q[r]);
+        return m > floor;
+    };
+    for (int r = 0; r < T; ++r) Q[r] = wt[r];  // top-down: Q_l = Q s, Q_r = Q - Q_l, s only where reached
+    reached[0] = wmax > 0.f;
     for (int t = 0; t < N; ++t) {
+        if (!reached[t]) {
+            reached[2 * t + 1] = reached[2 * t + 2] = 0;
+            continue;
+        }
         float acc[T] = {0};
         const float* a = split + (long)t * p1;
         for (int j = 0; j < p1; ++j) {
@@ -46,12 +67,24 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
             for (int r = 0; r < T; ++r) acc[r] += aj * xt[j * T + r];
         }
         float* st = s + (long)t * T;
+        const float* Qt = Q + (long)t * T;
+        float* Ql = Q + (long)(2 * t + 1) * T;
+        float* Qr = Q + (long)(2 * t + 2) * T;
         for (int r = 0; r < T; ++r) {
             const float u = std::min(80.f, std::max(-80.f, acc[r]));
             st[r] = 1.f / (1.f + std::exp(-u));
+            Ql[r] = Qt[r] * st[r];
+            Qr[r] = Qt[r] - Ql[r];
         }
+        reached[2 * t + 1] = is_reached(Ql);
+        reached[2 * t + 2] = is_reached(Qr);
     }
     for (int l = 0; l < L; ++l) {
+        float* Rl = R + (long)(N + l) * T;
+        if (!reached[N + l]) {
+            for (int r = 0; r < T; ++r) Rl[r] = 0.f;
+            continue;
+        }
         float pred[T];
         const float* k = leafp + (long)l * lw;
         if (sh.linear) {
@@ -64,46 +97,43 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
             for (int r = 0; r < T; ++r) pred[r] = k[0];
         }
         float* rl = res + (long)l * T;
-        float* R = RQ + (long)(N + l) * T;
         for (int r = 0; r < T; ++r) {
             rl[r] = yt[r] - pred[r];
-            R[r] = rl[r] * rl[r];
+            Rl[r] = rl[r] * rl[r];
         }
     }
     for (int t = N - 1; t >= 0; --t) {  // bottom-up: R_t = R_r + s (R_l - R_r)
-        const float* Rl = RQ + (long)(2 * t + 1) * T;
-        const float* Rr = RQ + (long)(2 * t + 2) * T;
+        float* Rt = R + (long)t * T;
+        if (!reached[t]) {
+            for (int r = 0; r < T; ++r) Rt[r] = 0.f;
+            continue;
+        }
+        const float* Rl = R + (long)(2 * t + 1) * T;
+        const float* Rr = R + (long)(2 * t + 2) * T;
         float* dt = d + (long)t * T;
         const float* st = s + (long)t * T;
-        float* Rt = RQ + (long)t * T;
         for (int r = 0; r < T; ++r) {
             dt[r] = Rl[r] - Rr[r];
             Rt[r] = Rr[r] + st[r] * dt[r];
         }
     }
-    for (int r = 0; r < T; ++r) lossacc[r] += wt[r] * RQ[r];
-    for (int r = 0; r < T; ++r) RQ[r] = wt[r];  // Q_root = row weight
-    for (int t = 0; t < N; ++t) {  // top-down: Q_l = Q s, Q_r = Q - Q_l; dL/du = Q_l (1 - s) d
-        const float* Qt = RQ + (long)t * T;
-        float* Ql = RQ + (long)(2 * t + 1) * T;
-        float* Qr = RQ + (long)(2 * t + 2) * T;
+    for (int r = 0; r < T; ++r) lossacc[r] += wt[r] * R[r];
+    for (int t = 0; t < N; ++t) {  // dL/du = Q_l (1 - s) (R_l - R_r)
+        if (!reached[t]) continue;
+        const float* Ql = Q + (long)(2 * t + 1) * T;
         const float* st = s + (long)t * T;
         float* dt = d + (long)t * T;
-        for (int r = 0; r < T; ++r) {
-            const float left = Qt[r] * st[r];
-            Ql[r] = left;
-            Qr[r] = Qt[r] - left;
-            dt[r] = left * (1.f - st[r]) * dt[r];
-        }
+        for (int r = 0; r < T; ++r) dt[r] = Ql[r] * (1.f - st[r]) * dt[r];
         float* g = gacc + (long)t * p1 * T;
         for (int j = 0; j < p1; ++j)
             for (int r = 0; r < T; ++r) g[j * T + r] += dt[r] * xt[j * T + r];
     }
     for (int l = 0; l < L; ++l) {
-        const float* Q = RQ + (long)(N + l) * T;
+        if (!reached[N + l]) continue;
+        const float* Ql = Q + (long)(N + l) * T;
         const float* rl = res + (long)l * T;
         float e[T];
-        for (int r = 0; r < T; ++r) e[r] = Q[r] * rl[r];
+        for (int r = 0; r < T; ++r) e[r] = Ql[r] * rl[r];
         float* g = lacc + (long)l * lw * T;
         if (sh.linear) {
             for (int j = 0; j < p1; ++j)
@@ -132,7 +162,9 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
     // measured 10-100x slowdowns of the torch ops that run between kernel calls.
     std::atomic<long> next{0};
     auto worker = [&]() {
-        std::vector<float> s((size_t)N * T), d((size_t)N * T), RQ((size_t)(2 * N + 1) * T), res((size_t)L * T);
+        std::vector<float> s((size_t)N * T), d((size_t)N * T), Q((size_t)(2 * N + 1) * T), R((size_t)(2 * N + 1) * T);
+        std::vector<float> res((size_t)L * T);
+        std::vector<unsigned char> reached((size_t)(2 * N + 1));
         std::vector<float> acc(sh.scratch() * T);  // [gacc | lacc | lossacc], each entry T lanes wide
         for (long task = next++; task < tasks; task = next++) {
             const int m = (int)(task / blocks), blk = (int)(task % blocks), b = m / S;
@@ -144,8 +176,8 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
             float* lossacc = lacc + (long)L * lw * T;
             for (int r = r0; r < r1; r += T) {
                 tile(sh, Xa + ((long)b * n + r) * p1, y + (long)b * n + r, w + (long)b * n + r, std::min(T, r1 - r),
-                     split + (long)m * N * p1, leafp + (long)m * L * lw, s.data(), d.data(), RQ.data(), res.data(),
-                     gacc, lacc, lossacc);
+                     split + (long)m * N * p1, leafp + (long)m * L * lw, s.data(), d.data(), Q.data(), R.data(),
+                     res.data(), reached.data(), gacc, lacc, lossacc);
             }
             for (long i = 0; i < sh.scratch(); ++i) {
                 float total = 0.f;
