@@ -59,9 +59,10 @@ def test_gradient_matches_autograd_of_the_path_product_formulation(linear, depth
         torch.testing.assert_close(got, want.grad)
 
 
+@pytest.mark.parametrize("sharp", [1.0, 50.0])  # 50: saturated splits, most subtrees skipped by the kernel
 @pytest.mark.parametrize("linear", [False, True])
 @pytest.mark.parametrize("depth", [1, 4, 7])
-def test_native_cpu_kernel_matches_the_torch_implementation(linear, depth):
+def test_native_cpu_kernel_matches_the_torch_implementation(linear, depth, sharp):
     from get_core import native
 
     if native.load() is None:
@@ -78,7 +79,7 @@ def test_native_cpu_kernel_matches_the_torch_implementation(linear, depth):
                     torch.rand(M, N, generator=g, dtype=torch.float64),
                     torch.rand(M, L, generator=g, dtype=torch.float64),
                     torch.randn(M, L, p, generator=g, dtype=torch.float64) * 0.1 if linear else None)
-    alpha = torch.rand(M, generator=g, dtype=torch.float64) * 30 + 1
+    alpha = (torch.rand(M, generator=g, dtype=torch.float64) * 30 + 1) * sharp
     want_loss, want = soft_loss_and_grad(params, alpha, Xa, Xa.transpose(1, 2).contiguous(), y, w, S)
     f32 = Params(*(None if t is None else t.float() for t in (params.weights, params.thresholds, params.intercepts,
                                                                params.coefs)))
