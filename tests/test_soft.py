@@ -10,7 +10,6 @@ def reference_loss(params: Params, alpha, X, y, w, starts):
     """Eq. (3) with the scaled sigmoid, path probabilities as explicit products over ancestors, per model."""
     M, N, p = params.weights.shape
     L = N + 1
-    depth = L.bit_length() - 1
     losses = []
     for m in range(M):
         b = m // starts

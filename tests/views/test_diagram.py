@@ -3,7 +3,6 @@
 import shutil
 import xml.etree.ElementTree as ET
 
-import numpy as np
 import pytest
 
 from get_core.views import diagram, labels
