@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from dataclasses import asdict
@@ -152,12 +153,14 @@ def _run_pending(pending, paths, args, settings, store, done) -> tuple[int, list
     data = {p.stem: sweep.load_dataset(p, args.max_rows) for p in paths if any(c.dataset == p.stem for c in pending)}
     pending = sweep.order_cells(pending, {k: v[1].size for k, v in data.items()})
     fitted, failed = 0, []
+    commit = _commit()
     for record in sweep.execute(pending, settings, data, jobs=args.jobs, threads=args.threads,
                                 scheduler=args.dask_scheduler):
         if "error" in record:
             failed.append({"key": record["key"], "error": record["error"]})
             _log(f"FAILED {record['key']}: {record['error'].splitlines()[0]}")
             continue
+        record["commit"] = commit  # the code that computed the cell (a resumed run may span several commits)
         store.append(record)
         fitted += 1
         done[record["key"]] = record
@@ -186,6 +189,15 @@ def _write_outputs(args, settings, out: Path, methods, names, depths, records, r
         report.write_section(args.doc, args.section or section, markdown, title)
     print(markdown)
     return result
+
+
+def _commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
+                             timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
 
 
 def _brief(record: dict) -> str:
