@@ -214,7 +214,9 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("linear-tree", "linear-tree", None, fit_linear_tree,
            lambda: _package_problem("lineartree", _probe_linear_tree)),
 )}
-DEFAULT_METHODS = ("cart", "rf", "get", "get-polish", "get-linear", "get-linear-polish")
+# obliquetree is cheap and is skipped with a message where it is not installed; linear-tree 0.3.5 is opt-in (it
+# calls a private sklearn API, `_validate_data`, that current sklearn no longer has).
+DEFAULT_METHODS = ("cart", "rf", "get", "get-polish", "get-linear", "get-linear-polish", "obliquetree")
 
 
 # ---------------------------------------------------------------- training optimality (paper Tables 3 and 4)
