@@ -29,6 +29,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from bench import methods as M
+from get_core import ENGINE_VERSION
 from get_core.compare import predict_ms, timing_rows
 from get_core.optimize import MinMax
 
@@ -48,6 +49,7 @@ class Settings:
     max_rows: int | None = None
     polish_in_cv: bool = True
     version: int = RECORD_VERSION
+    engine: int = ENGINE_VERSION
 
     @property
     def key(self) -> str:

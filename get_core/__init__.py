@@ -5,7 +5,12 @@ The heavy modules (torch) load lazily so that importing the package is cheap and
 
 from get_core.tree import ModelFormatError, ObliqueTree
 
-__all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV"]
+__all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "ENGINE_VERSION"]
+
+#: Bumped whenever training gives different trees for the same data, settings and seed, so that stored benchmark
+#: results (bench/ cell files are keyed by it) are never mixed across engines. 2: the paper's alpha intervals and
+#: stages warm-started from each start's best tree.
+ENGINE_VERSION = 2
 
 
 def __getattr__(name: str):

@@ -8,7 +8,7 @@ import pytest
 import torch
 from sklearn.tree import DecisionTreeRegressor
 
-from get_core.optimize import GETConfig, alpha_schedule, make_generator, train
+from get_core.optimize import GETConfig, alpha_schedule, alpha_stage_bounds, make_generator, train
 
 
 def r2(y, pred):
@@ -97,13 +97,24 @@ def test_same_seed_same_tree_and_different_seed_different_tree():
     assert not np.array_equal(a.weights, c.weights)
 
 
-def test_alphas_come_one_from_each_log_slice_in_ascending_order():
+def test_two_stages_draw_the_papers_soft_then_sharp_alphas():
+    """The paper's appendix B: a first alpha from [5, 25], a second from [50, 150], for the range [5, 150]."""
     alphas = alpha_schedule(500, GETConfig(n_alphas=2, alpha_range=(5, 150)), make_generator(0)).numpy()
-    middle = math.sqrt(5 * 150)
-    assert np.all((alphas[:, 0] >= 5) & (alphas[:, 0] <= middle))
-    assert np.all((alphas[:, 1] >= middle) & (alphas[:, 1] <= 150))
+    assert np.all((alphas[:, 0] >= 5) & (alphas[:, 0] <= 25))
+    assert np.all((alphas[:, 1] >= 50) & (alphas[:, 1] <= 150))
+    assert alphas[:, 0].std() > 3 and alphas[:, 1].std() > 15  # drawn, not fixed
     fixed = alpha_schedule(3, GETConfig(n_alphas=2, fixed_alpha=100.0), make_generator(0))
     assert torch.all(fixed == 100.0)
+
+
+@pytest.mark.parametrize("alpha_range, n_alphas", [((5, 150), 1), ((5, 150), 4), ((50, 60), 3), ((1, 1000), 5)])
+def test_stage_alphas_stay_in_range_and_ascend(alpha_range, n_alphas):
+    bounds = alpha_stage_bounds(alpha_range, n_alphas)
+    assert bounds.shape == (n_alphas, 2)
+    assert np.all(np.diff(bounds, axis=0) >= 0)  # later stages are never softer
+    alphas = alpha_schedule(200, GETConfig(n_alphas=n_alphas, alpha_range=alpha_range), make_generator(1)).numpy()
+    assert np.all((alphas >= alpha_range[0]) & (alphas <= alpha_range[1]))
+    assert np.all(np.diff(alphas, axis=1) >= 0)
 
 
 @pytest.mark.parametrize("bad, message", [
