@@ -1,6 +1,5 @@
 """The GET optimizer: recovers planted oblique trees, never loses to its CART start, reports and cancels."""
 
-import math
 import time
 
 import numpy as np
