@@ -7,6 +7,7 @@ import importlib.util
 import streamlit as st
 
 from get_core import data
+from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
 from get_core.runs import estimate, launch
 from pages import common
 
@@ -56,7 +57,8 @@ def _form(ready: dict) -> None:
     c2.number_input("Epochs per alpha stage", 1, 20000, step=100, key="cfg_epochs")
     c2.number_input("Alpha stages", 1, 10, key="cfg_n_alphas",
                      help="one sigmoid sharpness per stage, ascending: the first stage draws it from "
-                          "[min, 5 × min], the last from [max / 3, max] (the paper's [5, 25] and [50, 150])")
+                          f"[min, {FIRST_STAGE_SPAN:g} × min], the last from [max / {LAST_STAGE_SPAN:g}, max] "
+                          "(the paper's [5, 25] and [50, 150])")
     c2.number_input("Alpha min", 0.1, 10000.0, key="cfg_alpha_min")
     c2.number_input("Alpha max", 0.1, 10000.0, key="cfg_alpha_max")
     c3.number_input("Learning rate", 1e-5, 1.0, key="cfg_lr", format="%.4f")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core import compare, export
+from get_core import compare, export, schedule
 from get_core.tree import ObliqueTree
 from get_core.views import diagram, labels, node, teaching
 from pages import common, diagram_widget, results_ui
@@ -205,7 +205,7 @@ def _forest_tab(tree: ObliqueTree, selected: int, results, x_std) -> None:
 
 
 def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
-    alphas = results.alphas if results is not None else teaching.alpha_schedule(5.0, 150.0, 2)
+    alphas = results.alphas if results is not None else schedule.stage_midpoints((5.0, 150.0), 2)
     st.caption("GET trains with soft splits (a scaled sigmoid) and raises alpha until they act like the hard splits "
                "of the tree it returns.")
     st.plotly_chart(teaching.sigmoid_figure(alphas), key="sigmoid")

@@ -7,7 +7,8 @@ import pytest
 import torch
 from sklearn.tree import DecisionTreeRegressor
 
-from get_core.optimize import GETConfig, alpha_schedule, alpha_stage_bounds, make_generator, train
+from get_core.optimize import GETConfig, alpha_schedule, make_generator, train
+from get_core.schedule import alpha_stage_bounds, stage_midpoints
 
 
 def r2(y, pred):
@@ -114,6 +115,8 @@ def test_stage_alphas_stay_in_range_and_ascend(alpha_range, n_alphas):
     alphas = alpha_schedule(200, GETConfig(n_alphas=n_alphas, alpha_range=alpha_range), make_generator(1)).numpy()
     assert np.all((alphas >= alpha_range[0]) & (alphas <= alpha_range[1]))
     assert np.all(np.diff(alphas, axis=1) >= 0)
+    assert np.all((bounds[:, 0] <= stage_midpoints(alpha_range, n_alphas)) &
+                  (stage_midpoints(alpha_range, n_alphas) <= bounds[:, 1]))
 
 
 @pytest.mark.parametrize("bad, message", [

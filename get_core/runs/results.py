@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from get_core import schedule
 from get_core.data import DataSpec, Encoding, from_parquet_bytes, prepare
 from get_core.runs.store import Run, RunStore, StoreError
 from get_core.tree import ModelFormatError, ObliqueTree
@@ -42,11 +43,14 @@ class RunResults:
 
     @property
     def alphas(self) -> list[float]:
-        """The run's alpha range as (min, ..., max) with its number of alphas (geometric), for the teaching view."""
+        """One alpha per stage for the teaching view: the median over starts of the alphas the run drew (stored in
+        the model's meta), or, for models without them, the middle of each stage's interval."""
+        drawn = np.asarray(self.tree.meta.get("alphas") or [], dtype=float)
+        if drawn.ndim == 2 and drawn.size and np.all(np.isfinite(drawn)) and np.all(drawn > 0):
+            return [float(a) for a in np.median(drawn, axis=0)]
         config = self.run.params.get("config", {})
         lo, hi = (config.get("alpha_range") or (5.0, 150.0))[:2]
-        n = int(config.get("n_alphas") or 2)
-        return [float(a) for a in np.geomspace(float(lo), float(hi), max(2, n))]
+        return schedule.stage_midpoints((float(lo), float(hi)), int(config.get("n_alphas") or 2))
 
     @property
     def has_data(self) -> bool:

@@ -93,13 +93,6 @@ def soft_routing_figure(tree: ObliqueTree, node: int, X: Any, alphas: Sequence[f
     return fig
 
 
-def alpha_schedule(alpha_min: float, alpha_max: float, n_alphas: int) -> list[float]:
-    """Evenly spaced (geometric) alphas for illustration when a run's sampled alphas are not at hand."""
-    if n_alphas <= 1:
-        return [float(alpha_max)]
-    return [float(a) for a in np.geomspace(alpha_min, alpha_max, n_alphas)]
-
-
 def _check_alphas(alphas: Sequence[float]) -> list[float]:
     values = sorted(float(a) for a in alphas)
     if not values or any(not np.isfinite(a) or a <= 0 for a in values):

@@ -130,7 +130,6 @@ def test_sigmoid_figure_has_the_step_and_one_curve_per_alpha():
     assert [t.name for t in fig.data] == ["hard split (step)", "alpha = 5", "alpha = 150"]
     with pytest.raises(ValueError, match="positive"):
         teaching.sigmoid_figure([0])
-    assert teaching.alpha_schedule(5, 150, 3)[1] == pytest.approx(math.sqrt(5 * 150))
 
 
 # ---------------------------------------------------------------------------------------------- explain
