@@ -1,0 +1,129 @@
+"""Training R2 of the authors' GET implementation (PyPI `get-oblique==0.1.1`) on our benchmark splits.
+
+Why: the paper's Tables 3 and 4 average training R2 over its own 16 datasets, 4 of which are not shared here, so
+our `bench/paper.py --tables` figures cannot be compared with the paper's row directly. Running the authors' code
+on exactly the same training part (same CSV, split seed, min-max scaling, depth) separates "our engine finds
+worse trees" from "these datasets allow less gain over CART".
+
+What runs: `GET.GETRegressor(treeDepth=D, epochNum=E, startNum=S)` (no polish) or `GET.GETSubPolRegressor` (with
+the authors' subtree polish), in the reference virtualenv of `bench/reference.py`, with `torch.manual_seed(seed)`,
+on the scaled training part of `bench.sweep.split_and_scale`; training R2 (%) from its hard-split `predict`.
+Finished cells go to a JSON-lines file and are skipped on a rerun.
+
+Usage: python bench/reference_r2.py --datasets abalone airfoil_self_noise --depths 2 4 [--polish] [--epochs 3000]
+       python bench/reference_r2.py --report bench/results/tables-paper.cells-<key>.jsonl   # Markdown beside ours
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import sweep  # noqa: E402
+from bench.paper import DEFAULT_DATA_DIR  # noqa: E402
+from bench.reference import ensure_reference_venv  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "reference-train-r2.jsonl"
+
+# Runs inside the reference venv: argv[1] = JSON parameters, argv[2] = .npz with the scaled training part.
+_FIT_SCRIPT = r'''
+import json, sys, time
+import numpy as np, torch
+args = json.loads(sys.argv[1])
+torch.set_num_threads(args["threads"])
+import GET
+from sklearn.metrics import r2_score
+data = np.load(sys.argv[2])
+X, y = data["X"].astype(np.float32), data["y"].astype(np.float32)
+torch.manual_seed(args["seed"])
+cls = GET.GETSubPolRegressor if args["polish"] else GET.GETRegressor
+model = cls(treeDepth=args["depth"], epochNum=args["epochs"], startNum=args["starts"])
+t0 = time.perf_counter()
+model.fit(X, y)
+seconds = time.perf_counter() - t0
+print(json.dumps({"train_r2": 100 * float(r2_score(y, model.predict(X).cpu().numpy())), "fit_seconds": seconds}))
+'''
+
+
+def fit_reference(X: np.ndarray, y: np.ndarray, params: dict, timeout: float) -> dict:
+    """Fit the authors' tree on (X, y) in the reference venv; returns its training R2 (%) and fit seconds."""
+    python = ensure_reference_venv()
+    env = dict(os.environ, OMP_NUM_THREADS=str(params["threads"]), MKL_NUM_THREADS=str(params["threads"]))
+    with tempfile.TemporaryDirectory(prefix="get-reference-") as tmp:
+        np.savez(Path(tmp) / "train.npz", X=X, y=y)
+        result = subprocess.run([str(python), "-c", _FIT_SCRIPT, json.dumps(params), "train.npz"], cwd=tmp, env=env,
+                                capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise RuntimeError(f"reference fit failed (exit {result.returncode}):\n{result.stderr[-2000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _key(params: dict) -> str:
+    return "|".join(str(params[k]) for k in ("dataset", "seed", "depth", "polish", "starts", "epochs"))
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def report(reference: list[dict], ours: list[dict]) -> str:
+    """Markdown: the authors' training R2 beside ours (``bench/paper.py --tables`` cells) per dataset and depth."""
+    mine = {(r["dataset"], r["seed"], r["method"], r["depth"]): r["train_r2"] for r in ours}
+    theirs = {(r["dataset"], r["seed"], "get-polish" if r["polish"] else "get", r["depth"]): r for r in reference}
+    rows = sorted({(d, s, k) for d, s, _, k in theirs})
+    lines = ["| dataset | seed | depth | CART | GET: authors' | GET: ours | GET+polish: authors' | GET+polish: ours |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for d, s, k in rows:
+        cells = [mine.get((d, s, "cart", k))]
+        for m in ("get", "get-polish"):
+            cells += [theirs[(d, s, m, k)]["train_r2"] if (d, s, m, k) in theirs else None, mine.get((d, s, m, k))]
+        lines.append(f"| {d} | {s} | {k} | " + " | ".join("–" if c is None else f"{c:.2f}" for c in cells) + " |")
+    budgets = sorted({(r["starts"], r["epochs"]) for r in reference})
+    lines.append("\nAuthors' budget (startNum x epochNum per stage): " + ", ".join(f"{a} x {b}" for a, b in budgets))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--datasets", nargs="+", default=None, help="dataset names or globs (default: all)")
+    parser.add_argument("--depths", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--seed", type=int, default=0, help="split seed, also the torch seed (default: 0)")
+    parser.add_argument("--starts", type=int, default=10, help="startNum (default: 10, the paper's)")
+    parser.add_argument("--epochs", type=int, default=3000, help="epochNum per alpha stage (default: 3000)")
+    parser.add_argument("--polish", action="store_true", help="GETSubPolRegressor (the authors' subtree polish)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=6 * 3600.0, help="seconds per fit")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--report", type=Path, metavar="OUR_CELLS", default=None,
+                        help="fit nothing: print the finished fits beside this bench/paper.py --tables cells file")
+    args = parser.parse_args(argv)
+    if args.report is not None:
+        print(report(_records(args.out), _records(args.report)))
+        return
+    done = {r["key"] for r in _records(args.out)}
+    for path in sweep.find_datasets(args.data_dir, args.datasets):
+        X_tr, y_tr, _, _ = sweep.split_and_scale(*sweep.load_dataset(path), args.seed)
+        for depth in args.depths:
+            params = {"dataset": path.stem, "seed": args.seed, "depth": depth, "polish": args.polish,
+                      "starts": args.starts, "epochs": args.epochs, "threads": args.threads}
+            if _key(params) in done:
+                continue
+            record = {"key": _key(params), **params, "started_at": time.time(),
+                      **fit_reference(X_tr, y_tr, params, args.timeout)}
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            with args.out.open("a") as f:
+                f.write(json.dumps(record) + "\n")
+            print(f"{record['key']}: train R2 {record['train_r2']:.2f} in {record['fit_seconds']:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
