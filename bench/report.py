@@ -108,7 +108,8 @@ def test_markdown(summary: dict, methods: list[str], settings: dict, run: dict) 
         f"sum of cell wall times {run['cell_seconds_total'] / 60:.1f} min"
         f"{_span(run)}.",
         "",
-        "Test R2 (%), mean over seeds; the paper's figure in parentheses (GET+polish is the paper's GET).",
+        "Test R2 (%), mean over seeds; the paper's figure in parentheses (GET+polish is the paper's GET and the "
+        "unpolished GET-Linear the paper's GET-Linear: its implementation appendix polishes GET only).",
         "",
         "| dataset | " + " | ".join(labels) + " |",
         "|---|" + "---:|" * len(methods),
