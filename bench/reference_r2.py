@@ -12,6 +12,9 @@ Finished cells go to a JSON-lines file and are skipped on a rerun.
 
 Usage: python bench/reference_r2.py --datasets abalone airfoil_self_noise --depths 2 4 [--polish] [--epochs 3000]
        python bench/reference_r2.py --report bench/results/tables-paper.cells-<key>.jsonl   # Markdown beside ours
+
+The comparison is fair only at equal budgets: `--report` keeps the fits of `--starts` x `--epochs` and should be given
+the cells file of a `bench/paper.py --tables` run with the same starts and epochs.
 """
 from __future__ import annotations
 
@@ -104,10 +107,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timeout", type=float, default=6 * 3600.0, help="seconds per fit")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--report", type=Path, metavar="OUR_CELLS", default=None,
-                        help="fit nothing: print the finished fits beside this bench/paper.py --tables cells file")
+                        help="fit nothing: print the finished fits of --starts x --epochs beside this bench/paper.py "
+                        "--tables cells file (run with the same budget)")
     args = parser.parse_args(argv)
     if args.report is not None:
-        print(report(_records(args.out), _records(args.report)))
+        same_budget = [r for r in _records(args.out) if (r["starts"], r["epochs"]) == (args.starts, args.epochs)]
+        print(report(same_budget, _records(args.report)))
         return
     done = {r["key"] for r in _records(args.out)}
     for path in sweep.find_datasets(args.data_dir, args.datasets):
