@@ -7,8 +7,8 @@ import importlib.util
 import streamlit as st
 
 from get_core import data
-from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
 from get_core.runs import estimate, launch
+from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
 from pages import common
 
 DEFAULTS = {
