@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import sweep  # noqa: E402
 from bench.paper import DEFAULT_DATA_DIR  # noqa: E402
-from bench.reference import ensure_reference_venv  # noqa: E402
+from bench.reference import MIN_EPOCHS, _fail, ensure_reference_venv  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reference-train-r2.jsonl"
 
@@ -65,7 +65,7 @@ def fit_reference(X: np.ndarray, y: np.ndarray, params: dict, timeout: float) ->
         result = subprocess.run([str(python), "-c", _FIT_SCRIPT, json.dumps(params), "train.npz"], cwd=tmp, env=env,
                                 capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
-        raise RuntimeError(f"reference fit failed (exit {result.returncode}):\n{result.stderr[-2000:]}")
+        raise _fail(f"fit at depth {params['depth']}", result)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="fit nothing: print the finished fits of --starts x --epochs beside this bench/paper.py "
                         "--tables cells file (run with the same budget)")
     args = parser.parse_args(argv)
+    if args.epochs < MIN_EPOCHS:
+        parser.error(f"--epochs must be >= {MIN_EPOCHS}: the package's scheduler warms up for 10 epochs first")
     if args.report is not None:
         same_budget = [r for r in _records(args.out) if (r["starts"], r["epochs"]) == (args.starts, args.epochs)]
         print(report(same_budget, _records(args.report)))
@@ -122,8 +124,11 @@ def main(argv: list[str] | None = None) -> None:
                       "starts": args.starts, "epochs": args.epochs, "threads": args.threads}
             if _key(params) in done:
                 continue
-            record = {"key": _key(params), **params, "started_at": time.time(),
-                      **fit_reference(X_tr, y_tr, params, args.timeout)}
+            try:
+                fitted = fit_reference(X_tr, y_tr, params, args.timeout)
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:  # finished fits stay in --out; a rerun resumes
+                raise SystemExit(f"{_key(params)}: {exc}") from None
+            record = {"key": _key(params), **params, "started_at": time.time(), **fitted}
             args.out.parent.mkdir(parents=True, exist_ok=True)
             with args.out.open("a") as f:
                 f.write(json.dumps(record) + "\n")
