@@ -37,6 +37,8 @@ import tempfile
 import venv
 from pathlib import Path
 
+import numpy as np
+
 PACKAGE = "get-oblique"
 PACKAGE_VERSION = "0.1.1"
 # torch is pinned: 2.13.0 is a local CPU wheel on our machines; a plain "torch" pulls a multi-GB CUDA build.
@@ -203,13 +205,20 @@ def default_epochs(depth: int) -> tuple[int, int]:
     return (50, 150)
 
 
-def _run_timing(python: Path, params: dict, timeout: float) -> dict:
+def run_script(python: Path, script: str, params: dict, timeout: float, what: str,
+               arrays: dict[str, np.ndarray] | None = None) -> dict:
+    """Run ``script`` in the reference venv with ``params`` as JSON in argv[1] (and ``arrays`` saved to an .npz
+    whose name is argv[2]), torch/BLAS limited to ``params["threads"]``, inside a temporary directory; returns the
+    JSON dict the script prints on its last line."""
     env = dict(os.environ, OMP_NUM_THREADS=str(params["threads"]), MKL_NUM_THREADS=str(params["threads"]))
     with tempfile.TemporaryDirectory(prefix="get-reference-") as tmp:
-        result = subprocess.run([str(python), "-c", _TIMING_SCRIPT, json.dumps(params)], cwd=tmp, env=env,
-                                capture_output=True, text=True, timeout=timeout)
+        argv = [str(python), "-c", script, json.dumps(params)]
+        if arrays is not None:
+            np.savez(Path(tmp) / "data.npz", **arrays)
+            argv.append("data.npz")
+        result = subprocess.run(argv, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
-        raise _fail(f"timing at depth {params['depth']}", result)
+        raise _fail(what, result)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -221,7 +230,8 @@ def measure_reference(depth: int, n: int = 6144, p: int = 8, epochs: tuple[int, 
     if not MIN_EPOCHS <= e1 < e2:
         raise ValueError(f"epochs must satisfy {MIN_EPOCHS} <= E1 < E2 (the package's scheduler), got {(e1, e2)}")
     params = {"depth": depth, "n": n, "p": p, "epochs": [e1, e2], "repeats": repeats, "threads": threads}
-    return _summarize(params, _run_timing(ensure_reference_venv(venv_path), params, timeout))
+    raw = run_script(ensure_reference_venv(venv_path), _TIMING_SCRIPT, params, timeout, f"timing at depth {depth}")
+    return _summarize(params, raw)
 
 
 def _summarize(params: dict, raw: dict) -> dict:

@@ -19,11 +19,8 @@ the cells file of a `bench/paper.py --tables` run with the same starts and epoch
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import sweep  # noqa: E402
 from bench.paper import DEFAULT_DATA_DIR  # noqa: E402
-from bench.reference import MIN_EPOCHS, _fail, ensure_reference_venv  # noqa: E402
+from bench.reference import MIN_EPOCHS, ensure_reference_venv, run_script  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reference-train-r2.jsonl"
 
@@ -58,23 +55,12 @@ print(json.dumps({"train_r2": 100 * float(r2_score(y, model.predict(X).cpu().num
 
 def fit_reference(X: np.ndarray, y: np.ndarray, params: dict, timeout: float) -> dict:
     """Fit the authors' tree on (X, y) in the reference venv; returns its training R2 (%) and fit seconds."""
-    python = ensure_reference_venv()
-    env = dict(os.environ, OMP_NUM_THREADS=str(params["threads"]), MKL_NUM_THREADS=str(params["threads"]))
-    with tempfile.TemporaryDirectory(prefix="get-reference-") as tmp:
-        np.savez(Path(tmp) / "train.npz", X=X, y=y)
-        result = subprocess.run([str(python), "-c", _FIT_SCRIPT, json.dumps(params), "train.npz"], cwd=tmp, env=env,
-                                capture_output=True, text=True, timeout=timeout)
-    if result.returncode != 0:
-        raise _fail(f"fit at depth {params['depth']}", result)
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return run_script(ensure_reference_venv(), _FIT_SCRIPT, params, timeout, f"fit at depth {params['depth']}",
+                      arrays={"X": X, "y": y})
 
 
 def _key(params: dict) -> str:
     return "|".join(str(params[k]) for k in ("dataset", "seed", "depth", "polish", "starts", "epochs"))
-
-
-def _records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
 def report(reference: list[dict], ours: list[dict]) -> str:
@@ -113,10 +99,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.epochs < MIN_EPOCHS:
         parser.error(f"--epochs must be >= {MIN_EPOCHS}: the package's scheduler warms up for 10 epochs first")
     if args.report is not None:
-        same_budget = [r for r in _records(args.out) if (r["starts"], r["epochs"]) == (args.starts, args.epochs)]
-        print(report(same_budget, _records(args.report)))
+        fits = sweep.CellStore(args.out).load().values()
+        same_budget = [r for r in fits if (r["starts"], r["epochs"]) == (args.starts, args.epochs)]
+        print(report(same_budget, list(sweep.CellStore(args.report).load().values())))
         return
-    done = {r["key"] for r in _records(args.out)}
+    store = sweep.CellStore(args.out)
+    done = store.load()
     for path in sweep.find_datasets(args.data_dir, args.datasets):
         X_tr, y_tr, _, _ = sweep.split_and_scale(*sweep.load_dataset(path), args.seed)
         for depth in args.depths:
@@ -129,9 +117,7 @@ def main(argv: list[str] | None = None) -> None:
             except (RuntimeError, subprocess.TimeoutExpired) as exc:  # finished fits stay in --out; a rerun resumes
                 raise SystemExit(f"{_key(params)}: {exc}") from None
             record = {"key": _key(params), **params, "started_at": time.time(), **fitted}
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            with args.out.open("a") as f:
-                f.write(json.dumps(record) + "\n")
+            store.append(record)
             print(f"{record['key']}: train R2 {record['train_r2']:.2f} in {record['fit_seconds']:.0f} s", flush=True)
 
 
