@@ -12,6 +12,7 @@ forest tree; ``ObliqueTree.n_parameters`` (p+1 per branch, 1 or p+1 per leaf) fo
 from __future__ import annotations
 
 import importlib.util
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -20,8 +21,11 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from get_core.compare import count_tree_parameters
+from get_core.estimator import GETRegressor, GETRegressorCV
 
 DEPTHS = tuple(range(1, 13))  # the paper's depth grid for every tree method
+# The early stop of the depth search: GETRegressorCV's default, also used for obliquetree so both search alike.
+PATIENCE = inspect.signature(GETRegressorCV).parameters["patience"].default
 VALIDATION_FRACTION = 1 / 3  # 2:1 train/validation inside the 75% training part (50/25/25 overall)
 FOREST_TREES = (50, 100, 200, 300, 400, 500)  # the paper's grid of n_estimators
 # max_depth candidates from the paper's 1..50, log-spaced; see fit_forest for why this lands on the same accuracy.
@@ -138,8 +142,6 @@ def fit_forest(X, y, seed: int, budget: Budget) -> Fitted:
 def get_fitter(leaf: str, polish: bool) -> Callable[..., Fitted]:
     def fit_get(X, y, seed: int, budget: Budget) -> Fitted:
         """GET / GET-Linear with the depth chosen by GETRegressorCV (2:1 split, depths 1..12, early stop)."""
-        from get_core.estimator import GETRegressor, GETRegressorCV
-
         common = dict(leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs, random_state=seed)
         search = GETRegressorCV(depths=DEPTHS, polish=polish and budget.polish_in_cv, **common).fit(X, y)
         model = search
@@ -156,13 +158,13 @@ def get_fitter(leaf: str, polish: bool) -> Callable[..., Fitted]:
 
 
 def fit_obliquetree(X, y, seed: int, budget: Budget) -> Fitted:
-    """The ``obliquetree`` package's oblique tree, depth tuned like GET (2:1 split, 1..12, patience 2).
+    """The ``obliquetree`` package's oblique tree, depth tuned like GET (2:1 split, 1..12, GET's patience).
 
     Its fitted structure is not exposed, so the parameter count is left empty.
     """
     from obliquetree import Regressor
 
-    model, depth, cv = tune_depth(lambda d: Regressor(max_depth=d, random_state=seed), X, y, seed, patience=2)
+    model, depth, cv = tune_depth(lambda d: Regressor(max_depth=d, random_state=seed), X, y, seed, patience=PATIENCE)
     return Fitted(model, depth, None, {"cv": cv})
 
 
@@ -172,7 +174,7 @@ def fit_linear_tree(X, y, seed: int, budget: Budget) -> Fitted:
     from sklearn.linear_model import LinearRegression
 
     model, depth, cv = tune_depth(lambda d: LinearTreeRegressor(LinearRegression(), max_depth=d), X, y, seed,
-                                  depths=tuple(range(1, 21)), patience=2)  # the package allows depth <= 20
+                                  depths=tuple(range(1, 21)), patience=PATIENCE)  # the package allows depth <= 20
     leaves = model.summary(only_leaves=True)
     n_params = 2 * (len(leaves) - 1) + len(leaves) * (X.shape[1] + 1)
     return Fitted(model, depth, n_params, {"cv": cv})

@@ -34,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 
 from bench import methods as M  # noqa: E402
 from bench import report, sweep  # noqa: E402
+from get_core import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION  # noqa: E402
 
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
 DEFAULT_DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
@@ -133,7 +134,9 @@ def _settings(args: argparse.Namespace) -> sweep.Settings:
     return sweep.Settings(mode="train" if args.tables else "test", budget=args.budget,
                           n_starts=args.starts or budget.n_starts, n_epochs=args.epochs or budget.n_epochs,
                           max_rows=args.max_rows,
-                          polish_in_cv=budget.polish_in_cv if args.polish_in_cv is None else args.polish_in_cv)
+                          polish_in_cv=budget.polish_in_cv if args.polish_in_cv is None else args.polish_in_cv,
+                          # the tables fit constant leaves at fixed depths only (see CONSTANT_LEAF_ENGINE_VERSION)
+                          engine=CONSTANT_LEAF_ENGINE_VERSION if args.tables else ENGINE_VERSION)
 
 
 def _runnable(methods: list[str]) -> list[str]:

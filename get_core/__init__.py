@@ -5,12 +5,17 @@ The heavy modules (torch) load lazily so that importing the package is cheap and
 
 from get_core.tree import ModelFormatError, ObliqueTree
 
-__all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "ENGINE_VERSION"]
+__all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "ENGINE_VERSION",
+           "CONSTANT_LEAF_ENGINE_VERSION"]
 
 #: Bumped whenever training gives different trees for the same data, settings and seed, so that stored benchmark
 #: results (bench/ cell files are keyed by it) are never mixed across engines. 2: the paper's alpha intervals and
-#: stages warm-started from each start's best tree.
-ENGINE_VERSION = 2
+#: stages warm-started from each start's best tree. 3: linear leaves chosen by generalized cross-validation
+#: (``linear_leaves="gcv"``) and GETRegressorCV's patience 3.
+ENGINE_VERSION = 3
+#: The last version that changed fixed-depth trees with constant leaves (GET, its polish, fixed-alpha ablations):
+#: the training-optimality tables, which use nothing else, keep the cells of that version.
+CONSTANT_LEAF_ENGINE_VERSION = 2
 
 
 def __getattr__(name: str):

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from get_core.optimize import GETConfig, ProgressCallback, train
-from get_core.tree import MAX_DEPTH
+from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 
 _CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
 
@@ -27,12 +27,15 @@ class GETRegressor(RegressorMixin, BaseEstimator):
 
     Parameters mirror the paper: ``n_starts`` starts (start 0 from CART), each running ``n_alphas`` stages of
     ``n_epochs`` epochs with an increasing scale factor drawn from ``alpha_range``; ``leaf="linear"`` gives
-    GET-Linear; ``polish=True`` adds the subtree polish of section 4.3.
+    GET-Linear; ``polish=True`` adds the subtree polish of section 4.3. ``linear_leaves`` (GET-Linear only):
+    ``"gcv"`` keeps a leaf's least-squares fit only where generalized cross-validation prefers it to the leaf's
+    mean, ``"ols"`` is the paper's plain least squares in every leaf of at least p+2 rows (see ``leaves``).
     """
 
     _parameter_constraints: dict = {
         "depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
         "leaf": [StrOptions({"constant", "linear"})],
+        "linear_leaves": [StrOptions(set(LINEAR_LEAF_RULES))],
         "n_starts": [Interval(Integral, 1, None, closed="left")],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "alpha_range": [tuple, list],
@@ -46,9 +49,11 @@ class GETRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, depth: int = 4, leaf: str = "constant", n_starts: int = 10, n_epochs: int = 3000,
                  alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2, learning_rate: float = 0.01,
-                 l1: float = 0.0, polish: bool = False, random_state=None, device: str = "auto"):
+                 l1: float = 0.0, polish: bool = False, random_state=None, device: str = "auto",
+                 linear_leaves: str = "gcv"):
         self.depth = depth
         self.leaf = leaf
+        self.linear_leaves = linear_leaves
         self.n_starts = n_starts
         self.n_epochs = n_epochs
         self.alpha_range = alpha_range
@@ -107,9 +112,11 @@ class GETRegressorCV(GETRegressor):
     def __init__(self, depths: Iterable[int] = range(1, 13), leaf: str = "constant", n_starts: int = 10,
                  n_epochs: int = 3000, alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2,
                  learning_rate: float = 0.01, l1: float = 0.0, polish: bool = False, random_state=None,
-                 device: str = "auto", patience: int = 2, tol: float = 1e-4, validation_fraction: float = 1 / 3):
+                 device: str = "auto", patience: int = 3, tol: float = 1e-4, validation_fraction: float = 1 / 3,
+                 linear_leaves: str = "gcv"):
         self.depths = depths
         self.leaf = leaf
+        self.linear_leaves = linear_leaves
         self.n_starts = n_starts
         self.n_epochs = n_epochs
         self.alpha_range = alpha_range

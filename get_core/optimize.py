@@ -20,7 +20,7 @@ from get_core import leaves, native
 from get_core.schedule import alpha_stage_bounds
 from get_core.soft import Params, Workspace, soft_loss_and_grad
 from get_core.starts import cart_splits, random_splits
-from get_core.tree import MAX_DEPTH, ObliqueTree
+from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree
 
 #: Keep (models x branch nodes x rows) per soft-pass chunk under this many float32 elements (~64 MB per array).
 CHUNK_ELEMENTS = 2 ** 24
@@ -34,6 +34,7 @@ REPORT_INTERVAL = 0.5
 class GETConfig:
     depth: int = 4
     leaf: str = "constant"  # "constant" (GET) or "linear" (GET-Linear)
+    linear_leaves: str = "gcv"  # which linear leaves keep their slopes: LINEAR_LEAF_RULES
     n_starts: int = 10
     n_epochs: int = 3000  # per alpha stage
     alpha_range: tuple[float, float] = (5.0, 150.0)
@@ -51,6 +52,7 @@ class GETConfig:
             (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= MAX_DEPTH,
              f"depth must be an integer from 1 to {MAX_DEPTH}"),
             (self.leaf in ("constant", "linear"), "leaf must be 'constant' or 'linear'"),
+            (self.linear_leaves in LINEAR_LEAF_RULES, f"linear_leaves must be one of {LINEAR_LEAF_RULES}"),
             (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1, "n_starts must be an integer >= 1"),
             (isinstance(self.n_epochs, (int, np.integer)) and self.n_epochs >= 1, "n_epochs must be an integer >= 1"),
             (isinstance(self.n_alphas, (int, np.integer)) and self.n_alphas >= 1, "n_alphas must be an integer >= 1"),
@@ -258,7 +260,7 @@ def _route(params: Params, chunks: list[Problems], starts: int) -> torch.Tensor:
 
 
 def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], depth: int, starts: int,
-                   linear: bool) -> tuple[leaves.LeafFit, torch.Tensor]:
+                   linear: str | None) -> tuple[leaves.LeafFit, torch.Tensor]:
     leaf = _route(params, chunks, starts)
     fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts)
     return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
@@ -299,7 +301,7 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     (abalone, depth 8, paper budget: training R2 72.8, the CART start, against 75.2 from the best tree).
     """
     depth = (params.weights.shape[1] + 1).bit_length() - 1
-    linear = params.coefs is not None
+    linear = config.linear_leaves if params.coefs is not None else None
     M, N = params.weights.shape[:2]
     chunks = problems.chunks(M, N)
     fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear)
@@ -398,7 +400,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     span = (0.0, 0.5 if config.polish else 1.0)
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, config, config.n_starts, reporter)
-    tree = tree_from_params(result.best, scaling, feature_names, config.leaf, X, ys)
+    tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
@@ -414,7 +416,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     return tree
 
 
-def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, leaf_type: str,
+def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, config: GETConfig,
                      X: np.ndarray, y_scaled: np.ndarray) -> ObliqueTree:
     """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing."""
     weights = best.weights[0].double().cpu().numpy()
@@ -422,5 +424,5 @@ def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str]
     tree = ObliqueTree(weights, best.thresholds[0].double().cpu().numpy(), np.zeros(L), np.zeros((L, p)),
                        np.zeros(2 * L - 1, dtype=np.int64), np.full(2 * L - 1, np.nan), scaling.x_min,
                        scaling.x_scale, scaling.y_min, scaling.y_scale,
-                       list(feature_names) if feature_names is not None else [], leaf_type)
-    return leaves.refit_tree_leaves(tree, X, y_scaled)
+                       list(feature_names) if feature_names is not None else [], config.leaf)
+    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves)

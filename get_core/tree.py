@@ -22,6 +22,9 @@ import numpy as np
 SCHEMA = "get-explorer/oblique-tree"
 SCHEMA_VERSION = 1
 LEAF_TYPES = ("constant", "linear")
+#: How a linear tree's leaves are fitted from its hard splits (``get_core.leaves``): keep a leaf's least squares only
+#: where generalized cross-validation prefers it to the mean ("gcv"), or wherever rows allow ("ols", the paper's).
+LINEAR_LEAF_RULES = ("gcv", "ols")
 MAX_DEPTH = 12
 
 
@@ -95,9 +98,9 @@ class ObliqueTree:
     @property
     def n_parameters(self) -> int:
         """Parameters counted as the paper's Table 5: p+1 per branch node (weights and threshold), 1 per constant
-        leaf or p+1 per linear leaf."""
-        per_leaf = 1 if self.leaf_type == "constant" else self.n_features + 1
-        return self.n_branches * (self.n_features + 1) + self.n_leaves * per_leaf
+        leaf or p+1 per linear leaf (a leaf of a linear tree whose slopes are all zero holds its mean: 1)."""
+        linear_leaves = int(np.count_nonzero(np.any(self.leaf_coefs != 0, axis=1)))
+        return self.n_branches * (self.n_features + 1) + self.n_leaves + linear_leaves * self.n_features
 
     def is_leaf(self, node: int) -> bool:
         return node >= self.n_leaves

@@ -9,10 +9,11 @@ import streamlit as st
 from get_core import data
 from get_core.runs import estimate, launch
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
+from get_core.tree import LINEAR_LEAF_RULES
 from pages import common
 
 DEFAULTS = {
-    "cfg_depth": 4, "cfg_leaf": "constant", "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0, "cfg_n_alphas": 2,
+    "cfg_depth": 4, "cfg_leaf": "constant", "cfg_linear_leaves": "gcv", "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0, "cfg_n_alphas": 2,
     "cfg_starts": 4, "cfg_epochs": 600, "cfg_lr": 0.01, "cfg_l1": 0.0, "cfg_polish": False,
     "cfg_test_fraction": 0.25, "cfg_seed": 0,
 }
@@ -53,6 +54,12 @@ def _form(ready: dict) -> None:
     c1.slider("Depth", 1, 12, key="cfg_depth")
     c1.radio("Leaves", ["constant", "linear"], key="cfg_leaf", horizontal=True,
              help="constant: GET; linear: GET-Linear (a linear model in every leaf)")
+    if st.session_state.cfg_leaf == "linear":
+        c1.radio("Linear leaves", LINEAR_LEAF_RULES, key="cfg_linear_leaves", horizontal=True,
+                 format_func={"gcv": "where they generalize", "ols": "always (paper)"}.get,
+                 help="where they generalize: a leaf keeps its linear model only where generalized cross-validation "
+                      "prefers it to the leaf's mean (guards small leaves against over-fitting); always: least "
+                      "squares in every leaf of at least p + 2 rows, the paper's plain rule")
     c1.number_input("Starts", 1, 64, key="cfg_starts", help="independent initial trees, optimized together")
     c2.number_input("Epochs per alpha stage", 1, 20000, step=100, key="cfg_epochs")
     c2.number_input("Alpha stages", 1, 10, key="cfg_n_alphas",
@@ -79,7 +86,8 @@ def _form(ready: dict) -> None:
 
 def _config(polish_available: bool) -> dict:
     s = st.session_state
-    return {"depth": int(s.cfg_depth), "leaf": s.cfg_leaf, "n_starts": int(s.cfg_starts),
+    return {"depth": int(s.cfg_depth), "leaf": s.cfg_leaf, "linear_leaves": s.cfg_linear_leaves,
+            "n_starts": int(s.cfg_starts),
             "n_epochs": int(s.cfg_epochs), "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),
             "polish": bool(s.cfg_polish and polish_available), "device": "auto"}

@@ -29,7 +29,7 @@ def test_empty_leaves_take_their_nearest_non_empty_ancestor_mean():
 def test_linear_leaves_fit_least_squares_and_fall_back_to_the_mean_when_rows_are_few():
     tree, X, y = make_tree(depth=1, p=3, leaf="linear", seed=3, n_rows=400)
     ys = (y - tree.y_min) / tree.y_scale
-    refit_tree_leaves(tree, X, ys)
+    refit_tree_leaves(tree, X, ys, "ols")
     xs = tree.scale_X(X)
     leaf = tree.apply(X) - tree.n_leaves
     for i in range(2):
@@ -38,6 +38,42 @@ def test_linear_leaves_fit_least_squares_and_fall_back_to_the_mean_when_rows_are
         want = np.linalg.lstsq(A, ys[rows], rcond=None)[0]
         np.testing.assert_allclose(np.r_[tree.leaf_coefs[i], tree.leaf_intercepts[i]], want, atol=2e-3)
     few = slice(0, 4)  # 4 rows < p + 2 = 5 in at least one leaf
-    refit_tree_leaves(tree, X[few], ys[few])
+    refit_tree_leaves(tree, X[few], ys[few], "ols")
     small = tree.n_samples[1:] < 5
     assert np.all(tree.leaf_coefs[small] == 0)
+
+
+def _gcv(rss: float, n: int, k: int) -> float:
+    return rss / n / (1 - k / n) ** 2
+
+
+@pytest.mark.parametrize("signal", [0.0, 1.0])
+def test_gcv_keeps_a_leaf_line_only_where_it_beats_the_leaf_mean_by_generalized_cross_validation(signal):
+    """Few rows per leaf (~16 for 9 parameters): pure noise must give means, a strong line must keep its slopes;
+    each leaf's choice is checked against GCV computed here from numpy least squares."""
+    tree, X, _ = make_tree(depth=3, p=8, leaf="linear", seed=4, n_rows=130)
+    rng = np.random.default_rng(5)
+    xs = tree.scale_X(X)
+    ys = signal * xs @ rng.normal(size=8) + rng.normal(scale=0.1, size=len(X))
+    leaf = tree.apply(X) - tree.n_leaves
+    kept = []
+    for rule in ("ols", "gcv"):
+        refit_tree_leaves(tree, X, ys, rule)
+        kept.append(np.any(tree.leaf_coefs != 0, axis=1))
+    for i in range(tree.n_leaves):
+        rows = leaf == i
+        n = int(rows.sum())
+        if n <= 9:
+            assert not kept[0][i] and not kept[1][i]
+            continue
+        A = np.c_[xs[rows], np.ones(n)]
+        rss_line = float(np.sum((A @ np.linalg.lstsq(A, ys[rows], rcond=None)[0] - ys[rows]) ** 2))
+        rss_mean = float(np.sum((ys[rows] - ys[rows].mean()) ** 2))
+        assert kept[0][i]
+        assert kept[1][i] == (_gcv(rss_line, n, 9) < _gcv(rss_mean, n, 1))
+        if not kept[1][i]:
+            assert tree.leaf_intercepts[i] == pytest.approx(ys[rows].mean())
+    if signal:
+        assert np.array_equal(kept[1], kept[0]) and kept[0].sum() >= 6
+    else:
+        assert kept[1].sum() <= kept[0].sum() // 2

@@ -112,6 +112,8 @@ def test_parameters_are_counted_as_in_the_paper():
     linear, _, _ = make_tree(depth=3, p=4, leaf="linear")
     assert constant.n_parameters == 7 * 5 + 8 * 1
     assert linear.n_parameters == 7 * 5 + 8 * 5
+    linear.leaf_coefs[[0, 5]] = 0.0  # two leaves hold their mean (too few rows, or not preferred by GCV)
+    assert linear.n_parameters == 7 * 5 + 6 * 5 + 2 * 1
 
 
 def test_wrong_column_count_is_a_clear_error():
