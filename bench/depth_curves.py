@@ -1,0 +1,134 @@
+"""Validation and test R2 of GET / GET-Linear at every depth: what the depth search sees and what it would pick.
+
+Why: `GETRegressorCV` stops after `patience` depths without a better validation R2 and the linear-leaf rule changes
+how noisy that validation curve is. This tool fits, for each depth d, exactly what the search fits at d (the 2:1
+split of the training part, same seed) and the refit on the whole training part, so any patience can be replayed
+offline: `--report` gives the depth each patience picks and that tree's test R2, beside the forest-free oracle.
+
+Usage: python bench/depth_curves.py --datasets airfoil_self_noise abalone --rules gcv ols --seeds 0 1
+       python bench/depth_curves.py --report            # Markdown table from the finished cells
+Cells (dataset, seed, leaf, rule, budget, depth) go to a JSON-lines file and are skipped on a rerun.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.metrics import r2_score
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import methods as M
+from bench import sweep
+from bench.paper import DEFAULT_DATA_DIR
+from get_core import ENGINE_VERSION
+from get_core.estimator import GETRegressorCV
+from get_core.tree import LINEAR_LEAF_RULES
+
+RESULTS = Path(__file__).resolve().parent / "results" / "depth-curves.jsonl"
+PATIENCES = (1, 2, 3, 4, None)  # None: every depth fitted
+
+
+def cell_key(dataset: str, seed: int, leaf: str, rule: str, budget: str, depth: int, max_rows: int | None) -> str:
+    rows = "" if max_rows is None else f"|rows{max_rows}"
+    return f"{dataset}|{seed}|{leaf}|{rule}|{budget}|{depth}|v{ENGINE_VERSION}{rows}"
+
+
+def fit_depth(X_tr, y_tr, X_te, y_te, depth: int, leaf: str, rule: str, seed: int, budget: M.Budget) -> dict:
+    """The search's fit at ``depth`` (validation R2 on its 2:1 split) and the refit on all training rows (test R2)."""
+    t0 = time.perf_counter()
+    model = GETRegressorCV(depths=[depth], leaf=leaf, linear_leaves=rule, n_starts=budget.n_starts,
+                           n_epochs=budget.n_epochs, random_state=seed).fit(X_tr, y_tr)
+    return {"val": 100 * model.cv_results_[0]["validation_r2"], "test": 100 * r2_score(y_te, model.predict(X_te)),
+            "train": 100 * r2_score(y_tr, model.predict(X_tr)), "sec": time.perf_counter() - t0}
+
+
+def choose(val_by_depth: dict[int, float], patience: int | None, tol: float = 1e-2) -> int:
+    """The depth GETRegressorCV keeps from these validation R2s (%), stopping after ``patience`` misses."""
+    best, best_depth, misses = -np.inf, None, 0
+    for depth in sorted(val_by_depth):
+        if val_by_depth[depth] > best + tol:
+            best, best_depth, misses = val_by_depth[depth], depth, 0
+        else:
+            misses += 1
+            if patience is not None and misses >= patience:
+                break
+    return best_depth
+
+
+def report(records: list[dict]) -> str:
+    """Markdown: per (rule, dataset, seed), the depth and test R2 each patience picks; averages per rule."""
+    curves: dict[tuple, dict[int, dict]] = defaultdict(dict)
+    for r in records:
+        curves[(r["leaf"], r["rule"], r["budget"], r["dataset"], r["seed"])][r["depth"]] = r
+    heads = [f"patience {p}" if p else "all depths" for p in PATIENCES]
+    lines = ["| leaf / rule / budget | dataset | seed | " + " | ".join(heads) + " | best test (depth) |",
+             "|---|---|---:|" + "---:|" * (len(PATIENCES) + 1)]
+    totals: dict[tuple, list] = defaultdict(list)
+    for (leaf, rule, budget, dataset, seed), curve in sorted(curves.items()):
+        vals = {d: r["val"] for d, r in curve.items()}
+        picks = [choose(vals, p) for p in PATIENCES]
+        totals[(leaf, rule, budget, seed)].append([curve[d]["test"] for d in picks])
+        best = max(curve.values(), key=lambda r: r["test"])
+        cells = " | ".join(f"{curve[d]['test']:.2f} (d{d})" for d in picks)
+        lines.append(f"| {leaf} / {rule} / {budget} | {dataset} | {seed} | {cells} | {best['test']:.2f} "
+                     f"(d{best['depth']}) |")
+    for (leaf, rule, budget, seed), rows in sorted(totals.items()):
+        means = np.mean(rows, axis=0)
+        lines.append(f"| **{leaf} / {rule} / {budget}: average** | {len(rows)} datasets | {seed} | "
+                     + " | ".join(f"**{m:.2f}**" for m in means) + " | |")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--datasets", nargs="+", help="dataset names or globs (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--leaf", choices=["constant", "linear"], default="linear")
+    parser.add_argument("--rules", nargs="+", choices=LINEAR_LEAF_RULES, default=list(LINEAR_LEAF_RULES),
+                        help="linear_leaves rules (ignored for constant leaves)")
+    parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast")
+    parser.add_argument("--max-depth", type=int, default=9)
+    parser.add_argument("--max-rows", type=int, help="use at most this many rows of each dataset (a fixed sample)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1, as bench/paper.py cells)")
+    parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    store = sweep.CellStore(args.out)
+    if args.report:
+        print(report(list(store.load().values())))
+        return
+    torch.set_num_threads(args.threads)
+    budget = M.BUDGETS[args.budget]
+    rules = args.rules if args.leaf == "linear" else ["-"]
+    done = store.load()
+    for path in sweep.find_datasets(args.data_dir, args.datasets):
+        X, y = sweep.load_dataset(path, args.max_rows)
+        for seed in args.seeds:
+            X_tr, y_tr, X_te, y_te = sweep.split_and_scale(X, y, seed)
+            for rule in rules:
+                for depth in range(1, args.max_depth + 1):
+                    key = cell_key(path.stem, seed, args.leaf, rule, args.budget, depth, args.max_rows)
+                    if key in done:
+                        continue
+                    record = {"key": key, "dataset": path.stem, "seed": seed, "leaf": args.leaf, "rule": rule,
+                              "budget": args.budget, "depth": depth, "engine": ENGINE_VERSION,
+                              **fit_depth(X_tr, y_tr, X_te, y_te, depth, args.leaf, rule if rule != "-" else "gcv",
+                                          seed, budget)}
+                    store.append(record)
+                    print(f"{path.stem} seed {seed} {rule} depth {depth}: validation {record['val']:.2f}, "
+                          f"test {record['test']:.2f} ({record['sec']:.1f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
