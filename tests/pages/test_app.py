@@ -95,6 +95,25 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     assert table["id"].tolist() == [1] and table["status"].iloc[0].endswith("FINISHED")
 
 
+def test_linear_leaves_offer_their_rule_and_the_run_trains_with_it(db):
+    at = upload(app(), "sound.csv", small_csv())
+    at.switch_page("pages/train.py").run()
+    assert not [r for r in at.radio if r.label == "Linear leaves"]  # constant leaves: no such choice
+    at.radio(key="cfg_leaf").set_value("linear").run()
+    rule = widget(at.radio, "Linear leaves")
+    assert rule.value == "gcv" and list(rule.options) == ["where they generalize", "always (paper)"]
+    rule.set_value("ols").run()
+    at.slider(key="cfg_depth").set_value(1).run()
+    at.number_input(key="cfg_starts").set_value(2).run()
+    at.number_input(key="cfg_epochs").set_value(20).run()
+    at.button(key="start").click().run()
+    assert_no_traceback(at)
+    run_until(at, lambda a: RunStore(db).get_run(1).status.is_finished(), timeout=120)
+    run = RunStore(db).get_run(1)
+    assert run.status is RunStatus.FINISHED
+    assert run.params["config"]["leaf"] == "linear" and run.params["config"]["linear_leaves"] == "ols"
+
+
 def test_cancel_from_the_live_panel(db):
     at = upload(app(), "sound.csv", small_csv())
     at.switch_page("pages/train.py").run()
