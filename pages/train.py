@@ -13,7 +13,8 @@ from get_core.tree import LINEAR_LEAF_RULES
 from pages import common
 
 DEFAULTS = {
-    "cfg_depth": 4, "cfg_leaf": "constant", "cfg_linear_leaves": "gcv", "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0, "cfg_n_alphas": 2,
+    "cfg_depth": 4, "cfg_leaf": "constant", "cfg_linear_leaves": "gcv", "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0,
+    "cfg_n_alphas": 2,
     "cfg_starts": 4, "cfg_epochs": 600, "cfg_lr": 0.01, "cfg_l1": 0.0, "cfg_polish": False,
     "cfg_test_fraction": 0.25, "cfg_seed": 0,
 }
