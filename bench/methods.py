@@ -21,7 +21,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from get_core.compare import count_tree_parameters
-from get_core.estimator import GETRegressor, GETRegressorCV
+from get_core.estimator import DepthSearch, GETRegressor, GETRegressorCV
 
 DEPTHS = tuple(range(1, 13))  # the paper's depth grid for every tree method
 # The early stop of the depth search: GETRegressorCV's default, also used for obliquetree so both search alike.
@@ -79,17 +79,13 @@ def tune_depth(make: Callable[[int], Any], X: np.ndarray, y: np.ndarray, seed: i
     ties go to the shallower tree.
     """
     X_tr, X_val, y_tr, y_val = split_validation(X, y, seed)
-    results, best, best_depth, misses = [], -np.inf, depths[0], 0
+    results, search = [], DepthSearch(depths[0], patience)
     for depth in depths:
         r2 = float(r2_score(y_val, make(depth).fit(X_tr, y_tr).predict(X_val)))
         results.append({"depth": depth, "validation_r2": r2})
-        if r2 > best:
-            best, best_depth, misses = r2, depth, 0
-        else:
-            misses += 1
-            if patience is not None and misses >= patience:
-                break
-    return make(best_depth).fit(X, y), best_depth, results
+        if search.add(depth, r2):
+            break
+    return make(search.best_depth).fit(X, y), search.best_depth, results
 
 
 def fit_cart(X, y, seed: int, budget: Budget) -> Fitted:

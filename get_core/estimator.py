@@ -141,23 +141,34 @@ class GETRegressorCV(GETRegressor):
         seed = _seed(self.random_state)
         X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)
         self.cv_results_ = []
-        best_r2, best_depth, misses = -np.inf, depths[0], 0
+        search = DepthSearch(depths[0], self.patience, self.tol)
         for depth in depths:
             tree = train(X_tr, y_tr, self._config(depth=depth, random_state=seed), on_progress, names)
             r2 = _r2(y_val, tree.predict(X_val))
             self.cv_results_.append({"depth": depth, "validation_r2": r2, "train_r2": tree.meta["train_r2"]})
-            if tree.meta.get("cancelled"):
+            if tree.meta.get("cancelled") or search.add(depth, r2):
                 break
-            if r2 > best_r2 + self.tol:
-                best_r2, best_depth, misses = r2, depth, 0
-            else:
-                misses += 1
-                if misses >= self.patience:
-                    break
-        self.best_depth_ = best_depth
-        self.best_validation_r2_ = best_r2
-        self.tree_ = train(X, y, self._config(depth=best_depth, random_state=seed), on_progress, names)
+        self.best_depth_ = search.best_depth
+        self.best_validation_r2_ = search.best_score
+        self.tree_ = train(X, y, self._config(depth=search.best_depth, random_state=seed), on_progress, names)
         return self
+
+
+class DepthSearch:
+    """The depth search's bookkeeping: the best score so far (a deeper tree must beat it by more than ``tol``, so
+    ties go to the shallower tree) and the early stop after ``patience`` depths in a row without (None: never)."""
+
+    def __init__(self, first_depth: int, patience: int | None, tol: float = 0.0):
+        self.best_depth, self.best_score = first_depth, -np.inf
+        self.patience, self.tol, self.misses = patience, tol, 0
+
+    def add(self, depth: int, score: float) -> bool:
+        """Record ``depth``'s validation score; True when the search should stop here."""
+        if score > self.best_score + self.tol:
+            self.best_depth, self.best_score, self.misses = depth, score, 0
+            return False
+        self.misses += 1
+        return self.patience is not None and self.misses >= self.patience
 
 
 def _seed(random_state) -> int | None:
