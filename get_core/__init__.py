@@ -11,8 +11,9 @@ __all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", 
 #: Bumped whenever training gives different trees for the same data, settings and seed, so that stored benchmark
 #: results (bench/ cell files are keyed by it) are never mixed across engines. 2: the paper's alpha intervals and
 #: stages warm-started from each start's best tree. 3: linear leaves chosen by generalized cross-validation
-#: (``linear_leaves="gcv"``) and GETRegressorCV's patience 3.
-ENGINE_VERSION = 3
+#: (``linear_leaves="gcv"``) and GETRegressorCV's patience 3. 4: a linear leaf's prediction is clamped to its
+#: training targets' range (``clip_leaves=True``).
+ENGINE_VERSION = 4
 #: The last version that changed fixed-depth trees with constant leaves (GET, its polish, fixed-alpha ablations):
 #: the training-optimality tables, which use nothing else, keep the cells of that version.
 CONSTANT_LEAF_ENGINE_VERSION = 2

@@ -30,12 +30,15 @@ class GETRegressor(RegressorMixin, BaseEstimator):
     GET-Linear; ``polish=True`` adds the subtree polish of section 4.3. ``linear_leaves`` (GET-Linear only):
     ``"gcv"`` keeps a leaf's least-squares fit only where generalized cross-validation prefers it to the leaf's
     mean, ``"ols"`` is the paper's plain least squares in every leaf of at least p+2 rows (see ``leaves``).
+    ``clip_leaves`` (GET-Linear only, not in the paper): clamp each linear leaf's prediction to the range of the
+    training targets that reached it, so a line never extrapolates beyond what its leaf saw.
     """
 
     _parameter_constraints: dict = {
         "depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
         "leaf": [StrOptions({"constant", "linear"})],
         "linear_leaves": [StrOptions(set(LINEAR_LEAF_RULES))],
+        "clip_leaves": ["boolean"],
         "n_starts": [Interval(Integral, 1, None, closed="left")],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "alpha_range": [tuple, list],
@@ -50,10 +53,11 @@ class GETRegressor(RegressorMixin, BaseEstimator):
     def __init__(self, depth: int = 4, leaf: str = "constant", n_starts: int = 10, n_epochs: int = 3000,
                  alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2, learning_rate: float = 0.01,
                  l1: float = 0.0, polish: bool = False, random_state=None, device: str = "auto",
-                 linear_leaves: str = "gcv"):
+                 linear_leaves: str = "gcv", clip_leaves: bool = True):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
+        self.clip_leaves = clip_leaves
         self.n_starts = n_starts
         self.n_epochs = n_epochs
         self.alpha_range = alpha_range
@@ -113,10 +117,11 @@ class GETRegressorCV(GETRegressor):
                  n_epochs: int = 3000, alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2,
                  learning_rate: float = 0.01, l1: float = 0.0, polish: bool = False, random_state=None,
                  device: str = "auto", patience: int = 3, tol: float = 1e-4, validation_fraction: float = 1 / 3,
-                 linear_leaves: str = "gcv"):
+                 linear_leaves: str = "gcv", clip_leaves: bool = True):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
+        self.clip_leaves = clip_leaves
         self.n_starts = n_starts
         self.n_epochs = n_epochs
         self.alpha_range = alpha_range

@@ -169,7 +169,8 @@ _PYTHON_LINEAR_LEAF = """    k = LEAF_COEF[i]
     f = 0.0
     for j in range(N_FEATURES):
         f += k[j] * xs[j]
-    return Y_MIN + Y_SCALE * (LEAF_INTERCEPT[i] + f)
+    v = min(max(LEAF_INTERCEPT[i] + f, LEAF_LOWER[i]), LEAF_UPPER[i])
+    return Y_MIN + Y_SCALE * v
 """
 
 
@@ -187,7 +188,10 @@ def python_source(tree: ObliqueTree) -> str:
         x_min=_py_floats(tree.x_min), x_scale=_py_floats(tree.x_scale), y_min=_f(tree.y_min),
         y_scale=_f(tree.y_scale), weights=rows(tree.weights), thresholds=_py_floats(tree.thresholds),
         intercepts=_py_floats(tree.leaf_intercepts),
-        leaf_coef_table=f"LEAF_COEF = (\n{rows(tree.leaf_coefs)}\n)\n" if linear else "",
+        leaf_coef_table=(f"LEAF_COEF = (\n{rows(tree.leaf_coefs)}\n)\n"
+                         "# a linear leaf's value (scaled units) is clamped to [LEAF_LOWER, LEAF_UPPER]\n"
+                         f"LEAF_LOWER = {_py_floats(_bounds(tree.leaf_lower))}\n"
+                         f"LEAF_UPPER = {_py_floats(_bounds(tree.leaf_upper))}\n") if linear else "",
         leaf_value=_PYTHON_LINEAR_LEAF if linear else _PYTHON_CONSTANT_LEAF)
 
 
@@ -259,7 +263,9 @@ $leaf_value}
 _C_CONSTANT_LEAF = Template("    return ${P}_Y_MIN + ${P}_Y_SCALE * ${P}_LEAF_INTERCEPT[i];\n")
 _C_LINEAR_LEAF = Template("""    double f = 0.0;
     for (int j = 0; j < ${P}_N_FEATURES; ++j) f += ${P}_LEAF_COEF[i][j] * xs[j];
-    return ${P}_Y_MIN + ${P}_Y_SCALE * (${P}_LEAF_INTERCEPT[i] + f);
+    double v = ${P}_LEAF_INTERCEPT[i] + f;
+    v = v < ${P}_LEAF_LOWER[i] ? ${P}_LEAF_LOWER[i] : (v > ${P}_LEAF_UPPER[i] ? ${P}_LEAF_UPPER[i] : v);
+    return ${P}_Y_MIN + ${P}_Y_SCALE * v;
 """)
 
 
@@ -273,7 +279,10 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
     linear = tree.leaf_type == "linear"
     rows = lambda matrix: "\n".join(f"    {_c_floats(row)}," for row in matrix)  # noqa: E731
     coef_table = f"static const double {P}_LEAF_COEF[{tree.n_leaves}][{tree.n_features}] = {{\n" \
-                 f"{rows(tree.leaf_coefs)}\n}};\n"
+                 f"{rows(tree.leaf_coefs)}\n}};\n" \
+                 "/* a linear leaf's value (scaled units) is clamped to [LEAF_LOWER, LEAF_UPPER] */\n" \
+                 f"static const double {P}_LEAF_LOWER[{tree.n_leaves}] = {_c_floats(_bounds(tree.leaf_lower))};\n" \
+                 f"static const double {P}_LEAF_UPPER[{tree.n_leaves}] = {_c_floats(_bounds(tree.leaf_upper))};\n"
     return _C.substitute(
         prefix=prefix, P=P, depth=tree.depth, leaf_type=tree.leaf_type, p=tree.n_features,
         n_branches=tree.n_branches, n_leaves=tree.n_leaves,
@@ -404,6 +413,12 @@ def _f(value: float) -> str:
     if not math.isfinite(value):
         raise ValueError("The model holds a non-finite number; it cannot be exported as code.")
     return repr(value)
+
+
+def _bounds(values: np.ndarray) -> np.ndarray:
+    """Leaf bounds for code: an absent (infinite) bound becomes the largest double, which clamps no finite value."""
+    top = np.finfo(np.float64).max
+    return np.clip(values, -top, top)
 
 
 def _py_floats(values: Any) -> str:

@@ -35,6 +35,7 @@ class GETConfig:
     depth: int = 4
     leaf: str = "constant"  # "constant" (GET) or "linear" (GET-Linear)
     linear_leaves: str = "gcv"  # which linear leaves keep their slopes: LINEAR_LEAF_RULES
+    clip_leaves: bool = True  # clamp a linear leaf's prediction to its training targets' range (leaves.py)
     n_starts: int = 10
     n_epochs: int = 3000  # per alpha stage
     alpha_range: tuple[float, float] = (5.0, 150.0)
@@ -53,6 +54,7 @@ class GETConfig:
              f"depth must be an integer from 1 to {MAX_DEPTH}"),
             (self.leaf in ("constant", "linear"), "leaf must be 'constant' or 'linear'"),
             (self.linear_leaves in LINEAR_LEAF_RULES, f"linear_leaves must be one of {LINEAR_LEAF_RULES}"),
+            (isinstance(self.clip_leaves, (bool, np.bool_)), "clip_leaves must be True or False"),
             (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1, "n_starts must be an integer >= 1"),
             (isinstance(self.n_epochs, (int, np.integer)) and self.n_epochs >= 1, "n_epochs must be an integer >= 1"),
             (isinstance(self.n_alphas, (int, np.integer)) and self.n_alphas >= 1, "n_alphas must be an integer >= 1"),
@@ -260,9 +262,9 @@ def _route(params: Params, chunks: list[Problems], starts: int) -> torch.Tensor:
 
 
 def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], depth: int, starts: int,
-                   linear: str | None) -> tuple[leaves.LeafFit, torch.Tensor]:
+                   linear: str | None, clip: bool) -> tuple[leaves.LeafFit, torch.Tensor]:
     leaf = _route(params, chunks, starts)
-    fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts)
+    fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts, clip)
     return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
 
 
@@ -302,9 +304,10 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     """
     depth = (params.weights.shape[1] + 1).bit_length() - 1
     linear = config.linear_leaves if params.coefs is not None else None
+    clip = config.clip_leaves and linear is not None
     M, N = params.weights.shape[:2]
     chunks = problems.chunks(M, N)
-    fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear)
+    fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear, clip)
     params = _with_leaves(params, fit)
     best, best_loss = params.clone(), hard.clone()  # per model (start)
     n_stages, n_epochs = alphas.shape[1], config.n_epochs
@@ -323,7 +326,7 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
             adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
             at_checkpoint = epoch in checkpoints
             if at_checkpoint:
-                fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear)
+                fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear, clip)
                 _keep_best(best, best_loss, params, fit, hard)
                 problem_best = best_loss.view(-1, starts).min(dim=1).values
             if at_checkpoint or reporter.due():
@@ -425,4 +428,4 @@ def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str]
                        np.zeros(2 * L - 1, dtype=np.int64), np.full(2 * L - 1, np.nan), scaling.x_min,
                        scaling.x_scale, scaling.y_min, scaling.y_scale,
                        list(feature_names) if feature_names is not None else [], config.leaf)
-    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves)
+    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves)

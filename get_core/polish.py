@@ -65,7 +65,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
                       span_lo + (span_hi - span_lo) * (level + 1) / tree.depth)
         level_reporter = Reporter(reporter.on_progress, reporter.y_var, "polish", level_span, share, outside)
         result = run_stages(problems, params, alphas, config, config.n_starts, level_reporter)
-        accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config.linear_leaves)
+        accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config)
         if level_reporter.cancelled:
             reporter.cancelled = True
             break
@@ -75,15 +75,15 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
 
 
 def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
-            ids: np.ndarray, best: Params, errors: np.ndarray, linear_rule: str) -> int:
+            ids: np.ndarray, best: Params, errors: np.ndarray, config: GETConfig) -> int:
     """Write every polished subtree into ``tree``, then revert those that did not lower their rows' float64 loss."""
     old_w, old_t = tree.weights[ids].copy(), tree.thresholds[ids].copy()
     tree.weights[ids] = best.weights.double().cpu().numpy()
     tree.thresholds[ids] = best.thresholds.double().cpu().numpy()
-    leaves.refit_tree_leaves(tree, X, ys, linear_rule)
+    leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves)
     new_errors = _squared_errors(tree, X, ys)
     worse = [b for b, r in enumerate(rows) if new_errors[r].sum() >= errors[r].sum()]
     if worse:
         tree.weights[ids[worse]], tree.thresholds[ids[worse]] = old_w[worse], old_t[worse]
-        leaves.refit_tree_leaves(tree, X, ys, linear_rule)
+        leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves)
     return len(nodes) - len(worse)

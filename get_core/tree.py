@@ -20,7 +20,8 @@ from typing import Any, Sequence
 import numpy as np
 
 SCHEMA = "get-explorer/oblique-tree"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 added leaf_lower / leaf_upper; version 1 files (no bounds) still load
+READABLE_VERSIONS = (1, 2)
 LEAF_TYPES = ("constant", "linear")
 #: How a linear tree's leaves are fitted from its hard splits (``get_core.leaves``): keep a leaf's least squares only
 #: where generalized cross-validation prefers it to the mean ("gcv"), or wherever rows allow ("ols", the paper's).
@@ -42,6 +43,8 @@ class ObliqueTree:
       n_samples [N]                       training rows that reached each node (row t-1 for node t)
       node_values [N]                     mean scaled target of those rows (NaN where none)
       x_min, x_scale [p], y_min, y_scale  min-max scaling learned on the training data
+      leaf_lower, leaf_upper [L]          a leaf's prediction is clamped to [lower, upper], scaled units (the
+                                          range of its training targets for a linear leaf; -inf/inf: no bound)
     """
 
     weights: np.ndarray
@@ -57,6 +60,8 @@ class ObliqueTree:
     feature_names: list[str] = field(default_factory=list)
     leaf_type: str = "constant"
     meta: dict[str, Any] = field(default_factory=dict)
+    leaf_lower: np.ndarray | None = None
+    leaf_upper: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, dtype=np.float64)
@@ -69,6 +74,9 @@ class ObliqueTree:
         self.x_scale = np.asarray(self.x_scale, dtype=np.float64)
         self.y_min = float(self.y_min)
         self.y_scale = float(self.y_scale)
+        n_leaves = self.leaf_intercepts.shape[0]
+        self.leaf_lower = _bound(self.leaf_lower, n_leaves, -np.inf)
+        self.leaf_upper = _bound(self.leaf_upper, n_leaves, np.inf)
         if not self.feature_names:
             self.feature_names = [f"x{j}" for j in range(self.weights.shape[1])]
         self.feature_names = [str(f) for f in self.feature_names]
@@ -101,6 +109,10 @@ class ObliqueTree:
         leaf or p+1 per linear leaf (a leaf of a linear tree whose slopes are all zero holds its mean: 1)."""
         linear_leaves = int(np.count_nonzero(np.any(self.leaf_coefs != 0, axis=1)))
         return self.n_branches * (self.n_features + 1) + self.n_leaves + linear_leaves * self.n_features
+
+    @property
+    def has_leaf_bounds(self) -> bool:
+        return bool(np.isfinite(self.leaf_lower).any() or np.isfinite(self.leaf_upper).any())
 
     def is_leaf(self, node: int) -> bool:
         return node >= self.n_leaves
@@ -144,7 +156,8 @@ class ObliqueTree:
     def predict_scaled(self, X: Any) -> np.ndarray:
         xs = self.scale_X(X)
         leaf = self.apply(X) - self.n_leaves
-        return self.leaf_intercepts[leaf] + np.einsum("ij,ij->i", xs, self.leaf_coefs[leaf])
+        raw = self.leaf_intercepts[leaf] + np.einsum("ij,ij->i", xs, self.leaf_coefs[leaf])
+        return np.clip(raw, self.leaf_lower[leaf], self.leaf_upper[leaf])
 
     def predict(self, X: Any) -> np.ndarray:
         """Predictions in the target's original units, by hard splits."""
@@ -162,6 +175,15 @@ class ObliqueTree:
         k = self.leaf_coefs[i] / self.x_scale * self.y_scale
         h = self.y_min + self.y_scale * self.leaf_intercepts[i] - k @ self.x_min
         return float(h), k
+
+    def leaf_bounds_original(self, leaf_node: int) -> tuple[float, float] | None:
+        """(lower, upper) in original units that leaf ``leaf_node``'s prediction is clamped to, or None when its
+        model needs no clamp (a constant leaf, or a linear leaf left unbounded)."""
+        i = leaf_node - self.n_leaves
+        lo, hi = self.leaf_lower[i], self.leaf_upper[i]
+        if not np.any(self.leaf_coefs[i]) or not (np.isfinite(lo) or np.isfinite(hi)):
+            return None
+        return self.y_min + self.y_scale * float(lo), self.y_min + self.y_scale * float(hi)
 
     def node_value_original(self, node: int) -> float:
         return self.y_min + self.y_scale * float(self.node_values[node - 1])
@@ -191,13 +213,16 @@ class ObliqueTree:
         return f"{linear_expression(w, self.feature_names, importance, decimals, max_terms)} <= {c:.{decimals}g}"
 
     def leaf_expression(self, leaf_node: int, decimals: int = 4) -> str:
+        """``23.4``, ``0.5*temp + 3.1``, or ``clip(0.5*temp + 3.1, 10, 40)`` for a linear leaf with bounds."""
         h, k = self.leaf_in_original_units(leaf_node)
         if self.leaf_type == "constant" or not np.any(k):
             return f"{h:.{decimals}g}"
         importance = np.abs(self.leaf_coefs[leaf_node - self.n_leaves])
         terms = linear_expression(k, self.feature_names, importance, decimals, None)
         sign = "-" if h < 0 else "+"
-        return f"{terms} {sign} {abs(h):.{decimals}g}"
+        line = f"{terms} {sign} {abs(h):.{decimals}g}"
+        bounds = self.leaf_bounds_original(leaf_node)
+        return line if bounds is None else f"clip({line}, {bounds[0]:.{decimals}g}, {bounds[1]:.{decimals}g})"
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
@@ -218,6 +243,8 @@ class ObliqueTree:
             "leaf_coefs": self.leaf_coefs.tolist(),
             "n_samples": self.n_samples.tolist(),
             "node_values": [None if math.isnan(v) else v for v in self.node_values.tolist()],
+            "leaf_lower": _finite_or_none(self.leaf_lower),
+            "leaf_upper": _finite_or_none(self.leaf_upper),
             "meta": self.meta,
         }
 
@@ -228,9 +255,10 @@ class ObliqueTree:
             raise ModelFormatError(f"A model must be a JSON object; got {type(data).__name__}.")
         if data.get("schema") != SCHEMA:
             raise ModelFormatError(f"Not a GET Explorer model: field 'schema' must be '{SCHEMA}'.")
-        if data.get("version") != SCHEMA_VERSION:
+        if data.get("version") not in READABLE_VERSIONS:
             raise ModelFormatError(
-                f"Unsupported model version {data.get('version')!r}; this version reads version {SCHEMA_VERSION}."
+                f"Unsupported model version {data.get('version')!r}; this version reads versions "
+                f"{', '.join(map(str, READABLE_VERSIONS))}."
             )
         depth = data.get("depth")
         if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
@@ -245,6 +273,11 @@ class ObliqueTree:
         }
         loaded = {key: _array_field(data, key, shape) for key, shape in arrays.items()}
         loaded["node_values"] = _array_field(data, "node_values", (2 * n_leaves - 1,), allow_nan=True)
+        for key, missing in (("leaf_lower", -np.inf), ("leaf_upper", np.inf)):  # absent in version 1: no bounds
+            bound = _array_field(data, key, (n_leaves,), allow_nan=True) if key in data else np.full(n_leaves, missing)
+            loaded[key] = np.where(np.isnan(bound), missing, bound)
+        if np.any(loaded["leaf_lower"] > loaded["leaf_upper"]):
+            raise ModelFormatError("Field 'leaf_lower' must not exceed 'leaf_upper' for any leaf.")
         if np.any(loaded["x_scale"] <= 0):
             raise ModelFormatError("Field 'x_scale' must hold positive numbers.")
         if np.any(loaded["n_samples"] < 0) or np.any(loaded["n_samples"] != np.round(loaded["n_samples"])):
@@ -288,6 +321,7 @@ def _check_shapes(tree: ObliqueTree) -> None:
         "thresholds": (b,), "leaf_intercepts": (leaves,), "leaf_coefs": (leaves, p), "n_samples": (2 * leaves - 1,),
         "node_values": (2 * leaves - 1,), "x_min": (p,), "x_scale": (p,),
     }
+    expected.update(leaf_lower=(leaves,), leaf_upper=(leaves,))
     for name, shape in expected.items():
         if getattr(tree, name).shape != shape:
             raise ValueError(f"{name} must have shape {shape}; got {getattr(tree, name).shape}.")
@@ -310,6 +344,18 @@ def _array_field(data: dict, key: str, shape: tuple[int, ...], allow_nan: bool =
     if not allow_nan and not np.all(np.isfinite(values)):
         raise ModelFormatError(f"Field '{key}' holds a non-finite number.")
     return values
+
+
+def _bound(values: Any, n_leaves: int, missing: float) -> np.ndarray:
+    """A leaf bound array: ``values`` as float64, or ``missing`` (an infinity: no bound) everywhere for None."""
+    if values is None:
+        return np.full(n_leaves, missing)
+    return np.asarray(values, dtype=np.float64)
+
+
+def _finite_or_none(values: np.ndarray) -> list[float | None]:
+    """JSON has no infinities: an absent bound is written as null."""
+    return [v if math.isfinite(v) else None for v in values.tolist()]
 
 
 def _nulls_to_nan(raw: Any) -> Any:

@@ -110,6 +110,9 @@ def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:
     st.caption("At each node the row goes left when the margin is \u2264 0; the contributions are the largest "
                "terms weight \u00d7 value of that node's weighted sum.")
     st.code(f"leaf {result['leaf']}: y = {result['leaf_model']}", language=None)
+    if result["clamped"]:
+        st.caption("This row's value of the leaf's line lies outside the range of targets the leaf saw in training, "
+                   "so the prediction is that range's nearer end.")
 
 
 def _middle(tree: ObliqueTree, name: str) -> float:

@@ -31,3 +31,22 @@ def test_pandas_input_keeps_feature_names_in_the_tree():
     assert model.tree_.feature_names == ["temp", "pressure", "flow"]
     with pytest.raises(ValueError):
         model.predict(X[["flow", "temp", "pressure"]])
+
+
+@pytest.mark.parametrize("clip", [True, False])
+def test_linear_leaves_never_extrapolate_beyond_their_training_targets_when_clipped(clip):
+    """Planted: y = 3x inside [0, 1]; rows at x = 5 would get a line's 15. Clipped leaves stay within the targets
+    their leaf saw, unclipped ones follow their line."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(200, 2))
+    y = 3 * X[:, 0] + rng.normal(scale=0.01, size=200)
+    model = GETRegressor(depth=1, leaf="linear", n_starts=1, n_epochs=5, random_state=0, clip_leaves=clip).fit(X, y)
+    far = np.array([[5.0, 0.5], [-4.0, 0.5]])
+    pred = model.predict(far)
+    if clip:
+        assert y.min() <= pred.min() and pred.max() <= y.max()
+        assert model.tree_.has_leaf_bounds
+    else:
+        assert pred.max() > 10 and pred.min() < -8 and not model.tree_.has_leaf_bounds
+    np.testing.assert_allclose(model.predict(X), model.tree_.predict(X))
+    assert model.score(X, y) > 0.99

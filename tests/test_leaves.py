@@ -77,3 +77,28 @@ def test_gcv_keeps_a_leaf_line_only_where_it_beats_the_leaf_mean_by_generalized_
         assert np.array_equal(kept[1], kept[0]) and kept[0].sum() >= 6
     else:
         assert kept[1].sum() <= kept[0].sum() // 2
+
+
+def test_clip_bounds_each_linear_leaf_by_its_training_targets_and_never_raises_the_training_error():
+    tree, X, y = make_tree(depth=2, p=3, leaf="linear", seed=6, n_rows=300, empty_subtree=True)
+    ys = (y - tree.y_min) / tree.y_scale
+    ys[::7] += 3.0  # outliers: lines now overshoot other rows of their leaf
+    leaf = tree.apply(X) - tree.n_leaves
+    refit_tree_leaves(tree, X, ys, "ols", clip=False)
+    unclipped = tree.predict_scaled(X)
+    refit_tree_leaves(tree, X, ys, "ols", clip=True)
+    for i in range(tree.n_leaves):
+        rows = leaf == i
+        if rows.any():
+            assert (tree.leaf_lower[i], tree.leaf_upper[i]) == (ys[rows].min(), ys[rows].max())
+        else:  # an empty leaf has no range: no bounds
+            assert tree.leaf_lower[i] == -np.inf and tree.leaf_upper[i] == np.inf
+    clipped = tree.predict_scaled(X)
+    assert np.any(clipped != unclipped)
+    assert np.all(np.abs(clipped - ys) <= np.abs(unclipped - ys) + 1e-12)
+
+
+def test_constant_leaves_carry_no_bounds():
+    tree, X, y = make_tree(depth=2, seed=7)
+    refit_tree_leaves(tree, X, (y - tree.y_min) / tree.y_scale, clip=True)
+    assert not tree.has_leaf_bounds

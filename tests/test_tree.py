@@ -20,6 +20,7 @@ def loop_predict(tree: ObliqueTree, X: np.ndarray) -> tuple[np.ndarray, np.ndarr
             node = 2 * node if margin <= tree.thresholds[node - 1] else 2 * node + 1
         i = node - tree.n_leaves
         value = tree.leaf_intercepts[i] + sum(tree.leaf_coefs[i][j] * xs[j] for j in range(tree.n_features))
+        value = min(max(value, tree.leaf_lower[i]), tree.leaf_upper[i])
         preds.append(tree.y_min + tree.y_scale * value)
         leaves.append(node)
     return np.array(preds), np.array(leaves)
@@ -32,6 +33,43 @@ def test_vectorized_inference_equals_a_per_row_loop(leaf, depth):
     want_pred, want_leaf = loop_predict(tree, X)
     np.testing.assert_array_equal(tree.apply(X), want_leaf)
     np.testing.assert_allclose(tree.predict(X), want_pred, rtol=1e-12, atol=1e-12)
+
+
+def test_a_linear_leaf_with_bounds_clamps_its_line_and_says_so_in_its_rule():
+    tree, X, _ = make_tree(depth=2, p=3, leaf="linear", seed=2)
+    leaf = tree.apply(X) - tree.n_leaves
+    line = tree.leaf_intercepts[leaf] + np.einsum("ij,ij->i", tree.scale_X(X), tree.leaf_coefs[leaf])
+    pred = tree.predict_scaled(X)
+    bounded = leaf < tree.n_leaves - 1
+    assert np.any(line[bounded] < tree.leaf_lower[leaf[bounded]]) and np.any(line[bounded] > tree.leaf_upper[leaf[bounded]])
+    assert np.all((pred[bounded] >= tree.leaf_lower[leaf[bounded]]) & (pred[bounded] <= tree.leaf_upper[leaf[bounded]]))
+    np.testing.assert_array_equal(pred[~bounded], line[~bounded])  # the last leaf has no bounds
+    lo, hi = tree.leaf_bounds_original(tree.n_leaves)
+    assert lo == tree.y_min + tree.y_scale * tree.leaf_lower[0] and hi > lo
+    assert tree.leaf_bounds_original(2 * tree.n_leaves - 1) is None
+    rules = tree.export_text()
+    assert rules.count("clip(") == tree.n_leaves - 1
+
+
+def test_a_version_1_model_without_bounds_still_loads_unbounded():
+    tree, X, _ = make_tree(depth=2, leaf="linear", seed=3)
+    data = tree.to_dict()
+    for key in ("leaf_lower", "leaf_upper"):
+        data.pop(key)
+    data["version"] = 1
+    old = ObliqueTree.from_dict(data)
+    assert np.all(np.isinf(old.leaf_lower)) and np.all(np.isinf(old.leaf_upper)) and not old.has_leaf_bounds
+    np.testing.assert_array_equal(old.predict_scaled(X), old.leaf_intercepts[old.apply(X) - old.n_leaves]
+                                  + np.einsum("ij,ij->i", old.scale_X(X), old.leaf_coefs[old.apply(X) - old.n_leaves]))
+
+
+def test_crossed_leaf_bounds_are_refused():
+    tree, _, _ = make_tree(depth=1, leaf="linear", seed=3)
+    data = tree.to_dict()
+    data["leaf_lower"] = [1.0, None]
+    data["leaf_upper"] = [0.5, None]
+    with pytest.raises(ModelFormatError, match="leaf_lower"):
+        ObliqueTree.from_dict(data)
 
 
 def test_decision_path_walks_parent_to_child_and_ends_in_the_leaf():
@@ -51,6 +89,8 @@ def test_json_round_trip_gives_identical_predictions(leaf):
     np.testing.assert_array_equal(loaded.predict(X), tree.predict(X))
     np.testing.assert_array_equal(loaded.n_samples, tree.n_samples)
     assert np.isnan(loaded.node_values).sum() == np.isnan(tree.node_values).sum() > 0
+    np.testing.assert_array_equal(loaded.leaf_lower, tree.leaf_lower)  # infinities survive JSON as null
+    np.testing.assert_array_equal(loaded.leaf_upper, tree.leaf_upper)
     assert loaded.feature_names == tree.feature_names and loaded.meta == {"note": "kept"}
 
 
@@ -95,7 +135,8 @@ def test_linear_leaf_in_original_units_reproduces_predictions():
     leaf = tree.apply(X)
     for i, x in enumerate(X[:20]):
         h, k = tree.leaf_in_original_units(leaf[i])
-        assert h + k @ x == pytest.approx(tree.predict(x[None])[0], rel=1e-9, abs=1e-9)
+        lo, hi = tree.leaf_bounds_original(leaf[i]) or (-np.inf, np.inf)
+        assert np.clip(h + k @ x, lo, hi) == pytest.approx(tree.predict(x[None])[0], rel=1e-9, abs=1e-9)
 
 
 def test_export_text_of_a_stump_reads_as_nested_rules():

@@ -24,6 +24,12 @@ def make_tree(depth: int = 2, p: int = 3, leaf: str = "constant", seed: int = 0,
                        leaf_coefs=coefs, n_samples=np.zeros(2 * n_leaves - 1), node_values=np.zeros(2 * n_leaves - 1),
                        x_min=x_min, x_scale=x_scale, y_min=-5.0, y_scale=20.0, feature_names=names or [],
                        leaf_type=leaf)
+    if leaf == "linear":  # bounds that bind on part of the rows; the last leaf unbounded
+        raw, at = tree.predict_scaled(X), tree.apply(X) - n_leaves
+        quantiles = [np.quantile(raw[at == i], [0.2, 0.8]) if np.any(at == i) else (-1.0, 1.0)
+                     for i in range(n_leaves)]
+        tree.leaf_lower, tree.leaf_upper = np.array(quantiles).T.copy()
+        tree.leaf_lower[-1], tree.leaf_upper[-1] = -np.inf, np.inf
     y = tree.predict(X) + rng.normal(scale=0.5, size=n_rows)
     path = tree.decision_path(X)
     ys = (y - tree.y_min) / tree.y_scale

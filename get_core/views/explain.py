@@ -88,7 +88,8 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
     """Prediction, leaf and decision path of one row.
 
     Returns ``{"prediction", "leaf", "path": [node ids], "steps": [STEP per branch node], "leaf_model": str,
-    "leaf_contributions": [CONTRIB]}`` with STEP = ``{"node", "direction" ("left"/"right"), "margin", "lhs",
+    "leaf_contributions": [CONTRIB], "clamped": bool}`` (clamped: the leaf's line left the leaf's range and the
+    prediction is its nearer bound) with STEP = ``{"node", "direction" ("left"/"right"), "margin", "lhs",
     "threshold", "rule" (the condition the row satisfied), "contributions": [CONTRIB, largest |term| first]}`` and
     CONTRIB = ``{"feature", "weight", "value", "term"}`` (term = weight * value, original units).
     """
@@ -111,13 +112,15 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
         })
     leaf = int(path[-1])
     h, k = tree.leaf_in_original_units(leaf)
+    prediction = float(tree.predict(x)[0])
     return {
-        "prediction": float(tree.predict(x)[0]),
+        "prediction": prediction,
         "leaf": leaf,
         "path": [int(n) for n in path],
         "steps": steps,
         "leaf_model": labels.leaf_text(tree, leaf, 4, None),
         "leaf_contributions": _contributions(tree, k, x[0], top_k) if np.any(k) else [],
+        "clamped": bool(tree.leaf_bounds_original(leaf) is not None and not np.isclose(h + k @ x[0], prediction)),
     }
 
 

@@ -84,14 +84,19 @@ def split_text(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int | N
 
 def leaf_text(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
               max_name: int | None = None) -> str:
-    """The leaf's prediction: ``23.4``, or ``0.5·temp + 0.2·wind + … (3 more) + 3.1`` for a linear leaf."""
+    """The leaf's prediction: ``23.4``, or ``0.5·temp + 0.2·wind + … (3 more) + 3.1`` for a linear leaf, followed by
+    ``, kept within [10, 40]`` when the leaf clamps its line to its training targets' range."""
     h, _ = tree.leaf_in_original_units(leaf)
     terms = leaf_terms(tree, leaf)
     if not terms:
         return fmt(h, digits, unicode)
     parts = format_terms(terms, digits, max_terms, unicode, max_name)
     sign = (MINUS if unicode else "-") if h < 0 else "+"
-    return " ".join(parts) + f" {sign} {fmt(abs(h), digits, unicode)}"
+    text = " ".join(parts) + f" {sign} {fmt(abs(h), digits, unicode)}"
+    bounds = tree.leaf_bounds_original(leaf)
+    if bounds is None:
+        return text
+    return text + f", kept within [{fmt(bounds[0], digits, unicode)}, {fmt(bounds[1], digits, unicode)}]"
 
 
 def path_to(node: int) -> list[int]:
