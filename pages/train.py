@@ -13,7 +13,8 @@ from get_core.tree import LINEAR_LEAF_RULES
 from pages import common
 
 DEFAULTS = {
-    "cfg_depth": 4, "cfg_leaf": "constant", "cfg_linear_leaves": "gcv", "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0,
+    "cfg_depth": 4, "cfg_leaf": "constant", "cfg_linear_leaves": "gcv", "cfg_clip_leaves": True,
+    "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0,
     "cfg_n_alphas": 2,
     "cfg_starts": 4, "cfg_epochs": 600, "cfg_lr": 0.01, "cfg_l1": 0.0, "cfg_polish": False,
     "cfg_test_fraction": 0.25, "cfg_seed": 0,
@@ -61,6 +62,9 @@ def _form(ready: dict) -> None:
                  help="where they generalize: a leaf keeps its linear model only where generalized cross-validation "
                       "prefers it to the leaf's mean (guards small leaves against over-fitting); always: least "
                       "squares in every leaf of at least p + 2 rows, the paper's plain rule")
+        c1.checkbox("Keep each leaf within the targets it saw", key="cfg_clip_leaves",
+                    help="a leaf's line is clamped to the range of the training targets in that leaf, so new rows "
+                         "far from the leaf's data cannot get extreme predictions (not in the paper)")
     c1.number_input("Starts", 1, 64, key="cfg_starts", help="independent initial trees, optimized together")
     c2.number_input("Epochs per alpha stage", 1, 20000, step=100, key="cfg_epochs")
     c2.number_input("Alpha stages", 1, 10, key="cfg_n_alphas",
@@ -88,6 +92,7 @@ def _form(ready: dict) -> None:
 def _config(polish_available: bool) -> dict:
     s = st.session_state
     return {"depth": int(s.cfg_depth), "leaf": s.cfg_leaf, "linear_leaves": s.cfg_linear_leaves,
+            "clip_leaves": bool(s.cfg_clip_leaves),
             "n_starts": int(s.cfg_starts),
             "n_epochs": int(s.cfg_epochs), "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from get_core.runs import estimate
 from get_core.runs.store import RunStatus, RunStore
+from get_core.tree import ObliqueTree
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -103,6 +104,9 @@ def test_linear_leaves_offer_their_rule_and_the_run_trains_with_it(db):
     rule = widget(at.radio, "Linear leaves")
     assert rule.value == "gcv" and list(rule.options) == ["where they generalize", "always (paper)"]
     rule.set_value("ols").run()
+    clip = widget(at.checkbox, "Keep each leaf within the targets it saw")
+    assert clip.value is True
+    clip.uncheck().run()
     at.slider(key="cfg_depth").set_value(1).run()
     at.number_input(key="cfg_starts").set_value(2).run()
     at.number_input(key="cfg_epochs").set_value(20).run()
@@ -112,6 +116,8 @@ def test_linear_leaves_offer_their_rule_and_the_run_trains_with_it(db):
     run = RunStore(db).get_run(1)
     assert run.status is RunStatus.FINISHED
     assert run.params["config"]["leaf"] == "linear" and run.params["config"]["linear_leaves"] == "ols"
+    assert run.params["config"]["clip_leaves"] is False
+    assert not ObliqueTree.from_dict(RunStore(db).get_json(1, "model")).has_leaf_bounds  # the worker used it
 
 
 def test_cancel_from_the_live_panel(db):

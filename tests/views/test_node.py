@@ -144,6 +144,18 @@ def test_explain_row_gives_path_margins_and_contributions():
     assert step["contributions"][0]["term"] == pytest.approx(6.0)
 
 
+def test_explain_row_says_when_a_leaf_clamped_its_line():
+    tree, X, _ = make_tree(depth=2, p=3, leaf="linear", seed=2)
+    leaf = tree.apply(X) - tree.n_leaves
+    line = tree.leaf_intercepts[leaf] + np.einsum("ij,ij->i", tree.scale_X(X), tree.leaf_coefs[leaf])
+    inside = (line > tree.leaf_lower[leaf]) & (line < tree.leaf_upper[leaf])
+    outside = (line < tree.leaf_lower[leaf]) | (line > tree.leaf_upper[leaf])
+    clamped = explain.explain_row(tree, X[np.flatnonzero(outside)[0]])
+    free = explain.explain_row(tree, X[np.flatnonzero(inside)[0]])
+    assert clamped["clamped"] and not free["clamped"]
+    assert "kept within [" in clamped["leaf_model"]
+
+
 def test_explain_rows_is_csv_ready():
     table = explain.explain_rows(stump(), ROWS)
     assert list(table.columns) == ["prediction", "leaf", "path", "node_0", "margin_0", "top_terms_0"]
