@@ -60,6 +60,8 @@ def test_linear_leaf_label_summarizes_the_model():
     tree, _, _ = make_tree(depth=1, p=5, leaf="linear", seed=3)
     label = diagram.node_label(tree, 2, DiagramOptions(max_terms=3))
     assert "\u0177 = " in label and "(3 more)" in label and "mean" in label
+    assert "kept within [" in label  # leaf 2 has bounds in make_tree
+    assert "kept within" not in diagram.node_label(tree, 3, DiagramOptions(max_terms=3))  # the last leaf: none
 
 
 def test_leaf_colors_run_from_low_to_high_value():
