@@ -73,6 +73,8 @@ def rules_text(tree: ObliqueTree, decimals: int = 4, target_name: str | None = N
         f"# Each 'if' is a weighted sum of features in their original units; 'return' gives {_one_line(target)}.",
         "# Terms are ordered by their size over the feature's training range, largest first.",
     ]
+    if tree.has_leaf_bounds:
+        header.append("# clip(v, lo, hi) keeps v within [lo, hi], the range of the training targets in that leaf.")
     return "\n".join(header) + "\n\n" + tree.export_text(decimals=decimals)
 
 

@@ -192,3 +192,9 @@ def test_html_report_is_self_contained_and_escapes_user_strings():
     assert "a & b.csv" in text and "CART" in text and "if " in text
     embedded = html.split('id="get-model">', 1)[1].split("</script>", 1)[0]
     assert export.load_model_json(embedded).feature_names == tree.feature_names
+
+
+def test_rules_text_explains_clip_only_for_a_tree_with_leaf_bounds():
+    bounded, _, _ = make_tree(depth=2, p=3, leaf="linear", seed=2)
+    assert "# clip(v, lo, hi) keeps v within [lo, hi]" in export.rules_text(bounded)
+    assert "clip(" not in export.rules_text(stump())
