@@ -156,10 +156,9 @@ def _leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[s
     lines = [" ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)]
     lines = [escape_html_label(line) for line in lines]
     lines[0] = "\u0177 = " + lines[0]
-    bounds = tree.leaf_bounds_original(node)
+    bounds = labels.bounds_text(tree, node, options.digits)
     if bounds is not None:  # the line is clamped to the leaf's training targets
-        lo, hi = (escape_html_label(labels.fmt(b, options.digits)) for b in bounds)
-        lines.append(f"kept within [{lo}, {hi}]")
+        lines.append(escape_html_label(bounds))
     lines.append(f"mean {escape_html_label(labels.fmt(tree.node_value_original(node), options.digits))}")
     return lines
 

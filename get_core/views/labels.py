@@ -93,10 +93,16 @@ def leaf_text(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | No
     parts = format_terms(terms, digits, max_terms, unicode, max_name)
     sign = (MINUS if unicode else "-") if h < 0 else "+"
     text = " ".join(parts) + f" {sign} {fmt(abs(h), digits, unicode)}"
+    bounds = bounds_text(tree, leaf, digits, unicode)
+    return text if bounds is None else f"{text}, {bounds}"
+
+
+def bounds_text(tree: ObliqueTree, leaf: int, digits: int = 3, unicode: bool = True) -> str | None:
+    """``kept within [10, 40]`` for a linear leaf that clamps its line to its training targets' range, else None."""
     bounds = tree.leaf_bounds_original(leaf)
     if bounds is None:
-        return text
-    return text + f", kept within [{fmt(bounds[0], digits, unicode)}, {fmt(bounds[1], digits, unicode)}]"
+        return None
+    return f"kept within [{fmt(bounds[0], digits, unicode)}, {fmt(bounds[1], digits, unicode)}]"
 
 
 def path_to(node: int) -> list[int]:
