@@ -40,6 +40,9 @@ def test_the_bench_runs_end_to_end_on_two_small_slices_and_writes_json_and_markd
     cell = saved["summary"]["cells"]["airfoil_self_noise"]["get-linear"]
     assert cell["paper_test_r2"] == pytest.approx(89.96)
     assert set(saved["summary"]["friedman"]["ranks"]) == {"cart", "rf", "get", "get-polish", "get-linear"}
+    against = saved["summary"]["against_rf"]
+    assert set(against) == {"cart", "get", "get-polish", "get-linear"} and against["get"]["splits"]["n"] == 2
+    assert against["get"]["paper"]["n"] == 2  # the paper's own GET minus RF on the same two datasets
     text = doc.read_text()
     assert text.startswith("# Benchmarks\n\n## Speed\n\nthe lead's section\n")
     assert "<!-- paper-table:start -->" in text and "<!-- paper-table:end -->" in text
@@ -94,6 +97,25 @@ def test_friedman_ranks_average_per_dataset_ranks_with_ties_shared():
              "b": {"x": {"test_r2": 70}, "y": {"test_r2": 75}, "z": {"test_r2": 60}}}
     ranks = report.friedman(cells, ["a", "b"], ["x", "y", "z"])["ranks"]
     assert ranks == {"x": 1.5, "y": 1.75, "z": 2.75}  # a: 1, 2.5, 2.5; b: 2, 1, 3
+
+
+def test_paired_test_against_the_forest_pairs_each_split_and_each_dataset_mean():
+    rows = [("a", 0, 80.0, 78.0), ("a", 1, 82.0, 79.0), ("b", 0, 60.0, 61.0), ("b", 1, 64.0, 62.0),
+            ("c", 0, 90.0, 88.0)]  # (dataset, seed, method, rf); c's seed 1 has no forest: not a pair
+    records = [{"dataset": d, "seed": s, "method": m, "test_r2": v} for d, s, x, f in rows
+               for m, v in (("get", x), ("rf", f))] + [{"dataset": "c", "seed": 1, "method": "get", "test_r2": 0.0}]
+    pair = report.paired_against(records, ["a", "b", "c"], "get", "rf")
+
+    splits, datasets = pair["splits"], pair["datasets"]
+    assert splits["n"] == 5 and splits["mean"] == pytest.approx((2 + 3 - 1 + 2 + 2) / 5)
+    assert splits["n_above"] == 4
+    assert datasets["n"] == 3 and datasets["mean"] == pytest.approx((2.5 + 0.5 + 2) / 3)
+    from scipy.stats import ttest_rel
+    expected = ttest_rel([2.5, 0.5, 2.0], [0, 0, 0])
+    assert datasets["t"] == pytest.approx(expected.statistic) and datasets["p_value"] == pytest.approx(expected.pvalue)
+    low, high = datasets["ci95"]
+    assert low < datasets["mean"] < high and low < 0  # three datasets: a +1.67 mean is not significant
+    assert report.paired_against(records, ["a"], "get", "rf")["datasets"]["t"] is None  # one dataset: no test
 
 
 def test_split_and_scale_uses_training_statistics_only():
