@@ -113,7 +113,7 @@ def run_cell(cell: Cell, settings: Settings, data: tuple[np.ndarray, np.ndarray]
     record = {"key": cell.key, **asdict(cell), "settings": settings.key, "threads": threads,
               "started_at": time.time(), "host": os.uname().nodename, "pid": os.getpid()}
     try:
-        with _thread_limit(threads):
+        with thread_limit(threads):
             X, y = data
             Xs_tr, ys_tr, Xs_te, ys_te = split_and_scale(X, y, cell.seed)
             t0 = time.perf_counter()
@@ -148,7 +148,7 @@ def _evaluate(cell: Cell, settings: Settings, X_tr, y_tr, X_te, y_te) -> dict:
     }
 
 
-class _thread_limit:
+class thread_limit:
     """Limit torch, BLAS and OpenMP pools to ``n`` threads inside the block, restoring them afterwards."""
 
     def __init__(self, n: int):

@@ -7,8 +7,10 @@ import pytest
 import torch
 from sklearn.tree import DecisionTreeRegressor
 
+from get_core import leaves
 from get_core.optimize import GETConfig, alpha_schedule, make_generator, train
 from get_core.schedule import alpha_stage_bounds, stage_midpoints
+from get_core.tree import ObliqueTree
 
 
 def r2(y, pred):
@@ -60,6 +62,24 @@ def test_result_is_never_worse_than_the_cart_warm_start(leaf):
         assert tree.meta["train_r2"] >= cart_r2 - 1e-9
     else:  # linear leaves on CART's partition only add fit
         assert tree.meta["train_r2"] >= cart_r2
+
+
+@pytest.mark.parametrize("leaf", ["constant", "linear"])
+def test_a_warm_start_tree_fitted_on_a_subset_is_never_lost_on_all_rows(leaf):
+    rng = np.random.default_rng(4)
+    X = rng.random((600, 4)) * [1, 10, 100, 1] + [0, 5, -50, 2]  # scales differ: the subset's min-max is not all's
+    y = np.sin(5 * X[:, 0]) + X[:, 1] / 10 * (X[:, 2] > 0) + rng.normal(scale=0.2, size=600)
+    config = GETConfig(depth=3, leaf=leaf, n_starts=3, n_epochs=60, random_state=0)
+    subset = train(X[:250], y[:250], config)
+    warm = train(X, y, GETConfig(depth=3, leaf=leaf, n_starts=1, n_epochs=1, random_state=5), warm_start=subset)
+
+    same_splits = leaves.refit_tree_leaves(ObliqueTree.from_dict(subset.to_dict()), X,
+                                           (y - subset.y_min) / subset.y_scale, config.linear_leaves,
+                                           config.clip_leaves)  # subset's regions, leaves from all rows
+    assert warm.meta["train_r2"] >= r2(y, same_splits.predict(X)) - 1e-6
+    np.testing.assert_array_equal(warm.apply(X), same_splits.apply(X))  # one epoch cannot beat it: kept as is
+    with pytest.raises(ValueError, match="depth-2 tree"):
+        train(X, y, GETConfig(depth=2, n_starts=1, n_epochs=1), warm_start=subset)
 
 
 def test_progress_reports_every_start_with_rising_fraction_and_cancel_returns_the_best_so_far():

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.model_selection import train_test_split
 
 from get_core import GETRegressorCV
 from get_core.optimize import GETConfig, train
@@ -40,3 +41,18 @@ def test_depth_cv_picks_a_deeper_tree_when_the_data_need_one_and_stops_early():
     shallow = GETRegressorCV(depths=range(1, 13), n_starts=2, n_epochs=80, random_state=0).fit(X, step)
     assert shallow.best_depth_ <= 2
     assert len(shallow.cv_results_) <= shallow.best_depth_ + shallow.patience
+
+
+def test_refit_from_search_starts_the_refit_from_the_validated_tree():
+    rng = np.random.default_rng(2)
+    X = rng.random((600, 3)) * [1, 20, 5]
+    y = np.sin(4 * X[:, 0]) + (X[:, 1] > 10) + rng.normal(scale=0.1, size=len(X))
+    common = dict(depths=[2, 3], n_starts=1, n_epochs=1, random_state=0, patience=5)  # one start, no real training
+    search = GETRegressorCV(refit_from_search=True, **common).fit(X, y)
+
+    X_tr, _, y_tr, _ = train_test_split(X, y, test_size=search.validation_fraction, random_state=0)
+    validated = train(X_tr, y_tr, search._config(depth=search.best_depth_, random_state=0))
+    np.testing.assert_array_equal(search.tree_.apply(X), validated.apply(X))  # the refit kept the validated splits
+    fresh = GETRegressorCV(**common).fit(X, y)  # default: the paper's refit from fresh starts
+    assert fresh.best_depth_ == search.best_depth_
+    assert not np.array_equal(fresh.tree_.apply(X), validated.apply(X))

@@ -1,0 +1,107 @@
+"""Test R2 of the depth search's refit from fresh starts (the paper) and from the validated tree (`refit_from_search`).
+
+Why: `GETRegressorCV` picks a depth on a 2:1 split and refits that depth on the whole training part from fresh
+starts; the refit sometimes lands in a worse optimum than the tree that was validated (training R2 of the refit
+below the search fit's). `GETRegressorCV(refit_from_search=True)` makes the validated tree the refit's first start.
+Per (dataset, seed, leaf) this tool runs the search once, then refits both ways: exactly what the two settings of
+`refit_from_search` fit (same split, seed and configuration), for the price of one search.
+
+Usage: python bench/refit_start.py --datasets abalone airfoil_self_noise --seeds 0 1 2 --leaves linear constant
+       python bench/refit_start.py --report            # Markdown table from the finished cells
+Cells go to a JSON-lines file and are skipped on a rerun.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from statistics import mean, median
+
+from sklearn.model_selection import train_test_split
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import methods as M
+from bench import sweep
+from bench.paper import DEFAULT_DATA_DIR
+from get_core import ENGINE_VERSION
+from get_core.estimator import GETRegressorCV, _r2
+from get_core.optimize import train
+
+RESULTS = Path(__file__).resolve().parent / "results" / "refit-start.jsonl"
+
+
+def refit_both_ways(X_tr, y_tr, X_te, y_te, leaf: str, seed: int, budget: M.Budget) -> dict:
+    """The search, its fresh refit (``test_a``) and the refit warm-started from the validated tree (``test_b``)."""
+    t0 = time.perf_counter()
+    search = GETRegressorCV(leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs, random_state=seed,
+                            refit_from_search=False).fit(X_tr, y_tr)
+    config = search._config(depth=search.best_depth_, random_state=seed)
+    X_fit, _, y_fit, _ = train_test_split(X_tr, y_tr, test_size=search.validation_fraction, random_state=seed)
+    validated = train(X_fit, y_fit, config)  # the search's own fit at that depth (deterministic for a seed)
+    warm = train(X_tr, y_tr, config, warm_start=validated)
+    return {"depth": search.best_depth_, "val": search.best_validation_r2_,
+            "test_a": _r2(y_te, search.tree_.predict(X_te)), "test_b": _r2(y_te, warm.predict(X_te)),
+            "train_a": search.tree_.meta["train_r2"], "train_b": warm.meta["train_r2"],
+            "test_search": _r2(y_te, validated.predict(X_te)), "seconds": time.perf_counter() - t0}
+
+
+def report(records: list[dict]) -> str:
+    """Markdown: per leaf, test and training R2 (%) of both refits per (dataset, seed), then the summary."""
+    lines = ["| leaf | dataset | seed | depth | test: fresh refit | test: from search | train: fresh | "
+             "train: from search |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    summary = []
+    for leaf in sorted({r["leaf"] for r in records}, reverse=True):
+        rows = sorted((r for r in records if r["leaf"] == leaf), key=lambda r: (r["dataset"], r["seed"]))
+        for r in rows:
+            lines.append(f"| {leaf} | {r['dataset']} | {r['seed']} | {r['depth']} | {100 * r['test_a']:.2f} | "
+                         f"{100 * r['test_b']:.2f} | {100 * r['train_a']:.2f} | {100 * r['train_b']:.2f} |")
+        diff = [100 * (r["test_b"] - r["test_a"]) for r in rows]
+        summary.append(f"* {leaf} leaves, {len(rows)} (dataset, seed) pairs: test R2 from search minus fresh: mean "
+                       f"{mean(diff):+.2f}, median {median(diff):+.2f}, better on {sum(d > 0.005 for d in diff)}, "
+                       f"worse on {sum(d < -0.005 for d in diff)}; training R2 mean "
+                       f"{mean(100 * (r['train_b'] - r['train_a']) for r in rows):+.2f}.")
+    return "\n".join(lines + [""] + summary)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--datasets", nargs="+", help="dataset names or globs (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--leaves", nargs="+", choices=["constant", "linear"], default=["linear", "constant"])
+    parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast")
+    parser.add_argument("--max-rows", type=int, help="use at most this many rows of each dataset (a fixed sample)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--threads", type=int, default=1, help="threads per fit (default 1, as bench/paper.py cells)")
+    parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    store = sweep.CellStore(args.out)
+    if args.report:
+        print(report(list(store.load().values())))
+        return
+    budget, done = M.BUDGETS[args.budget], store.load()
+    rows = "" if args.max_rows is None else f"|rows{args.max_rows}"
+    with sweep.thread_limit(args.threads):
+        for path in sweep.find_datasets(args.data_dir, args.datasets):
+            X, y = sweep.load_dataset(path, args.max_rows)
+            for seed in args.seeds:
+                X_tr, y_tr, X_te, y_te = sweep.split_and_scale(X, y, seed)
+                for leaf in args.leaves:
+                    key = f"{path.stem}|{seed}|{leaf}|{args.budget}|v{ENGINE_VERSION}{rows}"
+                    if key in done:
+                        continue
+                    record = {"key": key, "dataset": path.stem, "seed": seed, "leaf": leaf, "budget": args.budget,
+                              "engine": ENGINE_VERSION, **refit_both_ways(X_tr, y_tr, X_te, y_te, leaf, seed, budget)}
+                    store.append(record)
+                    print(f"{path.stem} seed {seed} {leaf}: depth {record['depth']}, test {100 * record['test_a']:.2f}"
+                          f" fresh, {100 * record['test_b']:.2f} from search ({record['seconds']:.1f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
