@@ -100,9 +100,11 @@ def paired_against(records: list[dict], datasets: list[str], method: str, baseli
         if r["dataset"] in datasets and r["method"] in (method, baseline):
             by_split.setdefault((r["dataset"], r["seed"]), {})[r["method"]] = r["test_r2"]
     splits = {k: v[method] - v[baseline] for k, v in by_split.items() if len(v) == 2}
-    per_dataset = [mean(v for (d, _), v in splits.items() if d == name) for name in datasets
-                   if any(d == name for d, _ in splits)]
-    return {"datasets": _paired_t(per_dataset), "splits": _paired_t(list(splits.values()))}
+    per_dataset: dict[str, list[float]] = {}
+    for (d, _), difference in splits.items():
+        per_dataset.setdefault(d, []).append(difference)
+    return {"datasets": _paired_t([mean(per_dataset[d]) for d in datasets if d in per_dataset]),
+            "splits": _paired_t(list(splits.values()))}
 
 
 def _paper_differences(cells: dict, datasets: list[str], method: str, baseline: str) -> list[float]:
