@@ -41,6 +41,21 @@ DEFAULT_DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 
 
+def study_parser(doc: str, results: Path) -> argparse.ArgumentParser:
+    """The options every offline study under bench/ shares (datasets, seeds, budget, cell file, report)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--datasets", nargs="+", help="dataset names or globs (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast")
+    parser.add_argument("--max-rows", type=int, help="use at most this many rows of each dataset (a fixed sample)")
+    parser.add_argument("--out", type=Path, default=results)
+    parser.add_argument("--threads", type=int, default=1, help="threads per fit (default 1, as bench/paper.py cells)")
+    parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
+    return parser
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench/paper.py", description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("Examples:")[1],

@@ -23,7 +23,7 @@ from sklearn.model_selection import train_test_split
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
 from bench import sweep
-from bench.paper import DEFAULT_DATA_DIR
+from bench.paper import study_parser
 from get_core import ENGINE_VERSION
 from get_core.estimator import GETRegressorCV, _r2
 from get_core.optimize import train
@@ -65,17 +65,8 @@ def report(records: list[dict]) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--datasets", nargs="+", help="dataset names or globs (default: all)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser = study_parser(__doc__, RESULTS)
     parser.add_argument("--leaves", nargs="+", choices=["constant", "linear"], default=["linear", "constant"])
-    parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast")
-    parser.add_argument("--max-rows", type=int, help="use at most this many rows of each dataset (a fixed sample)")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--threads", type=int, default=1, help="threads per fit (default 1, as bench/paper.py cells)")
-    parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
     return parser.parse_args(argv)
 
 
