@@ -24,7 +24,7 @@ from sklearn.metrics import r2_score
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
 from bench import sweep
-from bench.paper import study_parser
+from bench.paper import study_parser, study_splits
 from get_core import ENGINE_VERSION
 from get_core.estimator import DepthSearch, GETRegressorCV
 from get_core.tree import LINEAR_LEAF_RULES
@@ -100,22 +100,19 @@ def main(argv: list[str] | None = None) -> None:
     budget = M.BUDGETS[args.budget]
     rules = args.rules if args.leaf == "linear" else ["-"]
     done = store.load()
-    for path in sweep.find_datasets(args.data_dir, args.datasets):
-        X, y = sweep.load_dataset(path, args.max_rows)
-        for seed in args.seeds:
-            X_tr, y_tr, X_te, y_te = sweep.split_and_scale(X, y, seed)
-            for rule in rules:
-                for depth in range(1, args.max_depth + 1):
-                    key = cell_key(path.stem, seed, args.leaf, rule, args.budget, depth, args.max_rows)
-                    if key in done:
-                        continue
-                    record = {"key": key, "dataset": path.stem, "seed": seed, "leaf": args.leaf, "rule": rule,
-                              "budget": args.budget, "depth": depth, "engine": ENGINE_VERSION,
-                              **fit_depth(X_tr, y_tr, X_te, y_te, depth, args.leaf, rule if rule != "-" else "gcv",
-                                          seed, budget)}
-                    store.append(record)
-                    print(f"{path.stem} seed {seed} {rule} depth {depth}: validation {record['val']:.2f}, "
-                          f"test {record['test']:.2f} ({record['sec']:.1f} s)", flush=True)
+    for name, seed, (X_tr, y_tr, X_te, y_te) in study_splits(args):
+        for rule in rules:
+            for depth in range(1, args.max_depth + 1):
+                key = cell_key(name, seed, args.leaf, rule, args.budget, depth, args.max_rows)
+                if key in done:
+                    continue
+                record = {"key": key, "dataset": name, "seed": seed, "leaf": args.leaf, "rule": rule,
+                          "budget": args.budget, "depth": depth, "engine": ENGINE_VERSION,
+                          **fit_depth(X_tr, y_tr, X_te, y_te, depth, args.leaf, rule if rule != "-" else "gcv",
+                                      seed, budget)}
+                store.append(record)
+                print(f"{name} seed {seed} {rule} depth {depth}: validation {record['val']:.2f}, "
+                      f"test {record['test']:.2f} ({record['sec']:.1f} s)", flush=True)
 
 
 if __name__ == "__main__":

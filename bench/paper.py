@@ -56,6 +56,14 @@ def study_parser(doc: str, results: Path) -> argparse.ArgumentParser:
     return parser
 
 
+def study_splits(args: argparse.Namespace):
+    """(dataset name, seed, (X_tr, y_tr, X_te, y_te)) for a study's datasets and seeds, split and scaled as here."""
+    for path in sweep.find_datasets(args.data_dir, args.datasets):
+        X, y = sweep.load_dataset(path, args.max_rows)
+        for seed in args.seeds:
+            yield path.stem, seed, sweep.split_and_scale(X, y, seed)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench/paper.py", description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("Examples:")[1],

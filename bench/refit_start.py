@@ -23,7 +23,7 @@ from sklearn.model_selection import train_test_split
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
 from bench import sweep
-from bench.paper import study_parser
+from bench.paper import study_parser, study_splits
 from get_core import ENGINE_VERSION
 from get_core.estimator import GETRegressorCV, _r2
 from get_core.optimize import train
@@ -79,19 +79,16 @@ def main(argv: list[str] | None = None) -> None:
     budget, done = M.BUDGETS[args.budget], store.load()
     rows = "" if args.max_rows is None else f"|rows{args.max_rows}"
     with sweep.thread_limit(args.threads):
-        for path in sweep.find_datasets(args.data_dir, args.datasets):
-            X, y = sweep.load_dataset(path, args.max_rows)
-            for seed in args.seeds:
-                X_tr, y_tr, X_te, y_te = sweep.split_and_scale(X, y, seed)
-                for leaf in args.leaves:
-                    key = f"{path.stem}|{seed}|{leaf}|{args.budget}|v{ENGINE_VERSION}{rows}"
-                    if key in done:
-                        continue
-                    record = {"key": key, "dataset": path.stem, "seed": seed, "leaf": leaf, "budget": args.budget,
-                              "engine": ENGINE_VERSION, **refit_both_ways(X_tr, y_tr, X_te, y_te, leaf, seed, budget)}
-                    store.append(record)
-                    print(f"{path.stem} seed {seed} {leaf}: depth {record['depth']}, test {100 * record['test_a']:.2f}"
-                          f" fresh, {100 * record['test_b']:.2f} from search ({record['seconds']:.1f} s)", flush=True)
+        for name, seed, (X_tr, y_tr, X_te, y_te) in study_splits(args):
+            for leaf in args.leaves:
+                key = f"{name}|{seed}|{leaf}|{args.budget}|v{ENGINE_VERSION}{rows}"
+                if key in done:
+                    continue
+                record = {"key": key, "dataset": name, "seed": seed, "leaf": leaf, "budget": args.budget,
+                          "engine": ENGINE_VERSION, **refit_both_ways(X_tr, y_tr, X_te, y_te, leaf, seed, budget)}
+                store.append(record)
+                print(f"{name} seed {seed} {leaf}: depth {record['depth']}, test {100 * record['test_a']:.2f} fresh, "
+                      f"{100 * record['test_b']:.2f} from search ({record['seconds']:.1f} s)", flush=True)
 
 
 if __name__ == "__main__":
