@@ -429,9 +429,8 @@ def rescaled_splits(tree: ObliqueTree, scaling: MinMax, depth: int) -> Params:
     if tree.depth != depth or tree.n_features != len(scaling.x_min):
         raise ValueError(f"warm_start must be a depth-{depth} tree on {len(scaling.x_min)} features; got depth "
                          f"{tree.depth} on {tree.n_features}.")
-    a = tree.weights / tree.x_scale  # (N, p): a·x <= c in original units, c = b + a·x_min
-    c = tree.thresholds + a @ tree.x_min
-    weights, thresholds = a * scaling.x_scale, c - a @ scaling.x_min
+    a, c = map(np.array, zip(*(tree.split_in_original_units(t) for t in range(1, tree.n_branches + 1))))
+    weights, thresholds = a * scaling.x_scale, c - a @ scaling.x_min  # a·x <= c with x = x_min + x_scale·u
     return Params(torch.as_tensor(weights[None], dtype=torch.float32),
                   torch.as_tensor(thresholds[None], dtype=torch.float32), None, None)
 
