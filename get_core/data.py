@@ -14,7 +14,8 @@ Column kinds: numeric (used as is; booleans become 0/1), categorical (strings wi
 distinct values, one-hot encoded as ``column=value``), and kinds refused as features: text (more distinct strings),
 datetime, mixed (numbers with a few non-numeric cells) and empty (every value missing). Missing values in the
 features are dropped or imputed (median for numeric, most frequent value for categorical), as chosen; rows with a
-missing target are always dropped, since a made-up target would be trained on.
+missing target are always dropped, since a made-up target would be trained on. A run learns its fill values and
+category levels from its training rows only (``prepare(..., fit_rows=...)``) and stores that ``Encoding``.
 """
 
 from __future__ import annotations
@@ -299,6 +300,11 @@ class Encoding:
                    categories={k: tuple(v) for k, v in data["categories"].items()}, impute=dict(data["impute"]),
                    feature_names=tuple(data["feature_names"]), columns=tuple(data["columns"]))
 
+    def rows(self, df: pd.DataFrame, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """X and y of the table's rows ``row_ids`` (0-based), encoded exactly as when the run was trained."""
+        frame = df.iloc[row_ids].set_axis(np.asarray(row_ids) + 1, axis=0)
+        return self.transform(frame), _as_float(frame[self.target])
+
     def transform(self, df: pd.DataFrame) -> np.ndarray:
         """X (n, len(feature_names)) for new rows; unseen categories get all-zero indicators."""
         missing_columns = [c for c in self.columns if c not in df.columns]
@@ -338,8 +344,13 @@ class Prepared:
         return list(self.encoding.feature_names)
 
 
-def prepare(df: pd.DataFrame, spec: DataSpec) -> Prepared:
-    """Validate the user's choices against the table and encode it; raises DataError naming the problem."""
+def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None) -> Prepared:
+    """Validate the user's choices against the table and encode it; raises DataError naming the problem.
+
+    ``fit_rows`` (positions among the usable rows, i.e. rows of the returned X) are the rows the encoding learns
+    from: fill values and category levels. A run passes its training rows, so that nothing about its test rows
+    shapes the inputs; by default every usable row (the Data page's preview).
+    """
     _check_spec(df, spec)
     kinds = {c: column_kind(df[c]) for c in (spec.target, *spec.features)}
     _check_target_kind(df, spec.target, kinds[spec.target])
@@ -350,28 +361,23 @@ def prepare(df: pd.DataFrame, spec: DataSpec) -> Prepared:
     keep = ~np.isnan(target)
     n_target_missing = int((~keep).sum())
     frame = df.loc[keep, list(spec.features)]
-    feature_missing = frame.isna().any(axis=1).to_numpy()
-    imputed: dict[str, int] = {}
-    impute: dict[str, Any] = {}
+    row_ids = np.flatnonzero(keep)
+    n_dropped = 0
     if spec.missing == "drop":
-        n_dropped = int(feature_missing.sum())
-        frame = frame.loc[~feature_missing]
-    else:
-        n_dropped = 0
-        for column in spec.features:
-            holes = int(frame[column].isna().sum())
-            if holes:
-                value = _fill_value(frame[column], column in categorical)
-                frame[column] = frame[column].fillna(value)
-                imputed[column], impute[column] = holes, value
-    row_ids = np.flatnonzero(keep)[~feature_missing] if spec.missing == "drop" else np.flatnonzero(keep)
+        complete = ~frame.isna().any(axis=1).to_numpy()
+        n_dropped = int((~complete).sum())
+        frame, row_ids = frame.loc[complete], row_ids[complete]
     y = target[row_ids]
     _check_rows(len(row_ids), n_target_missing, n_dropped)
     if np.ptp(y) == 0:
         raise DataError(f"Target '{spec.target}' has the same value ({y[0]:g}) in every usable row: a tree "
                         "cannot learn anything from it; choose another target.", column=spec.target)
 
-    categories = {c: tuple(sorted(frame[c].astype(str).str.strip().unique())) for c in categorical}
+    fit = frame if fit_rows is None else frame.iloc[np.asarray(fit_rows, dtype=np.int64)]
+    holes = {c: int(frame[c].isna().sum()) for c in spec.features}
+    imputed = {c: n for c, n in holes.items() if n}
+    impute = {c: _fill_value(fit[c], c, c in categorical) for c in imputed}
+    categories = {c: tuple(sorted(fit[c].dropna().astype(str).str.strip().unique())) for c in categorical}
     for column, levels in categories.items():
         if len(levels) > MAX_CATEGORIES:
             raise DataError(f"Column '{column}' has {len(levels)} distinct values; one-hot encoding allows at most "
@@ -464,10 +470,19 @@ def _check_rows(n: int, n_target_missing: int, n_dropped: int) -> None:
     raise DataError(f"Only {n} usable row{'s' if n != 1 else ''} left{reason}; GET needs at least {MIN_ROWS}.")
 
 
-def _fill_value(series: pd.Series, categorical: bool) -> Any:
+def _fill_value(series: pd.Series, column: str, categorical: bool) -> Any:
+    """The most frequent value (categorical) or median (numeric) of ``series``: the rows the encoding learns from."""
     if categorical:
-        return str(series.dropna().astype(str).str.strip().mode().iloc[0])
-    return float(np.nanmedian(_as_float(series)))
+        values = series.dropna().astype(str).str.strip()
+        fill = str(values.mode().iloc[0]) if len(values) else None
+    else:
+        numbers = _as_float(series)
+        numbers = numbers[~np.isnan(numbers)]
+        fill = float(np.median(numbers)) if len(numbers) else None
+    if fill is None:
+        raise DataError(f"Column '{column}' has no value in the rows used for training, so its missing cells cannot "
+                        "be imputed: deselect it or fill it in.", column=column)
+    return fill
 
 
 def _as_float(series: pd.Series) -> np.ndarray:

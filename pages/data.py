@@ -129,7 +129,8 @@ def _show_prepared(prepared: data.Prepared) -> None:
     columns[2].metric("Dropped: missing feature", prepared.n_dropped)
     columns[3].metric("Cells imputed", sum(prepared.imputed.values()))
     if prepared.imputed:
-        st.caption("Imputed: " + ", ".join(f"'{c}' {n} cells" for c, n in prepared.imputed.items()))
+        st.caption("Imputed: " + ", ".join(f"'{c}' {n} cells" for c, n in prepared.imputed.items())
+                   + ". Each run fills them from its own training rows, so its test rows never shape the inputs.")
     encoding = prepared.encoding
     for column, levels in encoding.categories.items():
         st.caption(f"One-hot encoded '{column}' → {', '.join(f'{column}={level}' for level in levels)}")

@@ -185,6 +185,26 @@ def test_missing_features_are_imputed_with_median_and_most_frequent_value(table)
     assert prepared.encoding.impute["colour"] == table.drop(index=11)["colour"].mode()[0]
 
 
+def test_fill_values_and_levels_are_learned_from_the_fit_rows_only(table):
+    table.loc[[3, 30], "temp"] = np.nan
+    table.loc[35:, "temp"] = 1000.0  # rows outside the fit rows: they must not move the median
+    table.loc[:34, "colour"] = "red"
+    table.loc[36, "colour"] = "violet"  # a level only outside the fit rows
+    fit = np.arange(35)
+    prepared = data.prepare(table, spec(table, missing="impute"), fit_rows=fit)
+    assert prepared.encoding.impute["temp"] == pytest.approx(table.loc[:34, "temp"].median())
+    assert prepared.encoding.categories["colour"] == ("red",)
+    assert prepared.X[36, prepared.feature_names.index("colour=red")] == 0.0  # unseen level: all indicators 0
+    assert "violet" in data.prepare(table, spec(table, missing="impute")).encoding.categories["colour"]
+
+
+def test_a_column_with_no_value_in_the_fit_rows_cannot_be_imputed(table):
+    table.loc[:9, "temp"] = np.nan
+    with pytest.raises(DataError, match="Column 'temp' has no value in the rows used for training") as error:
+        data.prepare(table, spec(table, missing="impute"), fit_rows=np.arange(10))
+    assert error.value.column == "temp"
+
+
 def test_a_non_numeric_target_is_refused(table):
     with pytest.raises(DataError, match="Target 'colour' is not numeric.*choose a numeric target") as error:
         data.prepare(table, spec(table, target="colour"))

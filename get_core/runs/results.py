@@ -1,7 +1,7 @@
 """A run's results as the explorer pages need them: the fitted tree, its train/test rows, baselines, encoding.
 
-Rebuilds X and y exactly as the worker did (``data.prepare`` on the stored table with the run's ``DataSpec``, rows
-chosen by the stored ``split`` artifact), so node statistics count the rows the tree was trained and tested on.
+Rebuilds X and y exactly as the worker did (the run's stored ``Encoding`` applied to the stored table's rows named by
+the ``split`` artifact), so node statistics count the rows the tree was trained and tested on.
 Read-only: it only calls the store's read methods.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from get_core import schedule
-from get_core.data import DataSpec, Encoding, from_parquet_bytes, prepare
+from get_core.data import Encoding, from_parquet_bytes
 from get_core.runs.store import Run, RunStore, StoreError
 from get_core.tree import ModelFormatError, ObliqueTree
 
@@ -79,12 +79,13 @@ def load_results(store: RunStore, run_id: int) -> RunResults:
     try:
         if split is None:
             raise ValueError("the run stored no train/test split")
-        prepared = prepare(from_parquet_bytes(store.get_dataset(run_id).data), DataSpec.from_dict(run.params["data"]))
-        if prepared.X.shape[1] != tree.n_features:
+        if encoding is None:
+            raise ValueError("the run stored no encoding")
+        X, y = encoding.rows(from_parquet_bytes(store.get_dataset(run_id).data), np.asarray(split["row_ids"]))
+        if X.shape[1] != tree.n_features:
             raise ValueError("the rebuilt table does not have the model's columns")
         train, test = np.asarray(split["train"], dtype=np.int64), np.asarray(split["test"], dtype=np.int64)
-        X_train, y_train = prepared.X[train], prepared.y[train]
-        X_test, y_test = prepared.X[test], prepared.y[test]
+        X_train, y_train, X_test, y_test = X[train], y[train], X[test], y[test]
     except Exception as exc:  # the tree stays usable without its rows; say why they are missing
         note = f"The run's training rows could not be rebuilt ({exc}); statistics that need rows are hidden."
     error = store.get_json(run_id, "baselines_error")

@@ -1,7 +1,8 @@
 """The worker: ``python -m get_core.runs.worker RUN_ID`` trains one run in its own process.
 
-It loads the run's parameters and dataset from the store (``GET_EXPLORER_DB``), rebuilds X and y with
-``get_core.data.prepare``, splits train/test with the run's seed, trains GET, fits the baselines of issue 5 (CART of
+It loads the run's parameters and dataset from the store (``GET_EXPLORER_DB``), splits the usable rows train/test
+with the run's seed, encodes them with ``get_core.data.prepare`` (fill values and category levels learned from the
+training rows only), trains GET, fits the baselines of issue 5 (CART of
 the same depth and a random forest, when ``get_core.compare.fit_baselines`` exists), and writes everything back:
 heartbeats, progress and metrics while training; artifacts ``encoding``, ``split``, ``model``, ``predictions``,
 ``baselines`` (and ``traceback`` on failure); finally the status with test R2 and RMSE.
@@ -146,8 +147,10 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
 
     params = run.params
     seed = int(params.get("seed", 0))
-    prepared = prepare(from_parquet_bytes(store.get_dataset(run.run_id).data), DataSpec.from_dict(params["data"]))
-    train_idx, test_idx = split_rows(len(prepared.y), float(params.get("test_fraction", 0.25)), seed)
+    df, spec = from_parquet_bytes(store.get_dataset(run.run_id).data), DataSpec.from_dict(params["data"])
+    n_rows = len(prepare(df, spec).y)
+    train_idx, test_idx = split_rows(n_rows, float(params.get("test_fraction", 0.25)), seed)
+    prepared = prepare(df, spec, fit_rows=train_idx)  # fill values and category levels from training rows only
     store.put_json(run.run_id, "encoding", prepared.encoding.to_dict())
     store.put_json(run.run_id, "split", {"seed": seed, "train": train_idx.tolist(), "test": test_idx.tolist(),
                                           "row_ids": prepared.row_ids.tolist()})

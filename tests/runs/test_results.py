@@ -1,5 +1,7 @@
 """Run results for the explorer pages: the tree with the exact rows it was trained and tested on."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -38,8 +40,9 @@ def test_a_run_without_a_model_is_reported(store):
 
 def test_a_run_whose_rows_cannot_be_rebuilt_keeps_its_tree(store):
     run_id = finished_run(store, depth=2, n_rows=60)
-    store._conn.execute("UPDATE runs SET params = ? WHERE run_id = ?",
-                        ('{"data": {"target": "nope", "features": ["temp"]}}', run_id))
+    encoding = {**store.get_json(run_id, "encoding"), "columns": ["nope"], "numeric": ["nope"]}
+    store._conn.execute("UPDATE artifacts SET data = ? WHERE run_id = ? AND name = 'encoding'",
+                        (json.dumps(encoding).encode(), run_id))
     results = load_results(store, run_id)
     assert not results.has_data and "could not be rebuilt" in results.data_note
     assert results.tree.depth == 2

@@ -8,10 +8,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from get_core import data
 from get_core.runs import launch, worker
+from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
 from get_core.tree import ObliqueTree
 
@@ -21,12 +23,18 @@ TINY = {"depth": 2, "leaf": "constant", "n_starts": 2, "n_epochs": 20, "alpha_ra
 LONG = {**TINY, "depth": 4, "n_starts": 4, "n_epochs": 200_000}  # minutes of training: only ever cancelled or killed
 
 
-def submit(store: RunStore, config: dict, rows: int = 300, dispatch: bool = False) -> int:
-    """Queue a run on the first ``rows`` rows of the airfoil example; with ``dispatch`` also start its worker."""
-    table = data.read_table(EXAMPLE.read_bytes(), EXAMPLE.name).head(rows)
-    spec = data.DataSpec(target="target", features=tuple(c for c in table.columns if c != "target"))
+def example(rows: int) -> pd.DataFrame:
+    return data.read_table(EXAMPLE.read_bytes(), EXAMPLE.name).head(rows)
+
+
+def submit(store: RunStore, config: dict, rows: int = 300, dispatch: bool = False, table=None,
+           missing: str = "drop") -> int:
+    """Queue a run (seed 3) on ``table``, by default the first ``rows`` rows of the airfoil example; with
+    ``dispatch`` also start its worker."""
+    table = example(rows) if table is None else table
+    spec = data.DataSpec(target="target", features=tuple(c for c in table.columns if c != "target"), missing=missing)
     params = {"config": config, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 3}
-    run_id = store.create_run(params, data.to_parquet_bytes(table), EXAMPLE.name, n_rows=rows,
+    run_id = store.create_run(params, data.to_parquet_bytes(table), EXAMPLE.name, n_rows=len(table),
                               n_features=len(spec.features))
     if dispatch:
         launch.dispatch(store)
@@ -92,6 +100,26 @@ def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
     assert {m.start for m in metrics} == {0, 1} and {m.stage for m in metrics} == {0, 1}
     if "baselines" in artifacts:  # issue 5's comparison data, when get_core.compare provides it
         assert set(store.get_json(run_id, "baselines")["models"]) == {"cart", "random_forest"}
+
+
+def test_the_encoding_learns_fill_values_and_levels_from_the_training_rows_only(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    table = example(200)
+    train, test = worker.split_rows(200, 0.25, seed=3)  # the run's split: every row is usable
+    column = table.columns[0]
+    table.loc[test, column] = 1e6  # test rows that would move a median taken over every row
+    table.loc[train[::7], column] = np.nan
+    table.insert(0, "site", "north")
+    table.loc[test[:5], "site"] = "south"  # a level only test rows have
+    assert table.loc[train, column].median() != table[column].median()
+    run_id = submit(store, TINY, table=table, missing="impute")
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    encoding = data.Encoding.from_dict(store.get_json(run_id, "encoding"))
+    assert encoding.impute[column] == pytest.approx(table.loc[train, column].median())
+    assert encoding.categories["site"] == ("north",)
+    results = load_results(store, run_id)  # the stored encoding rebuilds the rows the run was scored on
+    np.testing.assert_allclose(results.tree.predict(results.X_test), store.get_json(run_id, "predictions")["y_pred"])
+    assert results.X_test[:, 0].tolist() == [0.0 if row in test[:5] else 1.0 for row in test]  # "south": unseen
 
 
 def test_a_run_with_bad_data_fails_with_the_data_message(tmp_path):
