@@ -17,6 +17,7 @@ from statistics import mean, stdev
 from bench import methods as M
 
 BASELINE = "rf"  # the method the others are tested against, as in the paper's section 5.1
+NEAR_PAPER_POINTS = 1.0  # issue 3: "within 1 point of the paper's figure per dataset or above it"
 
 
 # ---------------------------------------------------------------- the paper's figures
@@ -81,11 +82,21 @@ def summarize(records: list[dict], datasets: list[str], methods: list[str], pape
             "predict_ms_per_10k": mean(e["predict_ms_per_10k"] for e in entries) if entries else None,
             "fit_seconds_total": sum(e["fit_seconds"] * e["n_seeds"] for e in entries),
             "friedman_rank": ranks["ranks"].get(m),
+            "near_paper": near_paper(cells, m),
         }
     pairs = {m: {**paired_against(records, complete, m, BASELINE), "paper": _paired_t(_paper_differences(
         cells, complete, m, BASELINE))} for m in methods if m != BASELINE and BASELINE in methods}
     return {"cells": cells, "complete_datasets": complete, "averages": averages, "friedman": ranks,
             "against_rf": pairs}
+
+
+def near_paper(cells: dict, method: str, points: float = NEAR_PAPER_POINTS) -> dict:
+    """Issue 3's per-dataset target: on how many datasets ``method`` is at, above or within ``points`` of the
+    paper's figure (every dataset the method finished that has one), and the gaps where it is not."""
+    gaps = {d: row[method]["test_r2"] - row[method]["paper_test_r2"] for d, row in cells.items()
+            if method in row and row[method]["paper_test_r2"] is not None}
+    return {"n": len(gaps), "n_near": sum(g >= -points for g in gaps.values()),
+            "short": {d: g for d, g in gaps.items() if g < -points}}
 
 
 def paired_against(records: list[dict], datasets: list[str], method: str, baseline: str) -> dict:
@@ -169,6 +180,8 @@ def test_markdown(summary: dict, methods: list[str], settings: dict, run: dict) 
         _r2_cell(averages[m], bold=True) for m in methods) + " |")
     lines.append("| Friedman rank (1 = best) | " + " | ".join(
         _num(averages[m]["friedman_rank"], 2) for m in methods) + " |")
+    lines.append("| at, above or within 1 point of the paper | " + " | ".join(
+        _near_cell(averages[m].get("near_paper")) for m in methods) + " |")
     fr = summary["friedman"]
     if fr.get("p_value") is not None:
         lines += ["", f"Friedman test over {fr['n_datasets']} datasets: chi2 = {fr['statistic']:.2f}, "
@@ -208,6 +221,10 @@ def _paired_cells(test: dict) -> list[str]:
     p = "–" if test["p_value"] is None else "< 0.01" if test["p_value"] < 0.01 else f"{test['p_value']:.2f}"
     tp = "–" if test["t"] is None else f"{test['t']:+.2f}, {p}"
     return [f"{test['mean']:+.2f}{ci}", tp, f"{test['n_above']} of {test['n']}"]
+
+
+def _near_cell(near: dict | None) -> str:
+    return "–" if not near or not near["n"] else f"{near['n_near']} of {near['n']}"
 
 
 def _span(run: dict) -> str:

@@ -43,10 +43,12 @@ def test_the_bench_runs_end_to_end_on_two_small_slices_and_writes_json_and_markd
     against = saved["summary"]["against_rf"]
     assert set(against) == {"cart", "get", "get-polish", "get-linear"} and against["get"]["splits"]["n"] == 2
     assert against["get"]["paper"]["n"] == 2  # the paper's own GET minus RF on the same two datasets
+    assert saved["summary"]["averages"]["get-linear"]["near_paper"]["n"] == 2
     text = doc.read_text()
     assert text.startswith("# Benchmarks\n\n## Speed\n\nthe lead's section\n")
     assert "<!-- paper-table:start -->" in text and "<!-- paper-table:end -->" in text
     assert "| airfoil_self_noise |" in text and "(89.96)" in text
+    assert "| at, above or within 1 point of the paper | " in text
     assert result["markdown"] in text
 
 
@@ -116,6 +118,17 @@ def test_paired_test_against_the_forest_pairs_each_split_and_each_dataset_mean()
     low, high = datasets["ci95"]
     assert low < datasets["mean"] < high and low < 0  # three datasets: a +1.67 mean is not significant
     assert report.paired_against(records, ["a"], "get", "rf")["datasets"]["t"] is None  # one dataset: no test
+
+
+def test_near_paper_counts_datasets_at_above_or_within_one_point_of_the_paper():
+    cells = {"a": {"get": {"test_r2": 80.0, "paper_test_r2": 80.9}},  # within 1 point
+             "b": {"get": {"test_r2": 70.0, "paper_test_r2": 72.5}},  # 2.5 under
+             "c": {"get": {"test_r2": 91.0, "paper_test_r2": 90.0}},  # above
+             "d": {"get": {"test_r2": 50.0, "paper_test_r2": None}},  # no paper figure: not counted
+             "e": {"rf": {"test_r2": 60.0, "paper_test_r2": 61.0}}}  # the method did not run here
+    near = report.near_paper(cells, "get")
+    assert (near["n"], near["n_near"]) == (3, 2) and near["short"] == {"b": pytest.approx(-2.5)}
+    assert report.near_paper(cells, "get", points=3.0)["n_near"] == 3
 
 
 def test_split_and_scale_uses_training_statistics_only():
