@@ -87,16 +87,40 @@ def find_datasets(data_dir: Path, patterns: Iterable[str] | None = None) -> list
 
 
 def load_dataset(path: Path, max_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) from a CSV whose last column, named ``target``, is the target; at most ``max_rows`` random rows."""
+    """(X, y) from a CSV whose last column, named ``target``, is the target; at most ``max_rows`` random rows.
+
+    Exits with a message naming the file, column and row when the table is not complete numeric data (the paper's
+    protocol has no encoding or imputation step to apply, so the benchmark refuses rather than guesses)."""
     frame = pd.read_csv(path)
-    if frame.columns[-1] != "target":
-        raise ValueError(f"{path}: the last column must be named 'target'; got {frame.columns[-1]!r}")
+    problem = table_problem(frame)
+    if problem:
+        raise SystemExit(f"{path}: {problem}")
     X = frame.iloc[:, :-1].to_numpy(dtype=np.float64)
     y = frame["target"].to_numpy(dtype=np.float64)
     if max_rows is not None and len(y) > max_rows:
         keep = np.sort(np.random.default_rng(SUBSAMPLE_SEED).permutation(len(y))[:max_rows])
         X, y = X[keep], y[keep]
     return X, y
+
+
+def table_problem(frame: pd.DataFrame) -> str | None:
+    """Why a benchmark table cannot be used as it is, or None; rows are counted from 1 after the header."""
+    if frame.columns[-1] != "target":
+        return f"the last column must be the target, named 'target'; it is {frame.columns[-1]!r}: rename it or move it"
+    if frame.shape[1] < 2:
+        return "there is no feature column besides 'target'"
+    for column in frame.columns:
+        numbers = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
+        for bad, what in ((np.isnan(numbers) & frame[column].notna().to_numpy(), "is not a number"),
+                          (frame[column].isna().to_numpy(), "is missing"),
+                          (np.isinf(numbers), "is infinite")):
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                value = "" if what == "is missing" else f" ({frame[column].iloc[row]!r})"
+                n = int(bad.sum())
+                return (f"column {column!r}, row {row + 1}: the value{value} {what} ({n} row{'s' * (n > 1)} like it); "
+                        "the benchmark needs complete numeric data: encode, fill or drop them first")
+    return None
 
 
 def split_and_scale(X: np.ndarray, y: np.ndarray, seed: int):

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from bench import paper, report, sweep
@@ -118,6 +119,21 @@ def test_paired_test_against_the_forest_pairs_each_split_and_each_dataset_mean()
     low, high = datasets["ci95"]
     assert low < datasets["mean"] < high and low < 0  # three datasets: a +1.67 mean is not significant
     assert report.paired_against(records, ["a"], "get", "rf")["datasets"]["t"] is None  # one dataset: no test
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f: f.rename(columns={"target": "y"}), "the last column must be the target, named 'target'; it is 'y'"),
+    (lambda f: f.assign(a=f["a"].where(f.index != 5)), "column 'a', row 6: the value is missing \\(1 row like it\\)"),
+    (lambda f: f.assign(b=f["b"].astype(object).where(f.index % 10 != 7, "oops")),
+     "column 'b', row 8: the value \\('oops'\\) is not a number \\(3 rows like it\\)"),
+])
+def test_a_table_that_is_not_complete_numeric_data_is_refused_with_file_column_and_row(tmp_path, change, message):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(30, 3)), columns=["a", "b", "target"])
+    change(frame).to_csv(tmp_path / "mine.csv", index=False)
+    with pytest.raises(SystemExit, match=f"mine.csv: {message}"):
+        paper.main(["--data-dir", str(tmp_path), "--methods", "cart", "--budget", "tiny", "--no-doc",
+                    "--out", str(tmp_path / "out.json")])
 
 
 def test_near_paper_counts_datasets_at_above_or_within_one_point_of_the_paper():
