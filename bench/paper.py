@@ -35,10 +35,25 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 from bench import methods as M  # noqa: E402
 from bench import report, sweep  # noqa: E402
 from get_core import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION  # noqa: E402
+from get_core.tree import MAX_DEPTH  # noqa: E402
 
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
 DEFAULT_DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
+
+
+def int_in(low: int, high: int | None = None):
+    """An argparse type: an integer from ``low`` to ``high`` (no upper bound when None), refused with a message."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            bound = f"from {low} to {high}" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"expected an integer {bound}, got {text!r}")
+        return value
+    return parse
 
 
 def study_parser(doc: str, results: Path) -> argparse.ArgumentParser:
@@ -47,11 +62,12 @@ def study_parser(doc: str, results: Path) -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--datasets", nargs="+", help="dataset names or globs (default: all)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--seeds", nargs="+", type=int_in(0), default=[0])
     parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast")
-    parser.add_argument("--max-rows", type=int, help="use at most this many rows of each dataset (a fixed sample)")
+    parser.add_argument("--max-rows", type=int_in(sweep.MIN_ROWS),
+                        help="use at most this many rows of each dataset (a fixed sample)")
     parser.add_argument("--out", type=Path, default=results)
-    parser.add_argument("--threads", type=int, default=1, help="threads per fit (default 1, as bench/paper.py cells)")
+    parser.add_argument("--threads", type=int_in(1), default=1, help="threads per fit (default 1, as bench/paper.py cells)")
     parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
     return parser
 
@@ -71,12 +87,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
                         help="directory of CSV files, target = last column named 'target' (default: %(default)s)")
     parser.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or globs (default: all)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="split seeds (default: 0)")
+    parser.add_argument("--seeds", nargs="+", type=int_in(0), default=[0], help="split seeds (default: 0)")
     parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast",
                         help="GET budget: " + "; ".join(f"{b.name} = {b.n_starts} starts x {b.n_epochs} epochs"
                                                         for b in M.BUDGETS.values()) + " (default: fast)")
-    parser.add_argument("--starts", type=int, help="override the budget's number of starts")
-    parser.add_argument("--epochs", type=int, help="override the budget's epochs per alpha stage")
+    parser.add_argument("--starts", type=int_in(1), help="override the budget's number of starts")
+    parser.add_argument("--epochs", type=int_in(1), help="override the budget's epochs per alpha stage")
     parser.add_argument("--polish-in-cv", action=argparse.BooleanOptionalAction,
                         help="polish every tree of the depth search (default: the budget's choice: paper yes, "
                              "fast no = search without polish, then polish the chosen depth's tree)")
@@ -85,17 +101,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              f"--tables: {', '.join(M.TABLE_METHODS)} (default: all)")
     parser.add_argument("--tables", action="store_true",
                         help="training R2 at fixed depths (the paper's Tables 3 and 4) instead of test R2")
-    parser.add_argument("--depths", nargs="+", type=int, default=list(M.TABLE_DEPTHS),
+    parser.add_argument("--depths", nargs="+", type=int_in(1, MAX_DEPTH), default=list(M.TABLE_DEPTHS),
                         help="fixed depths for --tables (default: 2 4 8)")
-    parser.add_argument("--max-rows", type=int, help="use at most this many rows of each dataset (a fixed sample)")
+    parser.add_argument("--max-rows", type=int_in(sweep.MIN_ROWS),
+                        help="use at most this many rows of each dataset (a fixed sample)")
     parser.add_argument("--out", type=Path, help="summary JSON (default: bench/results/paper-BUDGET.json, or "
                                                  "tables-BUDGET.json); finished cells go to OUT-stem.cells-KEY.jsonl")
     parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="Markdown file to update (default: %(default)s)")
     parser.add_argument("--no-doc", action="store_true", help="do not touch the Markdown file")
     parser.add_argument("--section", help="marker name of the Markdown section to write (default: paper-table, or "
                                           "paper-training with --tables); other runs can keep their own section")
-    parser.add_argument("--jobs", type=int, default=1, help="parallel cells through joblib (default: 1)")
-    parser.add_argument("--threads", type=int,
+    parser.add_argument("--jobs", type=int_in(1), default=1, help="parallel cells through joblib (default: 1)")
+    parser.add_argument("--threads", type=int_in(1),
                         help="threads per cell (torch, BLAS; default 1: run cells side by side with --jobs instead; "
                              "threads help only on an idle machine)")
     parser.add_argument("--dask-scheduler", metavar="tcp://HOST:PORT",
@@ -105,8 +122,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing: write the JSON and Markdown from the cells finished so far")
     args = parser.parse_args(argv)
-    if args.jobs < 1:
-        parser.error("--jobs must be >= 1")
     methods = args.methods or list(M.TABLE_METHODS if args.tables else M.DEFAULT_METHODS)
     allowed = M.TABLE_METHODS if args.tables else tuple(M.METHODS)
     unknown = [m for m in methods if m not in allowed]

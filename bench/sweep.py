@@ -35,6 +35,7 @@ from get_core.optimize import MinMax
 
 TEST_SIZE = 0.25  # the paper's 75% train / 25% test
 SUBSAMPLE_SEED = 12345  # --max-rows keeps the same rows for every seed and method
+MIN_ROWS = 20  # fewest rows a dataset (or --max-rows) may have: 10 / 5 / 5 rows for search, validation and test
 RECORD_VERSION = 1
 
 
@@ -109,6 +110,8 @@ def table_problem(frame: pd.DataFrame) -> str | None:
         return f"the last column must be the target, named 'target'; it is {frame.columns[-1]!r}: rename it or move it"
     if frame.shape[1] < 2:
         return "there is no feature column besides 'target'"
+    if len(frame) < MIN_ROWS:
+        return f"only {len(frame)} rows; the protocol's 50/25/25 split needs at least {MIN_ROWS}"
     for column in frame.columns:
         numbers = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
         for bad, what in ((np.isnan(numbers) & frame[column].notna().to_numpy(), "is not a number"),

@@ -136,6 +136,18 @@ def test_a_table_that_is_not_complete_numeric_data_is_refused_with_file_column_a
                     "--out", str(tmp_path / "out.json")])
 
 
+@pytest.mark.parametrize("option, value, expected", [
+    ("--epochs", "0", ">= 1"), ("--starts", "0", ">= 1"), ("--seeds", "-1", ">= 0"), ("--max-rows", "5", ">= 20"),
+    ("--jobs", "0", ">= 1"), ("--threads", "0", ">= 1"), ("--depths", "13", "from 1 to 12"), ("--seeds", "x", ">= 0"),
+])
+def test_an_out_of_range_option_is_refused_before_anything_runs(tmp_path, capsys, option, value, expected):
+    with pytest.raises(SystemExit) as exit_:
+        paper.parse_args(["--out", str(tmp_path / "out.json"), option, value])
+    assert exit_.value.code == 2
+    assert f"argument {option}: expected an integer {expected}, got '{value}'" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
 def test_near_paper_counts_datasets_at_above_or_within_one_point_of_the_paper():
     cells = {"a": {"get": {"test_r2": 80.0, "paper_test_r2": 80.9}},  # within 1 point
              "b": {"get": {"test_r2": 70.0, "paper_test_r2": 72.5}},  # 2.5 under
