@@ -67,7 +67,8 @@ def study_parser(doc: str, results: Path) -> argparse.ArgumentParser:
     parser.add_argument("--max-rows", type=int_in(sweep.MIN_ROWS),
                         help="use at most this many rows of each dataset (a fixed sample)")
     parser.add_argument("--out", type=Path, default=results)
-    parser.add_argument("--threads", type=int_in(1), default=1, help="threads per fit (default 1, as bench/paper.py cells)")
+    parser.add_argument("--threads", type=int_in(1), default=1,
+                        help="threads per fit (default 1, as bench/paper.py cells)")
     parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
     return parser
 
