@@ -84,10 +84,11 @@ class ColumnInfo:
 
 
 # ---------------------------------------------------------------------------------------------------- reading
-def read_table(data: bytes, filename: str, *, delimiter: str | None = None) -> pd.DataFrame:
+def read_table(data: bytes, filename: str, *, delimiter: str | None = None, training: bool = True) -> pd.DataFrame:
     """Parse an uploaded file (CSV/TSV/TXT, Parquet, Excel .xlsx) into a DataFrame with unique string columns.
 
-    ``delimiter`` (CSV only) is one of ``DELIMITERS`` or None to detect it from the first lines.
+    ``delimiter`` (CSV only) is one of ``DELIMITERS`` or None to detect it from the first lines. A table to train
+    on (``training``) needs a target and a feature column and ``MIN_ROWS`` rows; rows to score need neither.
     """
     suffix = PurePath(filename).suffix.lower()
     if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
@@ -101,13 +102,13 @@ def read_table(data: bytes, filename: str, *, delimiter: str | None = None) -> p
     elif suffix == ".xls":
         raise DataError(f"'{filename}' is an old .xls workbook: save it as .xlsx or CSV and upload that.")
     elif suffix in (".csv", ".tsv", ".txt", ""):
-        df = _read_csv(data, filename, delimiter)
+        df = _read_csv(data, filename, delimiter, training)
     else:
         raise DataError(f"'{filename}' has an unsupported type '{suffix}': upload one of {', '.join(SUFFIXES)}.")
-    return _check_shape(df, filename)
+    return _check_shape(df, filename, training)
 
 
-def _read_csv(data: bytes, filename: str, delimiter: str | None) -> pd.DataFrame:
+def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool) -> pd.DataFrame:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -120,7 +121,7 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None) -> pd.DataFrame
     elif delimiter not in DELIMITERS:
         raise DataError(f"Unknown delimiter {delimiter!r}: choose one of {', '.join(map(repr, DELIMITERS))}.")
     header = next(csv.reader([lines[0]], delimiter=delimiter))
-    if len(header) < 2:
+    if len(header) < 2 and training:
         others = [d for d in DELIMITERS if d != delimiter and d in lines[0]]
         hint = (f"the header contains a {DELIMITERS[others[0]]} ({others[0]!r}): choose it as the delimiter"
                 if others else
@@ -195,7 +196,7 @@ def _check_unique(names: Sequence[str], filename: str) -> None:
         seen[name] = position
 
 
-def _check_shape(df: pd.DataFrame, filename: str) -> pd.DataFrame:
+def _check_shape(df: pd.DataFrame, filename: str, training: bool) -> pd.DataFrame:
     if df.shape[1] > MAX_COLUMNS:
         raise DataError(f"'{filename}' has {df.shape[1]} columns; the limit is {MAX_COLUMNS}: "
                         "keep the target and the features you need.")
@@ -204,7 +205,7 @@ def _check_shape(df: pd.DataFrame, filename: str) -> pd.DataFrame:
                         f"{MAX_ROWS:,} rows first.")
     if len(df) == 0:
         raise DataError(f"'{filename}' has a header but no data rows: add rows below the header.")
-    if len(df) < MIN_ROWS:
+    if len(df) < MIN_ROWS and training:
         raise DataError(f"'{filename}' has only {len(df)} data row{'s' if len(df) > 1 else ''}; "
                         f"GET needs at least {MIN_ROWS}: use a larger table.")
     return df
@@ -304,6 +305,18 @@ class Encoding:
         """X and y of the table's rows ``row_ids`` (0-based), encoded exactly as when the run was trained."""
         frame = df.iloc[row_ids].set_axis(np.asarray(row_ids) + 1, axis=0)
         return self.transform(frame), _as_float(frame[self.target])
+
+    def unseen_levels(self, df: pd.DataFrame) -> dict[str, tuple[int, tuple[str, ...]]]:
+        """Per categorical column of ``df``: (rows, distinct values) of values the training rows never had; such rows
+        are scored with all of that column's indicators at 0, which the user should be told."""
+        unseen = {}
+        for column, levels in self.categories.items():
+            if column in df.columns:
+                text = df[column].dropna().astype(str).str.strip()
+                new = text[~text.isin(levels)]
+                if len(new):
+                    unseen[column] = (len(new), tuple(sorted(new.unique())))
+        return unseen
 
     def transform(self, df: pd.DataFrame) -> np.ndarray:
         """X (n, len(feature_names)) for new rows; unseen categories get all-zero indicators."""

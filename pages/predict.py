@@ -42,13 +42,17 @@ def _upload(tree: ObliqueTree, encoding, target: str | None) -> None:
     if upload is None:
         return
     try:
-        table = data.read_table(upload.getvalue(), upload.name)
+        table = data.read_table(upload.getvalue(), upload.name, training=False)
         X = explain.rows_to_X(tree, table, encoding, target)
     except (data.DataError, explain.ColumnMismatch) as exc:
         st.error(f"{upload.name}: {exc}")
         return
     scored = _scored(tree, table, X)
     st.success(f"Scored {len(scored):,} rows.")
+    for column, (n, values) in (encoding.unseen_levels(table) if encoding is not None else {}).items():
+        st.warning(f"Column '{column}': {n:,} row{'s' * (n > 1)} hold{'s' * (n == 1)} "
+                   + ", ".join(f"'{v}'" for v in values[:5]) + (" ..." if len(values) > 5 else "")
+                   + f", never seen in training; scored with every '{column}=...' input at 0.")
     st.dataframe(scored.head(MAX_SHOWN), hide_index=True)
     if len(scored) > MAX_SHOWN:
         st.caption(f"Showing the first {MAX_SHOWN:,} rows; the CSV has all {len(scored):,}.")

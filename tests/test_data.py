@@ -50,6 +50,14 @@ def test_a_file_that_is_one_column_is_refused():
         data.read_table(content.encode(), "one.csv")
 
 
+def test_a_short_table_is_refused_for_training_but_read_as_rows_to_score():
+    with pytest.raises(DataError, match="'few.csv' has only 3 data rows; GET needs at least 20"):
+        data.read_table(b"a,b\n1,2\n3,4\n5,6\n", "few.csv")
+    assert data.read_table(b"a,b\n1,2\n3,4\n5,6\n", "few.csv", training=False).shape == (3, 2)
+    one = data.read_table(b"temp\n1.5\n2.5\n", "one.csv", training=False)  # a one-feature model's rows
+    assert list(one.columns) == ["temp"] and one["temp"].tolist() == [1.5, 2.5]
+
+
 @pytest.mark.parametrize("content", [b"", b"   \n\n"])
 def test_an_empty_file_is_refused(content):
     with pytest.raises(DataError, match="is empty"):
@@ -196,6 +204,14 @@ def test_fill_values_and_levels_are_learned_from_the_fit_rows_only(table):
     assert prepared.encoding.categories["colour"] == ("red",)
     assert prepared.X[36, prepared.feature_names.index("colour=red")] == 0.0  # unseen level: all indicators 0
     assert "violet" in data.prepare(table, spec(table, missing="impute")).encoding.categories["colour"]
+
+
+def test_values_a_model_never_saw_are_counted_per_column(table):
+    table.loc[:, "colour"] = "red"
+    encoding = data.prepare(table, spec(table)).encoding
+    rows = table.head(4).assign(colour=["red", " violet", "violet", "teal"])
+    assert encoding.unseen_levels(rows) == {"colour": (3, ("teal", "violet"))}
+    assert encoding.unseen_levels(table.head(4)) == {}
 
 
 def test_a_column_with_no_value_in_the_fit_rows_cannot_be_imputed(table):

@@ -3,11 +3,14 @@
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from get_core.data import DataSpec, to_parquet_bytes
+from get_core.runs import worker
 from get_core.runs.results import load_results
-from get_core.runs.store import RunStore
+from get_core.runs.store import RunStatus, RunStore
 from get_core.tree import ObliqueTree
 from get_core.views import node
 from tests.explorer_runs import finished_run
@@ -132,3 +135,22 @@ def test_predict_page_scores_one_typed_row(run_id, store):
     shown = {m.label: m.value for m in at.metric}
     assert float(shown["Prediction"]) == pytest.approx(tree.predict(np.array([values]))[0], rel=1e-5)
     assert int(shown["Leaf"]) == tree.apply(np.array([values]))[0]
+
+
+def test_predict_page_scores_uploaded_rows_and_warns_about_values_never_seen_in_training(store):
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"x": rng.random(120), "site": rng.choice(["north", "south"], 120)})
+    table["y"] = table["x"] + (table["site"] == "south")
+    spec = DataSpec(target="y", features=("x", "site"))
+    config = {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 10, "alpha_range": [5.0, 150.0],
+              "n_alphas": 2, "learning_rate": 0.01, "l1": 0.0, "polish": False, "device": "cpu"}
+    run_id = store.create_run({"config": config, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 0},
+                              to_parquet_bytes(table), "sites.csv", n_rows=120, n_features=2)
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    at = _page("predict", run=run_id)
+    rows = pd.DataFrame({"x": [0.1, 0.5, 0.9], "site": ["north", "east", "east"]})
+    at.file_uploader(key="predict_file").upload("rows.csv", rows.to_csv(index=False).encode(), "text/csv").run()
+    _ok(at)
+    assert at.success[0].value == "Scored 3 rows."
+    assert [w.value for w in at.warning] == [
+        "Column 'site': 2 rows hold 'east', never seen in training; scored with every 'site=...' input at 0."]
