@@ -50,24 +50,24 @@ class GETConfig:
     def validate(self) -> None:
         """Raise ValueError naming the first bad parameter."""
         checks = [
-            (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= MAX_DEPTH,
-             f"depth must be an integer from 1 to {MAX_DEPTH}"),
-            (self.leaf in ("constant", "linear"), "leaf must be 'constant' or 'linear'"),
-            (self.linear_leaves in LINEAR_LEAF_RULES, f"linear_leaves must be one of {LINEAR_LEAF_RULES}"),
-            (isinstance(self.clip_leaves, (bool, np.bool_)), "clip_leaves must be True or False"),
-            (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1, "n_starts must be an integer >= 1"),
-            (isinstance(self.n_epochs, (int, np.integer)) and self.n_epochs >= 1, "n_epochs must be an integer >= 1"),
-            (isinstance(self.n_alphas, (int, np.integer)) and self.n_alphas >= 1, "n_alphas must be an integer >= 1"),
-            (len(tuple(self.alpha_range)) == 2 and 0 < self.alpha_range[0] <= self.alpha_range[1],
-             "alpha_range must be (min, max) with 0 < min <= max"),
-            (self.learning_rate > 0, "learning_rate must be > 0"),
-            (self.l1 >= 0, "l1 must be >= 0"),
-            (self.device in ("auto", "cpu", "cuda"), "device must be 'auto', 'cpu' or 'cuda'"),
-            (self.fixed_alpha is None or self.fixed_alpha > 0, "fixed_alpha must be > 0"),
+            (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= MAX_DEPTH, "depth",
+             f"an integer from 1 to {MAX_DEPTH}"),
+            (self.leaf in ("constant", "linear"), "leaf", "'constant' or 'linear'"),
+            (self.linear_leaves in LINEAR_LEAF_RULES, "linear_leaves", f"one of {LINEAR_LEAF_RULES}"),
+            (isinstance(self.clip_leaves, (bool, np.bool_)), "clip_leaves", "True or False"),
+            (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1, "n_starts", "an integer >= 1"),
+            (isinstance(self.n_epochs, (int, np.integer)) and self.n_epochs >= 1, "n_epochs", "an integer >= 1"),
+            (isinstance(self.n_alphas, (int, np.integer)) and self.n_alphas >= 1, "n_alphas", "an integer >= 1"),
+            (len(tuple(self.alpha_range)) == 2 and 0 < self.alpha_range[0] <= self.alpha_range[1], "alpha_range",
+             "(min, max) with 0 < min <= max"),
+            (self.learning_rate > 0, "learning_rate", "> 0"),
+            (self.l1 >= 0, "l1", ">= 0"),
+            (self.device in ("auto", "cpu", "cuda"), "device", "'auto', 'cpu' or 'cuda'"),
+            (self.fixed_alpha is None or self.fixed_alpha > 0, "fixed_alpha", "None or > 0"),
         ]
-        for ok, message in checks:
+        for ok, name, expected in checks:
             if not ok:
-                raise ValueError(f"{message}; got {self!r}")
+                raise ValueError(f"{name} must be {expected}; got {getattr(self, name)!r}")
 
 
 @dataclass(frozen=True)

@@ -140,10 +140,12 @@ def test_stage_alphas_stay_in_range_and_ascend(alpha_range, n_alphas):
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(depth=13), "depth"), (dict(leaf="cubic"), "leaf"), (dict(n_starts=0), "n_starts"),
-    (dict(alpha_range=(10, 5)), "alpha_range"), (dict(device="tpu"), "device"),
+    (dict(depth=13), "depth must be an integer from 1 to 12; got 13$"), (dict(leaf="cubic"), "leaf must be"),
+    (dict(n_starts=0), "n_starts must be an integer >= 1; got 0$"),
+    (dict(alpha_range=(10, 5)), "alpha_range must be \\(min, max\\) with 0 < min <= max; got \\(10, 5\\)$"),
+    (dict(device="tpu"), "device must be 'auto', 'cpu' or 'cuda'; got 'tpu'$"),
 ])
-def test_bad_configuration_is_refused_naming_the_parameter(bad, message):
+def test_bad_configuration_is_refused_naming_the_parameter_and_its_value(bad, message):
     with pytest.raises(ValueError, match=message):
         train(np.random.rand(20, 2), np.random.rand(20), GETConfig(**bad))
 
