@@ -44,6 +44,7 @@ DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx", ".xlsm")
 MISSING_MARKERS = ["?"]  # besides pandas' defaults (empty, NA, NaN, null, ...); UCI files mark missing with "?"
 MISSING_POLICIES = ("drop", "impute")
+_DECIMAL_COMMA = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][-+]?\d+)?")
 _DATE_LIKE = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
                         r"([ T]\d{1,2}:\d{2}.*)?\s*$")
 
@@ -144,6 +145,25 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     except pd.errors.EmptyDataError:
         raise DataError(f"'{filename}' is empty: choose a file with a header row and data rows.") from None
     df.columns = [str(c).strip() for c in df.columns]
+    return _decimal_commas(df) if delimiter != "," else df
+
+
+def _decimal_commas(df: pd.DataFrame) -> pd.DataFrame:
+    """Columns written with a decimal comma (``1,5``, ``-1.234,5``: the CSV export of European spreadsheets, which
+    separate fields with ";") become numbers; their names go to ``df.attrs["decimal_comma"]`` so the page can say
+    so. Only for other delimiters than the comma, where ``1,234`` would more likely be a thousands separator."""
+    converted = []
+    for column in df.columns:
+        if pd.api.types.is_numeric_dtype(df[column]):
+            continue
+        text = df[column].astype("string").str.strip()
+        present = text.dropna()
+        if len(present) and present.str.contains(",", regex=False).any() and present.str.fullmatch(
+                _DECIMAL_COMMA).all():
+            numbers = text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
+            df[column] = pd.to_numeric(numbers).astype(np.float64)
+            converted.append(column)
+    df.attrs["decimal_comma"] = converted
     return df
 
 

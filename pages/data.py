@@ -34,6 +34,9 @@ def data_page() -> None:
     infos = data.describe_columns(df)
     st.caption(f"**{dataset['name']}**: {len(df):,} rows × {df.shape[1]} columns. Row numbers in messages count "
                "data rows from 1 (the header is not a row).")
+    if df.attrs.get("decimal_comma"):
+        st.caption("Numbers with a decimal comma were read in "
+                   + ", ".join(f"'{c}'" for c in df.attrs["decimal_comma"]) + " (e.g. 1.234,5 = 1234.5).")
     with st.expander("Preview (first 100 rows)", expanded=False):
         st.dataframe(df.head(100), hide_index=True)
     st.dataframe(_column_table(infos), hide_index=True)

@@ -39,6 +39,22 @@ def test_the_delimiter_is_detected(table, sep):
     assert list(df.columns) == list(table.columns) and len(df) == len(table)
 
 
+def test_decimal_commas_are_read_as_numbers_where_fields_are_not_comma_separated():
+    text = "temp;pressure;site;y\n" + "\n".join(f"{20 + i / 4:.2f};{1000 + i:.1f};{'ab'[i % 2]};{i / 8:.3f}".replace(
+        ".", ",") for i in range(25)) + "\n;1.234,5;a;-2,5e3\n"
+    df = data.read_table(text.encode(), "european.csv")
+    assert df.attrs["decimal_comma"] == ["temp", "pressure", "y"]
+    assert df["temp"].iloc[1] == 20.25 and np.isnan(df["temp"].iloc[25])
+    assert df["pressure"].iloc[25] == 1234.5 and df["y"].iloc[25] == -2500.0  # a thousands dot, an exponent
+    assert data.column_kind(df["site"]) is ColumnKind.CATEGORICAL
+    assert data.column_kind(df["y"]) is ColumnKind.NUMERIC
+
+
+def test_a_comma_inside_quotes_of_a_comma_separated_file_is_not_a_decimal_comma():
+    df = data.read_table(b'a,b\n' + b'"1,234",1\n"2,500",2\n' * 12, "us.csv")
+    assert not df.attrs.get("decimal_comma") and df["a"].iloc[0] == "1,234"
+
+
 def test_a_wrong_delimiter_names_the_right_one(table):
     with pytest.raises(DataError, match="semicolon"):
         data.read_table(csv_bytes(table, ";"), "t.csv", delimiter=",")

@@ -96,6 +96,16 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     assert table["id"].tolist() == [1] and table["status"].iloc[0].endswith("FINISHED")
 
 
+def test_a_semicolon_file_with_decimal_commas_is_read_as_numbers_and_said_so(db):
+    table = pd.read_csv(EXAMPLE).head(60)
+    content = table.to_csv(index=False, sep=";", decimal=",").encode()
+    at = upload(app(), "european.csv", content)
+    assert_no_traceback(at)
+    assert any("Numbers with a decimal comma were read in" in c and "'target'" in c for c in texts(at, "caption"))
+    assert any(f"Ready: 60 rows, {table.shape[1] - 1} model inputs, target 'target'" in s
+               for s in texts(at, "success"))
+
+
 def test_linear_leaves_offer_their_rule_and_the_run_trains_with_it(db):
     at = upload(app(), "sound.csv", small_csv())
     at.switch_page("pages/train.py").run()
