@@ -82,6 +82,7 @@ class ColumnInfo:
     minimum: float | None  # numeric columns only
     maximum: float | None
     example: str
+    row_index: bool = False  # numbers 0, 1, 2, ... (or 1, 2, 3, ...) in file order: a saved row index, not data
 
 
 # ---------------------------------------------------------------------------------------------------- reading
@@ -267,8 +268,16 @@ def describe_columns(df: pd.DataFrame) -> list[ColumnInfo]:
         values = series.dropna()
         infos.append(ColumnInfo(name=str(name), kind=kind, n_missing=int(series.isna().sum()),
                                 n_distinct=int(values.astype(str).nunique()), minimum=minimum, maximum=maximum,
-                                example=str(values.iloc[0])[:40] if len(values) else ""))
+                                example=str(values.iloc[0])[:40] if len(values) else "",
+                                row_index=kind is ColumnKind.NUMERIC and _counts_rows(series)))
     return infos
+
+
+def _counts_rows(series: pd.Series) -> bool:
+    """True for 0, 1, 2, ... or 1, 2, 3, ... in file order: what ``DataFrame.to_csv`` writes as its index column. A
+    tree split on it learns the file's order, so the Data page does not offer it as a feature by default."""
+    numbers = _as_float(series)
+    return len(numbers) >= 2 and numbers[0] in (0.0, 1.0) and bool(np.all(np.diff(numbers) == 1.0))
 
 
 def default_target(infos: Sequence[ColumnInfo]) -> str | None:

@@ -55,6 +55,15 @@ def test_a_comma_inside_quotes_of_a_comma_separated_file_is_not_a_decimal_comma(
     assert not df.attrs.get("decimal_comma") and df["a"].iloc[0] == "1,234"
 
 
+def test_a_saved_row_index_is_recognised(table):
+    table.insert(0, "Unnamed: 0", range(len(table)))
+    table["from_one"] = range(1, len(table) + 1)
+    table["shuffled"] = np.random.default_rng(0).permutation(len(table))
+    index = {i.name: i.row_index for i in data.describe_columns(table)}
+    assert index == {"Unnamed: 0": True, "temp": False, "colour": False, "count": False, "y": False,
+                     "from_one": True, "shuffled": False}
+
+
 def test_a_wrong_delimiter_names_the_right_one(table):
     with pytest.raises(DataError, match="semicolon"):
         data.read_table(csv_bytes(table, ";"), "t.csv", delimiter=",")

@@ -106,6 +106,15 @@ def test_a_semicolon_file_with_decimal_commas_is_read_as_numbers_and_said_so(db)
                for s in texts(at, "success"))
 
 
+def test_a_saved_row_index_is_not_offered_as_a_feature_by_default(db):
+    table = pd.read_csv(EXAMPLE).head(60)
+    at = upload(app(), "indexed.csv", table.to_csv().encode())  # pandas writes its index as an unnamed column
+    assert_no_traceback(at)
+    assert any("Not offered by default: 'Unnamed: 0', which counts the rows" in i for i in texts(at, "info"))
+    features = widget(at.multiselect, "Features").value
+    assert "Unnamed: 0" not in features and len(features) == table.shape[1] - 1
+
+
 def test_linear_leaves_offer_their_rule_and_the_run_trains_with_it(db):
     at = upload(app(), "sound.csv", small_csv())
     at.switch_page("pages/train.py").run()
