@@ -42,6 +42,7 @@ MIN_ROWS = 20
 
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx", ".xlsm")
+SNIFF_CHARS = 65_536  # the start of a text file read to find its delimiter and header
 MISSING_MARKERS = ["?"]  # besides pandas' defaults (empty, NA, NaN, null, ...); UCI files mark missing with "?"
 MISSING_POLICIES = ("drop", "impute")
 _DECIMAL_COMMA = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][-+]?\d+)?")
@@ -117,20 +118,20 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
         text = data.decode("latin-1")  # every byte sequence decodes; Excel's "CSV" export often is cp1252
     if "\x00" in text[:4096]:
         raise DataError(f"'{filename}' is not a text file: upload CSV, Parquet or Excel (.xlsx).")
-    lines = [line for line in text.splitlines() if line.strip()][:50]
+    sample = text if len(text) <= SNIFF_CHARS else text[:SNIFF_CHARS].rsplit("\n", 1)[0]
     if delimiter is None:
-        delimiter = _sniff_delimiter(lines)
+        delimiter = _sniff_delimiter(sample)
     elif delimiter not in DELIMITERS:
         raise DataError(f"Unknown delimiter {delimiter!r}: choose one of {', '.join(map(repr, DELIMITERS))}.")
-    header = next(csv.reader([lines[0]], delimiter=delimiter))
+    header = _records(sample, delimiter)[0]
     if len(header) < 2 and training:
-        others = [d for d in DELIMITERS if d != delimiter and d in lines[0]]
+        others = [d for d in DELIMITERS if d != delimiter and d in header[0]]
         hint = (f"the header contains a {DELIMITERS[others[0]]} ({others[0]!r}): choose it as the delimiter"
                 if others else
                 "GET needs a target and at least one feature column; check the file's delimiter")
         raise DataError(f"Only one column ('{header[0].strip()[:60]}') was found using the "
                         f"{DELIMITERS[delimiter]} delimiter; {hint}.")
-    _check_unique([h.strip() for h in header], filename)
+    _check_unique([_column_name(h) for h in header], filename)
     try:
         df = pd.read_csv(io.StringIO(text), sep=delimiter, na_values=MISSING_MARKERS, skipinitialspace=True,
                          nrows=MAX_ROWS + 1, engine="c", low_memory=False)
@@ -145,8 +146,14 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
                         "check the delimiter and quoting.") from None
     except pd.errors.EmptyDataError:
         raise DataError(f"'{filename}' is empty: choose a file with a header row and data rows.") from None
-    df.columns = [str(c).strip() for c in df.columns]
+    df.columns = [_column_name(c) for c in df.columns]
     return _decimal_commas(df) if delimiter != "," else df
+
+
+def _column_name(name: Any) -> str:
+    """A header cell as the app shows it: one line, single spaces (a wrapped spreadsheet header must not break the
+    rules, the diagram or generated code comments)."""
+    return re.sub(r"\s+", " ", str(name)).strip()
 
 
 def _decimal_commas(df: pd.DataFrame) -> pd.DataFrame:
@@ -168,14 +175,28 @@ def _decimal_commas(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _sniff_delimiter(lines: Sequence[str]) -> str:
-    """The candidate that splits every sampled line into the same number (>1) of fields, most fields first."""
+def _sniff_delimiter(sample: str) -> str:
+    """The candidate that splits every sampled record into the same number (>1) of fields, most fields first."""
     best, best_fields = ",", 1
     for delimiter in DELIMITERS:
-        counts = {len(row) for row in csv.reader(lines, delimiter=delimiter)}
+        counts = {len(row) for row in _records(sample, delimiter)}
         if len(counts) == 1 and (fields := counts.pop()) > best_fields:
             best, best_fields = delimiter, fields
     return best
+
+
+def _records(sample: str, delimiter: str, limit: int = 50) -> list[list[str]]:
+    """The first non-blank CSV records of ``sample``; a record may span lines (a quoted header cell that wraps)."""
+    records = []
+    try:
+        for row in csv.reader(io.StringIO(sample), delimiter=delimiter):
+            if any(cell.strip() for cell in row):
+                records.append(row)
+                if len(records) == limit:
+                    break
+    except csv.Error:  # an unbalanced quote under this delimiter: what was read so far still counts
+        pass
+    return records or [[""]]
 
 
 def _read_parquet(data: bytes, filename: str) -> pd.DataFrame:
@@ -186,9 +207,9 @@ def _read_parquet(data: bytes, filename: str) -> pd.DataFrame:
         table = pq.read_table(io.BytesIO(data))
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"'{filename}' is not a readable Parquet file ({exc}).") from None
-    _check_unique([str(n) for n in table.column_names], filename)
+    _check_unique([_column_name(n) for n in table.column_names], filename)
     df = table.to_pandas()
-    df.columns = [str(c).strip() for c in df.columns]
+    df.columns = [_column_name(c) for c in df.columns]
     return df.reset_index(drop=True)
 
 
@@ -201,7 +222,7 @@ def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
     raw = raw.dropna(how="all").dropna(axis=1, how="all")
     if raw.empty:
         raise DataError(f"'{filename}' is empty: its first sheet has no header row and data rows.")
-    header = [str(v).strip() for v in raw.iloc[0]]
+    header = [_column_name(v) for v in raw.iloc[0]]
     _check_unique(header, filename)
     df = raw.iloc[1:].reset_index(drop=True)
     df.columns = header

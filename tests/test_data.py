@@ -75,6 +75,14 @@ def test_a_file_that_is_one_column_is_refused():
         data.read_table(content.encode(), "one.csv")
 
 
+def test_a_wrapped_header_becomes_one_line_and_names_that_then_clash_are_refused():
+    rows = "".join(f"{i},{2 * i},{i % 3}\n" for i in range(25))
+    df = data.read_table(('"wind\n  speed ",temp,y\n' + rows).encode(), "wrapped.csv")
+    assert list(df.columns) == ["wind speed", "temp", "y"]
+    with pytest.raises(DataError, match="Column name 'wind speed' appears twice"):
+        data.read_table(('"wind\nspeed","wind speed",y\n' + rows).encode(), "clash.csv")
+
+
 def test_a_short_table_is_refused_for_training_but_read_as_rows_to_score():
     with pytest.raises(DataError, match="'few.csv' has only 3 data rows; GET needs at least 20"):
         data.read_table(b"a,b\n1,2\n3,4\n5,6\n", "few.csv")
