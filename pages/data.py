@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from get_core import data
+from get_core.encoding import DataSpec, Prepared, prepare
 from pages import common
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
@@ -42,7 +43,7 @@ def data_page() -> None:
     st.dataframe(_column_table(infos), hide_index=True)
     spec = _choose_columns(dataset, infos)
     try:
-        prepared = data.prepare(df, spec)
+        prepared = prepare(df, spec)
     except data.DataError as exc:
         st.session_state.pop("data_ready", None)
         st.error(str(exc))
@@ -95,7 +96,7 @@ def _column_table(infos: list[data.ColumnInfo]) -> pd.DataFrame:
         "min": [i.minimum for i in infos], "max": [i.maximum for i in infos], "example": [i.example for i in infos]})
 
 
-def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> data.DataSpec:
+def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> DataSpec:
     token, names = dataset["token"], [i.name for i in infos]
     kinds = {i.name: i.kind for i in infos}
     saved = st.session_state.get("data_choices", {})
@@ -128,10 +129,10 @@ def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> data.DataSpe
                        key=f"missing-{token}")
     st.session_state["data_choices"] = {"token": token, "target": target, "features": features,
                                         "categorical": categorical, "missing": missing}
-    return data.DataSpec(target=target, features=tuple(features), categorical=tuple(categorical), missing=missing)
+    return DataSpec(target=target, features=tuple(features), categorical=tuple(categorical), missing=missing)
 
 
-def _show_prepared(prepared: data.Prepared) -> None:
+def _show_prepared(prepared: Prepared) -> None:
     columns = st.columns(4)
     columns[0].metric("Rows used", f"{len(prepared.y):,}")
     columns[1].metric("Dropped: no target", prepared.n_target_missing)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from get_core import compare
-from get_core.data import DataSpec, prepare, to_parquet_bytes
+from get_core.data import to_parquet_bytes
+from get_core.encoding import DataSpec, prepare
 from get_core.runs.store import RunStatus, RunStore
 from get_core.runs.worker import regression_scores, split_rows
 from tests.trees import make_tree

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from get_core import data
-from get_core.data import ColumnKind, DataError, DataSpec
+from get_core.data import ColumnKind, DataError
+from get_core.encoding import DataSpec, Encoding, prepare
 
 
 def csv_bytes(df: pd.DataFrame, sep: str = ",") -> bytes:
@@ -183,7 +184,7 @@ def test_the_default_target_is_the_column_named_target_else_the_last_numeric(tab
 
 # ------------------------------------------------------------------------------------------ encoding
 def test_categorical_columns_are_one_hot_encoded_and_shown_by_name(table):
-    prepared = data.prepare(table, spec(table))
+    prepared = prepare(table, spec(table))
     assert prepared.feature_names == ["temp", "colour=blue", "colour=green", "colour=red", "count"]
     one_hot = prepared.X[:, 1:4]
     assert np.all(one_hot.sum(axis=1) == 1)
@@ -192,13 +193,13 @@ def test_categorical_columns_are_one_hot_encoded_and_shown_by_name(table):
 
 
 def test_numeric_codes_can_be_one_hot_encoded_on_request(table):
-    prepared = data.prepare(table, spec(table, categorical=("count",)))
+    prepared = prepare(table, spec(table, categorical=("count",)))
     assert [n for n in prepared.feature_names if n.startswith("count=")] == [f"count={i}" for i in range(5)]
 
 
 def test_the_encoding_transforms_new_rows_like_the_training_rows(table):
-    prepared = data.prepare(table, spec(table))
-    encoding = data.Encoding.from_dict(prepared.encoding.to_dict())
+    prepared = prepare(table, spec(table))
+    encoding = Encoding.from_dict(prepared.encoding.to_dict())
     np.testing.assert_array_equal(encoding.transform(table), prepared.X)
     unseen = table.head(2).assign(colour=["purple", "red"])
     assert encoding.transform(unseen)[0, 1:4].tolist() == [0, 0, 0]
@@ -208,7 +209,7 @@ def test_missing_features_are_dropped_with_counts(table):
     table.loc[[3, 7], "temp"] = np.nan
     table.loc[7, "colour"] = np.nan
     table.loc[11, "y"] = np.nan
-    prepared = data.prepare(table, spec(table, missing="drop"))
+    prepared = prepare(table, spec(table, missing="drop"))
     assert (prepared.n_target_missing, prepared.n_dropped, len(prepared.y)) == (1, 2, 37)
     assert 3 not in prepared.row_ids and 11 not in prepared.row_ids
 
@@ -217,7 +218,7 @@ def test_missing_features_are_imputed_with_median_and_most_frequent_value(table)
     table.loc[[3, 7], "temp"] = np.nan
     table.loc[[4], "colour"] = np.nan
     table.loc[11, "y"] = np.nan  # a missing target is never imputed
-    prepared = data.prepare(table, spec(table, missing="impute"))
+    prepared = prepare(table, spec(table, missing="impute"))
     assert (prepared.n_target_missing, prepared.n_dropped, len(prepared.y)) == (1, 0, 39)
     assert prepared.imputed == {"temp": 2, "colour": 1}
     median = table.drop(index=11)["temp"].median()
@@ -232,16 +233,16 @@ def test_fill_values_and_levels_are_learned_from_the_fit_rows_only(table):
     table.loc[:34, "colour"] = "red"
     table.loc[36, "colour"] = "violet"  # a level only outside the fit rows
     fit = np.arange(35)
-    prepared = data.prepare(table, spec(table, missing="impute"), fit_rows=fit)
+    prepared = prepare(table, spec(table, missing="impute"), fit_rows=fit)
     assert prepared.encoding.impute["temp"] == pytest.approx(table.loc[:34, "temp"].median())
     assert prepared.encoding.categories["colour"] == ("red",)
     assert prepared.X[36, prepared.feature_names.index("colour=red")] == 0.0  # unseen level: all indicators 0
-    assert "violet" in data.prepare(table, spec(table, missing="impute")).encoding.categories["colour"]
+    assert "violet" in prepare(table, spec(table, missing="impute")).encoding.categories["colour"]
 
 
 def test_values_a_model_never_saw_are_counted_per_column(table):
     table.loc[:, "colour"] = "red"
-    encoding = data.prepare(table, spec(table)).encoding
+    encoding = prepare(table, spec(table)).encoding
     rows = table.head(4).assign(colour=["red", " violet", "violet", "teal"])
     assert encoding.unseen_levels(rows) == {"colour": (3, ("teal", "violet"))}
     assert encoding.unseen_levels(table.head(4)) == {}
@@ -250,13 +251,13 @@ def test_values_a_model_never_saw_are_counted_per_column(table):
 def test_a_column_with_no_value_in_the_fit_rows_cannot_be_imputed(table):
     table.loc[:9, "temp"] = np.nan
     with pytest.raises(DataError, match="Column 'temp' has no value in the rows used for training") as error:
-        data.prepare(table, spec(table, missing="impute"), fit_rows=np.arange(10))
+        prepare(table, spec(table, missing="impute"), fit_rows=np.arange(10))
     assert error.value.column == "temp"
 
 
 def test_a_non_numeric_target_is_refused(table):
     with pytest.raises(DataError, match="Target 'colour' is not numeric.*choose a numeric target") as error:
-        data.prepare(table, spec(table, target="colour"))
+        prepare(table, spec(table, target="colour"))
     assert error.value.column == "colour"
 
 
@@ -264,19 +265,19 @@ def test_a_target_with_a_stray_word_names_its_row(table):
     table["y"] = table["y"].astype(object)
     table.loc[6, "y"] = "n.a."
     with pytest.raises(DataError, match="Target 'y'.*row 7 has 'n.a.'"):
-        data.prepare(table, spec(table))
+        prepare(table, spec(table))
 
 
 def test_a_constant_target_is_refused(table):
     table["y"] = 2.5
     with pytest.raises(DataError, match="same value \\(2.5\\) in every usable row"):
-        data.prepare(table, spec(table))
+        prepare(table, spec(table))
 
 
 def test_an_all_missing_column_is_refused_by_name(table):
     table["blank"] = np.nan
     with pytest.raises(DataError, match="'blank' \\(empty\\) cannot be used as feature") as error:
-        data.prepare(table, spec(table))
+        prepare(table, spec(table))
     assert error.value.column == "blank"
 
 
@@ -284,20 +285,20 @@ def test_text_and_datetime_columns_are_refused_by_name(table):
     table["note"] = [f"free text {i}" for i in range(len(table))]
     table["day"] = pd.date_range("2024-01-01", periods=len(table)).astype(str)
     with pytest.raises(DataError, match="'note' \\(text\\), 'day' \\(datetime\\) cannot be used as features"):
-        data.prepare(table, spec(table))
+        prepare(table, spec(table))
 
 
 def test_an_infinite_value_names_its_row(table):
     table.loc[4, "temp"] = np.inf
     with pytest.raises(DataError, match="'temp' is infinite in row 5"):
-        data.prepare(table, spec(table))
+        prepare(table, spec(table))
 
 
 def test_too_few_rows_after_dropping_says_how_to_keep_them(table):
     table.loc[: len(table) - 10, "temp"] = np.nan
     table.loc[0, "temp"] = np.nan
     with pytest.raises(DataError, match="Only 9 usable rows.*choose 'impute'"):
-        data.prepare(table, spec(table))
+        prepare(table, spec(table))
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -308,13 +309,13 @@ def test_too_few_rows_after_dropping_says_how_to_keep_them(table):
 ])
 def test_invalid_choices_are_refused(table, bad, message):
     with pytest.raises(DataError, match=message):
-        data.prepare(table, bad)
+        prepare(table, bad)
 
 
 def test_too_many_categories_are_refused(table, monkeypatch):
     monkeypatch.setattr(data, "MAX_CATEGORIES", 2)
     with pytest.raises(DataError, match="'colour'"):
-        data.prepare(table, spec(table))
+        prepare(table, spec(table))
 
 
 def test_parquet_bytes_round_trip_and_fingerprint_is_sha256(table):

@@ -13,7 +13,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from get_core import schedule
-from get_core.data import Encoding, from_parquet_bytes
+from get_core.data import from_parquet_bytes
+from get_core.encoding import Encoding
 from get_core.runs.store import Run, RunStore, StoreError
 from get_core.tree import ModelFormatError, ObliqueTree
 

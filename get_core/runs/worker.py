@@ -1,7 +1,7 @@
 """The worker: ``python -m get_core.runs.worker RUN_ID`` trains one run in its own process.
 
 It loads the run's parameters and dataset from the store (``GET_EXPLORER_DB``), splits the usable rows train/test
-with the run's seed, encodes them with ``get_core.data.prepare`` (fill values and category levels learned from the
+with the run's seed, encodes them with ``get_core.encoding.prepare`` (fill values and category levels learned from the
 training rows only), trains GET, fits the baselines of issue 5 (CART of
 the same depth and a random forest, when ``get_core.compare.fit_baselines`` exists), and writes everything back:
 heartbeats, progress and metrics while training; artifacts ``encoding``, ``split``, ``model``, ``predictions``,
@@ -142,7 +142,8 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
 
 
 def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
-    from get_core.data import DataSpec, from_parquet_bytes, prepare
+    from get_core.data import from_parquet_bytes
+    from get_core.encoding import DataSpec, prepare
     from get_core.optimize import GETConfig, train
 
     params = run.params

@@ -12,7 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from get_core.data import DataError, Encoding
+from get_core.data import DataError
+from get_core.encoding import Encoding
 from get_core.tree import ObliqueTree
 from get_core.views import labels
 

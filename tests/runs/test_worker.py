@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from get_core import data
+from get_core.encoding import DataSpec, Encoding
 from get_core.runs import launch, worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
@@ -32,7 +33,7 @@ def submit(store: RunStore, config: dict, rows: int = 300, dispatch: bool = Fals
     """Queue a run (seed 3) on ``table``, by default the first ``rows`` rows of the airfoil example; with
     ``dispatch`` also start its worker."""
     table = example(rows) if table is None else table
-    spec = data.DataSpec(target="target", features=tuple(c for c in table.columns if c != "target"), missing=missing)
+    spec = DataSpec(target="target", features=tuple(c for c in table.columns if c != "target"), missing=missing)
     params = {"config": config, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 3}
     run_id = store.create_run(params, data.to_parquet_bytes(table), EXAMPLE.name, n_rows=len(table),
                               n_features=len(spec.features))
@@ -93,7 +94,7 @@ def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
     split, predictions = store.get_json(run_id, "split"), store.get_json(run_id, "predictions")
     assert len(split["train"]) + len(split["test"]) == run.n_rows and split["seed"] == 3
     table = data.from_parquet_bytes(store.get_dataset(run_id).data)
-    encoding = data.Encoding.from_dict(store.get_json(run_id, "encoding"))
+    encoding = Encoding.from_dict(store.get_json(run_id, "encoding"))
     X_test = encoding.transform(table.iloc[split["test"]])
     np.testing.assert_allclose(tree.predict(X_test), predictions["y_pred"])
     metrics = store.list_metrics(run_id)
@@ -114,7 +115,7 @@ def test_the_encoding_learns_fill_values_and_levels_from_the_training_rows_only(
     assert table.loc[train, column].median() != table[column].median()
     run_id = submit(store, TINY, table=table, missing="impute")
     assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
-    encoding = data.Encoding.from_dict(store.get_json(run_id, "encoding"))
+    encoding = Encoding.from_dict(store.get_json(run_id, "encoding"))
     assert encoding.impute[column] == pytest.approx(table.loc[train, column].median())
     assert encoding.categories["site"] == ("north",)
     results = load_results(store, run_id)  # the stored encoding rebuilds the rows the run was scored on

@@ -182,7 +182,7 @@ def test_align_columns_explains_mismatches(frame, message):
 
 
 def test_rows_to_x_uses_the_runs_encoding_and_names_bad_columns():
-    from get_core.data import DataSpec, prepare
+    from get_core.encoding import DataSpec, prepare
 
     frame = pd.DataFrame({"temp": [1.0, 2.0, 3.0] * 10, "site": ["a", "b", "a"] * 10, "y": np.arange(30.0)})
     encoding = prepare(frame, DataSpec(target="y", features=("temp", "site"))).encoding

@@ -1,0 +1,276 @@
+"""Columns in, model inputs out: the user's choices (``DataSpec``), validated against the table and encoded.
+
+``prepare`` checks the target and the features (every refusal a ``DataError`` naming the column or row), drops rows
+with a missing target (a made-up target would be trained on), drops or imputes rows with a missing feature
+(median for numeric, most frequent value for categorical, as chosen) and one-hot encodes categorical columns. A run
+learns its fill values and category levels from its training rows only (``prepare(..., fit_rows=...)``) and stores
+that ``Encoding``, which rebuilds its rows and encodes new ones (the Predict page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from get_core.data import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
+                           first_non_number)
+
+MISSING_POLICIES = ("drop", "impute")
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """The user's choices on the Data page; stored with each run so the worker rebuilds X and y exactly."""
+
+    target: str
+    features: tuple[str, ...]
+    categorical: tuple[str, ...] = ()  # numeric columns the user asked to one-hot encode as well
+    missing: str = "drop"  # "drop" rows with a missing feature, or "impute" them
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "features": list(self.features), "categorical": list(self.categorical),
+                "missing": self.missing}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "DataSpec":
+        return cls(target=str(data["target"]), features=tuple(data["features"]),
+                   categorical=tuple(data.get("categorical", ())), missing=str(data.get("missing", "drop")))
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How raw columns become model inputs; ``transform`` applies it to new rows (e.g. on the Predict page)."""
+
+    target: str
+    numeric: tuple[str, ...]
+    categories: Mapping[str, tuple[str, ...]]  # categorical column -> levels, one input "column=level" each
+    impute: Mapping[str, Any]  # column -> fill value (empty when missing rows were dropped)
+    feature_names: tuple[str, ...]  # model inputs, in X's column order
+    columns: tuple[str, ...]  # raw feature columns, in the order the user chose them
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "numeric": list(self.numeric),
+                "categories": {k: list(v) for k, v in self.categories.items()}, "impute": dict(self.impute),
+                "feature_names": list(self.feature_names), "columns": list(self.columns)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Encoding":
+        return cls(target=data["target"], numeric=tuple(data["numeric"]),
+                   categories={k: tuple(v) for k, v in data["categories"].items()}, impute=dict(data["impute"]),
+                   feature_names=tuple(data["feature_names"]), columns=tuple(data["columns"]))
+
+    def rows(self, df: pd.DataFrame, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """X and y of the table's rows ``row_ids`` (0-based), encoded exactly as when the run was trained."""
+        frame = df.iloc[row_ids].set_axis(np.asarray(row_ids) + 1, axis=0)
+        return self.transform(frame), as_float(frame[self.target])
+
+    def unseen_levels(self, df: pd.DataFrame) -> dict[str, tuple[int, tuple[str, ...]]]:
+        """Per categorical column of ``df``: (rows, distinct values) of values the training rows never had; such rows
+        are scored with all of that column's indicators at 0, which the user should be told."""
+        unseen = {}
+        for column, levels in self.categories.items():
+            if column in df.columns:
+                text = df[column].dropna().astype(str).str.strip()
+                new = text[~text.isin(levels)]
+                if len(new):
+                    unseen[column] = (len(new), tuple(sorted(new.unique())))
+        return unseen
+
+    def transform(self, df: pd.DataFrame) -> np.ndarray:
+        """X (n, len(feature_names)) for new rows; unseen categories get all-zero indicators."""
+        missing_columns = [c for c in self.columns if c not in df.columns]
+        if missing_columns:
+            raise DataError(f"Column '{missing_columns[0]}' is missing: the model was trained with columns "
+                            f"{', '.join(self.columns)}.", column=missing_columns[0])
+        blocks = []
+        for column in self.columns:
+            series = df[column]
+            if column in self.impute:
+                series = series.fillna(self.impute[column])
+            if column in self.categories:
+                _refuse_missing(series, column, "its value")
+                text = series.astype(str).str.strip()
+                blocks.extend((text == level).to_numpy(np.float64) for level in self.categories[column])
+            else:
+                numbers = _numeric_or_refuse(series, column)
+                _refuse_missing(pd.Series(numbers, index=series.index), column, "a number")
+                blocks.append(numbers)
+        return np.column_stack(blocks) if blocks else np.empty((len(df), 0))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Model-ready data and the bookkeeping shown to the user."""
+
+    X: np.ndarray  # (n, p) float64
+    y: np.ndarray  # (n,)
+    encoding: Encoding
+    row_ids: np.ndarray  # (n,) 0-based positions of the kept rows in the table (row_ids + 1 = "row" numbers)
+    n_target_missing: int  # rows dropped because the target was missing
+    n_dropped: int  # rows dropped because a feature was missing (policy "drop")
+    imputed: Mapping[str, int] = field(default_factory=dict)  # column -> cells filled (policy "impute")
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(self.encoding.feature_names)
+
+
+def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None) -> Prepared:
+    """Validate the user's choices against the table and encode it; raises DataError naming the problem.
+
+    ``fit_rows`` (positions among the usable rows, i.e. rows of the returned X) are the rows the encoding learns
+    from: fill values and category levels. A run passes its training rows, so that nothing about its test rows
+    shapes the inputs; by default every usable row (the Data page's preview).
+    """
+    _check_spec(df, spec)
+    kinds = {c: column_kind(df[c]) for c in (spec.target, *spec.features)}
+    _check_target_kind(df, spec.target, kinds[spec.target])
+    _check_feature_kinds(df, spec, kinds)
+    categorical = [c for c in spec.features if kinds[c] is ColumnKind.CATEGORICAL or c in spec.categorical]
+
+    target = as_float(df[spec.target])
+    keep = ~np.isnan(target)
+    n_target_missing = int((~keep).sum())
+    frame = df.loc[keep, list(spec.features)]
+    row_ids = np.flatnonzero(keep)
+    n_dropped = 0
+    if spec.missing == "drop":
+        complete = ~frame.isna().any(axis=1).to_numpy()
+        n_dropped = int((~complete).sum())
+        frame, row_ids = frame.loc[complete], row_ids[complete]
+    y = target[row_ids]
+    _check_rows(len(row_ids), n_target_missing, n_dropped)
+    if np.ptp(y) == 0:
+        raise DataError(f"Target '{spec.target}' has the same value ({y[0]:g}) in every usable row: a tree "
+                        "cannot learn anything from it; choose another target.", column=spec.target)
+
+    fit = frame if fit_rows is None else frame.iloc[np.asarray(fit_rows, dtype=np.int64)]
+    holes = {c: int(frame[c].isna().sum()) for c in spec.features}
+    imputed = {c: n for c, n in holes.items() if n}
+    impute = {c: _fill_value(fit[c], c, c in categorical) for c in imputed}
+    categories = {c: tuple(sorted(fit[c].dropna().astype(str).str.strip().unique())) for c in categorical}
+    for column, levels in categories.items():
+        if len(levels) > MAX_CATEGORIES:
+            raise DataError(f"Column '{column}' has {len(levels)} distinct values; one-hot encoding allows at most "
+                            f"{MAX_CATEGORIES}: deselect it or group its values.", column=column)
+    names: list[str] = []
+    for column in spec.features:
+        names.extend([f"{column}={level}" for level in categories[column]] if column in categories else [column])
+    if len(names) > MAX_FEATURES:
+        raise DataError(f"The chosen columns make {len(names)} model inputs after one-hot encoding; the limit is "
+                        f"{MAX_FEATURES}: deselect some columns or categorical columns with many values.")
+    encoding = Encoding(target=spec.target, numeric=tuple(c for c in spec.features if c not in categories),
+                        categories=categories, impute=impute, feature_names=tuple(names),
+                        columns=tuple(spec.features))
+    frame = frame.set_axis(row_ids + 1, axis=0)  # "row" numbers in messages from transform
+    X = encoding.transform(frame)
+    return Prepared(X=X, y=y, encoding=encoding, row_ids=row_ids, n_target_missing=n_target_missing,
+                    n_dropped=n_dropped, imputed=imputed)
+
+
+def _check_spec(df: pd.DataFrame, spec: DataSpec) -> None:
+    for column in (spec.target, *spec.features, *spec.categorical):
+        if column not in df.columns:
+            raise DataError(f"Column '{column}' is not in the table: choose among {', '.join(df.columns[:20])}.",
+                            column=column)
+    if not spec.features:
+        raise DataError("No feature columns are chosen: pick at least one column besides the target.")
+    if spec.target in spec.features:
+        raise DataError(f"Column '{spec.target}' is the target and cannot also be a feature: deselect it.",
+                        column=spec.target)
+    if len(set(spec.features)) != len(spec.features):
+        raise DataError("A feature column is chosen twice: choose each column once.")
+    if spec.missing not in MISSING_POLICIES:
+        raise DataError(f"Missing values policy must be one of {MISSING_POLICIES}; got {spec.missing!r}.")
+
+
+def _check_target_kind(df: pd.DataFrame, target: str, kind: ColumnKind) -> None:
+    if kind is ColumnKind.NUMERIC:
+        bad = ~np.isfinite(as_float(df[target])) & df[target].notna().to_numpy()
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0]) + 1
+            raise DataError(f"Target '{target}' is infinite in row {row}: fix or clear that cell.",
+                            column=target, row=row)
+        return
+    if kind is ColumnKind.MIXED:
+        row, value = first_non_number(df[target])
+        raise DataError(f"Target '{target}' holds numbers but row {row} has '{value}': fix or clear the "
+                        "non-numeric cells (empty cells count as missing).", column=target, row=row)
+    if kind is ColumnKind.EMPTY:
+        raise DataError(f"Target '{target}' is empty (every value is missing): choose another target.",
+                        column=target)
+    example = str(df[target].dropna().iloc[0])[:30]
+    raise DataError(f"Target '{target}' is not numeric (it is {kind.value}, e.g. '{example}'); GET fits "
+                    "regression trees: choose a numeric target.", column=target)
+
+
+def _check_feature_kinds(df: pd.DataFrame, spec: DataSpec, kinds: Mapping[str, ColumnKind]) -> None:
+    refused = [c for c in spec.features if not kinds[c].usable]
+    if refused:
+        parts = [f"'{c}' ({kinds[c].value})" for c in refused]
+        advice = {ColumnKind.TEXT: "text columns have too many distinct values to one-hot encode",
+                  ColumnKind.DATETIME: "derive numbers such as year or day-of-year from dates first",
+                  ColumnKind.EMPTY: "an empty column carries no information",
+                  ColumnKind.MIXED: "fix or clear the non-numeric cells"}
+        reasons = "; ".join(dict.fromkeys(advice[kinds[c]] for c in refused))
+        first = refused[0]
+        row = first_non_number(df[first])[0] if kinds[first] is ColumnKind.MIXED else None
+        where = f" (first bad cell: row {row})" if row else ""
+        raise DataError(f"Column{'s' if len(refused) > 1 else ''} {', '.join(parts)} cannot be used as "
+                        f"feature{'s' if len(refused) > 1 else ''}{where}: deselect "
+                        f"{'them' if len(refused) > 1 else 'it'} ({reasons}).", column=first, row=row)
+    for column in spec.features:
+        if kinds[column] is ColumnKind.NUMERIC:
+            numbers = as_float(df[column])
+            bad = np.isinf(numbers)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0]) + 1
+                raise DataError(f"Column '{column}' is infinite in row {row}: fix or clear that cell.",
+                                column=column, row=row)
+
+
+def _check_rows(n: int, n_target_missing: int, n_dropped: int) -> None:
+    if n >= MIN_ROWS:
+        return
+    why = []
+    if n_target_missing:
+        why.append(f"{n_target_missing} have no target")
+    if n_dropped:
+        why.append(f"{n_dropped} have a missing feature (choose 'impute' to keep them)")
+    reason = f" ({'; '.join(why)})" if why else ""
+    raise DataError(f"Only {n} usable row{'s' if n != 1 else ''} left{reason}; GET needs at least {MIN_ROWS}.")
+
+
+def _fill_value(series: pd.Series, column: str, categorical: bool) -> Any:
+    """The most frequent value (categorical) or median (numeric) of ``series``: the rows the encoding learns from."""
+    if categorical:
+        values = series.dropna().astype(str).str.strip()
+        fill = str(values.mode().iloc[0]) if len(values) else None
+    else:
+        numbers = as_float(series)
+        numbers = numbers[~np.isnan(numbers)]
+        fill = float(np.median(numbers)) if len(numbers) else None
+    if fill is None:
+        raise DataError(f"Column '{column}' has no value in the rows used for training, so its missing cells cannot "
+                        "be imputed: deselect it or fill it in.", column=column)
+    return fill
+
+
+def _numeric_or_refuse(series: pd.Series, column: str) -> np.ndarray:
+    numbers = as_float(series)
+    bad = np.isnan(numbers) & series.notna().to_numpy()
+    if bad.any():
+        position = int(np.flatnonzero(bad)[0])
+        row = series.index[position]
+        raise DataError(f"Column '{column}' row {row} holds '{series.iloc[position]}', not a number: fix or clear "
+                        "that cell.", column=column, row=int(row) if isinstance(row, (int, np.integer)) else None)
+    return numbers
+
+
+def _refuse_missing(series: pd.Series, column: str, what: str) -> None:
+    if series.isna().any():
+        row = series.index[int(np.flatnonzero(series.isna().to_numpy())[0])]
+        raise DataError(f"Column '{column}' is missing {what} in row {row}: fill that cell.", column=column)
