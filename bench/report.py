@@ -180,7 +180,7 @@ def test_markdown(summary: dict, methods: list[str], settings: dict, run: dict) 
         _r2_cell(averages[m], bold=True) for m in methods) + " |")
     lines.append("| Friedman rank (1 = best) | " + " | ".join(
         _num(averages[m]["friedman_rank"], 2) for m in methods) + " |")
-    lines.append("| at, above or within 1 point of the paper | " + " | ".join(
+    lines.append(f"| at, above or within {NEAR_PAPER_POINTS:g} point of the paper | " + " | ".join(
         _near_cell(averages[m].get("near_paper")) for m in methods) + " |")
     fr = summary["friedman"]
     if fr.get("p_value") is not None:

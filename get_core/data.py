@@ -42,6 +42,7 @@ SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx", ".xlsm")
 SNIFF_CHARS = 65_536  # the start of a text file read to find its delimiter and header
 MISSING_MARKERS = ["?"]  # besides pandas' defaults (empty, NA, NaN, null, ...); UCI files mark missing with "?"
 _DECIMAL_COMMA = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][-+]?\d+)?")
+_THOUSANDS = re.compile(r"[-+]?\d{1,3}(,\d{3})+")
 _DATE_LIKE = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
                         r"([ T]\d{1,2}:\d{2}.*)?\s*$")
 
@@ -86,8 +87,9 @@ class ColumnInfo:
 def read_table(data: bytes, filename: str, *, delimiter: str | None = None, training: bool = True) -> pd.DataFrame:
     """Parse an uploaded file (CSV/TSV/TXT, Parquet, Excel .xlsx) into a DataFrame with unique string columns.
 
-    ``delimiter`` (CSV only) is one of ``DELIMITERS`` or None to detect it from the first lines. A table to train
-    on (``training``) needs a target and a feature column and ``MIN_ROWS`` rows; rows to score need neither.
+    ``delimiter`` (CSV only) is one of ``DELIMITERS`` or None to detect it from the first records. A table to train
+    on (``training``) needs ``MIN_ROWS`` rows (and, read as text, two columns: a target and a feature); rows to
+    score need neither.
     """
     suffix = PurePath(filename).suffix.lower()
     if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
@@ -119,6 +121,7 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
         delimiter = _sniff_delimiter(sample)
     elif delimiter not in DELIMITERS:
         raise DataError(f"Unknown delimiter {delimiter!r}: choose one of {', '.join(map(repr, DELIMITERS))}.")
+    lead = _blank_lead(sample, delimiter)
     header = _records(sample, delimiter)[0]
     if len(header) < 2 and training:
         others = [d for d in DELIMITERS if d != delimiter and d in header[0]]
@@ -130,7 +133,7 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     _check_unique([_column_name(h) for h in header], filename)
     try:
         df = pd.read_csv(io.StringIO(text), sep=delimiter, na_values=MISSING_MARKERS, skipinitialspace=True,
-                         nrows=MAX_ROWS + 1, engine="c", low_memory=False)
+                         skiprows=lead, nrows=MAX_ROWS + 1, engine="c", low_memory=False)
     except pd.errors.ParserError as exc:
         match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if match:
@@ -143,7 +146,7 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     except pd.errors.EmptyDataError:
         raise DataError(f"'{filename}' is empty: choose a file with a header row and data rows.") from None
     df.columns = [_column_name(c) for c in df.columns]
-    return _decimal_commas(df) if delimiter != "," else df
+    return _decimal_commas(df, delimiter) if delimiter != "," else df
 
 
 def _column_name(name: Any) -> str:
@@ -152,18 +155,20 @@ def _column_name(name: Any) -> str:
     return re.sub(r"\s+", " ", str(name)).strip()
 
 
-def _decimal_commas(df: pd.DataFrame) -> pd.DataFrame:
+def _decimal_commas(df: pd.DataFrame, delimiter: str) -> pd.DataFrame:
     """Columns written with a decimal comma (``1,5``, ``-1.234,5``: the CSV export of European spreadsheets, which
     separate fields with ";") become numbers; their names go to ``df.attrs["decimal_comma"]`` so the page can say
-    so. Only for other delimiters than the comma, where ``1,234`` would more likely be a thousands separator."""
+    so. Never in comma-separated files; in tab or pipe files not when every comma is followed by exactly three
+    digits (``1,234``, ``12,000``), which there more likely separates thousands."""
     converted = []
     for column in df.columns:
         if pd.api.types.is_numeric_dtype(df[column]):
             continue
         text = df[column].astype("string").str.strip()
         present = text.dropna()
-        if len(present) and present.str.contains(",", regex=False).any() and present.str.fullmatch(
-                _DECIMAL_COMMA).all():
+        commas = present[present.str.contains(",", regex=False)]
+        thousands = delimiter != ";" and commas.str.fullmatch(_THOUSANDS).all()
+        if len(commas) and not thousands and present.str.fullmatch(_DECIMAL_COMMA).all():
             numbers = text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
             df[column] = pd.to_numeric(numbers).astype(np.float64)
             converted.append(column)
@@ -179,6 +184,16 @@ def _sniff_delimiter(sample: str) -> str:
         if len(counts) == 1 and (fields := counts.pop()) > best_fields:
             best, best_fields = delimiter, fields
     return best
+
+
+def _blank_lead(sample: str, delimiter: str) -> int:
+    """How many lines before the header hold nothing but delimiters (``;;;`` above a spreadsheet's export)."""
+    lead = 0
+    for line in sample.splitlines():
+        if line.replace(delimiter, "").strip():
+            break
+        lead += 1
+    return lead
 
 
 def _records(sample: str, delimiter: str, limit: int = 50) -> list[list[str]]:

@@ -73,8 +73,8 @@ class Encoding:
         unseen = {}
         for column, levels in self.categories.items():
             if column in df.columns:
-                text = df[column].dropna().astype(str).str.strip()
-                new = text[~text.isin(levels)]
+                label, legacy = _labels(df[column])
+                new = label[label.notna() & ~(label.isin(levels) | legacy.isin(levels))]
                 if len(new):
                     unseen[column] = (len(new), tuple(sorted(new.unique())))
         return unseen
@@ -88,14 +88,17 @@ class Encoding:
         blocks = []
         for column in self.columns:
             series = df[column]
-            if column in self.impute:
-                series = series.fillna(self.impute[column])
             if column in self.categories:
-                _refuse_missing(series, column, "its value")
-                text = series.astype(str).str.strip()
-                blocks.extend((text == level).to_numpy(np.float64) for level in self.categories[column])
+                label, legacy = _labels(series)
+                if column in self.impute:
+                    label, legacy = label.fillna(str(self.impute[column])), legacy.fillna(str(self.impute[column]))
+                _refuse_missing(label, column, "its value")
+                blocks.extend(((label == level) | (legacy == level)).to_numpy(np.float64)
+                              for level in self.categories[column])
             else:
                 numbers = _numeric_or_refuse(series, column)
+                if column in self.impute:
+                    numbers = np.where(np.isnan(numbers), float(self.impute[column]), numbers)
                 _refuse_missing(pd.Series(numbers, index=series.index), column, "a number")
                 blocks.append(numbers)
         return np.column_stack(blocks) if blocks else np.empty((len(df), 0))
@@ -118,6 +121,24 @@ class Prepared:
         return list(self.encoding.feature_names)
 
 
+@dataclass(frozen=True)
+class _Usable:
+    """The rows a run can use, validated, before anything is learned from them."""
+
+    frame: pd.DataFrame  # the feature columns of those rows, raw
+    row_ids: np.ndarray  # their 0-based positions in the table
+    y: np.ndarray
+    categorical: list[str]  # feature columns to one-hot encode
+    n_target_missing: int
+    n_dropped: int
+
+
+def usable_rows(df: pd.DataFrame, spec: DataSpec) -> np.ndarray:
+    """The 0-based table positions of the rows ``prepare`` would keep (validated, not encoded): what a run splits
+    into train and test before its encoding learns from the training part."""
+    return _usable(df, spec).row_ids
+
+
 def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None) -> Prepared:
     """Validate the user's choices against the table and encode it; raises DataError naming the problem.
 
@@ -125,6 +146,32 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
     from: fill values and category levels. A run passes its training rows, so that nothing about its test rows
     shapes the inputs; by default every usable row (the Data page's preview).
     """
+    usable = _usable(df, spec)
+    frame, row_ids, categorical = usable.frame, usable.row_ids, usable.categorical
+    fit = frame if fit_rows is None else frame.iloc[np.asarray(fit_rows, dtype=np.int64)]
+    holes = {c: int(frame[c].isna().sum()) for c in spec.features}
+    imputed = {c: n for c, n in holes.items() if n}
+    impute = {c: _fill_value(fit[c], c, c in categorical) for c in imputed}
+    categories = {c: tuple(sorted(_labels(fit[c])[0].dropna().unique())) for c in categorical}
+    for column, levels in categories.items():
+        if len(levels) > MAX_CATEGORIES:
+            raise DataError(f"Column '{column}' has {len(levels)} distinct values; one-hot encoding allows at most "
+                            f"{MAX_CATEGORIES}: deselect it or group its values.", column=column)
+    names: list[str] = []
+    for column in spec.features:
+        names.extend([f"{column}={level}" for level in categories[column]] if column in categories else [column])
+    if len(names) > MAX_FEATURES:
+        raise DataError(f"The chosen columns make {len(names)} model inputs after one-hot encoding; the limit is "
+                        f"{MAX_FEATURES}: deselect some columns or categorical columns with many values.")
+    encoding = Encoding(target=spec.target, numeric=tuple(c for c in spec.features if c not in categories),
+                        categories=categories, impute=impute, feature_names=tuple(names),
+                        columns=tuple(spec.features))
+    X = encoding.transform(frame.set_axis(row_ids + 1, axis=0))  # "row" numbers in messages from transform
+    return Prepared(X=X, y=usable.y, encoding=encoding, row_ids=row_ids, n_target_missing=usable.n_target_missing,
+                    n_dropped=usable.n_dropped, imputed=imputed)
+
+
+def _usable(df: pd.DataFrame, spec: DataSpec) -> _Usable:
     _check_spec(df, spec)
     kinds = {c: column_kind(df[c]) for c in (spec.target, *spec.features)}
     _check_target_kind(df, spec.target, kinds[spec.target])
@@ -146,29 +193,8 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
     if np.ptp(y) == 0:
         raise DataError(f"Target '{spec.target}' has the same value ({y[0]:g}) in every usable row: a tree "
                         "cannot learn anything from it; choose another target.", column=spec.target)
-
-    fit = frame if fit_rows is None else frame.iloc[np.asarray(fit_rows, dtype=np.int64)]
-    holes = {c: int(frame[c].isna().sum()) for c in spec.features}
-    imputed = {c: n for c, n in holes.items() if n}
-    impute = {c: _fill_value(fit[c], c, c in categorical) for c in imputed}
-    categories = {c: tuple(sorted(fit[c].dropna().astype(str).str.strip().unique())) for c in categorical}
-    for column, levels in categories.items():
-        if len(levels) > MAX_CATEGORIES:
-            raise DataError(f"Column '{column}' has {len(levels)} distinct values; one-hot encoding allows at most "
-                            f"{MAX_CATEGORIES}: deselect it or group its values.", column=column)
-    names: list[str] = []
-    for column in spec.features:
-        names.extend([f"{column}={level}" for level in categories[column]] if column in categories else [column])
-    if len(names) > MAX_FEATURES:
-        raise DataError(f"The chosen columns make {len(names)} model inputs after one-hot encoding; the limit is "
-                        f"{MAX_FEATURES}: deselect some columns or categorical columns with many values.")
-    encoding = Encoding(target=spec.target, numeric=tuple(c for c in spec.features if c not in categories),
-                        categories=categories, impute=impute, feature_names=tuple(names),
-                        columns=tuple(spec.features))
-    frame = frame.set_axis(row_ids + 1, axis=0)  # "row" numbers in messages from transform
-    X = encoding.transform(frame)
-    return Prepared(X=X, y=y, encoding=encoding, row_ids=row_ids, n_target_missing=n_target_missing,
-                    n_dropped=n_dropped, imputed=imputed)
+    return _Usable(frame=frame, row_ids=row_ids, y=y, categorical=categorical, n_target_missing=n_target_missing,
+                   n_dropped=n_dropped)
 
 
 def _check_spec(df: pd.DataFrame, spec: DataSpec) -> None:
@@ -247,7 +273,7 @@ def _check_rows(n: int, n_target_missing: int, n_dropped: int) -> None:
 def _fill_value(series: pd.Series, column: str, categorical: bool) -> Any:
     """The most frequent value (categorical) or median (numeric) of ``series``: the rows the encoding learns from."""
     if categorical:
-        values = series.dropna().astype(str).str.strip()
+        values = _labels(series)[0].dropna()
         fill = str(values.mode().iloc[0]) if len(values) else None
     else:
         numbers = as_float(series)
@@ -257,6 +283,21 @@ def _fill_value(series: pd.Series, column: str, categorical: bool) -> Any:
         raise DataError(f"Column '{column}' has no value in the rows used for training, so its missing cells cannot "
                         "be imputed: deselect it or fill it in.", column=column)
     return fill
+
+
+def _labels(series: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """A categorical column's values as level labels, and as labels were spelled before (runs stored earlier).
+
+    Labels are stripped text, with numbers spelled one way whatever the column's dtype (1, 1.0 and a nullable
+    Int64 1 are all '1'), so rows read from a file with a blank (floats) and one without (ints) encode alike; the
+    earlier spelling was ``str(value)`` ('1.0' in a float column). Missing values stay missing in both."""
+    legacy = series.astype(str).str.strip().where(series.notna())
+    if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        return series.astype("string").str.strip(), legacy
+    numbers = as_float(series)
+    text = [None if np.isnan(v) else str(int(v)) if np.isfinite(v) and v.is_integer() else repr(float(v))
+            for v in numbers]
+    return pd.Series(text, index=series.index, dtype="string"), legacy
 
 
 def _numeric_or_refuse(series: pd.Series, column: str) -> np.ndarray:

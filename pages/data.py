@@ -114,9 +114,9 @@ def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> DataSpec:
     counters = [i.name for i in infos if i.row_index and i.name != target and kinds[i.name].usable]
     if counters:
         names = ", ".join(f"'{n}'" for n in counters)
-        st.info(f"Not offered by default: {names}, which count{'s' * (len(counters) == 1)} the rows (0, 1, 2, ...): "
-                "a saved row index, not data. A tree that splits on it learns the order of the file; add it back "
-                "below if it really is a feature.")
+        st.info(f"Not offered by default: {names}, which count{'s' * (len(counters) == 1)} the rows (0, 1, 2, ... "
+                "or 1, 2, 3, ...): a saved row index, not data. A tree that splits on it learns the order of the "
+                "file; add it back below if it really is a feature.")
     default = saved.get("features") or [n for n in candidates if kinds[n].usable and n not in counters]
     features = st.multiselect("Features", candidates, default=[f for f in default if f in candidates],
                               key=f"features-{token}-{target}")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import data
+from get_core import data, encoding
 from get_core.data import ColumnKind, DataError
 from get_core.encoding import DataSpec, Encoding, prepare
 
@@ -49,6 +49,20 @@ def test_decimal_commas_are_read_as_numbers_where_fields_are_not_comma_separated
     assert df["pressure"].iloc[25] == 1234.5 and df["y"].iloc[25] == -2500.0  # a thousands dot, an exponent
     assert data.column_kind(df["site"]) is ColumnKind.CATEGORICAL
     assert data.column_kind(df["y"]) is ColumnKind.NUMERIC
+
+
+def test_thousands_separators_in_a_tab_separated_file_are_not_read_as_decimal_commas():
+    rows = "".join(f"{p}\t{i}\n" for i, p in enumerate(["1,234", "567", "12,000"] * 8))
+    df = data.read_table(("population\ty\n" + rows).encode(), "towns.tsv")
+    assert not df.attrs.get("decimal_comma") and df["population"].iloc[0] == "1,234"
+    df = data.read_table(("population;y\n" + rows.replace("\t", ";")).encode(), "towns.csv")
+    assert df["population"].iloc[0] == 1.234  # a semicolon file: the European reading
+
+
+def test_lines_of_bare_delimiters_above_the_header_are_skipped():
+    rows = "".join(f"{i};{2 * i};{i % 3}\n" for i in range(25))
+    df = data.read_table((";;\n ; ; \nwind;temp;y\n" + rows).encode(), "export.csv")
+    assert list(df.columns) == ["wind", "temp", "y"] and len(df) == 25 and df["wind"].iloc[0] == 0
 
 
 def test_a_comma_inside_quotes_of_a_comma_separated_file_is_not_a_decimal_comma():
@@ -313,9 +327,34 @@ def test_invalid_choices_are_refused(table, bad, message):
 
 
 def test_too_many_categories_are_refused(table, monkeypatch):
-    monkeypatch.setattr(data, "MAX_CATEGORIES", 2)
-    with pytest.raises(DataError, match="'colour'"):
-        prepare(table, spec(table))
+    monkeypatch.setattr(encoding, "MAX_CATEGORIES", 3)  # colour has 3 levels, count 5
+    prepare(table, spec(table))
+    with pytest.raises(DataError, match="Column 'count' has 5 distinct values; one-hot encoding allows at most 3"):
+        prepare(table, spec(table, categorical=("count",)))
+
+
+def test_nullable_columns_are_imputed(table):
+    table["count"] = pd.array([None if i % 9 == 0 else int(v) for i, v in enumerate(table["count"])], dtype="Int64")
+    table["flag"] = pd.array([None if i % 7 == 0 else bool(i % 2) for i in range(len(table))], dtype="boolean")
+    prepared = prepare(table, spec(table, missing="impute"), fit_rows=np.arange(31))
+    fill = float(np.median(table["count"].iloc[:31].dropna().to_numpy(dtype=float)))
+    assert prepared.encoding.impute["count"] == fill and prepared.X[0, prepared.feature_names.index("count")] == fill
+    assert np.isfinite(prepared.X).all()
+    prepare(table, spec(table, missing="impute", categorical=("count",)))  # codes, filled with the most frequent
+
+
+def test_numbers_used_as_codes_encode_alike_whatever_their_dtype(table):
+    table["code"] = [float(i % 3 + 1) for i in range(len(table))]
+    table.loc[5, "code"] = np.nan  # a blank: the column is read as floats
+    trained = prepare(table, spec(table, categorical=("code",), missing="impute")).encoding
+    assert trained.categories["code"] == ("1", "2", "3")
+    ints = table.head(6).assign(code=[1, 2, 3, 1, 2, 3])  # the same codes read from a file without blanks
+    floats = table.head(6).assign(code=[1.0, 2.0, 3.0, 1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(trained.transform(ints), trained.transform(floats))
+    assert trained.unseen_levels(ints) == {} and trained.unseen_levels(ints.assign(code=4)) == {"code": (6, ("4",))}
+    stored_earlier = Encoding.from_dict({**trained.to_dict(), "categories": {"colour": list(
+        trained.categories["colour"]), "code": ["1.0", "2.0", "3.0"]}, "impute": {"code": "1.0"}})
+    np.testing.assert_array_equal(stored_earlier.transform(floats), trained.transform(floats))  # old runs rebuild
 
 
 def test_parquet_bytes_round_trip_and_fingerprint_is_sha256(table):

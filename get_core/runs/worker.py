@@ -143,13 +143,13 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
 
 def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
     from get_core.data import from_parquet_bytes
-    from get_core.encoding import DataSpec, prepare
+    from get_core.encoding import DataSpec, prepare, usable_rows
     from get_core.optimize import GETConfig, train
 
     params = run.params
     seed = int(params.get("seed", 0))
     df, spec = from_parquet_bytes(store.get_dataset(run.run_id).data), DataSpec.from_dict(params["data"])
-    n_rows = len(prepare(df, spec).y)
+    n_rows = len(usable_rows(df, spec))
     train_idx, test_idx = split_rows(n_rows, float(params.get("test_fraction", 0.25)), seed)
     prepared = prepare(df, spec, fit_rows=train_idx)  # fill values and category levels from training rows only
     store.put_json(run.run_id, "encoding", prepared.encoding.to_dict())
