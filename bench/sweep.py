@@ -35,6 +35,7 @@ from get_core.optimize import MinMax
 
 TEST_SIZE = 0.25  # the paper's 75% train / 25% test
 SUBSAMPLE_SEED = 12345  # --max-rows keeps the same rows for every seed and method
+SCHEDULER_TIMEOUT_S = 10  # how long --dask-scheduler may take to answer before the run stops with a message
 MIN_ROWS = 20  # fewest rows a dataset (or --max-rows) may have: 10 / 5 / 5 rows for search, validation and test
 RECORD_VERSION = 1
 
@@ -279,7 +280,12 @@ def execute(cells: list[Cell], settings: Settings, data: dict[str, tuple[np.ndar
 def _execute_dask(cells, settings, data, threads, scheduler) -> Iterator[dict]:
     from distributed import Client, as_completed
 
-    with Client(scheduler) as client:
+    try:
+        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
+    except OSError as exc:  # unreachable or not a Dask scheduler: say so, not a traceback
+        raise SystemExit(f"cannot use the Dask scheduler at {scheduler}: {exc}. Start one (`dask scheduler`, "
+                         "then `dask worker ADDRESS` from the repo root) or leave out --dask-scheduler.") from None
+    with client:
         scattered = {name: client.scatter(data[name]) for name in {c.dataset for c in cells}}
         futures = [client.submit(run_cell, cell, settings, scattered[cell.dataset], threads, pure=False,
                                  key=f"paper-cell-{settings.key}-{cell.key}-{time.time_ns()}") for cell in cells]

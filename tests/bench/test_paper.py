@@ -148,6 +148,12 @@ def test_an_out_of_range_option_is_refused_before_anything_runs(tmp_path, capsys
     assert not list(tmp_path.iterdir())
 
 
+def test_an_unreachable_dask_scheduler_stops_the_run_with_a_message(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep, "SCHEDULER_TIMEOUT_S", 1)
+    with pytest.raises(SystemExit, match="cannot use the Dask scheduler at tcp://127.0.0.1:1: .*leave out"):
+        run(tmp_path, "--methods", "cart", "--dask-scheduler", "tcp://127.0.0.1:1")
+
+
 def test_near_paper_counts_datasets_at_above_or_within_one_point_of_the_paper():
     cells = {"a": {"get": {"test_r2": 80.0, "paper_test_r2": 80.9}},  # within 1 point
              "b": {"get": {"test_r2": 70.0, "paper_test_r2": 72.5}},  # 2.5 under
