@@ -18,13 +18,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-import torch
 from sklearn.metrics import r2_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
-from bench import sweep
-from bench.paper import study_parser, study_splits
+from bench.paper import run_study, study_parser
 from get_core import ENGINE_VERSION
 from get_core.estimator import DepthSearch, GETRegressorCV
 from get_core.tree import LINEAR_LEAF_RULES
@@ -92,27 +90,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    store = sweep.CellStore(args.out)
-    if args.report:
-        print(report(list(store.load().values())))
-        return
-    torch.set_num_threads(args.threads)
     budget = M.BUDGETS[args.budget]
     rules = args.rules if args.leaf == "linear" else ["-"]
-    done = store.load()
-    for name, seed, (X_tr, y_tr, X_te, y_te) in study_splits(args):
+
+    def measure(name, seed, split):
         for rule in rules:
             for depth in range(1, args.max_depth + 1):
-                key = cell_key(name, seed, args.leaf, rule, args.budget, depth, args.max_rows)
-                if key in done:
-                    continue
-                record = {"key": key, "dataset": name, "seed": seed, "leaf": args.leaf, "rule": rule,
-                          "budget": args.budget, "depth": depth, "engine": ENGINE_VERSION,
-                          **fit_depth(X_tr, y_tr, X_te, y_te, depth, args.leaf, rule if rule != "-" else "gcv",
-                                      seed, budget)}
-                store.append(record)
-                print(f"{name} seed {seed} {rule} depth {depth}: validation {record['val']:.2f}, "
-                      f"test {record['test']:.2f} ({record['sec']:.1f} s)", flush=True)
+                yield (cell_key(name, seed, args.leaf, rule, args.budget, depth, args.max_rows),
+                       lambda rule=rule, depth=depth: {
+                           "leaf": args.leaf, "rule": rule, "depth": depth,
+                           **fit_depth(*split, depth, args.leaf, rule if rule != "-" else "gcv", seed, budget)},
+                       lambda r: f"{name} seed {seed} {r['rule']} depth {r['depth']}: validation {r['val']:.2f}, "
+                                 f"test {r['test']:.2f} ({r['sec']:.1f} s)")
+
+    run_study(args, report, measure)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Callable
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script: make the project importable
@@ -79,6 +80,26 @@ def study_splits(args: argparse.Namespace):
         X, y = sweep.load_dataset(path, args.max_rows)
         for seed in args.seeds:
             yield path.stem, seed, sweep.split_and_scale(X, y, seed)
+
+
+def run_study(args: argparse.Namespace, report: Callable[[list[dict]], str], measure: Callable) -> None:
+    """The offline studies' loop: with ``--report`` print the table of the finished cells; otherwise, for every
+    split of ``study_splits``, ``measure(name, seed, split)`` yields ``(key, fit, describe)`` per cell, and each
+    cell whose key is not in the cell file yet is fitted (``fit()`` -> record fields), appended and described."""
+    store = sweep.CellStore(args.out)
+    if args.report:
+        print(report(list(store.load().values())))
+        return
+    done = store.load()
+    with sweep.thread_limit(args.threads):
+        for name, seed, split in study_splits(args):
+            for key, fit, describe in measure(name, seed, split):
+                if key in done:
+                    continue
+                record = {"key": key, "dataset": name, "seed": seed, "budget": args.budget,
+                          "engine": ENGINE_VERSION, **fit()}
+                store.append(record)
+                print(describe(record), flush=True)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -22,8 +22,7 @@ from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
-from bench import sweep
-from bench.paper import study_parser, study_splits
+from bench.paper import run_study, study_parser
 from get_core import ENGINE_VERSION
 from get_core.estimator import GETRegressorCV, _r2
 from get_core.optimize import train
@@ -72,23 +71,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    store = sweep.CellStore(args.out)
-    if args.report:
-        print(report(list(store.load().values())))
-        return
-    budget, done = M.BUDGETS[args.budget], store.load()
+    budget = M.BUDGETS[args.budget]
     rows = "" if args.max_rows is None else f"|rows{args.max_rows}"
-    with sweep.thread_limit(args.threads):
-        for name, seed, (X_tr, y_tr, X_te, y_te) in study_splits(args):
-            for leaf in args.leaves:
-                key = f"{name}|{seed}|{leaf}|{args.budget}|v{ENGINE_VERSION}{rows}"
-                if key in done:
-                    continue
-                record = {"key": key, "dataset": name, "seed": seed, "leaf": leaf, "budget": args.budget,
-                          "engine": ENGINE_VERSION, **refit_both_ways(X_tr, y_tr, X_te, y_te, leaf, seed, budget)}
-                store.append(record)
-                print(f"{name} seed {seed} {leaf}: depth {record['depth']}, test {100 * record['test_a']:.2f} fresh, "
-                      f"{100 * record['test_b']:.2f} from search ({record['seconds']:.1f} s)", flush=True)
+
+    def measure(name, seed, split):
+        for leaf in args.leaves:
+            yield (f"{name}|{seed}|{leaf}|{args.budget}|v{ENGINE_VERSION}{rows}",
+                   lambda leaf=leaf: {"leaf": leaf, **refit_both_ways(*split, leaf, seed, budget)},
+                   lambda r: f"{name} seed {seed} {r['leaf']}: depth {r['depth']}, test {100 * r['test_a']:.2f} "
+                             f"fresh, {100 * r['test_b']:.2f} from search ({r['seconds']:.1f} s)")
+
+    run_study(args, report, measure)
 
 
 if __name__ == "__main__":

@@ -84,8 +84,9 @@ def markdown(result: dict) -> str:
     m = result["machine"]
     lines = [
         "## Training speed (issue 2)", "",
-        f"Command: `python bench/speed.py --repeats {result['repeats']}{' --paper-budget' if result.get('paper_budget') else ''}`"
-        f" — {result['date']}; machine: {m['cpu']}, {m['cores']} cores, torch {m['torch']} CPU, {m['threads']} threads, "
+        f"Command: `python bench/speed.py --repeats {result['repeats']}"
+        f"{' --paper-budget' if result.get('paper_budget') else ''}` — {result['date']}; machine: {m['cpu']}, "
+        f"{m['cores']} cores, torch {m['torch']} CPU, {m['threads']} threads, "
         f"1-min load average {m['load_average_1min']:.1f} at the start (the machine is shared).", "",
         f"Data: make_friedman1, n={result['n']}, p={result['p']}, {STARTS} starts x {STAGES} alpha stages. "
         "ms per start-epoch, median of the repeats; ours from the slope between two epoch counts of a full `train` "
