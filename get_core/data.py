@@ -138,9 +138,10 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
         match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if match:
             expected, line, seen = match.groups()
-            raise DataError(f"Row {int(line) - 1} (line {line} of '{filename}') has {seen} fields but the header "
+            row = int(line) - 1 - lead  # pandas counts the skipped lines above the header too
+            raise DataError(f"Row {row} (line {line} of '{filename}') has {seen} fields but the header "
                             f"has {expected}: fix that line, or check the delimiter "
-                            f"(now {DELIMITERS[delimiter]}).", row=int(line) - 1) from None
+                            f"(now {DELIMITERS[delimiter]}).", row=row) from None
         raise DataError(f"'{filename}' could not be read as {DELIMITERS[delimiter]}-separated text ({exc}); "
                         "check the delimiter and quoting.") from None
     except pd.errors.EmptyDataError:

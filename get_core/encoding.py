@@ -294,6 +294,8 @@ def _labels(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     legacy = series.astype(str).str.strip().where(series.notna())
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         return series.astype("string").str.strip(), legacy
+    if pd.api.types.is_integer_dtype(series):  # exact: IDs beyond 2**53 must not merge through floats
+        return series.astype("Int64").astype("string"), legacy
     numbers = as_float(series)
     text = [None if np.isnan(v) else str(int(v)) if np.isfinite(v) and v.is_integer() else repr(float(v))
             for v in numbers]

@@ -51,6 +51,19 @@ def test_decimal_commas_are_read_as_numbers_where_fields_are_not_comma_separated
     assert data.column_kind(df["y"]) is ColumnKind.NUMERIC
 
 
+def test_a_bad_line_below_skipped_lines_is_named_by_its_data_row():
+    rows = "".join(f"{i};{2 * i};{i % 3}\r\n" for i in range(25)).replace("4;8;1\r\n", "4;8;1;9\r\n")
+    with pytest.raises(DataError, match="Row 5 \\(line 8 of 'export.csv'\\) has 4 fields") as error:
+        data.read_table((";;\r\n;;\r\nwind;temp;y\r\n" + rows).encode(), "export.csv", delimiter=";")
+    assert error.value.row == 5
+
+
+def test_large_integer_codes_stay_distinct_levels(table):
+    table["id"] = [2 ** 53 + i % 2 for i in range(len(table))]
+    levels = prepare(table, spec(table, categorical=("id",))).encoding.categories["id"]
+    assert levels == (str(2 ** 53), str(2 ** 53 + 1))
+
+
 def test_thousands_separators_in_a_tab_separated_file_are_not_read_as_decimal_commas():
     rows = "".join(f"{p}\t{i}\n" for i, p in enumerate(["1,234", "567", "12,000"] * 8))
     df = data.read_table(("population\ty\n" + rows).encode(), "towns.tsv")
