@@ -178,11 +178,14 @@ def _decimal_commas(df: pd.DataFrame, delimiter: str) -> pd.DataFrame:
 
 
 def _sniff_delimiter(sample: str) -> str:
-    """The candidate that splits every sampled record into the same number (>1) of fields, most fields first."""
+    """The candidate that splits the header and nearly every sampled record (all but one in ten) into the same
+    number (>1) of fields, most fields first: one malformed line must not hide the delimiter, since the message
+    naming that line can only come once the file is read with the right one."""
     best, best_fields = ",", 1
     for delimiter in DELIMITERS:
-        counts = {len(row) for row in _records(sample, delimiter)}
-        if len(counts) == 1 and (fields := counts.pop()) > best_fields:
+        counts = [len(row) for row in _records(sample, delimiter)]
+        fields = counts[0]
+        if fields > best_fields and counts.count(fields) >= 0.9 * len(counts):
             best, best_fields = delimiter, fields
     return best
 

@@ -54,7 +54,7 @@ def test_decimal_commas_are_read_as_numbers_where_fields_are_not_comma_separated
 def test_a_bad_line_below_skipped_lines_is_named_by_its_data_row():
     rows = "".join(f"{i};{2 * i};{i % 3}\r\n" for i in range(25)).replace("4;8;1\r\n", "4;8;1;9\r\n")
     with pytest.raises(DataError, match="Row 5 \\(line 8 of 'export.csv'\\) has 4 fields") as error:
-        data.read_table((";;\r\n;;\r\nwind;temp;y\r\n" + rows).encode(), "export.csv", delimiter=";")
+        data.read_table((";;\r\n;;\r\nwind;temp;y\r\n" + rows).encode(), "export.csv")  # ";" still detected
     assert error.value.row == 5
 
 
