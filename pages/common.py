@@ -18,6 +18,7 @@ import streamlit as st
 from get_core.data import DataError
 from get_core.runs import launch
 from get_core.runs.estimate import format_seconds
+from get_core.runs.results import model_inputs
 from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore, StoreError, default_db_path
 from get_core.views.curves import loss_curves_figure
 
@@ -178,8 +179,8 @@ def run_panel(run_id: int) -> None:
 def _panel_body(run: Run) -> None:
     store = get_store()
     st.subheader(f"{STATUS_ICONS[run.status]} Run #{run.run_id}: {run.name}")
-    st.caption(f"{run.status.value} · dataset {run.dataset_name} ({run.n_rows:,} rows, {run.n_features} inputs) · "
-               f"{describe_params(run.params)}")
+    st.caption(f"{run.status.value} · dataset {run.dataset_name} ({run.n_rows:,} rows, {model_inputs(store, run)} "
+               f"inputs) · {describe_params(run.params)}")
     if run.status is RunStatus.QUEUED:
         ahead = [r for r in store.list_runs([RunStatus.QUEUED]) if r.run_id < run.run_id]
         st.info(f"Waiting for a free slot: {store.count_running()} run(s) training, {len(ahead)} queued ahead "

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from get_core.runs.estimate import format_seconds
+from get_core.runs.results import model_inputs
 from get_core.runs.store import Run
 from get_core.views.curves import loss_curves_figure
 from pages import common
@@ -95,7 +96,7 @@ def _param_table(runs: list[Run]) -> pd.DataFrame:
     rows: dict[str, list] = {}
     for i, run in enumerate(runs):
         flat = {"status": run.status.value, "dataset": run.dataset_name, "rows": run.n_rows,
-                "model inputs": run.n_features, **{k: str(v) for k, v in run.params.get("config", {}).items()},
+                "model inputs": model_inputs(common.get_store(), run), **{k: str(v) for k, v in run.params.get("config", {}).items()},
                 "target": run.params.get("data", {}).get("target"), "test fraction": run.params.get("test_fraction"),
                 "seed": run.params.get("seed"), "test R²": run.test_r2, "test RMSE": run.test_rmse,
                 "duration": format_seconds(run.duration() or 0)}

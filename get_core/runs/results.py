@@ -96,6 +96,13 @@ def load_results(store: RunStore, run_id: int) -> RunResults:
                       data_note=note)
 
 
+def model_inputs(store: RunStore, run: Run) -> int:
+    """How many model inputs the run trains on: its stored encoding's count once the worker has written it (learned
+    from the training rows, so a level only its test rows hold is not one), else the Data page's preview count."""
+    encoding = store.get_json(run.run_id, "encoding")
+    return len(encoding["feature_names"]) if isinstance(encoding, dict) else run.n_features
+
+
 def runs_with_models(store: RunStore) -> list[Run]:
     """Finished or cancelled runs that stored a model, newest first."""
     return [run for run in store.list_runs() if run.status.is_finished() and "model" in store.list_artifacts(run.run_id)]

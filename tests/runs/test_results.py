@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from get_core.runs.results import ResultsUnavailable, load_results, runs_with_models
+from get_core.runs.results import ResultsUnavailable, load_results, model_inputs, runs_with_models
 from get_core.runs.store import RunStore
 from tests.explorer_runs import finished_run
 
@@ -46,3 +46,11 @@ def test_a_run_whose_rows_cannot_be_rebuilt_keeps_its_tree(store):
     results = load_results(store, run_id)
     assert not results.has_data and "could not be rebuilt" in results.data_note
     assert results.tree.depth == 2
+
+
+def test_model_inputs_come_from_the_runs_encoding_once_it_is_stored(store):
+    run_id = store.create_run({"data": {}, "config": {}}, b"x", "d.csv", n_rows=30, n_features=5)
+    assert model_inputs(store, store.get_run(run_id)) == 5  # queued: the Data page's preview count
+    store.start_run(run_id)
+    store.put_json(run_id, "encoding", {"feature_names": ["a", "b=1", "b=2"]})  # a level only test rows had: gone
+    assert model_inputs(store, store.get_run(run_id)) == 3
