@@ -96,7 +96,8 @@ def _param_table(runs: list[Run]) -> pd.DataFrame:
     rows: dict[str, list] = {}
     for i, run in enumerate(runs):
         flat = {"status": run.status.value, "dataset": run.dataset_name, "rows": run.n_rows,
-                "model inputs": model_inputs(common.get_store(), run), **{k: str(v) for k, v in run.params.get("config", {}).items()},
+                "model inputs": model_inputs(common.get_store(), run),
+                **{k: str(v) for k, v in run.params.get("config", {}).items()},
                 "target": run.params.get("data", {}).get("target"), "test fraction": run.params.get("test_fraction"),
                 "seed": run.params.get("seed"), "test R²": run.test_r2, "test RMSE": run.test_rmse,
                 "duration": format_seconds(run.duration() or 0)}
