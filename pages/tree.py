@@ -253,7 +253,8 @@ def _report(source: ModelSource) -> str:
                                        else None)}
     return export.html_report(tree, title=f"GET oblique tree: run {run.run_id} ({run.name})", metrics=metrics,
                               baselines=baselines, data_info=data_info,
-                              params={k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in params.items()})
+                              params={k: json.dumps(v) if isinstance(v, (dict, list)) else v
+                                      for k, v in params.items()})
 
 
 def _num(value) -> str:

@@ -41,8 +41,9 @@ def test_a_linear_leaf_with_bounds_clamps_its_line_and_says_so_in_its_rule():
     line = tree.leaf_intercepts[leaf] + np.einsum("ij,ij->i", tree.scale_X(X), tree.leaf_coefs[leaf])
     pred = tree.predict_scaled(X)
     bounded = leaf < tree.n_leaves - 1
-    assert np.any(line[bounded] < tree.leaf_lower[leaf[bounded]]) and np.any(line[bounded] > tree.leaf_upper[leaf[bounded]])
-    assert np.all((pred[bounded] >= tree.leaf_lower[leaf[bounded]]) & (pred[bounded] <= tree.leaf_upper[leaf[bounded]]))
+    lower, upper = tree.leaf_lower[leaf[bounded]], tree.leaf_upper[leaf[bounded]]
+    assert np.any(line[bounded] < lower) and np.any(line[bounded] > upper)
+    assert np.all((pred[bounded] >= lower) & (pred[bounded] <= upper))
     np.testing.assert_array_equal(pred[~bounded], line[~bounded])  # the last leaf has no bounds
     lo, hi = tree.leaf_bounds_original(tree.n_leaves)
     assert lo == tree.y_min + tree.y_scale * tree.leaf_lower[0] and hi > lo

@@ -2,9 +2,9 @@
 
 Why a small C++ file and not torch ops: on the CPU the soft pass is memory-bound in eager torch (a dozen passes over
 (models x nodes x rows) arrays); the kernel keeps a tile of rows in cache and does all of it in one sweep. It is
-plain C++ with std::thread, built with the system's g++ into a per-user cache keyed by the source, the compiler flags and
-the CPU, and loaded with ctypes (no torch headers, builds in about a second). When it cannot be built, ``load()``
-returns None and training uses the torch implementation in ``soft.py`` (which is also the one used on CUDA).
+plain C++ with std::thread, built with the system's g++ into a per-user cache keyed by the source, the compiler
+flags and the CPU, and loaded with ctypes (no torch headers, builds in about a second). When it cannot be built,
+``load()`` returns None and training uses the torch implementation in ``soft.py`` (which is also the one used on CUDA).
 """
 
 from __future__ import annotations

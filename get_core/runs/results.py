@@ -105,4 +105,5 @@ def model_inputs(store: RunStore, run: Run) -> int:
 
 def runs_with_models(store: RunStore) -> list[Run]:
     """Finished or cancelled runs that stored a model, newest first."""
-    return [run for run in store.list_runs() if run.status.is_finished() and "model" in store.list_artifacts(run.run_id)]
+    return [run for run in store.list_runs()
+            if run.status.is_finished() and "model" in store.list_artifacts(run.run_id)]

@@ -140,8 +140,9 @@ def explain_rows(tree: ObliqueTree, X: Any, top_k: int = 3) -> pd.DataFrame:
         texts = []
         for i, node in enumerate(nodes):
             w, _ = tree.split_in_original_units(int(node))
-            texts.append("; ".join(f"{labels.fmt(c['weight'], 4, False)}*{c['feature']}={labels.fmt(c['term'], 4, False)}"
-                                   for c in _contributions(tree, w, X[i], top_k)))
+            texts.append("; ".join(
+                f"{labels.fmt(c['weight'], 4, False)}*{c['feature']}={labels.fmt(c['term'], 4, False)}"
+                for c in _contributions(tree, w, X[i], top_k)))
         out[f"top_terms_{level}"] = texts
     return pd.DataFrame(out)
 

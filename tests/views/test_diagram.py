@@ -53,7 +53,8 @@ def test_branch_label_puts_largest_terms_first_in_original_units():
 
 
 def test_leaf_label_shows_prediction_and_count():
-    assert diagram.node_label(stump(), 3) == '<B>leaf #3</B>  2 rows<BR ALIGN="LEFT"/>\u0177 = <B>20</B><BR ALIGN="LEFT"/>'
+    assert diagram.node_label(stump(), 3) == ('<B>leaf #3</B>  2 rows<BR ALIGN="LEFT"/>'
+                                              '\u0177 = <B>20</B><BR ALIGN="LEFT"/>')
 
 
 def test_linear_leaf_label_summarizes_the_model():
