@@ -299,6 +299,6 @@ def order_cells(cells: list[Cell], sizes: dict[str, int]) -> list[Cell]:
     A run stopped part-way then leaves whole datasets finished (complete rows of the table) rather than a few cells
     of every dataset, and the parallel workers still start each dataset on its longest cells.
     """
-    cost = {"get-linear-polish": 4, "get-polish": 3, "get-linear": 2, "get": 1, "rf": 0.5}
+    cost = {"get-linear-polish": 4, "get-linear-l1": 4, "get-polish": 3, "get-linear": 2, "get": 1, "rf": 0.5}
     return sorted(cells, key=lambda c: (sizes.get(c.dataset, 0), c.dataset, c.seed,
                                         -cost.get(c.method, 0.1) * 2 ** (c.depth or 0)))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.model_selection import train_test_split
 
-from get_core import GETRegressorCV
+from get_core import GETRegressor, GETRegressorCV
 from get_core.optimize import GETConfig, train
 from get_core.polish import subtree_nodes
 
@@ -56,3 +56,24 @@ def test_refit_from_search_starts_the_refit_from_the_validated_tree():
     fresh = GETRegressorCV(**common).fit(X, y)  # default: the paper's refit from fresh starts
     assert fresh.best_depth_ == search.best_depth_
     assert not np.array_equal(fresh.tree_.apply(X), validated.apply(X))
+
+
+def test_depth_cv_chooses_the_l1_strength_with_the_depth():
+    rng = np.random.default_rng(3)
+    X = rng.random((500, 3))
+    y = np.where(X[:, 0] + X[:, 1] > 1, 2 * X[:, 2], -X[:, 2]) + rng.normal(scale=0.05, size=len(X))
+    common = dict(leaf="linear", n_starts=1, n_epochs=30, random_state=0)
+    cv = GETRegressorCV(depths=[1, 2], l1=[0.1, 0.0, 1e-5], patience=5, tol=0.0, **common).fit(X, y)
+    assert [(r["depth"], r["l1"]) for r in cv.cv_results_] == [(d, v) for d in (1, 2) for v in (0.0, 1e-5, 0.1)]
+    assert len({r["validation_r2"] for r in cv.cv_results_ if r["depth"] == 2}) > 1  # the penalty changes the fit
+    best = max(cv.cv_results_, key=lambda r: r["validation_r2"])
+    assert (cv.best_depth_, cv.best_l1_) == (best["depth"], best["l1"])
+    refit = GETRegressor(depth=cv.best_depth_, l1=cv.best_l1_, **common).fit(X, y)  # the refit uses the chosen pair
+    np.testing.assert_allclose(cv.predict(X), refit.predict(X))
+
+
+@pytest.mark.parametrize("l1", [[], [0.0, -1.0], [np.inf]])
+def test_depth_cv_refuses_bad_l1_values(l1):
+    with pytest.raises(ValueError, match="l1"):
+        GETRegressorCV(depths=[1], l1=l1, n_starts=1, n_epochs=1).fit(np.random.default_rng(0).random((60, 2)),
+                                                                      np.arange(60.0))

@@ -31,18 +31,22 @@ def test_the_bench_runs_end_to_end_on_two_small_slices_and_writes_json_and_markd
     doc = tmp_path / "BENCHMARKS.md"
     doc.write_text("# Benchmarks\n\n## Speed\n\nthe lead's section\n")
 
-    result = run(tmp_path, "--methods", "cart", "rf", "get", "get-polish", "get-linear", "--jobs", "2")
+    methods = ["cart", "rf", "get", "get-polish", "get-linear", "get-linear-l1"]
+    result = run(tmp_path, "--methods", *methods, "--jobs", "2")
 
     saved = json.loads((tmp_path / "out.json").read_text())
-    assert saved["run"]["cells_fitted"] == saved["run"]["cells_finished"] == 10
+    assert saved["run"]["cells_fitted"] == saved["run"]["cells_finished"] == 12
     for record in saved["records"]:
         assert -100 < record["test_r2"] <= 100 and record["n_parameters"] > 0 and record["predict_ms_per_10k"] > 0
         assert record["method"] == "rf" or 1 <= record["depth"] <= 12
+        if record["method"] == "get-linear-l1":  # both strengths fitted at every depth searched, one kept
+            assert {r["l1"] for r in record["details"]["cv"]} == {0.0, 1e-5}
+            assert record["details"]["l1"] in (0.0, 1e-5)
     cell = saved["summary"]["cells"]["airfoil_self_noise"]["get-linear"]
     assert cell["paper_test_r2"] == pytest.approx(89.96)
-    assert set(saved["summary"]["friedman"]["ranks"]) == {"cart", "rf", "get", "get-polish", "get-linear"}
+    assert set(saved["summary"]["friedman"]["ranks"]) == set(methods)
     against = saved["summary"]["against_rf"]
-    assert set(against) == {"cart", "get", "get-polish", "get-linear"} and against["get"]["splits"]["n"] == 2
+    assert set(against) == set(methods) - {"rf"} and against["get"]["splits"]["n"] == 2
     assert against["get"]["paper"]["n"] == 2  # the paper's own GET minus RF on the same two datasets
     assert saved["summary"]["averages"]["get-linear"]["near_paper"]["n"] == 2
     text = doc.read_text()
