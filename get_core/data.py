@@ -9,7 +9,8 @@ Limits (enforced here and in ``encoding``; the upload size limit is ``server.max
   * ``MAX_ROWS`` data rows and ``MAX_COLUMNS`` columns per file, ``MAX_FEATURES`` model inputs after one-hot
     encoding, ``MAX_CATEGORIES`` distinct values per categorical column, at least ``MIN_ROWS`` usable rows.
 
-Rows are numbered as people see them in a spreadsheet of the data: "row 1" is the first row after the header.
+Rows are numbered as people see them in a spreadsheet of the data: "row 1" is the first row after the header;
+blank lines are not rows (pandas skips them), so a CSV message also gives the line number an editor shows.
 
 Column kinds: numeric (used as is; booleans become 0/1), categorical (strings with at most ``MAX_CATEGORIES``
 distinct values, one-hot encoded as ``column=value``), and kinds refused as features: text (more distinct strings),
@@ -137,8 +138,8 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     except pd.errors.ParserError as exc:
         match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if match:
-            expected, line, seen = match.groups()
-            row = int(line) - 1 - lead  # pandas counts the skipped lines above the header too
+            expected, seen = int(match[1]), int(match[3])
+            row, line = _ragged_record(text, delimiter, lead, expected) or (int(match[2]) - 1 - lead, match[2])
             raise DataError(f"Row {row} (line {line} of '{filename}') has {seen} fields but the header "
                             f"has {expected}: fix that line, or check the delimiter "
                             f"(now {DELIMITERS[delimiter]}).", row=row) from None
@@ -148,6 +149,25 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
         raise DataError(f"'{filename}' is empty: choose a file with a header row and data rows.") from None
     df.columns = [_column_name(c) for c in df.columns]
     return _decimal_commas(df, delimiter) if delimiter != "," else df
+
+
+def _ragged_record(text: str, delimiter: str, lead: int, expected: int) -> tuple[int, int] | None:
+    """(data row, physical line) of the first record with more than ``expected`` fields. Rows are counted as the
+    rest of the app counts them (blank lines are not rows) and lines as an editor does (a quoted cell may span
+    lines); pandas' own line number counts blank lines but not lines inside quotes."""
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
+    rows, end = -1, 0  # the header is row 0; end: the last line of the previous record
+    try:
+        for record in reader:
+            start, end = end + 1, reader.line_num
+            if end <= lead or not record:
+                continue
+            if len(record) > expected:
+                return rows + 1, start
+            rows += 1
+    except csv.Error:
+        return None
+    return None
 
 
 def _column_name(name: Any) -> str:

@@ -18,6 +18,8 @@ import pandas as pd
 from get_core.data import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
                            first_non_number)
 
+_DECIMAL_TEXT = r"[-+]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)"  # a number written with a point or exponent
+
 MISSING_POLICIES = ("drop", "impute")
 
 
@@ -288,18 +290,26 @@ def _fill_value(series: pd.Series, column: str, categorical: bool) -> Any:
 def _labels(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     """A categorical column's values as level labels, and as labels were spelled before (runs stored earlier).
 
-    Labels are stripped text, with numbers spelled one way whatever the column's dtype (1, 1.0 and a nullable
-    Int64 1 are all '1'), so rows read from a file with a blank (floats) and one without (ints) encode alike; the
-    earlier spelling was ``str(value)`` ('1.0' in a float column). Missing values stay missing in both."""
+    Labels are stripped text, with numbers spelled one way whatever the column's dtype (1, 1.0, a nullable Int64 1
+    and the text '1.0' are all '1'), so rows read from a file with a blank (floats), one without (ints) or one where
+    another cell made the column text encode alike; the earlier spelling was ``str(value)`` ('1.0' in a float
+    column). Text without a decimal point or exponent is kept as written ('007' stays a code). Missing values stay
+    missing in both."""
     legacy = series.astype(str).str.strip().where(series.notna())
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-        return series.astype("string").str.strip(), legacy
+        text = series.astype("string").str.strip()
+        decimal = text.str.fullmatch(_DECIMAL_TEXT).fillna(False).to_numpy(bool)
+        if decimal.any():
+            text[decimal] = [_number_label(float(v)) for v in text[decimal]]
+        return text, legacy
     if pd.api.types.is_integer_dtype(series):  # exact: IDs beyond 2**53 must not merge through floats
         return series.astype("Int64").astype("string"), legacy
-    numbers = as_float(series)
-    text = [None if np.isnan(v) else str(int(v)) if np.isfinite(v) and v.is_integer() else repr(float(v))
-            for v in numbers]
+    text = [None if np.isnan(v) else _number_label(v) for v in as_float(series)]
     return pd.Series(text, index=series.index, dtype="string"), legacy
+
+
+def _number_label(value: float) -> str:
+    return str(int(value)) if np.isfinite(value) and value.is_integer() else repr(float(value))
 
 
 def _numeric_or_refuse(series: pd.Series, column: str) -> np.ndarray:

@@ -148,6 +148,15 @@ def test_a_ragged_line_names_its_row():
         data.read_table("\n".join(lines).encode(), "ragged.csv")
 
 
+def test_a_ragged_line_after_blank_lines_and_a_wrapped_cell_is_numbered_like_every_other_message():
+    lines = ["a,b,c", '1,"two', 'lines",3'] + ["1,2,3"] * 10 + ["", ""] + ["1,2,3"] * 10 + ["1,2,3,4"]
+    with pytest.raises(DataError, match="Row 22 \\(line 26 of 'gaps.csv'\\) has 4 fields") as error:
+        data.read_table("\n".join(lines).encode(), "gaps.csv")
+    lines[-1] = "1,2,x"  # the same row, now read: a message about its cell must name the same row number
+    df = data.read_table("\n".join(lines).encode(), "gaps.csv")
+    assert data.first_non_number(df["c"])[0] == error.value.row == 22
+
+
 def test_parquet_and_excel_read_like_csv(table):
     parquet = data.read_table(data.to_parquet_bytes(table), "t.parquet")
     buffer = io.BytesIO()
@@ -368,6 +377,10 @@ def test_numbers_used_as_codes_encode_alike_whatever_their_dtype(table):
     stored_earlier = Encoding.from_dict({**trained.to_dict(), "categories": {"colour": list(
         trained.categories["colour"]), "code": ["1.0", "2.0", "3.0"]}, "impute": {"code": "1.0"}})
     np.testing.assert_array_equal(stored_earlier.transform(floats), trained.transform(floats))  # old runs rebuild
+    text = floats.assign(code=["1.0", " 2.00", "3", "1", "2.0", "3e0"])  # a text cell elsewhere made them text
+    np.testing.assert_array_equal(trained.transform(text), trained.transform(floats))
+    assert trained.unseen_levels(text.assign(code=["007", "1.5", "a", "1", "2", "3"])) == {
+        "code": (3, ("007", "1.5", "a"))}  # only a point or an exponent marks a number: '007' stays a code
 
 
 def test_parquet_bytes_round_trip_and_fingerprint_is_sha256(table):
