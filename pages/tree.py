@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core import compare, export, schedule
+from get_core import codegen, compare, export, schedule
 from get_core.tree import ObliqueTree
 from get_core.views import diagram, labels, node, teaching
 from pages import common, diagram_widget, results_ui
@@ -226,9 +226,9 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
                             "application/json", key="dl_json", help="Loads back into GET Explorer and get_core")
     cols[1].download_button("Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
                             key="dl_rules")
-    cols[2].download_button("Python code", lambda: export.python_source(tree), f"{stem}.py", "text/x-python",
+    cols[2].download_button("Python code", lambda: codegen.python_source(tree), f"{stem}.py", "text/x-python",
                             key="dl_py", help="Standalone, no dependencies; equals predict")
-    cols[3].download_button("C code", lambda: export.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
+    cols[3].download_button("C code", lambda: codegen.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
                             help="Standalone C99; equals predict (compile with -ffp-contract=off)")
     cols[4].download_button("HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
                             key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")

@@ -1,4 +1,4 @@
-"""Exports: generated Python and C reproduce predict; rules, DOT and HTML say the same thing, escaped."""
+"""Exports and generated code: Python and C from `codegen` reproduce predict; rules, DOT and HTML say the same thing."""
 
 import json
 import re
@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from get_core import export
+from get_core import codegen, export
 from get_core.tree import ModelFormatError
 from tests.trees import make_tree, stump
 
@@ -45,7 +45,7 @@ def _assert_same_predictions(tree, rows, leaves, preds):
 def test_python_source_reproduces_predict(model):
     tree, rows = model
     namespace = {}
-    exec(compile(export.python_source(tree), "generated.py", "exec"), namespace)
+    exec(compile(codegen.python_source(tree), "generated.py", "exec"), namespace)
     leaves = [namespace["leaf"](list(r)) for r in rows]
     preds = [namespace["predict"](list(r)) for r in rows]
     _assert_same_predictions(tree, rows, leaves, np.array(preds))
@@ -56,7 +56,7 @@ def test_python_source_reproduces_predict(model):
 
 def test_python_source_refuses_rows_of_the_wrong_width():
     namespace = {}
-    exec(export.python_source(stump()), namespace)
+    exec(codegen.python_source(stump()), namespace)
     with pytest.raises(ValueError, match="expected 2 feature values"):
         namespace["predict"]([1.0])
     with pytest.raises(TypeError, match="missing features"):
@@ -85,7 +85,7 @@ int main(void) {
 @needs_gcc
 def test_c_source_compiles_cleanly_and_reproduces_predict(model, tmp_path):
     tree, rows = model
-    (tmp_path / "model.c").write_text(export.c_source(tree), encoding="utf-8")
+    (tmp_path / "model.c").write_text(codegen.c_source(tree), encoding="utf-8")
     (tmp_path / "main.c").write_text(HARNESS)
     exe = tmp_path / "predict"
     subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
@@ -101,7 +101,7 @@ def test_c_source_compiles_cleanly_and_reproduces_predict(model, tmp_path):
 
 def test_feature_identifiers_are_valid_unique_and_documented():
     names = ["temp", "a b", "a-b", "2nd", "class", "for", "", "é", "x0", "temp", "π"]
-    assert export.feature_identifiers(names) == [
+    assert codegen.feature_identifiers(names) == [
         "temp", "a_b", "a_b_2", "f_2nd", "f_class", "f_for", "x6", "e", "x0", "temp_2", "x10"]
 
 
