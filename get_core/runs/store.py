@@ -21,7 +21,8 @@ Invariants:
     and ``delete_run`` (which removes it whole). Only a finished run can be deleted;
   * a RUNNING run whose heartbeat is older than ``heartbeat_grace`` seconds is stale: ``fail_stale_runs`` marks it
     FAILED with the reason; a late write from its worker then raises ``RunFinishedError`` and the worker stops;
-  * reads return frozen dataclasses (``Run``, ``MetricPoint``, ``Artifact``), never rows or live objects;
+  * reads return frozen dataclasses (``Run``, ``MetricPoint``, ``Artifact``, defined with the lifecycle and the
+    errors in ``get_core.runs.records``), never rows or live objects;
   * every call is one transaction through ``_transaction`` (``BEGIN IMMEDIATE`` for writes, so a read-check-write
     such as claiming a queue slot is atomic across processes). Times are wall-clock seconds (``time.time()``).
 
@@ -39,11 +40,12 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from get_core.runs.records import (Artifact, InvalidTransition, MetricPoint, Run, RunFinishedError, RunNotFound,
+                                   RunStatus, StoreError)
 
 DB_ENV = "GET_EXPLORER_DB"
 GRACE_ENV = "GET_EXPLORER_HEARTBEAT_GRACE"
@@ -52,104 +54,6 @@ HEARTBEAT_GRACE_S = 30.0  # workers beat every second; 30 s tolerates a loaded m
 SCHEMA_VERSION = 1
 PARQUET = "application/vnd.apache.parquet"
 JSON = "application/json"
-
-
-class RunStatus(str, Enum):
-    QUEUED = "QUEUED"
-    RUNNING = "RUNNING"
-    FINISHED = "FINISHED"
-    FAILED = "FAILED"
-    CANCELLED = "CANCELLED"
-
-    def is_finished(self) -> bool:
-        return self in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED)
-
-
-_TRANSITIONS = {
-    RunStatus.QUEUED: {RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.FAILED},
-    RunStatus.RUNNING: {RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED},
-}
-
-
-class StoreError(Exception):
-    """A store call that cannot be honoured; the message is fit to show to a user."""
-
-
-class RunNotFound(StoreError, KeyError):
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
-
-
-class RunFinishedError(StoreError):
-    """A write to a run that has already finished (finished runs are immutable)."""
-
-
-class InvalidTransition(StoreError):
-    pass
-
-
-@dataclass(frozen=True)
-class Run:
-    run_id: int
-    name: str
-    status: RunStatus
-    params: Mapping[str, Any]  # read-only view of the JSON parameters given at creation
-    dataset_name: str
-    dataset_fingerprint: str
-    n_rows: int
-    n_features: int
-    created_at: float
-    started_at: float | None
-    finished_at: float | None
-    heartbeat_at: float | None
-    worker_pid: int | None
-    cancel_requested: bool
-    progress: float  # 0..1 of the whole fit
-    phase: str | None
-    stage: int | None
-    n_stages: int | None
-    epoch: int | None
-    n_epochs: int | None
-    best_hard_r2: float | None  # best training R2 (hard routing) so far
-    test_r2: float | None
-    test_rmse: float | None
-    error: str | None  # why a run failed or was cancelled
-
-    def duration(self, now: float | None = None) -> float | None:
-        if self.started_at is None:
-            return None
-        end = self.finished_at if self.finished_at is not None else (now or time.time())
-        return max(0.0, end - self.started_at)
-
-    def eta_seconds(self, now: float | None = None) -> float | None:
-        """Remaining time extrapolated from the progress so far (None before the first progress report)."""
-        elapsed = self.duration(now)
-        if self.status is not RunStatus.RUNNING or elapsed is None or not 0.01 <= self.progress < 1:
-            return None
-        return elapsed * (1 - self.progress) / self.progress
-
-
-@dataclass(frozen=True)
-class MetricPoint:
-    phase: str
-    start: int
-    stage: int
-    epoch: int
-    step: int  # position on a run-wide epoch axis: stage * n_epochs + epoch
-    alpha: float
-    soft_loss: float | None
-    hard_loss: float | None
-
-
-@dataclass(frozen=True)
-class Artifact:
-    name: str
-    media_type: str
-    data: bytes
-    created_at: float
-
-    def json(self) -> Any:
-        return json.loads(self.data.decode("utf-8"))
 
 
 _SCHEMA = """
@@ -396,7 +300,7 @@ class RunStore:
             current = self._status_of(db, run_id)
             if current.is_finished():
                 raise RunFinishedError(f"Run {run_id} is already {current.value}; finished runs are immutable.")
-            if status not in _TRANSITIONS[current]:
+            if not current.can_become(status):
                 raise InvalidTransition(f"Run {run_id} cannot go from {current.value} to {status.value}.")
             if status is RunStatus.RUNNING:
                 self._start(db, run_id, now)
