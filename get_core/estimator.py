@@ -16,7 +16,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from get_core.optimize import GETConfig, ProgressCallback, train
+from get_core.optimize import GETConfig, train
+from get_core.progress import ProgressCallback
 from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 
 _CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
@@ -78,7 +79,7 @@ class GETRegressor(RegressorMixin, BaseEstimator):
         return config
 
     def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressor":
-        """Train on X (n, p) and y (n,); ``on_progress`` receives ``optimize.Progress`` and may return True to stop."""
+        """Train on X (n, p) and y (n,); ``on_progress`` receives ``progress.Progress`` and may return True to stop."""
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         names = getattr(self, "feature_names_in_", None)

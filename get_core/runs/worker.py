@@ -10,7 +10,7 @@ heartbeats, progress and metrics while training; artifacts ``encoding``, ``split
 Liveness and cancellation:
   * a heartbeat thread writes a heartbeat every ``HEARTBEAT_PERIOD_S`` and polls the cancel flag every
     ``CANCEL_POLL_S``, so a long epoch never looks stale and a cancel request is seen at once;
-  * the trainer's progress callback (at most every 0.5 s, see ``get_core.optimize.REPORT_INTERVAL``) writes progress
+  * the trainer's progress callback (at most every 0.5 s, see ``get_core.progress.REPORT_INTERVAL``) writes progress
     and metrics and returns True once cancellation is requested; ``train`` then returns its best tree so far, which
     is evaluated and kept, and the run ends CANCELLED;
   * if the trainer (or the baseline fit) has not come back ``HARD_STOP_S`` after the request, the heartbeat thread
