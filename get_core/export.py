@@ -6,6 +6,7 @@ Free functions reading the model arrays; standalone Python and C source is ``get
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import datetime, timezone
 from html import escape
@@ -30,13 +31,18 @@ def load_model_json(source: str | bytes) -> ObliqueTree:
             source = source.decode("utf-8")
         except UnicodeDecodeError:
             raise ModelFormatError("The model file is not UTF-8 text; export it again from GET Explorer.") from None
+    if not isinstance(source, str):
+        raise ModelFormatError(f"A model file is JSON text; got {type(source).__name__}.")
     if not source.strip():
         raise ModelFormatError("The model file is empty.")
     try:
-        data = json.loads(source)
+        data = json.loads(source, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise ModelFormatError(f"The model file is not valid JSON (line {exc.lineno}, column {exc.colno}: "
                                f"{exc.msg}).") from None
+    except (ValueError, RecursionError) as exc:  # an over-long integer literal, nesting deeper than Python's stack
+        raise ModelFormatError(f"The model file is not a GET Explorer model ({type(exc).__name__}: "
+                               f"{str(exc)[:120]}); export it again from GET Explorer.") from None
     try:
         return ObliqueTree.from_dict(data)
     except ModelFormatError:
@@ -176,6 +182,18 @@ def _html_cell(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------- helpers
 def _one_line(text: Any) -> str:
     return re.sub(r"\s+", " ", str(text)).strip()
+
+
+def _refuse_constant(name: str) -> float:
+    """JSON has no NaN or Infinity and ``model_json`` never writes them (a missing value is null)."""
+    raise ValueError(f"'{name}' is not a JSON number; a GET Explorer model writes missing values as null")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:30]} is beyond the range of a double")
+    return value
 
 
 def _json_default(value: Any) -> Any:

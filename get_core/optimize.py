@@ -57,16 +57,31 @@ class GETConfig:
             (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1, "n_starts", "an integer >= 1"),
             (isinstance(self.n_epochs, (int, np.integer)) and self.n_epochs >= 1, "n_epochs", "an integer >= 1"),
             (isinstance(self.n_alphas, (int, np.integer)) and self.n_alphas >= 1, "n_alphas", "an integer >= 1"),
-            (len(tuple(self.alpha_range)) == 2 and 0 < self.alpha_range[0] <= self.alpha_range[1], "alpha_range",
-             "(min, max) with 0 < min <= max"),
-            (self.learning_rate > 0, "learning_rate", "> 0"),
-            (self.l1 >= 0, "l1", ">= 0"),
+            (0 < _real(self.alpha_range, 0) <= _real(self.alpha_range, 1) < math.inf, "alpha_range",
+             "(min, max) with 0 < min <= max, both finite"),
+            (0 < _real(self.learning_rate) < math.inf, "learning_rate", "a finite number > 0"),
+            (0 <= _real(self.l1) < math.inf, "l1", "a finite number >= 0"),
             (self.device in ("auto", "cpu", "cuda"), "device", "'auto', 'cpu' or 'cuda'"),
-            (self.fixed_alpha is None or self.fixed_alpha > 0, "fixed_alpha", "None or > 0"),
+            (self.fixed_alpha is None or 0 < _real(self.fixed_alpha) < math.inf, "fixed_alpha",
+             "None or a finite number > 0"),
         ]
         for ok, name, expected in checks:
             if not ok:
                 raise ValueError(f"{name} must be {expected}; got {getattr(self, name)!r}")
+
+
+def _real(value: object, index: int | None = None) -> float:
+    """``value`` (or its item ``index``, for a pair) as a float, NaN when it is not a real number: NaN fails every
+    range check, so ``validate`` names the parameter instead of raising a TypeError."""
+    if index is not None:
+        try:
+            items = tuple(value)  # type: ignore[arg-type]
+        except TypeError:
+            return math.nan
+        value = items[index] if len(items) == 2 else math.nan
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return math.nan
+    return float(value)
 
 
 def resolve_device(device: str) -> torch.device:

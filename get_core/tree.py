@@ -156,7 +156,9 @@ class ObliqueTree:
     def predict_scaled(self, X: Any) -> np.ndarray:
         xs = self.scale_X(X)
         leaf = self.apply(X) - self.n_leaves
-        raw = self.leaf_intercepts[leaf] + np.einsum("ij,ij->i", xs, self.leaf_coefs[leaf])
+        raw = self.leaf_intercepts[leaf]
+        if self.leaf_type == "linear":  # a constant leaf ignores x: 0 * NaN must not hide its value (as in codegen)
+            raw = raw + np.einsum("ij,ij->i", xs, self.leaf_coefs[leaf])
         return np.clip(raw, self.leaf_lower[leaf], self.leaf_upper[leaf])
 
     def predict(self, X: Any) -> np.ndarray:
@@ -280,7 +282,8 @@ class ObliqueTree:
             raise ModelFormatError("Field 'leaf_lower' must not exceed 'leaf_upper' for any leaf.")
         if np.any(loaded["x_scale"] <= 0):
             raise ModelFormatError("Field 'x_scale' must hold positive numbers.")
-        if np.any(loaded["n_samples"] < 0) or np.any(loaded["n_samples"] != np.round(loaded["n_samples"])):
+        counts = loaded["n_samples"]
+        if np.any(counts < 0) or np.any(counts != np.round(counts)) or np.any(counts > 2 ** 53):
             raise ModelFormatError("Field 'n_samples' must hold non-negative integers.")
         scalars = {key: _scalar_field(data, key) for key in ("y_min", "y_scale")}
         if scalars["y_scale"] <= 0:
@@ -300,10 +303,10 @@ def linear_expression(coefs: np.ndarray, names: Sequence[str], importance: np.nd
     order = [j for j in np.argsort(-importance, kind="stable") if coefs[j] != 0]
     if not order:
         return "0"
-    shown = order if max_terms is None else order[:max_terms]
+    shown = order if max_terms is None else order[:max(1, max_terms)]
     parts = []
     for i, j in enumerate(shown):
-        value = f"{abs(coefs[j]):.{decimals}g}*{names[j]}"
+        value = f"{abs(coefs[j]):.{decimals}g}*{' '.join(str(names[j]).split())}"  # one line whatever the name
         sign = ("-" if coefs[j] < 0 else "") if i == 0 else (" - " if coefs[j] < 0 else " + ")
         parts.append(sign + value)
     rest = len(order) - len(shown)
@@ -335,15 +338,22 @@ def _array_field(data: dict, key: str, shape: tuple[int, ...], allow_nan: bool =
     if key not in data:
         raise ModelFormatError(f"Field '{key}' is missing.")
     raw = data[key]
+    if not isinstance(raw, list) or any(isinstance(v, (bool, str)) for v in _flat(raw)):
+        raise ModelFormatError(f"Field '{key}' must be a list of numbers.")
     try:
         values = np.array(raw if not allow_nan else _nulls_to_nan(raw), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ModelFormatError(f"Field '{key}' must hold only numbers.") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ModelFormatError(f"Field '{key}' must hold only numbers within the range of a double.") from None
     if values.shape != shape:
         raise ModelFormatError(f"Field '{key}' must have shape {shape}; got {values.shape}.")
-    if not allow_nan and not np.all(np.isfinite(values)):
-        raise ModelFormatError(f"Field '{key}' holds a non-finite number.")
+    if np.any(np.isinf(values)) or (not allow_nan and np.any(np.isnan(values))):
+        raise ModelFormatError(f"Field '{key}' holds a non-finite number"
+                               f"{' (only null may stand for a missing value)' if allow_nan else ''}.")
     return values
+
+
+def _flat(raw: list) -> list:
+    return [w for v in raw for w in (_flat(v) if isinstance(v, list) else [v])]
 
 
 def _bound(values: Any, n_leaves: int, missing: float) -> np.ndarray:
@@ -364,6 +374,10 @@ def _nulls_to_nan(raw: Any) -> Any:
 
 def _scalar_field(data: dict, key: str) -> float:
     value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ModelFormatError(f"Field '{key}' must be a finite number; got {value!r}.")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an integer beyond the range of a double
+        number = math.inf
+    if not math.isfinite(number):
+        raise ModelFormatError(f"Field '{key}' must be a finite number; got {str(value)[:40]}.")
+    return number

@@ -131,10 +131,28 @@ def test_model_json_round_trips_exactly(model):
     (b"\xff\xfe", "not UTF-8"),
     ("[1, 2]", "JSON object"),
     ('{"schema": "something else"}', "schema"),
+    ('{"schema": NaN}', "'NaN' is not a JSON number"),  # Python's json reads NaN and Infinity; JSON has neither
+    ('{"y_min": 1e400}', "beyond the range of a double"),
+    ('{"y_min": 1' + "0" * 5000 + "}", "not a GET Explorer model"),  # Python's limit on integer digits
+    ("[" * 100_000 + "]" * 100_000, "not a GET Explorer model"),  # deeper than Python's stack
+    (123, "JSON text; got int"),
 ])
 def test_malformed_model_files_are_refused_with_a_message(text, message):
     with pytest.raises(ModelFormatError, match=message):
         export.load_model_json(text)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("weights", [["0.5"]], "'weights' must be a list of numbers"),  # numbers as text are not numbers
+    ("x_min", [10 ** 400], "'x_min' must hold only numbers within the range of a double"),
+    ("y_scale", 10 ** 400, "'y_scale' must be a finite number"),
+    ("n_samples", [1e300, 1, 1], "'n_samples' must hold non-negative integers"),  # would wrap around in int64
+])
+def test_out_of_range_or_mistyped_fields_are_refused_by_name(field, value, message):
+    data = json.loads(export.model_json(stump()))
+    data[field] = value
+    with pytest.raises(ModelFormatError, match=message):
+        export.load_model_json(json.dumps(data))
 
 
 def test_model_json_with_a_wrong_shape_names_the_field():

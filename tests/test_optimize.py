@@ -142,7 +142,12 @@ def test_stage_alphas_stay_in_range_and_ascend(alpha_range, n_alphas):
 @pytest.mark.parametrize("bad, message", [
     (dict(depth=13), "depth must be an integer from 1 to 12; got 13$"), (dict(leaf="cubic"), "leaf must be"),
     (dict(n_starts=0), "n_starts must be an integer >= 1; got 0$"),
-    (dict(alpha_range=(10, 5)), "alpha_range must be \\(min, max\\) with 0 < min <= max; got \\(10, 5\\)$"),
+    (dict(alpha_range=(10, 5)),
+     "alpha_range must be \\(min, max\\) with 0 < min <= max, both finite; got \\(10, 5\\)$"),
+    (dict(alpha_range=(5, float("inf"))), "alpha_range must be .*both finite; got \\(5, inf\\)$"),
+    (dict(alpha_range=("a", "b")), "alpha_range must be"), (dict(alpha_range=5), "alpha_range must be"),
+    (dict(learning_rate=float("nan")), "learning_rate must be a finite number > 0; got nan$"),
+    (dict(l1="0.1"), "l1 must be a finite number >= 0; got '0.1'$"),
     (dict(device="tpu"), "device must be 'auto', 'cpu' or 'cuda'; got 'tpu'$"),
 ])
 def test_bad_configuration_is_refused_naming_the_parameter_and_its_value(bad, message):

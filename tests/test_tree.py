@@ -162,3 +162,17 @@ def test_wrong_column_count_is_a_clear_error():
     tree, X, _ = make_tree(depth=2, p=3)
     with pytest.raises(ValueError, match="3 columns"):
         tree.predict(X[:, :2])
+
+
+def test_a_missing_or_infinite_input_routes_left_and_a_constant_leaf_still_gives_its_value():
+    tree = stump()
+    rows = np.array([[np.nan, 0.0], [0.0, np.inf], [np.inf, 0.0]])  # NaN and inf margins: left; +inf margin: right
+    np.testing.assert_array_equal(tree.apply(rows), [2, 2, 3])
+    np.testing.assert_array_equal(tree.predict(rows), [10.0, 10.0, 20.0])  # as the generated code does
+
+
+def test_rules_keep_one_line_per_test_whatever_the_feature_names():
+    tree = stump(names=("inlet\ntemp", "pressure  (bar)"))
+    rules = tree.export_text(max_terms=0)  # at least one term is always shown
+    assert rules.splitlines()[0] == "if 2*inlet temp + ... (1 more terms) <= 3:  # node 1"
+    assert len(rules.splitlines()) == 4
