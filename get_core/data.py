@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import PurePath
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,7 @@ SNIFF_CHARS = 65_536  # the start of a text file read to find its delimiter and 
 MISSING_MARKERS = ["?"]  # besides pandas' defaults (empty, NA, NaN, null, ...); UCI files mark missing with "?"
 _DECIMAL_COMMA = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][-+]?\d+)?")
 _THOUSANDS = re.compile(r"[-+]?\d{1,3}(,\d{3})+")
+_THOUSANDS_DOTS = re.compile(r"[-+]?[1-9]\d{0,2}(\.\d{3})+")
 _DATE_LIKE = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
                         r"([ T]\d{1,2}:\d{2}.*)?\s*$")
 
@@ -107,14 +108,33 @@ def read_table(data: bytes, filename: str, *, delimiter: str | None = None, trai
         df = _read_csv(data, filename, delimiter, training)
     else:
         raise DataError(f"'{filename}' has an unsupported type '{suffix}': upload one of {', '.join(SUFFIXES)}.")
-    return _check_shape(df, filename, training)
+    return _check_shape(_without_empty_tail(_blank_cells_missing(df)), filename, training)
+
+
+def _blank_cells_missing(df: pd.DataFrame) -> pd.DataFrame:
+    """Cells holding only spaces are missing values, as an unquoted empty CSV field is (a spreadsheet shows both
+    as empty), never a category '' or a non-number. A TRUE/FALSE column with empty cells (pandas reads it as
+    objects) becomes nullable booleans, numeric like the same column without gaps."""
+    for column in df.columns:
+        if df[column].dtype == object or isinstance(df[column].dtype, pd.StringDtype):
+            blank = df[column].map(lambda v: isinstance(v, str) and not v.strip()).astype(bool)
+            if blank.any():
+                df[column] = df[column].mask(blank).infer_objects()
+            present = df[column].dropna()
+            if len(present) and present.map(lambda v: isinstance(v, (bool, np.bool_))).all():
+                df[column] = df[column].astype("boolean")
+    return df
+
+
+def _without_empty_tail(df: pd.DataFrame) -> pd.DataFrame:
+    """Without the rows at the end where every cell is missing (";;;" lines below a spreadsheet's export): they
+    carry no data, and scored on Predict they would get imputed values. Rows above keep their numbers."""
+    filled = np.flatnonzero(df.notna().any(axis=1).to_numpy())
+    return df.iloc[:filled[-1] + 1] if len(filled) else df.iloc[:0]
 
 
 def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool) -> pd.DataFrame:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")  # every byte sequence decodes; Excel's "CSV" export often is cp1252
+    text = _decode(data, filename)
     if "\x00" in text[:4096]:
         raise DataError(f"'{filename}' is not a text file: upload CSV, Parquet or Excel (.xlsx).")
     sample = text if len(text) <= SNIFF_CHARS else text[:SNIFF_CHARS].rsplit("\n", 1)[0]
@@ -131,10 +151,51 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
                 "GET needs a target and at least one feature column; check the file's delimiter")
         raise DataError(f"Only one column ('{header[0].strip()[:60]}') was found using the "
                         f"{DELIMITERS[delimiter]} delimiter; {hint}.")
-    _check_unique([_column_name(h) for h in header], filename)
+    names = [_column_name(h) for h in header]
+    blank_tail = len(names) - len(_without_blank_tail(names))  # "a,b,c,," : a spreadsheet's empty columns
+    _check_unique(names[:len(names) - blank_tail], filename)
+    options: dict[str, Any] = {}
+    df = _parse_csv(text, filename, delimiter, lead)
+    if not df.index.equals(pd.RangeIndex(len(df))) and df.shape[1] and df.iloc[:, -1].isna().all():
+        # Every data row ends with a delimiter the header lacks, so pandas took the first field as row labels and
+        # shifted every column left; a file whose first field really labels its rows (R's write.table) keeps
+        # data in its last column and is read as before.
+        options["index_col"] = False
+        df = _parse_csv(text, filename, delimiter, lead, **options)
+    df.columns = [_column_name(c) for c in df.columns]
+    empty_tail = [c for c in df.columns[df.shape[1] - blank_tail:] if df[c].isna().all()] if blank_tail else []
+    df = df.drop(columns=empty_tail)
+    if delimiter == ",":
+        return df
+    return _decimal_commas(df, delimiter, lambda: _parse_csv(text, filename, delimiter, lead, dtype=str, **options))
+
+
+def _decode(data: bytes, filename: str) -> str:
+    """UTF-8 (with or without BOM), UTF-16 with a BOM (Excel's "Unicode Text"), else Windows-1252 (Excel's CSV
+    export on Windows: euro sign, typographic quotes), else Latin-1, which decodes any bytes."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise DataError(f"'{filename}' starts like UTF-16 text but is not: save it as UTF-8 CSV.") from None
+    for encoding in ("utf-8-sig", "cp1252"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            pass
+    return data.decode("latin-1")
+
+
+def _without_blank_tail(names: list[str]) -> list[str]:
+    while names and not names[-1]:
+        names = names[:-1]
+    return names
+
+
+def _parse_csv(text: str, filename: str, delimiter: str, lead: int, **options: Any) -> pd.DataFrame:
     try:
-        df = pd.read_csv(io.StringIO(text), sep=delimiter, na_values=MISSING_MARKERS, skipinitialspace=True,
-                         skiprows=lead, nrows=MAX_ROWS + 1, engine="c", low_memory=False)
+        return pd.read_csv(io.StringIO(text), sep=delimiter, na_values=MISSING_MARKERS, skipinitialspace=True,
+                           skiprows=lead, nrows=MAX_ROWS + 1, engine="c", low_memory=False, **options)
     except pd.errors.ParserError as exc:
         match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if match:
@@ -147,8 +208,6 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
                         "check the delimiter and quoting.") from None
     except pd.errors.EmptyDataError:
         raise DataError(f"'{filename}' is empty: choose a file with a header row and data rows.") from None
-    df.columns = [_column_name(c) for c in df.columns]
-    return _decimal_commas(df, delimiter) if delimiter != "," else df
 
 
 def _ragged_record(text: str, delimiter: str, lead: int, expected: int) -> tuple[int, int] | None:
@@ -176,11 +235,13 @@ def _column_name(name: Any) -> str:
     return re.sub(r"\s+", " ", str(name)).strip()
 
 
-def _decimal_commas(df: pd.DataFrame, delimiter: str) -> pd.DataFrame:
+def _decimal_commas(df: pd.DataFrame, delimiter: str, as_text: Callable[[], pd.DataFrame]) -> pd.DataFrame:
     """Columns written with a decimal comma (``1,5``, ``-1.234,5``: the CSV export of European spreadsheets, which
     separate fields with ";") become numbers; their names go to ``df.attrs["decimal_comma"]`` so the page can say
     so. Never in comma-separated files; in tab or pipe files not when every comma is followed by exactly three
-    digits (``1,234``, ``12,000``), which there more likely separates thousands."""
+    digits (``1,234``, ``12,000``), which there more likely separates thousands. In a ";" file that uses decimal
+    commas, a column pandas read as numbers whose every dot is followed by exactly three digits (``1.250``) holds
+    thousands separators too (read as 1250, not 1.25), and is listed with them; ``as_text`` gives the raw cells."""
     converted = []
     for column in df.columns:
         if pd.api.types.is_numeric_dtype(df[column]):
@@ -190,11 +251,32 @@ def _decimal_commas(df: pd.DataFrame, delimiter: str) -> pd.DataFrame:
         commas = present[present.str.contains(",", regex=False)]
         thousands = delimiter != ";" and commas.str.fullmatch(_THOUSANDS).all()
         if len(commas) and not thousands and present.str.fullmatch(_DECIMAL_COMMA).all():
-            numbers = text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
-            df[column] = pd.to_numeric(numbers).astype(np.float64)
+            df[column] = _european_numbers(text)
             converted.append(column)
+    if converted and delimiter == ";":
+        raw = None
+        for column in df.columns:
+            if column in converted or pd.api.types.is_integer_dtype(df[column]):
+                continue
+            if pd.api.types.is_float_dtype(df[column]):
+                raw = as_text() if raw is None else raw
+                text = raw.iloc[:, df.columns.get_loc(column)].astype("string").str.strip()
+            else:
+                text = df[column].astype("string").str.strip()
+            present = text.dropna()
+            dotted = present[present.str.contains(".", regex=False)]
+            if len(dotted) and dotted.str.fullmatch(_THOUSANDS_DOTS).all() and present.str.fullmatch(
+                    _DECIMAL_COMMA).all():
+                df[column] = _european_numbers(text)
+                converted.append(column)
     df.attrs["decimal_comma"] = converted
     return df
+
+
+def _european_numbers(text: pd.Series) -> pd.Series:
+    """``-1.234,5`` -> -1234.5: dots separate thousands, the comma is the decimal point."""
+    numbers = text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
+    return pd.to_numeric(numbers).astype(np.float64)
 
 
 def _sniff_delimiter(sample: str) -> str:

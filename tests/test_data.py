@@ -58,6 +58,61 @@ def test_a_bad_line_below_skipped_lines_is_named_by_its_data_row():
     assert error.value.row == 5
 
 
+def test_a_delimiter_ending_every_data_line_shifts_no_column():
+    rows = "".join(f"{50 + i},{1 + i % 4},{1000 + 10 * i},\n" for i in range(25))
+    df = data.read_table(("size,rooms,price\n" + rows).encode(), "listing.csv")
+    assert list(df.columns) == ["size", "rooms", "price"]
+    assert df.iloc[0].tolist() == [50, 1, 1000] and df.index.equals(pd.RangeIndex(25))
+    labelled = "".join(f'"r{i}",{i},{2 * i}\n' for i in range(25))  # R's write.table: the first field labels rows
+    df = data.read_table(('"x","y"\n' + labelled).encode(), "r.csv")
+    assert list(df.columns) == ["x", "y"] and df.iloc[3].tolist() == [3, 6]
+
+
+def test_empty_columns_and_rows_at_the_end_of_a_spreadsheet_export_are_dropped():
+    rows = "".join(f"{i};{2 * i};;\r\n" for i in range(25)) + ";;;\r\n;;;\r\n"
+    df = data.read_table(("a;b;;\r\n" + rows).encode(), "export.csv")
+    assert list(df.columns) == ["a", "b"] and len(df) == 25
+
+
+def test_thousands_dots_beside_decimal_commas_are_thousands():
+    prices = ["850", "1.250", "2.100", "12.000.000"]
+    rows = "".join(f"{40 + i},5;{prices[i % 4]};{i}\n" for i in range(24))
+    df = data.read_table(("area;price;y\n" + rows).encode(), "angebote.csv")
+    assert df["price"].iloc[:4].tolist() == [850.0, 1250.0, 2100.0, 12e6]
+    assert df["area"].iloc[0] == 40.5 and df.attrs["decimal_comma"] == ["area", "price"]
+    english = "".join(f"{40 + i};{prices[i % 3]};{i}\n" for i in range(24))  # no decimal comma anywhere
+    assert data.read_table(("area;price;y\n" + english).encode(), "english.csv")["price"].iloc[1] == 1.25
+
+
+def test_windows_and_utf16_text_is_decoded():
+    rows = "".join(f"{i};{i % 3}\r\n" for i in range(25))
+    df = data.read_table(("Preis €;“y”\r\n" + rows).encode("cp1252"), "excel.csv")
+    assert list(df.columns) == ["Preis €", "“y”"]
+    df = data.read_table(("a\tb\r\n" + rows.replace(";", "\t")).encode("utf-16"), "unicode.txt")
+    assert list(df.columns) == ["a", "b"] and len(df) == 25
+
+
+def test_cells_of_only_spaces_are_missing_values(table):
+    table = table.astype({"colour": object, "temp": object})
+    table.loc[3, "colour"], table.loc[4, "temp"] = "  ", " "
+    buffer = io.BytesIO()
+    table.to_excel(buffer, index=False)
+    df = data.read_table(buffer.getvalue(), "t.xlsx")
+    assert df["colour"].isna().sum() == 1 and df["temp"].isna().sum() == 1
+    assert data.column_kind(df["temp"]) is ColumnKind.NUMERIC
+    levels = prepare(df, spec(df, missing="impute")).encoding.categories["colour"]
+    assert "" not in levels
+
+
+def test_a_true_false_column_with_gaps_is_numeric_like_one_without(table):
+    flags = ["TRUE", "FALSE", ""] * 10
+    df = data.read_table(("flag,y\n" + "".join(f"{f},{i}\n" for i, f in enumerate(flags))).encode(), "f.csv")
+    assert data.column_kind(df["flag"]) is ColumnKind.NUMERIC
+    np.testing.assert_array_equal(data.as_float(df["flag"])[:3], [1.0, 0.0, np.nan])
+    stored = data.from_parquet_bytes(data.to_parquet_bytes(df))  # as the run store keeps it
+    np.testing.assert_array_equal(data.as_float(stored["flag"]), data.as_float(df["flag"]))
+
+
 def test_large_integer_codes_stay_distinct_levels(table):
     table["id"] = [2 ** 53 + i % 2 for i in range(len(table))]
     levels = prepare(table, spec(table, categorical=("id",))).encoding.categories["id"]
