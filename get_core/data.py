@@ -12,7 +12,8 @@ Limits (enforced here and in ``encoding``; the upload size limit is ``server.max
 Rows are numbered as people see them in a spreadsheet of the data: "row 1" is the first row after the header;
 blank lines are not rows (pandas skips them), so a CSV message also gives the line number an editor shows.
 
-Column kinds: numeric (used as is; booleans become 0/1), categorical (strings with at most ``MAX_CATEGORIES``
+Column kinds: numeric (used as is; booleans become 0/1; text cells formatted for display, such as ``$1,200`` or
+``12%``, are read as the numbers they show), categorical (strings with at most ``MAX_CATEGORIES``
 distinct values, one-hot encoded as ``column=value``), and kinds refused as features: text (more distinct strings),
 datetime, mixed (numbers with a few non-numeric cells) and empty (every value missing).
 """
@@ -44,6 +45,7 @@ SNIFF_CHARS = 65_536  # the start of a text file read to find its delimiter and 
 MISSING_MARKERS = ["?"]  # besides pandas' defaults (empty, NA, NaN, null, ...); UCI files mark missing with "?"
 _DECIMAL_COMMA = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][-+]?\d+)?")
 _THOUSANDS = re.compile(r"[-+]?\d{1,3}(,\d{3})+")
+_FORMATTED = re.compile(r"[$€£¥]?\s?[-+]?\s?[$€£¥]?\s?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?[%$€£¥]?")
 _THOUSANDS_DOTS = re.compile(r"[-+]?[1-9]\d{0,2}(\.\d{3})+")
 _DATE_LIKE = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
                         r"([ T]\d{1,2}:\d{2}.*)?\s*$")
@@ -108,7 +110,7 @@ def read_table(data: bytes, filename: str, *, delimiter: str | None = None, trai
         df = _read_csv(data, filename, delimiter, training)
     else:
         raise DataError(f"'{filename}' has an unsupported type '{suffix}': upload one of {', '.join(SUFFIXES)}.")
-    return _check_shape(_without_empty_tail(_blank_cells_missing(df)), filename, training)
+    return _check_shape(_formatted_numbers(_without_empty_tail(_blank_cells_missing(df))), filename, training)
 
 
 def _blank_cells_missing(df: pd.DataFrame) -> pd.DataFrame:
@@ -123,6 +125,26 @@ def _blank_cells_missing(df: pd.DataFrame) -> pd.DataFrame:
             present = df[column].dropna()
             if len(present) and present.map(lambda v: isinstance(v, (bool, np.bool_))).all():
                 df[column] = df[column].astype("boolean")
+    return df
+
+
+def _formatted_numbers(df: pd.DataFrame) -> pd.DataFrame:
+    """Text columns whose every cell is a number formatted for display (``$1,200.50``, ``12%``, ``-€3.5``, ``1,234``:
+    a spreadsheet's CSV export of formatted cells) become those numbers, as written (12% -> 12); their names go to
+    ``df.attrs["formatted"]`` so the page can say so. Otherwise they would be one-hot encoded as categories or
+    refused as text. Not where a comma may be a decimal comma (";"-separated files)."""
+    converted = []
+    for column in df.columns:
+        if not (df[column].dtype == object or isinstance(df[column].dtype, pd.StringDtype)):
+            continue
+        text = df[column].astype("string").str.strip()
+        present = text.dropna()
+        european = df.attrs.get("delimiter") == ";" and present.str.contains(",", regex=False).any()
+        if len(present) and not european and present.str.fullmatch(_FORMATTED).all() and present.str.contains(
+                r"[,%$€£¥]").any():
+            df[column] = pd.to_numeric(text.str.replace(r"[\s,%$€£¥]", "", regex=True)).astype(np.float64)
+            converted.append(column)
+    df.attrs["formatted"] = converted
     return df
 
 
@@ -163,6 +185,7 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
         options["index_col"] = False
         df = _parse_csv(text, filename, delimiter, lead, **options)
     df.columns = [_column_name(c) for c in df.columns]
+    df.attrs["delimiter"] = delimiter
     empty_tail = [c for c in df.columns[df.shape[1] - blank_tail:] if df[c].isna().all()] if blank_tail else []
     df = df.drop(columns=empty_tail)
     if delimiter == ",":
@@ -321,13 +344,28 @@ def _read_parquet(data: bytes, filename: str) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     try:
+        metadata = pq.ParquetFile(io.BytesIO(data)).metadata  # the limits, checked before any column is decoded
+        _check_size(metadata.num_rows, metadata.num_columns - 1, filename)  # - a stored pandas index, if any
         table = pq.read_table(io.BytesIO(data))
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"'{filename}' is not a readable Parquet file ({exc}).") from None
-    _check_unique([_column_name(n) for n in table.column_names], filename)
     df = table.to_pandas()
+    if any(name is not None for name in df.index.names):  # a named pandas index (e.g. 'house_id') is data
+        df = df.reset_index()
     df.columns = [_column_name(c) for c in df.columns]
+    _check_unique(list(df.columns), filename)
+    for column in df.columns:  # binary cells: text if they are UTF-8, else refused by name
+        if df[column].dtype == object and df[column].map(lambda v: isinstance(v, bytes)).any():
+            df[column] = _bytes_as_text(df[column], column, filename)
     return df.reset_index(drop=True)
+
+
+def _bytes_as_text(series: pd.Series, column: str, filename: str) -> pd.Series:
+    try:
+        return series.map(lambda v: v.decode("utf-8") if isinstance(v, bytes) else v)
+    except UnicodeDecodeError:
+        raise DataError(f"Column '{column}' of '{filename}' holds binary data, not text: drop it before "
+                        "uploading.", column=column) from None
 
 
 def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
@@ -337,9 +375,12 @@ def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
         raise DataError(f"'{filename}' is not a readable Excel workbook ({type(exc).__name__}): "
                         "save it again as .xlsx or CSV.") from None
     raw = raw.dropna(how="all").dropna(axis=1, how="all")
+    filled = raw.notna().sum(axis=1).to_numpy()
+    titles = int(np.argmax(filled > 1)) if raw.shape[1] > 1 and (filled > 1).any() else 0
+    raw = raw.iloc[titles:]  # a title or note above the header fills one (merged) cell of its row
     if raw.empty:
         raise DataError(f"'{filename}' is empty: its first sheet has no header row and data rows.")
-    header = [_column_name(v) for v in raw.iloc[0]]
+    header = [_column_name(v) if pd.notna(v) else f"Unnamed: {j}" for j, v in enumerate(raw.iloc[0])]
     _check_unique(header, filename)
     df = raw.iloc[1:].reset_index(drop=True)
     df.columns = header
@@ -355,13 +396,17 @@ def _check_unique(names: Sequence[str], filename: str) -> None:
         seen[name] = position
 
 
-def _check_shape(df: pd.DataFrame, filename: str, training: bool) -> pd.DataFrame:
-    if df.shape[1] > MAX_COLUMNS:
-        raise DataError(f"'{filename}' has {df.shape[1]} columns; the limit is {MAX_COLUMNS}: "
+def _check_size(n_rows: int, n_columns: int, filename: str) -> None:
+    if n_columns > MAX_COLUMNS:
+        raise DataError(f"'{filename}' has {n_columns} columns; the limit is {MAX_COLUMNS}: "
                         "keep the target and the features you need.")
-    if len(df) > MAX_ROWS:
+    if n_rows > MAX_ROWS:
         raise DataError(f"'{filename}' has more than {MAX_ROWS:,} rows: sample it down to at most "
                         f"{MAX_ROWS:,} rows first.")
+
+
+def _check_shape(df: pd.DataFrame, filename: str, training: bool) -> pd.DataFrame:
+    _check_size(len(df), df.shape[1], filename)
     if len(df) == 0:
         raise DataError(f"'{filename}' has a header but no data rows: add rows below the header.")
     if len(df) < MIN_ROWS and training:

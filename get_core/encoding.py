@@ -21,6 +21,7 @@ from get_core.data import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, D
 _DECIMAL_TEXT = r"[-+]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)"  # a number written with a point or exponent
 
 MISSING_POLICIES = ("drop", "impute")
+MAX_ABS = 1e150  # larger magnitudes overflow min-max ranges and squared errors in float64
 
 
 @dataclass(frozen=True)
@@ -217,11 +218,12 @@ def _check_spec(df: pd.DataFrame, spec: DataSpec) -> None:
 
 def _check_target_kind(df: pd.DataFrame, target: str, kind: ColumnKind) -> None:
     if kind is ColumnKind.NUMERIC:
-        bad = ~np.isfinite(as_float(df[target])) & df[target].notna().to_numpy()
+        numbers = as_float(df[target])
+        bad = ~(np.abs(numbers) <= MAX_ABS) & df[target].notna().to_numpy()
         if bad.any():
             row = int(np.flatnonzero(bad)[0]) + 1
-            raise DataError(f"Target '{target}' is infinite in row {row}: fix or clear that cell.",
-                            column=target, row=row)
+            raise DataError(f"Target '{target}' is {_too_large(numbers[row - 1])} in row {row}: fix or clear that "
+                            "cell.", column=target, row=row)
         return
     if kind is ColumnKind.MIXED:
         row, value = first_non_number(df[target])
@@ -253,11 +255,16 @@ def _check_feature_kinds(df: pd.DataFrame, spec: DataSpec, kinds: Mapping[str, C
     for column in spec.features:
         if kinds[column] is ColumnKind.NUMERIC:
             numbers = as_float(df[column])
-            bad = np.isinf(numbers)
+            bad = np.abs(numbers) > MAX_ABS
             if bad.any():
                 row = int(np.flatnonzero(bad)[0]) + 1
-                raise DataError(f"Column '{column}' is infinite in row {row}: fix or clear that cell.",
-                                column=column, row=row)
+                raise DataError(f"Column '{column}' is {_too_large(numbers[row - 1])} in row {row}: fix or clear "
+                                "that cell.", column=column, row=row)
+
+
+def _too_large(value: float) -> str:
+    return "infinite" if np.isinf(value) else (f"{value:.3g}, beyond ±{MAX_ABS:.0e} (where squares and ranges "
+                                               "overflow; rescale the column)")
 
 
 def _check_rows(n: int, n_target_missing: int, n_dropped: int) -> None:

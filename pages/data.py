@@ -38,6 +38,9 @@ def data_page() -> None:
     if df.attrs.get("decimal_comma"):
         st.caption("Numbers with a decimal comma were read in "
                    + ", ".join(f"'{c}'" for c in df.attrs["decimal_comma"]) + " (e.g. 1.234,5 = 1234.5).")
+    if df.attrs.get("formatted"):
+        st.caption("Formatted numbers were read as numbers in " + ", ".join(f"'{c}'" for c in df.attrs["formatted"])
+                   + ": currency signs, % and thousands separators removed (e.g. $1,200 = 1200, 12% = 12).")
     with st.expander("Preview (first 100 rows)", expanded=False):
         st.dataframe(df.head(100), hide_index=True)
     st.dataframe(_column_table(infos), hide_index=True)

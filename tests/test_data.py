@@ -84,6 +84,46 @@ def test_thousands_dots_beside_decimal_commas_are_thousands():
     assert data.read_table(("area;price;y\n" + english).encode(), "english.csv")["price"].iloc[1] == 1.25
 
 
+def test_numbers_formatted_for_display_are_read_as_numbers():
+    rows = "".join(f'{5 * (i % 6)}%,"${1000 + 250 * (i % 4):,}",€ -{i}.5,"{i},5",{i}\n' for i in range(24))
+    df = data.read_table(("rate,price,loss,code,y\n" + rows).encode(), "report.csv")
+    assert df["rate"].iloc[:2].tolist() == [0.0, 5.0] and df["price"].iloc[1] == 1250.0
+    assert df["loss"].iloc[3] == -3.5 and df.attrs["formatted"] == ["rate", "price", "loss"]
+    assert df["code"].iloc[1] == "1,5"  # not a thousands pattern: left as written
+    european = "".join(f"{5 * (i % 6)}%;${1000 + 250 * (i % 4):,};{i}\n" for i in range(24))
+    df = data.read_table(("rate;price;y\n" + european).encode(), "eu.csv")
+    assert df.attrs["formatted"] == ["rate"] and df["price"].iloc[0] == "$1,000"  # there a comma may be decimal
+
+
+def test_a_title_above_an_excel_header_is_skipped_and_an_empty_header_cell_named():
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["Sales report 2025"])
+    sheet.merge_cells("A1:C1")
+    sheet.append(["x", None, "y"])
+    for i in range(25):
+        sheet.append([i, 2 * i, 3 * i])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    df = data.read_table(buffer.getvalue(), "report.xlsx")
+    assert list(df.columns) == ["x", "Unnamed: 1", "y"] and len(df) == 25 and df["y"].iloc[2] == 6
+
+
+def test_parquet_keeps_a_named_index_and_checks_its_size_before_decoding(monkeypatch):
+    frame = pd.DataFrame({"a": range(30), "y": range(30)}, index=pd.Index(range(100, 130), name="house_id"))
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    assert list(data.read_table(buffer.getvalue(), "homes.parquet").columns) == ["house_id", "a", "y"]
+    monkeypatch.setattr(data, "MAX_ROWS", 20)
+    import pyarrow.parquet
+
+    monkeypatch.setattr(pyarrow.parquet, "read_table", lambda *a, **k: pytest.fail("decoded a file over the limit"))
+    with pytest.raises(DataError, match="more than 20 rows"):
+        data.read_table(buffer.getvalue(), "homes.parquet")
+
+
 def test_windows_and_utf16_text_is_decoded():
     rows = "".join(f"{i};{i % 3}\r\n" for i in range(25))
     df = data.read_table(("Preis €;“y”\r\n" + rows).encode("cp1252"), "excel.csv")
@@ -122,7 +162,8 @@ def test_large_integer_codes_stay_distinct_levels(table):
 def test_thousands_separators_in_a_tab_separated_file_are_not_read_as_decimal_commas():
     rows = "".join(f"{p}\t{i}\n" for i, p in enumerate(["1,234", "567", "12,000"] * 8))
     df = data.read_table(("population\ty\n" + rows).encode(), "towns.tsv")
-    assert not df.attrs.get("decimal_comma") and df["population"].iloc[0] == "1,234"
+    assert not df.attrs.get("decimal_comma") and df["population"].iloc[0] == 1234.0
+    assert df.attrs["formatted"] == ["population"]
     df = data.read_table(("population;y\n" + rows.replace("\t", ";")).encode(), "towns.csv")
     assert df["population"].iloc[0] == 1.234  # a semicolon file: the European reading
 
@@ -135,7 +176,7 @@ def test_lines_of_bare_delimiters_above_the_header_are_skipped():
 
 def test_a_comma_inside_quotes_of_a_comma_separated_file_is_not_a_decimal_comma():
     df = data.read_table(b'a,b\n' + b'"1,234",1\n"2,500",2\n' * 12, "us.csv")
-    assert not df.attrs.get("decimal_comma") and df["a"].iloc[0] == "1,234"
+    assert not df.attrs.get("decimal_comma") and df["a"].iloc[0] == 1234.0  # a thousands separator
 
 
 def test_a_saved_row_index_is_recognised(table):
@@ -382,6 +423,15 @@ def test_text_and_datetime_columns_are_refused_by_name(table):
 def test_an_infinite_value_names_its_row(table):
     table.loc[4, "temp"] = np.inf
     with pytest.raises(DataError, match="'temp' is infinite in row 5"):
+        prepare(table, spec(table))
+
+
+def test_a_value_too_large_to_scale_names_its_row(table):
+    table.loc[2, "y"], table.loc[6, "temp"] = 1e308, -1e308
+    with pytest.raises(DataError, match="Target 'y' is 1e\\+308, beyond ±1e\\+150 .* in row 3"):
+        prepare(table, spec(table))
+    table.loc[2, "y"] = 0.0
+    with pytest.raises(DataError, match="'temp' is -1e\\+308, beyond .*rescale the column.* in row 7"):
         prepare(table, spec(table))
 
 
