@@ -150,9 +150,13 @@ class RunStore:
         return RunStatus(row[0])
 
     def _require_running(self, db: sqlite3.Connection, run_id: int) -> None:
+        """A worker's write: RunFinishedError on a finished run (the worker stops), InvalidTransition on one that
+        has not started."""
         status = self._status_of(db, run_id)
+        if status.is_finished():
+            raise RunFinishedError(f"Run {run_id} is {status.value}; finished runs are immutable.")
         if status is not RunStatus.RUNNING:
-            raise RunFinishedError(f"Run {run_id} is {status.value}; only a RUNNING run's worker writes to it.")
+            raise InvalidTransition(f"Run {run_id} is {status.value}; only a RUNNING run's worker writes to it.")
 
     # ------------------------------------------------------------------------------------------ app writes
     def create_run(self, params: Mapping[str, Any], dataset: bytes, dataset_name: str, *, n_rows: int,
@@ -222,6 +226,8 @@ class RunStore:
         """QUEUED -> RUNNING for this run regardless of the queue (a worker started by hand, tests)."""
         with self._transaction(write=True) as db:
             status = self._status_of(db, run_id)
+            if status.is_finished():
+                raise RunFinishedError(f"Run {run_id} is already {status.value}; finished runs are immutable.")
             if status is not RunStatus.QUEUED:
                 raise InvalidTransition(f"Run {run_id} is {status.value}, not QUEUED: it cannot be started.")
             self._start(db, run_id, time.time())
@@ -279,12 +285,10 @@ class RunStore:
             return bool(db.execute("SELECT cancel_requested FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
 
     def put_artifact(self, run_id: int, name: str, data: bytes | str, media_type: str = "text/plain") -> None:
-        """Store (or replace) a named artifact of a run that has not finished."""
+        """Store (or replace) a named artifact of a RUNNING run (its worker's results)."""
         blob = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         with self._transaction(write=True) as db:
-            status = self._status_of(db, run_id)
-            if status.is_finished():
-                raise RunFinishedError(f"Run {run_id} is {status.value}; its artifacts can no longer change.")
+            self._require_running(db, run_id)
             db.execute("INSERT OR REPLACE INTO artifacts VALUES (?, ?, ?, ?, ?)",
                        (run_id, name, media_type, blob, time.time()))
 

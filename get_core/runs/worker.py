@@ -115,7 +115,10 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
     """
     run = store.get_run(run_id)
     if run.status is RunStatus.QUEUED:
-        run = store.start_run(run_id)
+        try:
+            run = store.start_run(run_id)
+        except RunFinishedError:  # cancelled between the read and the start
+            return store.get_run(run_id).status
     elif run.status is not RunStatus.RUNNING:
         print(f"run {run_id} is {run.status.value}; nothing to do", file=sys.stderr)
         return run.status

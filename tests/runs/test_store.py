@@ -78,6 +78,10 @@ def test_transitions_outside_the_lifecycle_are_refused(store):
     run_id = new_run(store)
     with pytest.raises(InvalidTransition):
         store.set_status(run_id, RunStatus.FINISHED)
+    for write in (lambda: store.record_heartbeat(run_id), lambda: store.record_progress(run_id, progress=0.1),
+                  lambda: store.put_artifact(run_id, "model", b"{}")):
+        with pytest.raises(InvalidTransition, match="only a RUNNING run's worker writes"):
+            write()  # a QUEUED run has no worker yet
     store.start_run(run_id)
     with pytest.raises(InvalidTransition):
         store.start_run(run_id)
@@ -92,6 +96,7 @@ def test_finished_runs_are_immutable_except_their_name(store, final):
         lambda: store.record_progress(run_id, progress=0.5),
         lambda: store.put_artifact(run_id, "model", b"{}"),
         lambda: store.set_worker_pid(run_id, 123),
+        lambda: store.start_run(run_id),
     ]
     for write in writes:
         with pytest.raises(RunFinishedError):
