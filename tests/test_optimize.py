@@ -169,3 +169,13 @@ def test_torch_path_gives_the_same_quality_as_the_native_kernel(monkeypatch):
     monkeypatch.setattr(native, "available", lambda *a: False)
     torch_tree = train(X, y, GETConfig(depth=2, n_starts=3, n_epochs=150, random_state=0))
     assert torch_tree.meta["train_r2"] == pytest.approx(native_tree.meta["train_r2"], abs=0.01)
+
+
+def test_the_native_kernel_leaves_the_process_arithmetic_alone():
+    from get_core import native
+
+    if native.load() is None:
+        pytest.skip("the native kernel could not be built here")
+    train(np.random.rand(300, 3), np.random.rand(300), GETConfig(depth=3, n_starts=2, n_epochs=5, random_state=0))
+    tiny = np.array([1e-300]) * np.array([1e-20])  # a subnormal result: 0 under flush-to-zero
+    assert tiny[0] > 0 and (np.array([1e-30], np.float32) * np.float32(1e-10))[0] > 0

@@ -23,7 +23,7 @@ import torch
 from get_core.soft import Params
 
 SOURCE = Path(__file__).with_name("soft_pass.cpp")
-FLAGS = ["-O3", "-march=native", "-ffast-math", "-pthread", "-shared", "-fPIC"]
+FLAGS = ["-O3", "-march=native", "-ffast-math", "-pthread", "-fPIC"]  # compile; linked without -ffast-math (below)
 MAX_FEATURES = 63  # the kernel's tile holds at most 64 columns of [x, 1]
 
 
@@ -50,11 +50,15 @@ def load() -> ctypes.CDLL | None:
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-            built = Path(tmp) / target.name
+            built, obj = Path(tmp) / target.name, Path(tmp) / "soft_pass.o"
+            # Linking with -ffast-math would add crtfastmath.o, which turns on flush-to-zero for the whole process
+            # when the library loads (numpy would then read 1e-320 as 0); the kernel sets it for its own threads.
+            compile_cmd = ["g++", *FLAGS, "-c", "-o", str(obj), str(SOURCE)]
             for libs in (["-lmvec"], []):  # glibc's vector math library gives vectorized expf when present
-                cmd = ["g++", *FLAGS, "-o", str(built), str(SOURCE), *libs]
+                link_cmd = ["g++", "-shared", "-pthread", "-o", str(built), str(obj), *libs]
                 try:
-                    if subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0:
+                    if all(subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
+                           for cmd in (compile_cmd, link_cmd)):
                         break
                 except (OSError, subprocess.TimeoutExpired):
                     return None

@@ -14,6 +14,9 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 namespace {
 constexpr int T = 32;  // rows per tile (measured: 32 is ~3x faster than 16 on this machine, 64+ no better)
@@ -143,6 +146,19 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
         }
     }
 }
+// Flush-to-zero and denormals-are-zero for this thread while the kernel runs, restored after: -ffast-math code
+// expects them (subnormal floats take a slow microcode path), but a shared library must not change the whole
+// process's arithmetic, which linking with -ffast-math would do at load time (crtfastmath.o).
+class FlushDenormals {
+   public:
+#if defined(__SSE__)
+    FlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }
+    ~FlushDenormals() { _mm_setcsr(saved_); }
+
+   private:
+    unsigned int saved_;
+#endif
+};
 }  // namespace
 
 // n_rows[b] <= n real rows of problem b (its padding rows, all of weight 0, are skipped).
@@ -151,6 +167,7 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
                              float* g_split, float* g_leaf, int n_threads) {
     const Shape sh{B, S, n, p1, depth, linear};
     if (p1 > 64) return 1;
+    const FlushDenormals calling_thread;
     const int M = sh.M(), N = sh.N(), L = sh.L(), lw = sh.leaf_width();
     const int want = std::max(1, 4 * n_threads);
     int blocks = std::max(1, std::min((n + 63) / 64, (want + M - 1) / M));
@@ -162,6 +179,7 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
     // measured 10-100x slowdowns of the torch ops that run between kernel calls.
     std::atomic<long> next{0};
     auto worker = [&]() {
+        const FlushDenormals this_thread;
         std::vector<float> s((size_t)N * T), d((size_t)N * T), Q((size_t)(2 * N + 1) * T), R((size_t)(2 * N + 1) * T);
         std::vector<float> res((size_t)L * T);
         std::vector<unsigned char> reached((size_t)(2 * N + 1));
