@@ -39,8 +39,9 @@ MAX_FEATURES = 200
 MAX_CATEGORIES = 30
 MIN_ROWS = 20
 
-DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
-SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx", ".xlsm")
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe", " ": "space"}  # " ": any run of blanks
+TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".dat", ".data")  # .dat/.data: UCI's plain-text tables
+SUFFIXES = (*TEXT_SUFFIXES, ".parquet", ".pq", ".xlsx", ".xlsm")
 SNIFF_CHARS = 65_536  # the start of a text file read to find its delimiter and header
 MISSING_MARKERS = ["?"]  # besides pandas' defaults (empty, NA, NaN, null, ...); UCI files mark missing with "?"
 _DECIMAL_COMMA = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][-+]?\d+)?")
@@ -106,7 +107,7 @@ def read_table(data: bytes, filename: str, *, delimiter: str | None = None, trai
         df = _read_excel(data, filename)
     elif suffix == ".xls":
         raise DataError(f"'{filename}' is an old .xls workbook: save it as .xlsx or CSV and upload that.")
-    elif suffix in (".csv", ".tsv", ".txt", ""):
+    elif suffix in (*TEXT_SUFFIXES, ""):
         df = _read_csv(data, filename, delimiter, training)
     else:
         raise DataError(f"'{filename}' has an unsupported type '{suffix}': upload one of {', '.join(SUFFIXES)}.")
@@ -167,7 +168,7 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     lead = _blank_lead(sample, delimiter)
     header = _records(sample, delimiter)[0]
     if len(header) < 2 and training:
-        others = [d for d in DELIMITERS if d != delimiter and d in header[0]]
+        others = [d for d in DELIMITERS if d not in (delimiter, " ") and d in header[0]]
         hint = (f"the header contains a {DELIMITERS[others[0]]} ({others[0]!r}): choose it as the delimiter"
                 if others else
                 "GET needs a target and at least one feature column; check the file's delimiter")
@@ -217,8 +218,9 @@ def _without_blank_tail(names: list[str]) -> list[str]:
 
 def _parse_csv(text: str, filename: str, delimiter: str, lead: int, **options: Any) -> pd.DataFrame:
     try:
-        return pd.read_csv(io.StringIO(text), sep=delimiter, na_values=MISSING_MARKERS, skipinitialspace=True,
-                           skiprows=lead, nrows=MAX_ROWS + 1, engine="c", low_memory=False, **options)
+        return pd.read_csv(io.StringIO(text), sep=r"\s+" if delimiter == " " else delimiter,
+                           na_values=MISSING_MARKERS, skipinitialspace=True, skiprows=lead, nrows=MAX_ROWS + 1,
+                           engine="c", low_memory=False, **options)
     except pd.errors.ParserError as exc:
         match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if match:
@@ -237,6 +239,8 @@ def _ragged_record(text: str, delimiter: str, lead: int, expected: int) -> tuple
     """(data row, physical line) of the first record with more than ``expected`` fields. Rows are counted as the
     rest of the app counts them (blank lines are not rows) and lines as an editor does (a quoted cell may span
     lines); pandas' own line number counts blank lines but not lines inside quotes."""
+    if delimiter == " ":
+        return None  # no quoting: pandas' own line number is exact
     reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
     rows, end = -1, 0  # the header is row 0; end: the last line of the previous record
     try:
@@ -327,6 +331,8 @@ def _blank_lead(sample: str, delimiter: str) -> int:
 
 def _records(sample: str, delimiter: str, limit: int = 50) -> list[list[str]]:
     """The first non-blank CSV records of ``sample``; a record may span lines (a quoted header cell that wraps)."""
+    if delimiter == " ":  # columns aligned by spaces (UCI's .data and .txt files): no quoting
+        return [line.split() for line in sample.splitlines() if line.strip()][:limit] or [[""]]
     records = []
     try:
         for row in csv.reader(io.StringIO(sample), delimiter=delimiter):

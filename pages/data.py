@@ -12,7 +12,7 @@ from get_core.encoding import DataSpec, Prepared, prepare
 from pages import common
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
-DELIMITERS = {"detect": None, ", comma": ",", "; semicolon": ";", "tab": "\t", "| pipe": "|"}
+DELIMITERS = {"detect": None, ", comma": ",", "; semicolon": ";", "tab": "\t", "| pipe": "|", "spaces": " "}
 MISSING_LABELS = {"drop": "drop those rows", "impute": "impute (median / most frequent value)"}
 
 

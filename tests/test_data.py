@@ -124,6 +124,16 @@ def test_parquet_keeps_a_named_index_and_checks_its_size_before_decoding(monkeyp
         data.read_table(buffer.getvalue(), "homes.parquet")
 
 
+def test_columns_aligned_by_spaces_are_detected_without_stealing_other_delimiters():
+    aligned = "  load    speed   y\n" + "".join(f" {i:6.3f}  {2 * i:8.1f}  {i % 3}\n" for i in range(25))
+    df = data.read_table(aligned.encode(), "plant.data")  # UCI's layout: runs of spaces, leading blanks
+    assert list(df.columns) == ["load", "speed", "y"] and df["speed"].iloc[3] == 6.0 and len(df) == 25
+    spaced = "a, b, c\n" + "".join(f"{i}, {i}, {i}\n" for i in range(25))
+    assert list(data.read_table(spaced.encode(), "x.csv").columns) == ["a", "b", "c"]
+    names = "sound level\tfreq\n" + "".join(f"{i}\t{i}\n" for i in range(25))
+    assert list(data.read_table(names.encode(), "x.tsv").columns) == ["sound level", "freq"]
+
+
 def test_windows_and_utf16_text_is_decoded():
     rows = "".join(f"{i};{i % 3}\r\n" for i in range(25))
     df = data.read_table(("Preis €;“y”\r\n" + rows).encode("cp1252"), "excel.csv")
