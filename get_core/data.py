@@ -1,53 +1,35 @@
-"""User tables in: read and type the data a run trains on or a model scores (encoding is ``get_core.encoding``).
+"""User tables typed: column kinds, summaries and numbers of the data a run trains on or a model scores.
 
-One error style: every refusal raises ``DataError`` whose message names the column or row at fault and says what
-to do; the UI shows the message as it is. Uploaded files are data, never code: CSV is parsed as text, Parquet by
-pyarrow, Excel by openpyxl; nothing is ever unpickled or evaluated.
+Files are read by ``get_core.reading``; encoding for the model is ``get_core.encoding``. One error style: every
+refusal raises ``DataError`` whose message names the column or row at fault and says what to do; the UI shows the
+message as it is.
 
-Limits (enforced here and in ``encoding``; the upload size limit is ``server.maxUploadSize`` in
-``.streamlit/config.toml``):
-  * ``MAX_ROWS`` data rows and ``MAX_COLUMNS`` columns per file, ``MAX_FEATURES`` model inputs after one-hot
-    encoding, ``MAX_CATEGORIES`` distinct values per categorical column, at least ``MIN_ROWS`` usable rows.
+Limits (enforced in ``reading`` and ``encoding``): ``MAX_FEATURES`` model inputs after one-hot encoding,
+``MAX_CATEGORIES`` distinct values per categorical column, at least ``MIN_ROWS`` usable rows.
 
 Rows are numbered as people see them in a spreadsheet of the data: "row 1" is the first row after the header;
 blank lines are not rows (pandas skips them), so a CSV message also gives the line number an editor shows.
 
-Column kinds: numeric (used as is; booleans become 0/1; text cells formatted for display, such as ``$1,200`` or
-``12%``, are read as the numbers they show), categorical (strings with at most ``MAX_CATEGORIES``
+Column kinds: numeric (used as is; booleans become 0/1), categorical (strings with at most ``MAX_CATEGORIES``
 distinct values, one-hot encoded as ``column=value``), and kinds refused as features: text (more distinct strings),
 datetime, mixed (numbers with a few non-numeric cells) and empty (every value missing).
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import math
 import re
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import PurePath
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-MAX_UPLOAD_MB = 50  # keep equal to server.maxUploadSize in .streamlit/config.toml
-MAX_ROWS = 100_000
-MAX_COLUMNS = 200
 MAX_FEATURES = 200
 MAX_CATEGORIES = 30
 MIN_ROWS = 20
-
-DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe", " ": "space"}  # " ": any run of blanks
-TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".dat", ".data")  # .dat/.data: UCI's plain-text tables
-SUFFIXES = (*TEXT_SUFFIXES, ".parquet", ".pq", ".xlsx", ".xlsm")
-SNIFF_CHARS = 65_536  # the start of a text file read to find its delimiter and header
-MISSING_MARKERS = ["?"]  # besides pandas' defaults (empty, NA, NaN, null, ...); UCI files mark missing with "?"
-_DECIMAL_COMMA = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][-+]?\d+)?")
-_THOUSANDS = re.compile(r"[-+]?\d{1,3}(,\d{3})+")
-_FORMATTED = re.compile(r"[$€£¥]?\s?[-+]?\s?[$€£¥]?\s?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?[%$€£¥]?")
-_THOUSANDS_DOTS = re.compile(r"[-+]?[1-9]\d{0,2}(\.\d{3})+")
 _DATE_LIKE = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
                         r"([ T]\d{1,2}:\d{2}.*)?\s*$")
 
@@ -86,339 +68,6 @@ class ColumnInfo:
     maximum: float | None
     example: str
     row_index: bool = False  # numbers 0, 1, 2, ... (or 1, 2, 3, ...) in file order: a saved row index, not data
-
-
-# ---------------------------------------------------------------------------------------------------- reading
-def read_table(data: bytes, filename: str, *, delimiter: str | None = None, training: bool = True) -> pd.DataFrame:
-    """Parse an uploaded file (CSV/TSV/TXT, Parquet, Excel .xlsx) into a DataFrame with unique string columns.
-
-    ``delimiter`` (CSV only) is one of ``DELIMITERS`` or None to detect it from the first records. A table to train
-    on (``training``) needs ``MIN_ROWS`` rows (and, read as text, two columns: a target and a feature); rows to
-    score need neither.
-    """
-    suffix = PurePath(filename).suffix.lower()
-    if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
-        raise DataError(f"'{filename}' is larger than {MAX_UPLOAD_MB} MB: sample rows or drop columns first.")
-    if not data.strip():
-        raise DataError(f"'{filename}' is empty: choose a file with a header row and data rows.")
-    if suffix in (".parquet", ".pq"):
-        df = _read_parquet(data, filename)
-    elif suffix in (".xlsx", ".xlsm"):
-        df = _read_excel(data, filename)
-    elif suffix == ".xls":
-        raise DataError(f"'{filename}' is an old .xls workbook: save it as .xlsx or CSV and upload that.")
-    elif suffix in (*TEXT_SUFFIXES, ""):
-        df = _read_csv(data, filename, delimiter, training)
-    else:
-        raise DataError(f"'{filename}' has an unsupported type '{suffix}': upload one of {', '.join(SUFFIXES)}.")
-    return _check_shape(_formatted_numbers(_without_empty_tail(_blank_cells_missing(df))), filename, training)
-
-
-def _blank_cells_missing(df: pd.DataFrame) -> pd.DataFrame:
-    """Cells holding only spaces are missing values, as an unquoted empty CSV field is (a spreadsheet shows both
-    as empty), never a category '' or a non-number. A TRUE/FALSE column with empty cells (pandas reads it as
-    objects) becomes nullable booleans, numeric like the same column without gaps."""
-    for column in df.columns:
-        if df[column].dtype == object or isinstance(df[column].dtype, pd.StringDtype):
-            blank = df[column].map(lambda v: isinstance(v, str) and not v.strip()).astype(bool)
-            if blank.any():
-                df[column] = df[column].mask(blank).infer_objects()
-            present = df[column].dropna()
-            if len(present) and present.map(lambda v: isinstance(v, (bool, np.bool_))).all():
-                df[column] = df[column].astype("boolean")
-    return df
-
-
-def _formatted_numbers(df: pd.DataFrame) -> pd.DataFrame:
-    """Text columns whose every cell is a number formatted for display (``$1,200.50``, ``12%``, ``-€3.5``, ``1,234``:
-    a spreadsheet's CSV export of formatted cells) become those numbers, as written (12% -> 12); their names go to
-    ``df.attrs["formatted"]`` so the page can say so. Otherwise they would be one-hot encoded as categories or
-    refused as text. Not where a comma may be a decimal comma (";"-separated files)."""
-    converted = []
-    for column in df.columns:
-        if not (df[column].dtype == object or isinstance(df[column].dtype, pd.StringDtype)):
-            continue
-        text = df[column].astype("string").str.strip()
-        present = text.dropna()
-        european = df.attrs.get("delimiter") == ";" and present.str.contains(",", regex=False).any()
-        if len(present) and not european and present.str.fullmatch(_FORMATTED).all() and present.str.contains(
-                r"[,%$€£¥]").any():
-            df[column] = pd.to_numeric(text.str.replace(r"[\s,%$€£¥]", "", regex=True)).astype(np.float64)
-            converted.append(column)
-    df.attrs["formatted"] = converted
-    return df
-
-
-def _without_empty_tail(df: pd.DataFrame) -> pd.DataFrame:
-    """Without the rows at the end where every cell is missing (";;;" lines below a spreadsheet's export): they
-    carry no data, and scored on Predict they would get imputed values. Rows above keep their numbers."""
-    filled = np.flatnonzero(df.notna().any(axis=1).to_numpy())
-    return df.iloc[:filled[-1] + 1] if len(filled) else df.iloc[:0]
-
-
-def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool) -> pd.DataFrame:
-    text = _decode(data, filename)
-    if "\x00" in text[:4096]:
-        raise DataError(f"'{filename}' is not a text file: upload CSV, Parquet or Excel (.xlsx).")
-    sample = text if len(text) <= SNIFF_CHARS else text[:SNIFF_CHARS].rsplit("\n", 1)[0]
-    if delimiter is None:
-        delimiter = _sniff_delimiter(sample)
-    elif delimiter not in DELIMITERS:
-        raise DataError(f"Unknown delimiter {delimiter!r}: choose one of {', '.join(map(repr, DELIMITERS))}.")
-    lead = _blank_lead(sample, delimiter)
-    header = _records(sample, delimiter)[0]
-    if len(header) < 2 and training:
-        others = [d for d in DELIMITERS if d not in (delimiter, " ") and d in header[0]]
-        hint = (f"the header contains a {DELIMITERS[others[0]]} ({others[0]!r}): choose it as the delimiter"
-                if others else
-                "GET needs a target and at least one feature column; check the file's delimiter")
-        raise DataError(f"Only one column ('{header[0].strip()[:60]}') was found using the "
-                        f"{DELIMITERS[delimiter]} delimiter; {hint}.")
-    names = [_column_name(h) for h in header]
-    blank_tail = len(names) - len(_without_blank_tail(names))  # "a,b,c,," : a spreadsheet's empty columns
-    _check_unique(names[:len(names) - blank_tail], filename)
-    options: dict[str, Any] = {}
-    df = _parse_csv(text, filename, delimiter, lead)
-    if not df.index.equals(pd.RangeIndex(len(df))) and df.shape[1] and df.iloc[:, -1].isna().all():
-        # Every data row ends with a delimiter the header lacks, so pandas took the first field as row labels and
-        # shifted every column left; a file whose first field really labels its rows (R's write.table) keeps
-        # data in its last column and is read as before.
-        options["index_col"] = False
-        df = _parse_csv(text, filename, delimiter, lead, **options)
-    df.columns = [_column_name(c) for c in df.columns]
-    df.attrs["delimiter"] = delimiter
-    empty_tail = [c for c in df.columns[df.shape[1] - blank_tail:] if df[c].isna().all()] if blank_tail else []
-    df = df.drop(columns=empty_tail)
-    if delimiter == ",":
-        return df
-    return _decimal_commas(df, delimiter, lambda: _parse_csv(text, filename, delimiter, lead, dtype=str, **options))
-
-
-def _decode(data: bytes, filename: str) -> str:
-    """UTF-8 (with or without BOM), UTF-16 with a BOM (Excel's "Unicode Text"), else Windows-1252 (Excel's CSV
-    export on Windows: euro sign, typographic quotes), else Latin-1, which decodes any bytes."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError:
-            raise DataError(f"'{filename}' starts like UTF-16 text but is not: save it as UTF-8 CSV.") from None
-    for encoding in ("utf-8-sig", "cp1252"):
-        try:
-            return data.decode(encoding)
-        except UnicodeDecodeError:
-            pass
-    return data.decode("latin-1")
-
-
-def _without_blank_tail(names: list[str]) -> list[str]:
-    while names and not names[-1]:
-        names = names[:-1]
-    return names
-
-
-def _parse_csv(text: str, filename: str, delimiter: str, lead: int, **options: Any) -> pd.DataFrame:
-    try:
-        return pd.read_csv(io.StringIO(text), sep=r"\s+" if delimiter == " " else delimiter,
-                           na_values=MISSING_MARKERS, skipinitialspace=True, skiprows=lead, nrows=MAX_ROWS + 1,
-                           engine="c", low_memory=False, **options)
-    except pd.errors.ParserError as exc:
-        match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-        if match:
-            expected, seen = int(match[1]), int(match[3])
-            row, line = _ragged_record(text, delimiter, lead, expected) or (int(match[2]) - 1 - lead, match[2])
-            raise DataError(f"Row {row} (line {line} of '{filename}') has {seen} fields but the header "
-                            f"has {expected}: fix that line, or check the delimiter "
-                            f"(now {DELIMITERS[delimiter]}).", row=row) from None
-        raise DataError(f"'{filename}' could not be read as {DELIMITERS[delimiter]}-separated text ({exc}); "
-                        "check the delimiter and quoting.") from None
-    except pd.errors.EmptyDataError:
-        raise DataError(f"'{filename}' is empty: choose a file with a header row and data rows.") from None
-
-
-def _ragged_record(text: str, delimiter: str, lead: int, expected: int) -> tuple[int, int] | None:
-    """(data row, physical line) of the first record with more than ``expected`` fields. Rows are counted as the
-    rest of the app counts them (blank lines are not rows) and lines as an editor does (a quoted cell may span
-    lines); pandas' own line number counts blank lines but not lines inside quotes."""
-    if delimiter == " ":
-        return None  # no quoting: pandas' own line number is exact
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
-    rows, end = -1, 0  # the header is row 0; end: the last line of the previous record
-    try:
-        for record in reader:
-            start, end = end + 1, reader.line_num
-            if end <= lead or not record:
-                continue
-            if len(record) > expected:
-                return rows + 1, start
-            rows += 1
-    except csv.Error:
-        return None
-    return None
-
-
-def _column_name(name: Any) -> str:
-    """A header cell as the app shows it: one line, single spaces (a wrapped spreadsheet header must not break the
-    rules, the diagram or generated code comments)."""
-    return re.sub(r"\s+", " ", str(name)).strip()
-
-
-def _decimal_commas(df: pd.DataFrame, delimiter: str, as_text: Callable[[], pd.DataFrame]) -> pd.DataFrame:
-    """Columns written with a decimal comma (``1,5``, ``-1.234,5``: the CSV export of European spreadsheets, which
-    separate fields with ";") become numbers; their names go to ``df.attrs["decimal_comma"]`` so the page can say
-    so. Never in comma-separated files; in tab or pipe files not when every comma is followed by exactly three
-    digits (``1,234``, ``12,000``), which there more likely separates thousands. In a ";" file that uses decimal
-    commas, a column pandas read as numbers whose every dot is followed by exactly three digits (``1.250``) holds
-    thousands separators too (read as 1250, not 1.25), and is listed with them; ``as_text`` gives the raw cells."""
-    converted = []
-    for column in df.columns:
-        if pd.api.types.is_numeric_dtype(df[column]):
-            continue
-        text = df[column].astype("string").str.strip()
-        present = text.dropna()
-        commas = present[present.str.contains(",", regex=False)]
-        thousands = delimiter != ";" and commas.str.fullmatch(_THOUSANDS).all()
-        if len(commas) and not thousands and present.str.fullmatch(_DECIMAL_COMMA).all():
-            df[column] = _european_numbers(text)
-            converted.append(column)
-    if converted and delimiter == ";":
-        raw = None
-        for column in df.columns:
-            if column in converted or pd.api.types.is_integer_dtype(df[column]):
-                continue
-            if pd.api.types.is_float_dtype(df[column]):
-                raw = as_text() if raw is None else raw
-                text = raw.iloc[:, df.columns.get_loc(column)].astype("string").str.strip()
-            else:
-                text = df[column].astype("string").str.strip()
-            present = text.dropna()
-            dotted = present[present.str.contains(".", regex=False)]
-            if len(dotted) and dotted.str.fullmatch(_THOUSANDS_DOTS).all() and present.str.fullmatch(
-                    _DECIMAL_COMMA).all():
-                df[column] = _european_numbers(text)
-                converted.append(column)
-    df.attrs["decimal_comma"] = converted
-    return df
-
-
-def _european_numbers(text: pd.Series) -> pd.Series:
-    """``-1.234,5`` -> -1234.5: dots separate thousands, the comma is the decimal point."""
-    numbers = text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
-    return pd.to_numeric(numbers).astype(np.float64)
-
-
-def _sniff_delimiter(sample: str) -> str:
-    """The candidate that splits the header and nearly every sampled record (all but one in ten) into the same
-    number (>1) of fields, most fields first: one malformed line must not hide the delimiter, since the message
-    naming that line can only come once the file is read with the right one."""
-    best, best_fields = ",", 1
-    for delimiter in DELIMITERS:
-        counts = [len(row) for row in _records(sample, delimiter)]
-        fields = counts[0]
-        if fields > best_fields and counts.count(fields) >= 0.9 * len(counts):
-            best, best_fields = delimiter, fields
-    return best
-
-
-def _blank_lead(sample: str, delimiter: str) -> int:
-    """How many lines before the header hold nothing but delimiters (``;;;`` above a spreadsheet's export)."""
-    lead = 0
-    for line in sample.splitlines():
-        if line.replace(delimiter, "").strip():
-            break
-        lead += 1
-    return lead
-
-
-def _records(sample: str, delimiter: str, limit: int = 50) -> list[list[str]]:
-    """The first non-blank CSV records of ``sample``; a record may span lines (a quoted header cell that wraps)."""
-    if delimiter == " ":  # columns aligned by spaces (UCI's .data and .txt files): no quoting
-        return [line.split() for line in sample.splitlines() if line.strip()][:limit] or [[""]]
-    records = []
-    try:
-        for row in csv.reader(io.StringIO(sample), delimiter=delimiter):
-            if any(cell.strip() for cell in row):
-                records.append(row)
-                if len(records) == limit:
-                    break
-    except csv.Error:  # an unbalanced quote under this delimiter: what was read so far still counts
-        pass
-    return records or [[""]]
-
-
-def _read_parquet(data: bytes, filename: str) -> pd.DataFrame:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        metadata = pq.ParquetFile(io.BytesIO(data)).metadata  # the limits, checked before any column is decoded
-        _check_size(metadata.num_rows, metadata.num_columns - 1, filename)  # - a stored pandas index, if any
-        table = pq.read_table(io.BytesIO(data))
-    except (pa.ArrowException, OSError) as exc:
-        raise DataError(f"'{filename}' is not a readable Parquet file ({exc}).") from None
-    df = table.to_pandas()
-    if any(name is not None for name in df.index.names):  # a named pandas index (e.g. 'house_id') is data
-        df = df.reset_index()
-    df.columns = [_column_name(c) for c in df.columns]
-    _check_unique(list(df.columns), filename)
-    for column in df.columns:  # binary cells: text if they are UTF-8, else refused by name
-        if df[column].dtype == object and df[column].map(lambda v: isinstance(v, bytes)).any():
-            df[column] = _bytes_as_text(df[column], column, filename)
-    return df.reset_index(drop=True)
-
-
-def _bytes_as_text(series: pd.Series, column: str, filename: str) -> pd.Series:
-    try:
-        return series.map(lambda v: v.decode("utf-8") if isinstance(v, bytes) else v)
-    except UnicodeDecodeError:
-        raise DataError(f"Column '{column}' of '{filename}' holds binary data, not text: drop it before "
-                        "uploading.", column=column) from None
-
-
-def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
-    try:
-        raw = pd.read_excel(io.BytesIO(data), sheet_name=0, header=None, engine="openpyxl", nrows=MAX_ROWS + 2)
-    except Exception as exc:  # openpyxl raises many types for a corrupt workbook; all mean the same to the user
-        raise DataError(f"'{filename}' is not a readable Excel workbook ({type(exc).__name__}): "
-                        "save it again as .xlsx or CSV.") from None
-    raw = raw.dropna(how="all").dropna(axis=1, how="all")
-    filled = raw.notna().sum(axis=1).to_numpy()
-    titles = int(np.argmax(filled > 1)) if raw.shape[1] > 1 and (filled > 1).any() else 0
-    raw = raw.iloc[titles:]  # a title or note above the header fills one (merged) cell of its row
-    if raw.empty:
-        raise DataError(f"'{filename}' is empty: its first sheet has no header row and data rows.")
-    header = [_column_name(v) if pd.notna(v) else f"Unnamed: {j}" for j, v in enumerate(raw.iloc[0])]
-    _check_unique(header, filename)
-    df = raw.iloc[1:].reset_index(drop=True)
-    df.columns = header
-    return df.infer_objects()
-
-
-def _check_unique(names: Sequence[str], filename: str) -> None:
-    seen: dict[str, int] = {}
-    for position, name in enumerate(names, start=1):
-        if name in seen:
-            raise DataError(f"Column name '{name}' appears twice in '{filename}' (columns {seen[name]} and "
-                            f"{position}): rename one of them.", column=name)
-        seen[name] = position
-
-
-def _check_size(n_rows: int, n_columns: int, filename: str) -> None:
-    if n_columns > MAX_COLUMNS:
-        raise DataError(f"'{filename}' has {n_columns} columns; the limit is {MAX_COLUMNS}: "
-                        "keep the target and the features you need.")
-    if n_rows > MAX_ROWS:
-        raise DataError(f"'{filename}' has more than {MAX_ROWS:,} rows: sample it down to at most "
-                        f"{MAX_ROWS:,} rows first.")
-
-
-def _check_shape(df: pd.DataFrame, filename: str, training: bool) -> pd.DataFrame:
-    _check_size(len(df), df.shape[1], filename)
-    if len(df) == 0:
-        raise DataError(f"'{filename}' has a header but no data rows: add rows below the header.")
-    if len(df) < MIN_ROWS and training:
-        raise DataError(f"'{filename}' has only {len(df)} data row{'s' if len(df) > 1 else ''}; "
-                        f"GET needs at least {MIN_ROWS}: use a larger table.")
-    return df
 
 
 # ---------------------------------------------------------------------------------------------------- typing

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from get_core import data
+from get_core import data, reading
 from get_core.encoding import DataSpec, Prepared, prepare
 from pages import common
 
@@ -18,7 +18,7 @@ MISSING_LABELS = {"drop": "drop those rows", "impute": "impute (median / most fr
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _read(content: bytes, name: str, delimiter: str | None) -> pd.DataFrame:
-    return data.read_table(content, name, delimiter=delimiter)
+    return reading.read_table(content, name, delimiter=delimiter)
 
 
 def data_page() -> None:
@@ -41,6 +41,16 @@ def data_page() -> None:
     if df.attrs.get("formatted"):
         st.caption("Formatted numbers were read as numbers in " + ", ".join(f"'{c}'" for c in df.attrs["formatted"])
                    + ": currency signs, % and thousands separators removed (e.g. $1,200 = 1200, 12% = 12).")
+    if df.attrs.get("multiline"):
+        cells, row, column = df.attrs["multiline"]
+        st.warning(f"{cells} cell{'s' if cells > 1 else ''} hold line breaks, the first in row {row}, column "
+                   f"'{column}'. If the data has no multi-line text, a quote is unbalanced there and the lines after "
+                   "it were merged into that cell: fix the quote and upload again.")
+    if df.attrs.get("uncached_formulas"):
+        st.warning("Column" + ("s " if len(df.attrs["uncached_formulas"]) > 1 else " ")
+                   + ", ".join(f"'{c}'" for c in df.attrs["uncached_formulas"]) + " hold formulas whose values were "
+                   "never computed (the workbook was written by a program): open it in Excel or LibreOffice, save "
+                   "it, and upload it again.")
     with st.expander("Preview (first 100 rows)", expanded=False):
         st.dataframe(df.head(100), hide_index=True)
     st.dataframe(_column_table(infos), hide_index=True)
@@ -61,9 +71,9 @@ def data_page() -> None:
 def _load_upload() -> dict | None:
     delimiter = st.selectbox("Delimiter (text files)", list(DELIMITERS), key="delimiter",
                              help="'detect' tries comma, semicolon, tab and pipe on the first lines.")
-    uploaded = st.file_uploader(f"Upload CSV, Parquet or Excel (at most {data.MAX_UPLOAD_MB} MB, "
-                                f"{data.MAX_ROWS:,} rows, {data.MAX_COLUMNS} columns)",
-                                type=[suffix.lstrip(".") for suffix in data.SUFFIXES], key="upload")
+    uploaded = st.file_uploader(f"Upload CSV, Parquet or Excel (at most {reading.MAX_UPLOAD_MB} MB, "
+                                f"{reading.MAX_ROWS:,} rows, {reading.MAX_COLUMNS} columns)",
+                                type=[suffix.lstrip(".") for suffix in reading.SUFFIXES], key="upload")
     if uploaded is None:
         return None
     return _load(uploaded.getvalue(), uploaded.name, DELIMITERS[delimiter])

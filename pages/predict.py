@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core import data
+from get_core import data, reading
 from get_core.tree import ObliqueTree
 from get_core.views import explain
 from pages import common, results_ui
@@ -42,7 +42,7 @@ def _upload(tree: ObliqueTree, encoding, target: str | None) -> None:
     if upload is None:
         return
     try:
-        table = data.read_table(upload.getvalue(), upload.name, training=False)
+        table = reading.read_table(upload.getvalue(), upload.name, training=False)
         X = explain.rows_to_X(tree, table, encoding, target)
     except (data.DataError, explain.ColumnMismatch) as exc:
         st.error(f"{upload.name}: {exc}")

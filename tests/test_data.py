@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import data, encoding
+from get_core import data, encoding, reading
 from get_core.data import ColumnKind, DataError
 from get_core.encoding import DataSpec, Encoding, prepare
 
@@ -36,14 +36,14 @@ def spec(table: pd.DataFrame, target: str = "y", **kwargs) -> DataSpec:
 # ------------------------------------------------------------------------------------------ reading files
 @pytest.mark.parametrize("sep", [",", ";", "\t", "|"])
 def test_the_delimiter_is_detected(table, sep):
-    df = data.read_table(csv_bytes(table, sep), "t.csv")
+    df = reading.read_table(csv_bytes(table, sep), "t.csv")
     assert list(df.columns) == list(table.columns) and len(df) == len(table)
 
 
 def test_decimal_commas_are_read_as_numbers_where_fields_are_not_comma_separated():
     text = "temp;pressure;site;y\n" + "\n".join(f"{20 + i / 4:.2f};{1000 + i:.1f};{'ab'[i % 2]};{i / 8:.3f}".replace(
         ".", ",") for i in range(25)) + "\n;1.234,5;a;-2,5e3\n"
-    df = data.read_table(text.encode(), "european.csv")
+    df = reading.read_table(text.encode(), "european.csv")
     assert df.attrs["decimal_comma"] == ["temp", "pressure", "y"]
     assert df["temp"].iloc[1] == 20.25 and np.isnan(df["temp"].iloc[25])
     assert df["pressure"].iloc[25] == 1234.5 and df["y"].iloc[25] == -2500.0  # a thousands dot, an exponent
@@ -54,44 +54,44 @@ def test_decimal_commas_are_read_as_numbers_where_fields_are_not_comma_separated
 def test_a_bad_line_below_skipped_lines_is_named_by_its_data_row():
     rows = "".join(f"{i};{2 * i};{i % 3}\r\n" for i in range(25)).replace("4;8;1\r\n", "4;8;1;9\r\n")
     with pytest.raises(DataError, match="Row 5 \\(line 8 of 'export.csv'\\) has 4 fields") as error:
-        data.read_table((";;\r\n;;\r\nwind;temp;y\r\n" + rows).encode(), "export.csv")  # ";" still detected
+        reading.read_table((";;\r\n;;\r\nwind;temp;y\r\n" + rows).encode(), "export.csv")  # ";" still detected
     assert error.value.row == 5
 
 
 def test_a_delimiter_ending_every_data_line_shifts_no_column():
     rows = "".join(f"{50 + i},{1 + i % 4},{1000 + 10 * i},\n" for i in range(25))
-    df = data.read_table(("size,rooms,price\n" + rows).encode(), "listing.csv")
+    df = reading.read_table(("size,rooms,price\n" + rows).encode(), "listing.csv")
     assert list(df.columns) == ["size", "rooms", "price"]
     assert df.iloc[0].tolist() == [50, 1, 1000] and df.index.equals(pd.RangeIndex(25))
     labelled = "".join(f'"r{i}",{i},{2 * i}\n' for i in range(25))  # R's write.table: the first field labels rows
-    df = data.read_table(('"x","y"\n' + labelled).encode(), "r.csv")
+    df = reading.read_table(('"x","y"\n' + labelled).encode(), "r.csv")
     assert list(df.columns) == ["x", "y"] and df.iloc[3].tolist() == [3, 6]
 
 
 def test_empty_columns_and_rows_at_the_end_of_a_spreadsheet_export_are_dropped():
     rows = "".join(f"{i};{2 * i};;\r\n" for i in range(25)) + ";;;\r\n;;;\r\n"
-    df = data.read_table(("a;b;;\r\n" + rows).encode(), "export.csv")
+    df = reading.read_table(("a;b;;\r\n" + rows).encode(), "export.csv")
     assert list(df.columns) == ["a", "b"] and len(df) == 25
 
 
 def test_thousands_dots_beside_decimal_commas_are_thousands():
     prices = ["850", "1.250", "2.100", "12.000.000"]
     rows = "".join(f"{40 + i},5;{prices[i % 4]};{i}\n" for i in range(24))
-    df = data.read_table(("area;price;y\n" + rows).encode(), "angebote.csv")
+    df = reading.read_table(("area;price;y\n" + rows).encode(), "angebote.csv")
     assert df["price"].iloc[:4].tolist() == [850.0, 1250.0, 2100.0, 12e6]
     assert df["area"].iloc[0] == 40.5 and df.attrs["decimal_comma"] == ["area", "price"]
     english = "".join(f"{40 + i};{prices[i % 3]};{i}\n" for i in range(24))  # no decimal comma anywhere
-    assert data.read_table(("area;price;y\n" + english).encode(), "english.csv")["price"].iloc[1] == 1.25
+    assert reading.read_table(("area;price;y\n" + english).encode(), "english.csv")["price"].iloc[1] == 1.25
 
 
 def test_numbers_formatted_for_display_are_read_as_numbers():
     rows = "".join(f'{5 * (i % 6)}%,"${1000 + 250 * (i % 4):,}",€ -{i}.5,"{i},5",{i}\n' for i in range(24))
-    df = data.read_table(("rate,price,loss,code,y\n" + rows).encode(), "report.csv")
+    df = reading.read_table(("rate,price,loss,code,y\n" + rows).encode(), "report.csv")
     assert df["rate"].iloc[:2].tolist() == [0.0, 5.0] and df["price"].iloc[1] == 1250.0
     assert df["loss"].iloc[3] == -3.5 and df.attrs["formatted"] == ["rate", "price", "loss"]
     assert df["code"].iloc[1] == "1,5"  # not a thousands pattern: left as written
     european = "".join(f"{5 * (i % 6)}%;${1000 + 250 * (i % 4):,};{i}\n" for i in range(24))
-    df = data.read_table(("rate;price;y\n" + european).encode(), "eu.csv")
+    df = reading.read_table(("rate;price;y\n" + european).encode(), "eu.csv")
     assert df.attrs["formatted"] == ["rate"] and df["price"].iloc[0] == "$1,000"  # there a comma may be decimal
 
 
@@ -107,7 +107,7 @@ def test_a_title_above_an_excel_header_is_skipped_and_an_empty_header_cell_named
         sheet.append([i, 2 * i, 3 * i])
     buffer = io.BytesIO()
     book.save(buffer)
-    df = data.read_table(buffer.getvalue(), "report.xlsx")
+    df = reading.read_table(buffer.getvalue(), "report.xlsx")
     assert list(df.columns) == ["x", "Unnamed: 1", "y"] and len(df) == 25 and df["y"].iloc[2] == 6
 
 
@@ -115,30 +115,52 @@ def test_parquet_keeps_a_named_index_and_checks_its_size_before_decoding(monkeyp
     frame = pd.DataFrame({"a": range(30), "y": range(30)}, index=pd.Index(range(100, 130), name="house_id"))
     buffer = io.BytesIO()
     frame.to_parquet(buffer)
-    assert list(data.read_table(buffer.getvalue(), "homes.parquet").columns) == ["house_id", "a", "y"]
-    monkeypatch.setattr(data, "MAX_ROWS", 20)
+    assert list(reading.read_table(buffer.getvalue(), "homes.parquet").columns) == ["house_id", "a", "y"]
+    monkeypatch.setattr(reading, "MAX_ROWS", 20)
     import pyarrow.parquet
 
     monkeypatch.setattr(pyarrow.parquet, "read_table", lambda *a, **k: pytest.fail("decoded a file over the limit"))
     with pytest.raises(DataError, match="more than 20 rows"):
-        data.read_table(buffer.getvalue(), "homes.parquet")
+        reading.read_table(buffer.getvalue(), "homes.parquet")
 
 
 def test_columns_aligned_by_spaces_are_detected_without_stealing_other_delimiters():
     aligned = "  load    speed   y\n" + "".join(f" {i:6.3f}  {2 * i:8.1f}  {i % 3}\n" for i in range(25))
-    df = data.read_table(aligned.encode(), "plant.data")  # UCI's layout: runs of spaces, leading blanks
+    df = reading.read_table(aligned.encode(), "plant.data")  # UCI's layout: runs of spaces, leading blanks
     assert list(df.columns) == ["load", "speed", "y"] and df["speed"].iloc[3] == 6.0 and len(df) == 25
     spaced = "a, b, c\n" + "".join(f"{i}, {i}, {i}\n" for i in range(25))
-    assert list(data.read_table(spaced.encode(), "x.csv").columns) == ["a", "b", "c"]
+    assert list(reading.read_table(spaced.encode(), "x.csv").columns) == ["a", "b", "c"]
     names = "sound level\tfreq\n" + "".join(f"{i}\t{i}\n" for i in range(25))
-    assert list(data.read_table(names.encode(), "x.tsv").columns) == ["sound level", "freq"]
+    assert list(reading.read_table(names.encode(), "x.tsv").columns) == ["sound level", "freq"]
+
+
+def test_rows_merged_by_a_stray_quote_are_pointed_at():
+    lines = ["name,price,y"] + [f"item{i},{i},{i}" for i in range(40)]
+    lines[5], lines[18] = '"Big TV,5,5', 'item 17",17,17'  # the second quote closes the first, 13 lines later
+    df = reading.read_table("\n".join(lines).encode(), "shop.csv")
+    assert len(df) == 27 and df.attrs["multiline"] == (1, 5, "name")
+    assert reading.read_table("\n".join(lines[:5] + lines[6:18] + lines[19:]).encode(), "ok.csv").attrs[
+        "multiline"] is None
+
+
+def test_formulas_without_computed_values_are_named():
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.append(["x", "z", "y"])
+    for i in range(2, 27):
+        book.active.append([i, i % 3, f"=A{i}*2"])  # written by a program: no cached values
+    buffer = io.BytesIO()
+    book.save(buffer)
+    df = reading.read_table(buffer.getvalue(), "generated.xlsx")
+    assert df.attrs["uncached_formulas"] == ["y"] and df["y"].isna().all()
 
 
 def test_windows_and_utf16_text_is_decoded():
     rows = "".join(f"{i};{i % 3}\r\n" for i in range(25))
-    df = data.read_table(("Preis €;“y”\r\n" + rows).encode("cp1252"), "excel.csv")
+    df = reading.read_table(("Preis €;“y”\r\n" + rows).encode("cp1252"), "excel.csv")
     assert list(df.columns) == ["Preis €", "“y”"]
-    df = data.read_table(("a\tb\r\n" + rows.replace(";", "\t")).encode("utf-16"), "unicode.txt")
+    df = reading.read_table(("a\tb\r\n" + rows.replace(";", "\t")).encode("utf-16"), "unicode.txt")
     assert list(df.columns) == ["a", "b"] and len(df) == 25
 
 
@@ -147,7 +169,7 @@ def test_cells_of_only_spaces_are_missing_values(table):
     table.loc[3, "colour"], table.loc[4, "temp"] = "  ", " "
     buffer = io.BytesIO()
     table.to_excel(buffer, index=False)
-    df = data.read_table(buffer.getvalue(), "t.xlsx")
+    df = reading.read_table(buffer.getvalue(), "t.xlsx")
     assert df["colour"].isna().sum() == 1 and df["temp"].isna().sum() == 1
     assert data.column_kind(df["temp"]) is ColumnKind.NUMERIC
     levels = prepare(df, spec(df, missing="impute")).encoding.categories["colour"]
@@ -156,7 +178,7 @@ def test_cells_of_only_spaces_are_missing_values(table):
 
 def test_a_true_false_column_with_gaps_is_numeric_like_one_without(table):
     flags = ["TRUE", "FALSE", ""] * 10
-    df = data.read_table(("flag,y\n" + "".join(f"{f},{i}\n" for i, f in enumerate(flags))).encode(), "f.csv")
+    df = reading.read_table(("flag,y\n" + "".join(f"{f},{i}\n" for i, f in enumerate(flags))).encode(), "f.csv")
     assert data.column_kind(df["flag"]) is ColumnKind.NUMERIC
     np.testing.assert_array_equal(data.as_float(df["flag"])[:3], [1.0, 0.0, np.nan])
     stored = data.from_parquet_bytes(data.to_parquet_bytes(df))  # as the run store keeps it
@@ -171,21 +193,21 @@ def test_large_integer_codes_stay_distinct_levels(table):
 
 def test_thousands_separators_in_a_tab_separated_file_are_not_read_as_decimal_commas():
     rows = "".join(f"{p}\t{i}\n" for i, p in enumerate(["1,234", "567", "12,000"] * 8))
-    df = data.read_table(("population\ty\n" + rows).encode(), "towns.tsv")
+    df = reading.read_table(("population\ty\n" + rows).encode(), "towns.tsv")
     assert not df.attrs.get("decimal_comma") and df["population"].iloc[0] == 1234.0
     assert df.attrs["formatted"] == ["population"]
-    df = data.read_table(("population;y\n" + rows.replace("\t", ";")).encode(), "towns.csv")
+    df = reading.read_table(("population;y\n" + rows.replace("\t", ";")).encode(), "towns.csv")
     assert df["population"].iloc[0] == 1.234  # a semicolon file: the European reading
 
 
 def test_lines_of_bare_delimiters_above_the_header_are_skipped():
     rows = "".join(f"{i};{2 * i};{i % 3}\n" for i in range(25))
-    df = data.read_table((";;\n ; ; \nwind;temp;y\n" + rows).encode(), "export.csv")
+    df = reading.read_table((";;\n ; ; \nwind;temp;y\n" + rows).encode(), "export.csv")
     assert list(df.columns) == ["wind", "temp", "y"] and len(df) == 25 and df["wind"].iloc[0] == 0
 
 
 def test_a_comma_inside_quotes_of_a_comma_separated_file_is_not_a_decimal_comma():
-    df = data.read_table(b'a,b\n' + b'"1,234",1\n"2,500",2\n' * 12, "us.csv")
+    df = reading.read_table(b'a,b\n' + b'"1,234",1\n"2,500",2\n' * 12, "us.csv")
     assert not df.attrs.get("decimal_comma") and df["a"].iloc[0] == 1234.0  # a thousands separator
 
 
@@ -200,74 +222,74 @@ def test_a_saved_row_index_is_recognised(table):
 
 def test_a_wrong_delimiter_names_the_right_one(table):
     with pytest.raises(DataError, match="semicolon"):
-        data.read_table(csv_bytes(table, ";"), "t.csv", delimiter=",")
+        reading.read_table(csv_bytes(table, ";"), "t.csv", delimiter=",")
 
 
 def test_a_file_that_is_one_column_is_refused():
     content = "just_one\n" + "\n".join(str(i) for i in range(30))
     with pytest.raises(DataError, match="Only one column \\('just_one'\\)"):
-        data.read_table(content.encode(), "one.csv")
+        reading.read_table(content.encode(), "one.csv")
 
 
 def test_a_wrapped_header_becomes_one_line_and_names_that_then_clash_are_refused():
     rows = "".join(f"{i},{2 * i},{i % 3}\n" for i in range(25))
-    df = data.read_table(('"wind\n  speed ",temp,y\n' + rows).encode(), "wrapped.csv")
+    df = reading.read_table(('"wind\n  speed ",temp,y\n' + rows).encode(), "wrapped.csv")
     assert list(df.columns) == ["wind speed", "temp", "y"]
     with pytest.raises(DataError, match="Column name 'wind speed' appears twice"):
-        data.read_table(('"wind\nspeed","wind speed",y\n' + rows).encode(), "clash.csv")
+        reading.read_table(('"wind\nspeed","wind speed",y\n' + rows).encode(), "clash.csv")
 
 
 def test_a_short_table_is_refused_for_training_but_read_as_rows_to_score():
     with pytest.raises(DataError, match="'few.csv' has only 3 data rows; GET needs at least 20"):
-        data.read_table(b"a,b\n1,2\n3,4\n5,6\n", "few.csv")
-    assert data.read_table(b"a,b\n1,2\n3,4\n5,6\n", "few.csv", training=False).shape == (3, 2)
-    one = data.read_table(b"temp\n1.5\n2.5\n", "one.csv", training=False)  # a one-feature model's rows
+        reading.read_table(b"a,b\n1,2\n3,4\n5,6\n", "few.csv")
+    assert reading.read_table(b"a,b\n1,2\n3,4\n5,6\n", "few.csv", training=False).shape == (3, 2)
+    one = reading.read_table(b"temp\n1.5\n2.5\n", "one.csv", training=False)  # a one-feature model's rows
     assert list(one.columns) == ["temp"] and one["temp"].tolist() == [1.5, 2.5]
 
 
 @pytest.mark.parametrize("content", [b"", b"   \n\n"])
 def test_an_empty_file_is_refused(content):
     with pytest.raises(DataError, match="is empty"):
-        data.read_table(content, "empty.csv")
+        reading.read_table(content, "empty.csv")
 
 
 def test_a_header_without_rows_is_refused():
     with pytest.raises(DataError, match="no data rows"):
-        data.read_table(b"a,b,c\n", "header.csv")
+        reading.read_table(b"a,b,c\n", "header.csv")
 
 
 def test_a_single_row_is_refused_with_the_minimum():
     with pytest.raises(DataError, match=f"only 1 data row; GET needs at least {data.MIN_ROWS}"):
-        data.read_table(b"a,b\n1,2\n", "one_row.csv")
+        reading.read_table(b"a,b\n1,2\n", "one_row.csv")
 
 
 def test_duplicate_column_names_are_named_with_their_positions(table):
     content = b"a,b,a\n" + b"\n".join(b"1,2,3" for _ in range(30))
     with pytest.raises(DataError, match="'a' appears twice.*columns 1 and 3"):
-        data.read_table(content, "dup.csv")
+        reading.read_table(content, "dup.csv")
 
 
 def test_a_ragged_line_names_its_row():
     lines = ["a,b,c"] + ["1,2,3"] * 25
     lines[8] = "1,2,3,4"
     with pytest.raises(DataError, match="Row 8 \\(line 9.*4 fields.*3"):
-        data.read_table("\n".join(lines).encode(), "ragged.csv")
+        reading.read_table("\n".join(lines).encode(), "ragged.csv")
 
 
 def test_a_ragged_line_after_blank_lines_and_a_wrapped_cell_is_numbered_like_every_other_message():
     lines = ["a,b,c", '1,"two', 'lines",3'] + ["1,2,3"] * 10 + ["", ""] + ["1,2,3"] * 10 + ["1,2,3,4"]
     with pytest.raises(DataError, match="Row 22 \\(line 26 of 'gaps.csv'\\) has 4 fields") as error:
-        data.read_table("\n".join(lines).encode(), "gaps.csv")
+        reading.read_table("\n".join(lines).encode(), "gaps.csv")
     lines[-1] = "1,2,x"  # the same row, now read: a message about its cell must name the same row number
-    df = data.read_table("\n".join(lines).encode(), "gaps.csv")
+    df = reading.read_table("\n".join(lines).encode(), "gaps.csv")
     assert data.first_non_number(df["c"])[0] == error.value.row == 22
 
 
 def test_parquet_and_excel_read_like_csv(table):
-    parquet = data.read_table(data.to_parquet_bytes(table), "t.parquet")
+    parquet = reading.read_table(data.to_parquet_bytes(table), "t.parquet")
     buffer = io.BytesIO()
     table.to_excel(buffer, index=False)
-    excel = data.read_table(buffer.getvalue(), "t.xlsx")
+    excel = reading.read_table(buffer.getvalue(), "t.xlsx")
     for df in (parquet, excel):
         pd.testing.assert_frame_equal(df.reset_index(drop=True), table, check_dtype=False)
 
@@ -280,21 +302,21 @@ def test_parquet_and_excel_read_like_csv(table):
 ])
 def test_unreadable_or_unsupported_files_are_refused(name, content, message):
     with pytest.raises(DataError, match=message):
-        data.read_table(content, name)
+        reading.read_table(content, name)
 
 
 def test_the_row_and_column_limits_are_enforced(monkeypatch, table):
-    monkeypatch.setattr(data, "MAX_ROWS", 30)
+    monkeypatch.setattr(reading, "MAX_ROWS", 30)
     with pytest.raises(DataError, match="more than 30 rows"):
-        data.read_table(csv_bytes(table), "big.csv")
-    monkeypatch.setattr(data, "MAX_COLUMNS", 3)
+        reading.read_table(csv_bytes(table), "big.csv")
+    monkeypatch.setattr(reading, "MAX_COLUMNS", 3)
     with pytest.raises(DataError, match="4 columns; the limit is 3"):
-        data.read_table(csv_bytes(table.head(25)), "wide.csv")
+        reading.read_table(csv_bytes(table.head(25)), "wide.csv")
 
 
 def test_question_marks_are_missing_values(table):
     content = csv_bytes(table).replace(b"red", b"?", 1)
-    df = data.read_table(content, "q.csv")
+    df = reading.read_table(content, "q.csv")
     assert df["colour"].isna().sum() == 1
 
 

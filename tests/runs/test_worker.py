@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import data
+from get_core import data, reading
 from get_core.encoding import DataSpec, Encoding
 from get_core.runs import launch, worker
 from get_core.runs.results import load_results
@@ -25,7 +25,7 @@ LONG = {**TINY, "depth": 4, "n_starts": 4, "n_epochs": 200_000}  # minutes of tr
 
 
 def example(rows: int) -> pd.DataFrame:
-    return data.read_table(EXAMPLE.read_bytes(), EXAMPLE.name).head(rows)
+    return reading.read_table(EXAMPLE.read_bytes(), EXAMPLE.name).head(rows)
 
 
 def submit(store: RunStore, config: dict, rows: int = 300, dispatch: bool = False, table=None,
