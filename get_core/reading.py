@@ -65,18 +65,28 @@ def read_table(data: bytes, filename: str, *, delimiter: str | None = None, trai
     return _check_shape(_formatted_numbers(_without_empty_tail(_blank_cells_missing(df))), filename, training)
 
 
+def _text_columns(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype)]
+
+
+def _per_row(codes: np.ndarray, per_value: np.ndarray) -> np.ndarray:
+    """A per-distinct-value flag spread over the rows (``codes`` from ``pd.factorize``; -1, missing, is False).
+    The checks below look at each distinct cell once: a 100,000-row column usually holds a few dozen."""
+    return np.append(per_value, False)[codes]
+
+
 def _blank_cells_missing(df: pd.DataFrame) -> pd.DataFrame:
     """Cells holding only spaces are missing values, as an unquoted empty CSV field is (a spreadsheet shows both
     as empty), never a category '' or a non-number. A TRUE/FALSE column with empty cells (pandas reads it as
     objects) becomes nullable booleans, numeric like the same column without gaps."""
-    for column in df.columns:
-        if df[column].dtype == object or isinstance(df[column].dtype, pd.StringDtype):
-            blank = df[column].map(lambda v: isinstance(v, str) and not v.strip()).astype(bool)
-            if blank.any():
-                df[column] = df[column].mask(blank).infer_objects()
-            present = df[column].dropna()
-            if len(present) and present.map(lambda v: isinstance(v, (bool, np.bool_))).all():
-                df[column] = df[column].astype("boolean")
+    for column in _text_columns(df):
+        codes, values = pd.factorize(df[column])
+        blank = np.array([isinstance(v, str) and not v.strip() for v in values], dtype=bool)
+        if blank.any():
+            df[column] = df[column].mask(_per_row(codes, blank)).infer_objects()
+        kept = [v for v, b in zip(values, blank) if not b]
+        if kept and all(isinstance(v, (bool, np.bool_)) for v in kept):
+            df[column] = df[column].astype("boolean")
     return df
 
 
@@ -86,15 +96,14 @@ def _formatted_numbers(df: pd.DataFrame) -> pd.DataFrame:
     ``df.attrs["formatted"]`` so the page can say so. Otherwise they would be one-hot encoded as categories or
     refused as text. Not where a comma may be a decimal comma (";"-separated files)."""
     converted = []
-    for column in df.columns:
-        if not (df[column].dtype == object or isinstance(df[column].dtype, pd.StringDtype)):
-            continue
-        text = df[column].astype("string").str.strip()
-        present = text.dropna()
+    for column in _text_columns(df):
+        codes, values = pd.factorize(df[column])
+        present = pd.Series(values, dtype=object).astype("string").str.strip()
         european = df.attrs.get("delimiter") == ";" and present.str.contains(",", regex=False).any()
         if len(present) and not european and present.str.fullmatch(_FORMATTED).all() and present.str.contains(
                 r"[,%$€£¥]").any():
-            df[column] = pd.to_numeric(text.str.replace(r"[\s,%$€£¥]", "", regex=True)).astype(np.float64)
+            numbers = pd.to_numeric(present.str.replace(r"[\s,%$€£¥]", "", regex=True)).to_numpy(np.float64)
+            df[column] = np.append(numbers, np.nan)[codes]
             converted.append(column)
     df.attrs["formatted"] = converted
     return df
@@ -150,13 +159,13 @@ def _multiline_cells(df: pd.DataFrame) -> tuple[int, int, str] | None:
     """(cells, first row, its column) of text cells holding a line break. Quoted text may span lines, but so does
     everything after an unbalanced quote, which silently merges rows: the page points at the first such cell."""
     first, cells = None, 0
-    for column in df.columns:
-        if df[column].dtype == object or isinstance(df[column].dtype, pd.StringDtype):
-            broken = df[column].astype("string").str.contains("\n", regex=False).fillna(False).to_numpy(bool)
-            if broken.any():
-                cells += int(broken.sum())
-                row = int(np.flatnonzero(broken)[0]) + 1
-                first = (row, column) if first is None or row < first[0] else first
+    for column in _text_columns(df):
+        codes, values = pd.factorize(df[column])
+        broken = _per_row(codes, np.array(["\n" in str(v) for v in values], dtype=bool))
+        if broken.any():
+            cells += int(broken.sum())
+            row = int(np.flatnonzero(broken)[0]) + 1
+            first = (row, column) if first is None or row < first[0] else first
     return (cells, *first) if first else None
 
 
