@@ -9,6 +9,7 @@ that ``Encoding``, which rebuilds its rows and encodes new ones (the Predict pag
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -18,7 +19,8 @@ import pandas as pd
 from get_core.data import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
                            first_non_number)
 
-_DECIMAL_TEXT = r"[-+]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)"  # a number written with a point or exponent
+#: Text that is a number written with a decimal point or an exponent (a float spelled as text).
+_DECIMAL_TEXT = re.compile(r"[-+]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)")
 
 MISSING_POLICIES = ("drop", "impute")
 MAX_ABS = 1e150  # larger magnitudes overflow min-max ranges and squared errors in float64
@@ -302,17 +304,21 @@ def _labels(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     another cell made the column text encode alike; the earlier spelling was ``str(value)`` ('1.0' in a float
     column). Text without a decimal point or exponent is kept as written ('007' stays a code). Missing values stay
     missing in both."""
-    legacy = series.astype(str).str.strip().where(series.notna())
+    codes, values = pd.factorize(series)  # each distinct value is spelled once; -1 (missing) picks the None
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-        text = series.astype("string").str.strip()
-        decimal = text.str.fullmatch(_DECIMAL_TEXT).fillna(False).to_numpy(bool)
-        if decimal.any():
-            text[decimal] = [_number_label(float(v)) for v in text[decimal]]
-        return text, legacy
-    if pd.api.types.is_integer_dtype(series):  # exact: IDs beyond 2**53 must not merge through floats
-        return series.astype("Int64").astype("string"), legacy
-    text = [None if np.isnan(v) else _number_label(v) for v in as_float(series)]
-    return pd.Series(text, index=series.index, dtype="string"), legacy
+        spell = _text_label
+    elif pd.api.types.is_integer_dtype(series):  # exact: IDs beyond 2**53 must not merge through floats
+        spell = lambda v: str(int(v))  # noqa: E731
+    else:
+        spell = lambda v: _number_label(float(v))  # noqa: E731
+    labels = np.array([spell(v) for v in values] + [None], dtype=object)[codes]
+    legacy = np.array([str(v).strip() for v in values] + [None], dtype=object)[codes]
+    return pd.Series(labels, index=series.index, dtype="string"), pd.Series(legacy, index=series.index)
+
+
+def _text_label(value: Any) -> str:
+    text = str(value).strip()
+    return _number_label(float(text)) if _DECIMAL_TEXT.fullmatch(text) else text
 
 
 def _number_label(value: float) -> str:
