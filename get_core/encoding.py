@@ -19,8 +19,9 @@ import pandas as pd
 from get_core.data import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
                            first_non_number)
 
-#: Text that is a number written with a decimal point or an exponent (a float spelled as text).
-_DECIMAL_TEXT = re.compile(r"[-+]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)")
+#: Text that is a whole number written as a float ('1.0', '2.00'), as a column of codes is once a blank or a text
+#: cell made pandas read it as floats or text.
+_WHOLE_TEXT = re.compile(r"([-+]?\d+)\.0*")
 
 MISSING_POLICIES = ("drop", "impute")
 MAX_ABS = 1e150  # larger magnitudes overflow min-max ranges and squared errors in float64
@@ -94,12 +95,14 @@ class Encoding:
         for column in self.columns:
             series = df[column]
             if column in self.categories:
+                levels = self.categories[column]
                 label, legacy = _labels(series)
                 if column in self.impute:
                     label, legacy = label.fillna(str(self.impute[column])), legacy.fillna(str(self.impute[column]))
                 _refuse_missing(label, column, "its value")
-                blocks.extend(((label == level) | (legacy == level)).to_numpy(np.float64)
-                              for level in self.categories[column])
+                # A run stored with the earlier spelling matches it first, so each row sets at most one indicator
+                value = legacy.where(legacy.isin(levels), label).astype(object)
+                blocks.extend((value == level).to_numpy(np.float64) for level in levels)
             else:
                 numbers = _numeric_or_refuse(series, column)
                 if column in self.impute:
@@ -299,11 +302,11 @@ def _fill_value(series: pd.Series, column: str, categorical: bool) -> Any:
 def _labels(series: pd.Series) -> tuple[pd.Series, pd.Series]:
     """A categorical column's values as level labels, and as labels were spelled before (runs stored earlier).
 
-    Labels are stripped text, with numbers spelled one way whatever the column's dtype (1, 1.0, a nullable Int64 1
-    and the text '1.0' are all '1'), so rows read from a file with a blank (floats), one without (ints) or one where
-    another cell made the column text encode alike; the earlier spelling was ``str(value)`` ('1.0' in a float
-    column). Text without a decimal point or exponent is kept as written ('007' stays a code). Missing values stay
-    missing in both."""
+    Labels are stripped text, with whole numbers spelled one way whatever the column's dtype (1, 1.0, a nullable
+    Int64 1 and the text '1.0' are all '1'), so rows read from a file with a blank (floats), one without (ints) or
+    one where another cell made the column text encode alike; the earlier spelling was ``str(value)`` ('1.0' in a
+    float column). Other text is kept as written: '007' and '1.10' stay codes, distinct from '7' and '1.1'. Missing
+    values stay missing in both."""
     codes, values = pd.factorize(series)  # each distinct value is spelled once; -1 (missing) picks the None
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         spell = _text_label
@@ -318,7 +321,8 @@ def _labels(series: pd.Series) -> tuple[pd.Series, pd.Series]:
 
 def _text_label(value: Any) -> str:
     text = str(value).strip()
-    return _number_label(float(text)) if _DECIMAL_TEXT.fullmatch(text) else text
+    whole = _WHOLE_TEXT.fullmatch(text)
+    return str(int(whole[1])) if whole else text  # exact for codes beyond 2**53
 
 
 def _number_label(value: float) -> str:

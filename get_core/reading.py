@@ -18,7 +18,7 @@ import csv
 import io
 import re
 from pathlib import PurePath
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -35,8 +35,8 @@ SUFFIXES = (*TEXT_SUFFIXES, ".parquet", ".pq", ".xlsx", ".xlsm")
 SNIFF_CHARS = 65_536  # the start of a text file read to find its delimiter and header
 MISSING_MARKERS = ["?"]  # besides pandas' defaults (empty, NA, NaN, null, ...); UCI files mark missing with "?"
 _DECIMAL_COMMA = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][-+]?\d+)?")
-_THOUSANDS = re.compile(r"[-+]?\d{1,3}(,\d{3})+")
-_FORMATTED = re.compile(r"[$€£¥]?\s?[-+]?\s?[$€£¥]?\s?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?[%$€£¥]?")
+_THOUSANDS = re.compile(r"[-+]?[1-9]\d{0,2}(,\d{3})+")  # never 0,125: a decimal comma
+_FORMATTED = re.compile(r"[$€£¥]?\s?[-+]?\s?[$€£¥]?\s?([1-9]\d{0,2}(,\d{3})+|\d+)(\.\d+)?\s?[%$€£¥]?")
 _THOUSANDS_DOTS = re.compile(r"[-+]?[1-9]\d{0,2}(\.\d{3})+")
 
 
@@ -126,7 +126,8 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     elif delimiter not in DELIMITERS:
         raise DataError(f"Unknown delimiter {delimiter!r}: choose one of {', '.join(map(repr, DELIMITERS))}.")
     lead = _blank_lead(sample, delimiter)
-    header = _records(sample, delimiter)[0]
+    records = _records(sample, delimiter)
+    header = records[0]
     if len(header) < 2 and training:
         others = [d for d in DELIMITERS if d not in (delimiter, " ") and d in header[0]]
         hint = (f"the header contains a {DELIMITERS[others[0]]} ({others[0]!r}): choose it as the delimiter"
@@ -137,14 +138,12 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     names = [_column_name(h) for h in header]
     blank_tail = len(names) - len(_without_blank_tail(names))  # "a,b,c,," : a spreadsheet's empty columns
     _check_unique(names[:len(names) - blank_tail], filename)
-    options: dict[str, Any] = {}
-    df = _parse_csv(text, filename, delimiter, lead)
-    if not df.index.equals(pd.RangeIndex(len(df))) and df.shape[1] and df.iloc[:, -1].isna().all():
-        # Every data row ends with a delimiter the header lacks, so pandas took the first field as row labels and
-        # shifted every column left; a file whose first field really labels its rows (R's write.table) keeps
-        # data in its last column and is read as before.
-        options["index_col"] = False
-        df = _parse_csv(text, filename, delimiter, lead, **options)
+    # Data lines that end with a delimiter the header lacks would make pandas take their first field as row labels
+    # and shift every column left; a file whose first field really labels its rows (R's write.table) has a value
+    # in that last field and is read as such.
+    longer = [row for row in records[1:] if len(row) == len(header) + 1]
+    options: dict[str, Any] = {"index_col": False} if longer and not any(r[-1].strip() for r in longer) else {}
+    df = _parse_csv(text, filename, delimiter, lead, **options)
     df.columns = [_column_name(c) for c in df.columns]
     df.attrs["delimiter"] = delimiter
     empty_tail = [c for c in df.columns[df.shape[1] - blank_tail:] if df[c].isna().all()] if blank_tail else []
@@ -214,13 +213,9 @@ def _ragged_record(text: str, delimiter: str, lead: int, expected: int) -> tuple
     """(data row, physical line) of the first record with more than ``expected`` fields. Rows are counted as the
     rest of the app counts them (blank lines are not rows) and lines as an editor does (a quoted cell may span
     lines); pandas' own line number counts blank lines but not lines inside quotes."""
-    if delimiter == " ":
-        return None  # no quoting: pandas' own line number is exact
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
-    rows, end = -1, 0  # the header is row 0; end: the last line of the previous record
+    rows = -1  # the header is row 0
     try:
-        for record in reader:
-            start, end = end + 1, reader.line_num
+        for start, end, record in _numbered_records(text, delimiter):
             if end <= lead or not record:
                 continue
             if len(record) > expected:
@@ -229,6 +224,19 @@ def _ragged_record(text: str, delimiter: str, lead: int, expected: int) -> tuple
     except csv.Error:
         return None
     return None
+
+
+def _numbered_records(text: str, delimiter: str) -> Iterator[tuple[int, int, list[str]]]:
+    """(first line, last line, fields) of every record; a blank line is an empty record."""
+    if delimiter == " ":  # no quoting: a record is a line
+        for number, line in enumerate(text.splitlines(), start=1):
+            yield number, number, line.split()
+        return
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
+    end = 0
+    for record in reader:
+        yield end + 1, reader.line_num, record
+        end = reader.line_num
 
 
 def _column_name(name: Any) -> str:
@@ -242,8 +250,9 @@ def _decimal_commas(df: pd.DataFrame, delimiter: str, as_text: Callable[[], pd.D
     separate fields with ";") become numbers; their names go to ``df.attrs["decimal_comma"]`` so the page can say
     so. Never in comma-separated files; in tab or pipe files not when every comma is followed by exactly three
     digits (``1,234``, ``12,000``), which there more likely separates thousands. In a ";" file that uses decimal
-    commas, a column pandas read as numbers whose every dot is followed by exactly three digits (``1.250``) holds
-    thousands separators too (read as 1250, not 1.25), and is listed with them; ``as_text`` gives the raw cells."""
+    commas, a column whose every dot is followed by exactly three digits (``1.250``) holds thousands separators
+    too (read as 1250, not 1.25) when it also has plain numbers (``850``) or two groups (``12.000.000``); it is
+    listed with them. ``as_text`` gives the raw cells of columns pandas already read as numbers."""
     converted = []
     for column in df.columns:
         if pd.api.types.is_numeric_dtype(df[column]):
@@ -266,8 +275,12 @@ def _decimal_commas(df: pd.DataFrame, delimiter: str, as_text: Callable[[], pd.D
             else:
                 text = df[column].astype("string").str.strip()
             present = text.dropna()
-            dotted = present[present.str.contains(".", regex=False)]
-            if len(dotted) and dotted.str.fullmatch(_THOUSANDS_DOTS).all() and present.str.fullmatch(
+            dots = present.str.count(r"\.")
+            # Thousands only where the column also holds plain numbers under 1000 (850 beside 1.250) or a second
+            # group (12.000.000): a column of 48.137, 52.520 may well be decimals written the English way.
+            evident = (dots == 0).any() or (dots > 1).any()
+            dotted = present[dots > 0]
+            if len(dotted) and evident and dotted.str.fullmatch(_THOUSANDS_DOTS).all() and present.str.fullmatch(
                     _DECIMAL_COMMA).all():
                 df[column] = _european_numbers(text)
                 converted.append(column)
@@ -287,9 +300,10 @@ def _sniff_delimiter(sample: str) -> str:
     naming that line can only come once the file is read with the right one."""
     best, best_fields = ",", 1
     for delimiter in DELIMITERS:
-        counts = [len(row) for row in _records(sample, delimiter)]
-        fields = counts[0]
-        if fields > best_fields and counts.count(fields) >= 0.9 * len(counts):
+        rows = _records(sample, delimiter)
+        fields = len(rows[0])
+        fit = sum(len(r) == fields or (len(r) == fields + 1 and not r[-1].strip()) for r in rows)  # "1;2;3;"
+        if fields > best_fields and fit >= 0.9 * len(rows):
             best, best_fields = delimiter, fields
     return best
 

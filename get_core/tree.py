@@ -338,7 +338,7 @@ def _array_field(data: dict, key: str, shape: tuple[int, ...], allow_nan: bool =
     if key not in data:
         raise ModelFormatError(f"Field '{key}' is missing.")
     raw = data[key]
-    if not isinstance(raw, list) or any(isinstance(v, (bool, str)) for v in _flat(raw)):
+    if not isinstance(raw, list) or _holds_text(raw):
         raise ModelFormatError(f"Field '{key}' must be a list of numbers.")
     try:
         values = np.array(raw if not allow_nan else _nulls_to_nan(raw), dtype=np.float64)
@@ -352,8 +352,17 @@ def _array_field(data: dict, key: str, shape: tuple[int, ...], allow_nan: bool =
     return values
 
 
-def _flat(raw: list) -> list:
-    return [w for v in raw for w in (_flat(v) if isinstance(v, list) else [v])]
+def _holds_text(raw: list) -> bool:
+    """True if a string or boolean sits anywhere in the nested lists (walked without recursion: a hand-made file
+    may nest deeper than Python's stack)."""
+    stack = [raw]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, (bool, str)):
+            return True
+    return False
 
 
 def _bound(values: Any, n_leaves: int, missing: float) -> np.ndarray:

@@ -68,6 +68,19 @@ def test_a_delimiter_ending_every_data_line_shifts_no_column():
     assert list(df.columns) == ["x", "y"] and df.iloc[3].tolist() == [3, 6]
 
 
+@pytest.mark.parametrize("sep", [",", ";", "|", "\t"])
+def test_a_trailing_delimiter_is_found_whatever_the_delimiter_and_the_first_column(sep):
+    rows = "".join(f"{i}{sep}{i + 1}{sep}{i + 2}{sep}\n" for i in range(25))  # first column 0, 1, 2, ...
+    df = reading.read_table((sep.join(["id", "a", "b"]) + "\n" + rows).encode(), "t.txt")
+    assert list(df.columns) == ["id", "a", "b"] and df.iloc[4].tolist() == [4, 5, 6]
+
+
+def test_an_r_table_with_row_labels_and_an_all_na_last_column_reads_as_before():
+    rows = "".join(f'"r{i}",{i},{2 * i},NA\n' for i in range(25))
+    df = reading.read_table(('"a","b","c"\n' + rows).encode(), "r.csv")
+    assert df["a"].iloc[3] == 3 and df["b"].iloc[3] == 6 and df["c"].isna().all()
+
+
 def test_empty_columns_and_rows_at_the_end_of_a_spreadsheet_export_are_dropped():
     rows = "".join(f"{i};{2 * i};;\r\n" for i in range(25)) + ";;;\r\n;;;\r\n"
     df = reading.read_table(("a;b;;\r\n" + rows).encode(), "export.csv")
@@ -80,6 +93,8 @@ def test_thousands_dots_beside_decimal_commas_are_thousands():
     df = reading.read_table(("area;price;y\n" + rows).encode(), "angebote.csv")
     assert df["price"].iloc[:4].tolist() == [850.0, 1250.0, 2100.0, 12e6]
     assert df["area"].iloc[0] == 40.5 and df.attrs["decimal_comma"] == ["area", "price"]
+    coordinates = "".join(f"{i},5;{48 + i}.137;{i}\n" for i in range(24))  # every value dotted, one group
+    assert reading.read_table(("w;lat;y\n" + coordinates).encode(), "geo.csv")["lat"].iloc[1] == 49.137
     english = "".join(f"{40 + i};{prices[i % 3]};{i}\n" for i in range(24))  # no decimal comma anywhere
     assert reading.read_table(("area;price;y\n" + english).encode(), "english.csv")["price"].iloc[1] == 1.25
 
@@ -90,6 +105,9 @@ def test_numbers_formatted_for_display_are_read_as_numbers():
     assert df["rate"].iloc[:2].tolist() == [0.0, 5.0] and df["price"].iloc[1] == 1250.0
     assert df["loss"].iloc[3] == -3.5 and df.attrs["formatted"] == ["rate", "price", "loss"]
     assert df["code"].iloc[1] == "1,5"  # not a thousands pattern: left as written
+    fractions = "".join(f"0,{125 * (1 + i % 3)}\tx{i % 2}\t{i}\n" for i in range(24))
+    df = reading.read_table(("share\tgroup\ty\n" + fractions).encode(), "shares.tsv")
+    assert df["share"].iloc[:3].tolist() == [0.125, 0.25, 0.375]  # a thousands group never follows a lone 0
     european = "".join(f"{5 * (i % 6)}%;${1000 + 250 * (i % 4):,};{i}\n" for i in range(24))
     df = reading.read_table(("rate;price;y\n" + european).encode(), "eu.csv")
     assert df.attrs["formatted"] == ["rate"] and df["price"].iloc[0] == "$1,000"  # there a comma may be decimal
@@ -154,6 +172,12 @@ def test_formulas_without_computed_values_are_named():
     book.save(buffer)
     df = reading.read_table(buffer.getvalue(), "generated.xlsx")
     assert df.attrs["uncached_formulas"] == ["y"] and df["y"].isna().all()
+
+
+def test_a_ragged_line_of_a_space_aligned_file_is_numbered_without_blank_lines():
+    lines = ["a b c"] + ["1 2 3"] * 24 + ["", "4 5 6 7"]
+    with pytest.raises(DataError, match="Row 25 \\(line 27 of 'x.txt'\\) has 4 fields"):
+        reading.read_table("\n".join(lines).encode(), "x.txt", delimiter=" ")
 
 
 def test_windows_and_utf16_text_is_decoded():
@@ -514,10 +538,21 @@ def test_numbers_used_as_codes_encode_alike_whatever_their_dtype(table):
     stored_earlier = Encoding.from_dict({**trained.to_dict(), "categories": {"colour": list(
         trained.categories["colour"]), "code": ["1.0", "2.0", "3.0"]}, "impute": {"code": "1.0"}})
     np.testing.assert_array_equal(stored_earlier.transform(floats), trained.transform(floats))  # old runs rebuild
-    text = floats.assign(code=["1.0", " 2.00", "3", "1", "2.0", "3e0"])  # a text cell elsewhere made them text
+    text = floats.assign(code=["1.0", " 2.00", "3", "1", "2.0", "3."])  # a text cell elsewhere made them text
     np.testing.assert_array_equal(trained.transform(text), trained.transform(floats))
-    assert trained.unseen_levels(text.assign(code=["007", "1.5", "a", "1", "2", "3"])) == {
-        "code": (3, ("007", "1.5", "a"))}  # only a point or an exponent marks a number: '007' stays a code
+    assert trained.unseen_levels(text.assign(code=["007", "1.5", "a", "1", "2", "3e0"])) == {
+        "code": (4, ("007", "1.5", "3e0", "a"))}  # only whole numbers written as floats are respelled
+
+
+def test_codes_that_differ_as_text_stay_distinct_levels_in_new_and_stored_runs(table):
+    table["version"] = ["1.1", "1.10", "2.0", "12345678901234567.0", "12345678901234568.0"] * 8
+    trained = prepare(table, spec(table, categorical=("version",))).encoding
+    assert trained.categories["version"] == ("1.1", "1.10", "12345678901234567", "12345678901234568", "2")
+    stored = Encoding.from_dict({**trained.to_dict(), "categories": {**trained.categories, "version": [
+        "1", "1.0", "1.10"]}})  # an earlier run kept '1' and '1.0' apart, as text
+    rows = table.head(3).assign(version=["1", "1.0", "1.10"])
+    version = stored.transform(rows)[:, -3:]  # 'version' is the last feature: its three indicators
+    np.testing.assert_array_equal(version, np.eye(3))  # one indicator per row, the stored spelling first
 
 
 def test_parquet_bytes_round_trip_and_fingerprint_is_sha256(table):

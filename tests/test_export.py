@@ -147,6 +147,7 @@ def test_malformed_model_files_are_refused_with_a_message(text, message):
     ("x_min", [10 ** 400], "'x_min' must hold only numbers within the range of a double"),
     ("y_scale", 10 ** 400, "'y_scale' must be a finite number"),
     ("n_samples", [1e300, 1, 1], "'n_samples' must hold non-negative integers"),  # would wrap around in int64
+    ("weights", json.loads("[" * 600 + '"x"' + "]" * 600), "'weights' must be a list of numbers"),  # deep nesting
 ])
 def test_out_of_range_or_mistyped_fields_are_refused_by_name(field, value, message):
     data = json.loads(export.model_json(stump()))

@@ -122,7 +122,10 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
     elif run.status is not RunStatus.RUNNING:
         print(f"run {run_id} is {run.status.value}; nothing to do", file=sys.stderr)
         return run.status
-    store.set_worker_pid(run_id, os.getpid())
+    try:
+        store.set_worker_pid(run_id, os.getpid())
+    except RunFinishedError:  # cancelled (or failed as stale) right after it started
+        return store.get_run(run_id).status
     beat = Heartbeat(store, run_id, hard_stop=hard_stop)
     previous = _on_sigterm(beat.request_cancel)
     beat.start()
