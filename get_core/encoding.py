@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ from get_core.data import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, D
 _WHOLE_TEXT = re.compile(r"([-+]?\d+)\.0*")
 
 MISSING_POLICIES = ("drop", "impute")
+_UNSEEN, _MISSING = -1, -2  # level positions of a value training never had, and of a missing value
 MAX_ABS = 1e150  # larger magnitudes overflow min-max ranges and squared errors in float64
 
 
@@ -79,10 +80,12 @@ class Encoding:
         unseen = {}
         for column, levels in self.categories.items():
             if column in df.columns:
-                label, legacy = _labels(df[column])
-                new = label[label.notna() & ~(label.isin(levels) | legacy.isin(levels))]
-                if len(new):
-                    unseen[column] = (len(new), tuple(sorted(new.unique())))
+                codes, labels, legacy = _distinct_labels(df[column])
+                new = [i for i, (label, old) in enumerate(zip(labels, legacy))
+                       if label not in levels and old not in levels]
+                if new:
+                    rows = int(np.isin(codes, new).sum())
+                    unseen[column] = (rows, tuple(sorted({labels[i] for i in new})))
         return unseen
 
     def transform(self, df: pd.DataFrame) -> np.ndarray:
@@ -96,13 +99,11 @@ class Encoding:
             series = df[column]
             if column in self.categories:
                 levels = self.categories[column]
-                label, legacy = _labels(series)
-                if column in self.impute:
-                    label, legacy = label.fillna(str(self.impute[column])), legacy.fillna(str(self.impute[column]))
-                _refuse_missing(label, column, "its value")
-                # A run stored with the earlier spelling matches it first, so each row sets at most one indicator
-                value = legacy.where(legacy.isin(levels), label).astype(object)
-                blocks.extend((value == level).to_numpy(np.float64) for level in levels)
+                fill = self.impute.get(column)
+                position = _level_positions(series, levels, None if fill is None else str(fill))
+                _refuse_missing(pd.Series(np.where(position == _MISSING, np.nan, 0.0), index=series.index), column,
+                                "its value")
+                blocks.append((position[:, None] == np.arange(len(levels))).astype(np.float64))
             else:
                 numbers = _numeric_or_refuse(series, column)
                 if column in self.impute:
@@ -160,7 +161,7 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
     holes = {c: int(frame[c].isna().sum()) for c in spec.features}
     imputed = {c: n for c, n in holes.items() if n}
     impute = {c: _fill_value(fit[c], c, c in categorical) for c in imputed}
-    categories = {c: tuple(sorted(_labels(fit[c])[0].dropna().unique())) for c in categorical}
+    categories = {c: tuple(sorted(_labels(fit[c]).dropna().unique())) for c in categorical}
     for column, levels in categories.items():
         if len(levels) > MAX_CATEGORIES:
             raise DataError(f"Column '{column}' has {len(levels)} distinct values; one-hot encoding allows at most "
@@ -287,7 +288,7 @@ def _check_rows(n: int, n_target_missing: int, n_dropped: int) -> None:
 def _fill_value(series: pd.Series, column: str, categorical: bool) -> Any:
     """The most frequent value (categorical) or median (numeric) of ``series``: the rows the encoding learns from."""
     if categorical:
-        values = _labels(series)[0].dropna()
+        values = _labels(series).dropna()
         fill = str(values.mode().iloc[0]) if len(values) else None
     else:
         numbers = as_float(series)
@@ -299,24 +300,39 @@ def _fill_value(series: pd.Series, column: str, categorical: bool) -> Any:
     return fill
 
 
-def _labels(series: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """A categorical column's values as level labels, and as labels were spelled before (runs stored earlier).
+def _labels(series: pd.Series) -> pd.Series:
+    """A categorical column's values as level labels (``_distinct_labels``); missing values stay missing."""
+    codes, labels, _ = _distinct_labels(series)
+    return pd.Series(np.array(labels + [None], dtype=object)[codes], index=series.index, dtype="string")
+
+
+def _distinct_labels(series: pd.Series) -> tuple[np.ndarray, list[str], list[str]]:
+    """(codes, labels, legacy): per row the index of its distinct value (-1 if missing), and each distinct value as
+    a level label and as labels were spelled before (runs stored earlier). Each distinct value is spelled once.
 
     Labels are stripped text, with whole numbers spelled one way whatever the column's dtype (1, 1.0, a nullable
     Int64 1 and the text '1.0' are all '1'), so rows read from a file with a blank (floats), one without (ints) or
     one where another cell made the column text encode alike; the earlier spelling was ``str(value)`` ('1.0' in a
-    float column). Other text is kept as written: '007' and '1.10' stay codes, distinct from '7' and '1.1'. Missing
-    values stay missing in both."""
-    codes, values = pd.factorize(series)  # each distinct value is spelled once; -1 (missing) picks the None
+    float column). Other text is kept as written: '007' and '1.10' stay codes, distinct from '7' and '1.1'."""
+    codes, values = pd.factorize(series)
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         spell = _text_label
     elif pd.api.types.is_integer_dtype(series):  # exact: IDs beyond 2**53 must not merge through floats
         spell = lambda v: str(int(v))  # noqa: E731
     else:
         spell = lambda v: _number_label(float(v))  # noqa: E731
-    labels = np.array([spell(v) for v in values] + [None], dtype=object)[codes]
-    legacy = np.array([str(v).strip() for v in values] + [None], dtype=object)[codes]
-    return pd.Series(labels, index=series.index, dtype="string"), pd.Series(legacy, index=series.index)
+    return codes, [spell(v) for v in values], [str(v).strip() for v in values]
+
+
+def _level_positions(series: pd.Series, levels: Sequence[str], fill: str | None) -> np.ndarray:
+    """Per row, the position in ``levels`` of its value: -1 (``_UNSEEN``) for a value the training rows never had,
+    ``_MISSING`` for a missing one without ``fill``. A level spelled the earlier way (a run stored before) matches
+    first, so a row sets at most one indicator."""
+    codes, labels, legacy = _distinct_labels(series)
+    where = {level: i for i, level in enumerate(levels)}
+    per_value = [where.get(old, where.get(label, _UNSEEN)) for label, old in zip(labels, legacy)]
+    missing = _MISSING if fill is None else where.get(fill, _UNSEEN)
+    return np.array(per_value + [missing], dtype=np.int64)[codes]
 
 
 def _text_label(value: Any) -> str:
