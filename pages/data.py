@@ -43,7 +43,7 @@ def data_page() -> None:
                    + ": currency signs, % and thousands separators removed (e.g. $1,200 = 1200, 12% = 12).")
     if df.attrs.get("multiline"):
         cells, row, column = df.attrs["multiline"]
-        st.warning(f"{cells} cell{'s' if cells > 1 else ''} hold line breaks, the first in row {row}, column "
+        st.warning(f"{cells} cell{'s hold' if cells > 1 else ' holds'} line breaks, the first in row {row}, column "
                    f"'{column}'. If the data has no multi-line text, a quote is unbalanced there and the lines after "
                    "it were merged into that cell: fix the quote and upload again.")
     if df.attrs.get("uncached_formulas"):

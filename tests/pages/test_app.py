@@ -106,6 +106,18 @@ def test_a_semicolon_file_with_decimal_commas_is_read_as_numbers_and_said_so(db)
                for s in texts(at, "success"))
 
 
+def test_formatted_numbers_and_a_stray_quote_are_said_on_the_data_page(db):
+    rows = [f'item{i},{5 * (i % 6)}%,"${1000 + 250 * (i % 4):,}",{i}' for i in range(40)]
+    at = upload(app(), "report.csv", ("name,rate,price,y\n" + "\n".join(rows)).encode())
+    assert_no_traceback(at)
+    assert any("Formatted numbers were read as numbers in 'rate', 'price'" in c for c in texts(at, "caption"))
+    rows = [f"item{i},{i},{i}" for i in range(40)]
+    rows[5], rows[18] = '"Big TV,5,5', 'item 18",18,18'  # the second quote closes the first, 13 lines later
+    at = upload(at, "shop.csv", ("name,price,y\n" + "\n".join(rows)).encode())
+    assert_no_traceback(at)
+    assert any("1 cell holds line breaks, the first in row 6, column 'name'" in w for w in texts(at, "warning"))
+
+
 def test_a_saved_row_index_is_not_offered_as_a_feature_by_default(db):
     table = pd.read_csv(EXAMPLE).head(60)
     at = upload(app(), "indexed.csv", table.to_csv().encode())  # pandas writes its index as an unnamed column
