@@ -138,11 +138,7 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     names = [_column_name(h) for h in header]
     blank_tail = len(names) - len(_without_blank_tail(names))  # "a,b,c,," : a spreadsheet's empty columns
     _check_unique(names[:len(names) - blank_tail], filename)
-    # Data lines that end with a delimiter the header lacks would make pandas take their first field as row labels
-    # and shift every column left; a file whose first field really labels its rows (R's write.table) has a value
-    # in that last field and is read as such.
-    longer = [row for row in records[1:] if len(row) == len(header) + 1]
-    options: dict[str, Any] = {"index_col": False} if longer and not any(r[-1].strip() for r in longer) else {}
+    options = _row_label_options(text, filename, delimiter, lead, header, records[1:])
     df = _parse_csv(text, filename, delimiter, lead, **options)
     df.columns = [_column_name(c) for c in df.columns]
     df.attrs["delimiter"] = delimiter
@@ -200,9 +196,7 @@ def _parse_csv(text: str, filename: str, delimiter: str, lead: int, **options: A
         if match:
             expected, seen = int(match[1]), int(match[3])
             row, line = _ragged_record(text, delimiter, lead, expected) or (int(match[2]) - 1 - lead, match[2])
-            raise DataError(f"Row {row} (line {line} of '{filename}') has {seen} fields but the header "
-                            f"has {expected}: fix that line, or check the delimiter "
-                            f"(now {DELIMITERS[delimiter]}).", row=row) from None
+            raise _ragged_error(filename, delimiter, row, line, seen, expected) from None
         raise DataError(f"'{filename}' could not be read as {DELIMITERS[delimiter]}-separated text ({exc}); "
                         "check the delimiter and quoting.") from None
     except pd.errors.EmptyDataError:
@@ -224,6 +218,28 @@ def _ragged_record(text: str, delimiter: str, lead: int, expected: int) -> tuple
     except csv.Error:
         return None
     return None
+
+
+def _row_label_options(text: str, filename: str, delimiter: str, lead: int, header: list[str],
+                       rows: list[list[str]]) -> dict[str, Any]:
+    """pandas takes the first field of every line as a row label when the first data line has one field more than
+    the header, and shifts every column left. Right for R's write.table (every line starts with its label), wrong
+    for lines that end with a delimiter (a spreadsheet's export: read without labels) and for one long line among
+    short ones (refused, naming it)."""
+    longer = [row for row in rows if len(row) == len(header) + 1]
+    if not longer:
+        return {}
+    if not any(row[-1].strip() for row in longer):
+        return {"index_col": False}
+    if len(longer) == len(rows):
+        return {}
+    row, line = _ragged_record(text, delimiter, lead, len(header)) or (1, lead + 2)
+    raise _ragged_error(filename, delimiter, row, line, len(header) + 1, len(header))
+
+
+def _ragged_error(filename: str, delimiter: str, row: int, line: int | str, seen: int, expected: int) -> DataError:
+    return DataError(f"Row {row} (line {line} of '{filename}') has {seen} fields but the header has {expected}: "
+                     f"fix that line, or check the delimiter (now {DELIMITERS[delimiter]}).", row=row)
 
 
 def _numbered_records(text: str, delimiter: str) -> Iterator[tuple[int, int, list[str]]]:

@@ -3,6 +3,7 @@ largest contributions; download the scored rows as CSV. Works with a run's model
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import numpy as np
@@ -33,7 +34,7 @@ def predict_page() -> None:
     with upload_tab:
         _upload(tree, encoding, target)
     with form_tab:
-        _one_row(tree, encoding, target)
+        _one_row(tree, encoding, target, scope=hashlib.sha1(source.label.encode()).hexdigest()[:10])
 
 
 def _upload(tree: ObliqueTree, encoding, target: str | None) -> None:
@@ -64,24 +65,27 @@ def _upload(tree: ObliqueTree, encoding, target: str | None) -> None:
     _explanation(tree, X[int(row) - 1])
 
 
-def _one_row(tree: ObliqueTree, encoding, target: str | None) -> None:
-    with st.form("one_row"):
+def _one_row(tree: ObliqueTree, encoding, target: str | None, scope: str) -> None:
+    """``scope`` names the model: each keeps its own typed values, and shows a result only once Predict is pressed
+    for it."""
+    with st.form(f"one_row_{scope}"):
         values = {}
         if encoding is not None:
             for i, column in enumerate(encoding.columns):
+                key = f"one_row_{scope}_{i}"
                 if column in encoding.categories:
-                    values[column] = st.selectbox(_md(column), encoding.categories[column], key=f"one_row_{i}")
+                    values[column] = st.selectbox(_md(column), encoding.categories[column], key=key)
                 else:
-                    values[column] = st.number_input(_md(column), value=_middle(tree, column), format="%g",
-                                                     key=f"one_row_{i}")
+                    values[column] = st.number_input(_md(column), value=_middle(tree, column), format="%g", key=key)
         else:
             for j, name in enumerate(tree.feature_names):
-                values[name] = st.number_input(_md(name), value=_middle(tree, name), format="%g", key=f"one_row_{j}")
+                values[name] = st.number_input(_md(name), value=_middle(tree, name), format="%g",
+                                               key=f"one_row_{scope}_{j}")
         submitted = st.form_submit_button("Predict")
-    if not submitted and "one_row_done" not in st.session_state:
+    if not submitted and f"one_row_done_{scope}" not in st.session_state:
         st.caption("Values start at the middle of each feature's training range.")
         return
-    st.session_state["one_row_done"] = True
+    st.session_state[f"one_row_done_{scope}"] = True
     table = pd.DataFrame([values])
     try:
         X = explain.rows_to_X(tree, table, encoding, target)

@@ -75,6 +75,12 @@ def test_a_trailing_delimiter_is_found_whatever_the_delimiter_and_the_first_colu
     assert list(df.columns) == ["id", "a", "b"] and df.iloc[4].tolist() == [4, 5, 6]
 
 
+def test_one_long_first_line_is_refused_rather_than_taken_as_row_labels():
+    lines = ["city,area,rooms,price", "Paris, FR,115,3,375"] + [f"Paris,{a},{a % 4},{3 * a}" for a in range(40)]
+    with pytest.raises(DataError, match="Row 1 \\(line 2 of 'homes.csv'\\) has 5 fields but the header has 4"):
+        reading.read_table("\n".join(lines).encode(), "homes.csv")
+
+
 def test_an_r_table_with_row_labels_and_an_all_na_last_column_reads_as_before():
     rows = "".join(f'"r{i}",{i},{2 * i},NA\n' for i in range(25))
     df = reading.read_table(('"a","b","c"\n' + rows).encode(), "r.csv")

@@ -128,14 +128,22 @@ def test_predict_page_scores_one_typed_row(run_id, store):
     at = _page("predict", run=run_id)
     _ok(at)
     values = [12.0, 9.0, 11.0]
-    for i, value in enumerate(values):
-        at.number_input(key=f"one_row_{i}").set_value(value)
+    for box, value in zip([w for w in at.number_input if w.key.startswith("one_row_")], values):
+        box.set_value(value)
     at.button[0].click().run()  # the form's submit button
     _ok(at)
     tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
     shown = {m.label: m.value for m in at.metric}
     assert float(shown["Prediction"]) == pytest.approx(tree.predict(np.array([values]))[0], rel=1e-5)
     assert int(shown["Leaf"]) == tree.apply(np.array([values]))[0]
+    other = finished_run(store, depth=2, names=NAMES, seed=7)
+    at.run()  # the run list now holds it
+    next(w for w in at.selectbox if w.label == "Run").set_value(other).run()
+    _ok(at)
+    assert not at.metric  # another model: no result until its own Predict
+    typed = [w.value for w in at.number_input if w.key.startswith("one_row_")]
+    other_tree = ObliqueTree.from_dict(store.get_json(other, "model"))
+    assert typed == [float(f"{lo + scale / 2:.4g}") for lo, scale in zip(other_tree.x_min, other_tree.x_scale)]
 
 
 def test_predict_page_scores_uploaded_rows_and_warns_about_values_never_seen_in_training(store):
