@@ -224,12 +224,7 @@ def _check_spec(df: pd.DataFrame, spec: DataSpec) -> None:
 
 def _check_target_kind(df: pd.DataFrame, target: str, kind: ColumnKind) -> None:
     if kind is ColumnKind.NUMERIC:
-        numbers = as_float(df[target])
-        bad = ~(np.abs(numbers) <= MAX_ABS) & df[target].notna().to_numpy()
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0]) + 1
-            raise DataError(f"Target '{target}' is {_too_large(numbers[row - 1])} in row {row}: fix or clear that "
-                            "cell.", column=target, row=row)
+        _refuse_too_large(as_float(df[target]), np.arange(1, len(df) + 1), target, "Target")
         return
     if kind is ColumnKind.MIXED:
         row, value = first_non_number(df[target])
@@ -260,17 +255,19 @@ def _check_feature_kinds(df: pd.DataFrame, spec: DataSpec, kinds: Mapping[str, C
                         f"{'them' if len(refused) > 1 else 'it'} ({reasons}).", column=first, row=row)
     for column in spec.features:
         if kinds[column] is ColumnKind.NUMERIC:
-            numbers = as_float(df[column])
-            bad = np.abs(numbers) > MAX_ABS
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0]) + 1
-                raise DataError(f"Column '{column}' is {_too_large(numbers[row - 1])} in row {row}: fix or clear "
-                                "that cell.", column=column, row=row)
+            _refuse_too_large(as_float(df[column]), np.arange(1, len(df) + 1), column)
 
 
-def _too_large(value: float) -> str:
-    return "infinite" if np.isinf(value) else (f"{value:.3g}, beyond ±{MAX_ABS:.0e} (where squares and ranges "
-                                               "overflow; rescale the column)")
+def _refuse_too_large(numbers: np.ndarray, rows: Any, column: str, what: str = "Column") -> None:
+    """Infinite values, and finite ones beyond ``MAX_ABS`` (min-max ranges and squared errors overflow), named by
+    the row number in ``rows`` of the first one."""
+    bad = np.abs(numbers) > MAX_ABS
+    if bad.any():
+        position = int(np.flatnonzero(bad)[0])
+        value = numbers[position]
+        size = "infinite" if np.isinf(value) else f"{value:.3g}, beyond ±{MAX_ABS:.0e} (too large to compute with)"
+        raise DataError(f"{what} '{column}' is {size} in row {rows[position]}: fix or clear that cell.",
+                        column=column, row=int(rows[position]))
 
 
 def _check_rows(n: int, n_target_missing: int, n_dropped: int) -> None:
@@ -353,6 +350,7 @@ def _numeric_or_refuse(series: pd.Series, column: str) -> np.ndarray:
         row = series.index[position]
         raise DataError(f"Column '{column}' row {row} holds '{series.iloc[position]}', not a number: fix or clear "
                         "that cell.", column=column, row=int(row) if isinstance(row, (int, np.integer)) else None)
+    _refuse_too_large(numbers, series.index, column)
     return numbers
 
 

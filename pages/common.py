@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import time
 import traceback
 from pathlib import Path
@@ -27,6 +28,12 @@ STATUS_ICONS = {RunStatus.QUEUED: "⏳", RunStatus.RUNNING: "🏃", RunStatus.FI
                 RunStatus.FAILED: "❌", RunStatus.CANCELLED: "⏹️"}
 _LOG = logging.getLogger("get_explorer")
 _ROUTER_HANDOVER = "_router_handover"  # session key: this session already left Streamlit's legacy pages mode
+
+
+def plain(text: Any) -> str:
+    """``text`` shown literally where Streamlit renders Markdown: user-given names and get_core's messages may hold
+    ``$`` (which starts a formula), ``*``, ``_`` or brackets."""
+    return re.sub(r"([\\`*_\[\]#|<>~$])", r"\\\1", str(text)) or " "
 
 
 # ------------------------------------------------------------------------------------------ router handover
@@ -109,11 +116,11 @@ def guarded(body: Callable[[], None]) -> Callable[[], None]:
         try:
             body()
         except (DataError, StoreError) as exc:
-            st.error(str(exc))
+            st.error(plain(str(exc)))
         except Exception as exc:  # the UI never shows a traceback; the server log keeps it
             _LOG.error("page %s failed:\n%s", body.__name__, traceback.format_exc())
-            st.error(f"Something went wrong ({type(exc).__name__}: {exc}). Reload the page; if it happens again, "
-                     "the server log has the details.")
+            st.error(plain(f"Something went wrong ({type(exc).__name__}: {exc}). Reload the page; if it happens "
+                           "again, the server log has the details."))
 
     return page
 
@@ -178,9 +185,9 @@ def run_panel(run_id: int) -> None:
 
 def _panel_body(run: Run) -> None:
     store = get_store()
-    st.subheader(f"{STATUS_ICONS[run.status]} Run #{run.run_id}: {run.name}")
-    st.caption(f"{run.status.value} · dataset {run.dataset_name} ({run.n_rows:,} rows, {model_inputs(store, run)} "
-               f"inputs) · {describe_params(run.params)}")
+    st.subheader(f"{STATUS_ICONS[run.status]} Run #{run.run_id}: {plain(run.name)}")
+    st.caption(f"{run.status.value} · dataset {plain(run.dataset_name)} ({run.n_rows:,} rows, "
+               f"{model_inputs(store, run)} inputs) · {describe_params(run.params)}")
     if run.status is RunStatus.QUEUED:
         ahead = [r for r in store.list_runs([RunStatus.QUEUED]) if r.run_id < run.run_id]
         st.info(f"Waiting for a free slot: {store.count_running()} run(s) training, {len(ahead)} queued ahead "
@@ -199,9 +206,9 @@ def _panel_body(run: Run) -> None:
             launch.cancel_run(store, run.run_id)
             st.warning("Cancelling: the worker keeps the best tree found so far...")
     elif run.status is RunStatus.FAILED:
-        st.error(run.error or "The run failed.")
+        st.error(plain(run.error or "The run failed."))
     elif run.status is RunStatus.CANCELLED:
-        st.warning(run.error or "The run was cancelled.")
+        st.warning(plain(run.error or "The run was cancelled."))
     else:
         st.success(f"Finished in {format_seconds(run.duration() or 0)}.")
     figure = loss_curves_figure(store.list_metrics(run.run_id, phase="optimize"), n_epochs=run.n_epochs,

@@ -33,22 +33,22 @@ def data_page() -> None:
         return
     df = dataset["df"]
     infos = data.describe_columns(df)
-    st.caption(f"**{dataset['name']}**: {len(df):,} rows × {df.shape[1]} columns. Row numbers in messages count "
-               "data rows from 1 (the header is not a row).")
+    st.caption(f"**{common.plain(dataset['name'])}**: {len(df):,} rows × {df.shape[1]} columns. Row numbers in "
+               "messages count data rows from 1 (the header is not a row).")
     if df.attrs.get("decimal_comma"):
         st.caption("Numbers with a decimal comma were read in "
-                   + ", ".join(f"'{c}'" for c in df.attrs["decimal_comma"]) + " (e.g. 1.234,5 = 1234.5).")
+                   + _names(df.attrs["decimal_comma"]) + " (e.g. 1.234,5 = 1234.5).")
     if df.attrs.get("formatted"):
-        st.caption("Formatted numbers were read as numbers in " + ", ".join(f"'{c}'" for c in df.attrs["formatted"])
-                   + ": currency signs, % and thousands separators removed (e.g. $1,200 = 1200, 12% = 12).")
+        st.caption("Formatted numbers were read as numbers in " + _names(df.attrs["formatted"])
+                   + ": currency signs, % and thousands separators removed (e.g. \\$1,200 = 1200, 12% = 12).")
     if df.attrs.get("multiline"):
         cells, row, column = df.attrs["multiline"]
         st.warning(f"{cells} cell{'s hold' if cells > 1 else ' holds'} line breaks, the first in row {row}, column "
-                   f"'{column}'. If the data has no multi-line text, a quote is unbalanced there and the lines after "
-                   "it were merged into that cell: fix the quote and upload again.")
+                   f"{_names([column])}. If the data has no multi-line text, a quote is unbalanced there and the lines "
+                   "after it were merged into that cell: fix the quote and upload again.")
     if df.attrs.get("uncached_formulas"):
         st.warning("Column" + ("s " if len(df.attrs["uncached_formulas"]) > 1 else " ")
-                   + ", ".join(f"'{c}'" for c in df.attrs["uncached_formulas"]) + " hold formulas whose values were "
+                   + _names(df.attrs["uncached_formulas"]) + " hold formulas whose values were "
                    "never computed (the workbook was written by a program): open it in Excel or LibreOffice, save "
                    "it, and upload it again.")
     with st.expander("Preview (first 100 rows)", expanded=False):
@@ -59,7 +59,7 @@ def data_page() -> None:
         prepared = prepare(df, spec)
     except data.DataError as exc:
         st.session_state.pop("data_ready", None)
-        st.error(str(exc))
+        st.error(common.plain(exc))
         return
     _show_prepared(prepared)
     st.session_state["data_ready"] = {
@@ -96,7 +96,7 @@ def _load(content: bytes, name: str, delimiter: str | None) -> dict:
     except data.DataError as exc:
         for key in ("dataset", "data_ready"):
             st.session_state.pop(key, None)
-        st.error(str(exc))
+        st.error(common.plain(exc))
         st.stop()
     return {"name": name, "df": df, "token": token}
 
@@ -118,7 +118,7 @@ def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> DataSpec:
     target = st.selectbox("Target (the number the tree predicts)", names, index=names.index(target_default),
                           key=f"target-{token}")
     candidates = [n for n in names if n != target]
-    refused = [f"'{n}' ({kinds[n].value})" for n in candidates if not kinds[n].usable]
+    refused = [f"{_names([n])} ({kinds[n].value})" for n in candidates if not kinds[n].usable]
     if refused:
         st.info(f"Not offered by default: {', '.join(refused)}. Text, date, empty and mixed columns cannot be "
                 "features; derive numbers from them first.")
@@ -126,7 +126,7 @@ def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> DataSpec:
         saved = {"missing": saved.get("missing", "drop")}
     counters = [i.name for i in infos if i.row_index and i.name != target and kinds[i.name].usable]
     if counters:
-        names = ", ".join(f"'{n}'" for n in counters)
+        names = _names(counters)
         st.info(f"Not offered by default: {names}, which count{'s' * (len(counters) == 1)} the rows (0, 1, 2, ... "
                 "or 1, 2, 3, ...): a saved row index, not data. A tree that splits on it learns the order of the "
                 "file; add it back below if it really is a feature.")
@@ -152,13 +152,19 @@ def _show_prepared(prepared: Prepared) -> None:
     columns[2].metric("Dropped: missing feature", prepared.n_dropped)
     columns[3].metric("Cells imputed", sum(prepared.imputed.values()))
     if prepared.imputed:
-        st.caption("Imputed: " + ", ".join(f"'{c}' {n} cells" for c, n in prepared.imputed.items())
+        st.caption("Imputed: " + ", ".join(f"{_names([c])} {n} cells" for c, n in prepared.imputed.items())
                    + ". Each run fills them from its own training rows, so its test rows never shape the inputs.")
     encoding = prepared.encoding
     for column, levels in encoding.categories.items():
-        st.caption(f"One-hot encoded '{column}' → {', '.join(f'{column}={level}' for level in levels)}")
+        st.caption(f"One-hot encoded {_names([column])} → "
+                   + common.plain(", ".join(f"{column}={level}" for level in levels)))
     st.success(f"Ready: {len(prepared.y):,} rows, {len(encoding.feature_names)} model inputs, target "
-               f"'{encoding.target}'.")
+               f"{_names([encoding.target])}.")
+
+
+def _names(names) -> str:
+    """'a', 'b': column names quoted, shown literally."""
+    return ", ".join(f"'{common.plain(n)}'" for n in names)
 
 
 common.guarded(data_page)()

@@ -28,8 +28,8 @@ def predict_page() -> None:
     target = source.results.target if source.results is not None else None
     columns = list(encoding.columns) if encoding is not None else list(tree.feature_names)
     st.caption(f"The rows need the model's {len(columns)} input columns: "
-               + ", ".join(f"'{c}'" for c in columns[:12]) + (" ..." if len(columns) > 12 else "")
-               + (f" (a '{target}' column may be present; it is ignored)." if target else "."))
+               + ", ".join(f"'{common.plain(c)}'" for c in columns[:12]) + (" ..." if len(columns) > 12 else "")
+               + (f" (a '{common.plain(target)}' column may be present; it is ignored)." if target else "."))
     upload_tab, form_tab = st.tabs(["Upload rows", "Type one row"])
     with upload_tab:
         _upload(tree, encoding, target)
@@ -46,14 +46,14 @@ def _upload(tree: ObliqueTree, encoding, target: str | None) -> None:
         table = reading.read_table(upload.getvalue(), upload.name, training=False)
         X = explain.rows_to_X(tree, table, encoding, target)
     except (data.DataError, explain.ColumnMismatch) as exc:
-        st.error(f"{upload.name}: {exc}")
+        st.error(common.plain(f"{upload.name}: {exc}"))
         return
     scored = _scored(tree, table, X)
     st.success(f"Scored {len(scored):,} rows.")
     for column, (n, values) in (encoding.unseen_levels(table) if encoding is not None else {}).items():
-        st.warning(f"Column '{column}': {n:,} row{'s' * (n > 1)} hold{'s' * (n == 1)} "
-                   + ", ".join(f"'{v}'" for v in values[:5]) + (" ..." if len(values) > 5 else "")
-                   + f", never seen in training; scored with every '{column}=...' input at 0.")
+        st.warning(common.plain(f"Column '{column}': {n:,} row{'s' * (n > 1)} hold{'s' * (n == 1)} "
+                                + ", ".join(f"'{v}'" for v in values[:5]) + (" ..." if len(values) > 5 else "")
+                                + f", never seen in training; scored with every '{column}=...' input at 0."))
     st.dataframe(scored.head(MAX_SHOWN), hide_index=True)
     if len(scored) > MAX_SHOWN:
         st.caption(f"Showing the first {MAX_SHOWN:,} rows; the CSV has all {len(scored):,}.")
@@ -74,12 +74,13 @@ def _one_row(tree: ObliqueTree, encoding, target: str | None, scope: str) -> Non
             for i, column in enumerate(encoding.columns):
                 key = f"one_row_{scope}_{i}"
                 if column in encoding.categories:
-                    values[column] = st.selectbox(_md(column), encoding.categories[column], key=key)
+                    values[column] = st.selectbox(common.plain(column), encoding.categories[column], key=key)
                 else:
-                    values[column] = st.number_input(_md(column), value=_middle(tree, column), format="%g", key=key)
+                    values[column] = st.number_input(common.plain(column), value=_middle(tree, column), format="%g",
+                                                     key=key)
         else:
             for j, name in enumerate(tree.feature_names):
-                values[name] = st.number_input(_md(name), value=_middle(tree, name), format="%g",
+                values[name] = st.number_input(common.plain(name), value=_middle(tree, name), format="%g",
                                                key=f"one_row_{scope}_{j}")
         submitted = st.form_submit_button("Predict")
     if not submitted and f"one_row_done_{scope}" not in st.session_state:
@@ -90,7 +91,7 @@ def _one_row(tree: ObliqueTree, encoding, target: str | None, scope: str) -> Non
     try:
         X = explain.rows_to_X(tree, table, encoding, target)
     except explain.ColumnMismatch as exc:
-        st.error(str(exc))
+        st.error(common.plain(exc))
         return
     _explanation(tree, X[0])
 
@@ -128,11 +129,6 @@ def _middle(tree: ObliqueTree, name: str) -> float:
         return 0.0
     j = tree.feature_names.index(name)
     return float(f"{tree.x_min[j] + tree.x_scale[j] / 2:.4g}")
-
-
-def _md(text: str) -> str:
-    """A widget label showing ``text`` literally (Streamlit labels are Markdown)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text)) or " "
 
 
 common.guarded(predict_page)()

@@ -47,19 +47,23 @@ def choose_model(allow_file: bool = True) -> ModelSource | None:
                           index=1 if UPLOADED in st.session_state and common.selected_run_id() is None else 0)
     if source == "A model file":
         return _model_from_file()
-    return _model_from_run()
+    return _model_from_run(allow_file)
 
 
-def _model_from_run() -> ModelSource | None:
-    runs = runs_with_models(common.get_store())
+def _model_from_run(allow_file: bool) -> ModelSource | None:
+    store = common.get_store()
+    runs = runs_with_models(store)
     if not runs:
-        st.info("No run has a trained tree yet: train one on the Train page (or load a model file).")
+        st.info("No run has a trained tree yet: train one on the Train page"
+                + (" (or load a model file)." if allow_file else "."))
         return None
     ids = [run.run_id for run in runs]
     current = common.selected_run_id()
     if current not in ids:
         if current is not None:
-            st.info(f"Run {current} has no trained tree (yet); showing the newest run that has one.")
+            exists = any(run.run_id == current for run in store.list_runs())
+            st.info(f"Run {current} {'has no trained tree (yet)' if exists else 'does not exist'}; showing the "
+                    "newest run that has one.")
         current = ids[0]
         common.select_run(current)
     labels = {run.run_id: common.run_label(run) for run in runs}
@@ -85,7 +89,7 @@ def _model_from_file() -> ModelSource | None:
         try:
             tree = export.load_model_json(upload.getvalue())
         except ModelFormatError as exc:
-            st.error(f"{upload.name}: {exc}")
+            st.error(common.plain(f"{upload.name}: {exc}"))
             return None
         if st.session_state.get(UPLOADED, (None,))[0] != upload.name:
             for name in VIEW_PARAMS:

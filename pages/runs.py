@@ -86,7 +86,7 @@ def _compare(by_id: dict[int, Run]) -> None:
     st.dataframe(_param_table(runs), hide_index=False)
     for column, run in zip(st.columns(2), runs):
         with column:
-            st.markdown(f"**#{run.run_id} {run.name}**")
+            st.markdown(f"**#{run.run_id} {common.plain(run.name)}**")
             figure = loss_curves_figure(common.get_store().list_metrics(run.run_id, phase="optimize"),
                                         n_epochs=run.n_epochs, n_stages=run.n_stages, height=380)
             st.plotly_chart(figure, key=f"compare-curves-{run.run_id}")
@@ -115,7 +115,7 @@ def _manage(by_id: dict[int, Run]) -> None:
         return
     run = by_id[chosen]
     with st.form(f"rename-{chosen}"):
-        name = st.text_input("New name", value=run.name)
+        name = st.text_input("New name", value=run.name, max_chars=200)  # the store keeps 200 characters
         if st.form_submit_button("Rename"):
             store.rename_run(chosen, name)
             st.rerun()

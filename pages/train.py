@@ -47,8 +47,8 @@ def _apply_preset(name: str) -> None:
 
 def _form(ready: dict) -> None:
     common.remember(list(DEFAULTS), DEFAULTS)
-    st.caption(f"Dataset **{ready['name']}**: {ready['n_rows']:,} rows, {ready['n_features']} model inputs, "
-               f"target '{ready['spec']['target']}'.")
+    st.caption(f"Dataset **{common.plain(ready['name'])}**: {ready['n_rows']:,} rows, {ready['n_features']} model "
+               f"inputs, target '{common.plain(ready['spec']['target'])}'.")
     left, right = st.columns(2)
     left.button("Interactive budget (4 starts × 600 epochs)", on_click=_apply_preset, args=("interactive",))
     right.button("Paper budget (10 starts × 3000 epochs)", on_click=_apply_preset, args=("paper",))

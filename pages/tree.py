@@ -6,6 +6,7 @@ The selected node lives in the URL (``?node=``), with the expanded subtrees (``?
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -52,7 +53,7 @@ def _select(chosen: int) -> None:
 
 def _expanded() -> frozenset[int]:
     raw = st.query_params.get("expand", "")
-    return frozenset(int(v) for v in raw.split(",") if v.strip().isdigit())
+    return frozenset(int(v) for v in raw.split(",") if re.fullmatch(r"\s*[0-9]+\s*", v))  # not '²': a digit, no int
 
 
 def _set_expanded(nodes: set[int] | frozenset[int]) -> None:

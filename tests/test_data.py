@@ -493,8 +493,11 @@ def test_a_value_too_large_to_scale_names_its_row(table):
     with pytest.raises(DataError, match="Target 'y' is 1e\\+308, beyond ±1e\\+150 .* in row 3"):
         prepare(table, spec(table))
     table.loc[2, "y"] = 0.0
-    with pytest.raises(DataError, match="'temp' is -1e\\+308, beyond .*rescale the column.* in row 7"):
+    with pytest.raises(DataError, match="'temp' is -1e\\+308, beyond .* in row 7: fix or clear that cell"):
         prepare(table, spec(table))
+    encoding = prepare(table.drop(index=6), spec(table)).encoding
+    with pytest.raises(DataError, match="'temp' is infinite in row 2"):  # rows to score, as on Predict
+        encoding.transform(table.head(3).assign(temp=[1.0, np.inf, 2.0]).set_axis([1, 2, 3]))
 
 
 def test_too_few_rows_after_dropping_says_how_to_keep_them(table):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def widget(elements, label: str):
 
 
 def texts(at: AppTest, kind: str) -> list[str]:
-    return [str(e.value) for e in getattr(at, kind)]
+    """The elements' text as displayed: Markdown escapes (``\\$``, ``\\_``) removed."""
+    return [re.sub(r"\\(.)", r"\1", str(e.value)) for e in getattr(at, kind)]
 
 
 def assert_no_traceback(at: AppTest) -> None:
@@ -116,6 +118,15 @@ def test_formatted_numbers_and_a_stray_quote_are_said_on_the_data_page(db):
     at = upload(at, "shop.csv", ("name,price,y\n" + "\n".join(rows)).encode())
     assert_no_traceback(at)
     assert any("1 cell holds line breaks, the first in row 6, column 'name'" in w for w in texts(at, "warning"))
+
+
+def test_names_with_markdown_characters_are_shown_literally(db):
+    rows = "".join(f"{i % 7},{i % 5},{2 * i}\n" for i in range(30))
+    at = upload(app(), "prices.csv", ("Cost ($),Tax_rate,Total ($)\n" + rows).encode())
+    assert_no_traceback(at)
+    ready = [str(s.value) for s in at.success]
+    assert any("target 'Total (\\$)'" in s for s in ready)  # '$...$' would otherwise render as a formula
+    assert any("target 'Total ($)'" in s for s in texts(at, "success"))
 
 
 def test_a_saved_row_index_is_not_offered_as_a_feature_by_default(db):

@@ -74,6 +74,19 @@ def test_an_invalid_node_in_the_url_falls_back_to_the_root(run_id):
     assert at.subheader[0].value == "Node 1 (branch, level 0)"
 
 
+@pytest.mark.parametrize("expand", ["\u00b2", "x,3", "-1", "1e9"])  # a superscript two is a digit to str.isdigit
+def test_a_malformed_expand_list_in_the_url_is_ignored(run_id, expand):
+    at = _page("tree", run=run_id, expand=expand)
+    _ok(at)
+    assert at.subheader[0].value == "Node 1 (branch, level 0)"
+
+
+def test_a_run_id_in_the_url_that_does_not_exist_is_said_so(run_id):
+    at = _page("tree", run=99999)
+    _ok(at)
+    assert "Run 99999 does not exist; showing the newest run that has one." in [i.value for i in at.info]
+
+
 def test_expand_keeps_the_expanded_node_in_the_url(store):
     deep = finished_run(store, depth=6, names=NAMES, n_rows=400)
     at = _page("tree", run=deep, node=8)
