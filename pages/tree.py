@@ -137,7 +137,8 @@ def _node_panel(source: ModelSource, selected: int) -> None:
         _weights_tab(tree, selected, x_std)
     with tabs[1]:
         if not has_data:
-            st.info("This needs the run's rows; a model file alone has none.")
+            st.info("This needs the run's rows; " + ("a model file alone has none." if results is None else
+                                                     "this run's could not be rebuilt (see the note above)."))
         elif kind == "branch":
             st.plotly_chart(node.projection_figure(tree, selected, results.X_train, results.y_train, results.X_test,
                                                    results.y_test, results.target), key="projection")
@@ -252,7 +253,8 @@ def _report(source: ModelSource) -> str:
                  "Rows": run.n_rows, "Target": results.target,
                  "Train / test rows": (f"{len(results.y_train):,} / {len(results.y_test):,}" if results.has_data
                                        else None)}
-    return export.html_report(tree, title=f"GET oblique tree: run {run.run_id} ({run.name})", metrics=metrics,
+    name = common.get_store().get_run(run.run_id).name  # results are cached: the name may have changed since
+    return export.html_report(tree, title=f"GET oblique tree: run {run.run_id} ({name})", metrics=metrics,
                               baselines=baselines, data_info=data_info,
                               params={k: json.dumps(v) if isinstance(v, (dict, list)) else v
                                       for k, v in params.items()})
