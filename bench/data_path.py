@@ -1,0 +1,96 @@
+"""The app's data path on the largest table it accepts: reading an upload and encoding it for a run.
+
+``reading.read_table`` (delimiter sniffing, decoding, type repairs) against a bare ``pandas.read_csv`` of the same
+bytes, and ``encoding.prepare`` (validation, one-hot encoding) against a bare ``pandas.get_dummies``: the bare
+calls are the floor, so the ratios say what the checks cost. Medians of ``--repeats`` runs, same process.
+
+    python bench/data_path.py                 # print the table
+    python bench/data_path.py --doc           # and write it into docs/BENCHMARKS.md (section "data-path")
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import report  # noqa: E402
+from get_core import reading  # noqa: E402
+from get_core.encoding import DataSpec, prepare  # noqa: E402
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
+
+
+def table(rows: int, numeric: int, text: int, seed: int = 0) -> pd.DataFrame:
+    """``numeric`` float columns, ``text`` categorical columns of 4 levels and a target ``y``."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(rng.normal(size=(rows, numeric)).round(4), columns=[f"x{i}" for i in range(numeric)])
+    for j in range(text):
+        df[f"c{j}"] = rng.choice(["red", "green", "blue", "dark grey"], rows)
+    df["y"] = rng.normal(size=rows)
+    return df
+
+
+def median_seconds(call: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(rows: int, numeric: int, text: int, repeats: int) -> str:
+    df = table(rows, numeric, text)
+    content = df.to_csv(index=False).encode()
+    spec = DataSpec(target="y", features=tuple(c for c in df.columns if c != "y"),
+                    categorical=tuple(c for c in df.columns if c.startswith("c")))
+    read = median_seconds(lambda: reading.read_table(content, "data.csv"), repeats)
+    bare_read = median_seconds(lambda: pd.read_csv(io.BytesIO(content)), repeats)
+    encode = median_seconds(lambda: prepare(df, spec), repeats)
+    bare_encode = median_seconds(lambda: pd.get_dummies(df.drop(columns="y")).to_numpy(np.float64), repeats)
+    return "\n".join([
+        f"Command: `python bench/data_path.py --rows {rows} --numeric {numeric} --text {text} --repeats {repeats} "
+        "--doc` (2-core VM, 24 GiB, nothing else running).",
+        "",
+        f"Table: {rows:,} rows, {numeric} numeric and {text} text columns and a target ({len(content) / 1e6:.1f} MB "
+        f"of CSV); medians of {repeats} runs; {platform.processor() or platform.machine()}, "
+        f"{platform.python_version()}, pandas {pd.__version__}.",
+        "",
+        "| step | GET Explorer (s) | bare pandas (s) | ratio |",
+        "|---|---:|---:|---:|",
+        f"| read the upload: `reading.read_table` vs `pd.read_csv` | {read:.2f} | {bare_read:.2f} | "
+        f"{read / bare_read:.1f}x |",
+        f"| encode for a run: `encoding.prepare` vs `pd.get_dummies` | {encode:.2f} | {bare_encode:.2f} | "
+        f"{encode / bare_encode:.1f}x |",
+    ])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=reading.MAX_ROWS, help="rows (default: the upload limit)")
+    parser.add_argument("--numeric", type=int, default=54, help="numeric columns (default 54)")
+    parser.add_argument("--text", type=int, default=6, help="categorical text columns (default 6)")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per measurement; the median is reported")
+    parser.add_argument("--doc", action="store_true", help="write the table into docs/BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    for name in ("rows", "repeats"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    markdown = measure(args.rows, args.numeric, args.text, args.repeats)
+    print(markdown)
+    if args.doc:
+        report.write_section(DOC, "data-path", markdown, "## The app's data path (bench/data_path.py)")
+
+
+if __name__ == "__main__":
+    main()
