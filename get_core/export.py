@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from datetime import datetime, timezone
 from html import escape
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from get_core import compare
-from get_core.tree import ModelFormatError, ObliqueTree
+from get_core.tree import ModelFormatError, ObliqueTree, one_line
 from get_core.views import diagram
 
 # ---------------------------------------------------------------------------------------------- model JSON
@@ -58,7 +57,7 @@ def rules_text(tree: ObliqueTree, decimals: int = 4, target_name: str | None = N
     header = [
         f"# GET oblique regression tree: depth {tree.depth}, {tree.leaf_type} leaves, {tree.n_features} features, "
         f"{tree.n_parameters} parameters.",
-        f"# Each 'if' is a weighted sum of features in their original units; 'return' gives {_one_line(target)}.",
+        f"# Each 'if' is a weighted sum of features in their original units; 'return' gives {one_line(target)}.",
         "# Terms are ordered by their size over the feature's training range, largest first.",
     ]
     if tree.has_leaf_bounds:
@@ -180,10 +179,6 @@ def _html_cell(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def _one_line(text: Any) -> str:
-    return re.sub(r"\s+", " ", str(text)).strip()
-
-
 def _refuse_constant(name: str) -> float:
     """JSON has no NaN or Infinity and ``model_json`` never writes them (a missing value is null)."""
     raise ValueError(f"'{name}' is not a JSON number; a GET Explorer model writes missing values as null")

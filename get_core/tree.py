@@ -297,6 +297,11 @@ class ObliqueTree:
         return cls(feature_names=names, leaf_type=leaf_type, meta=meta, **loaded, **scalars)
 
 
+def one_line(text: Any) -> str:
+    """``text`` on one line with single spaces: a name with a line break must not break a rule or a comment."""
+    return " ".join(str(text).split())
+
+
 def linear_expression(coefs: np.ndarray, names: Sequence[str], importance: np.ndarray, decimals: int,
                       max_terms: int | None) -> str:
     """``0.82*temp - 0.31*pressure + ... (+3 terms)``: nonzero terms ordered by ``importance``, largest first."""
@@ -306,7 +311,7 @@ def linear_expression(coefs: np.ndarray, names: Sequence[str], importance: np.nd
     shown = order if max_terms is None else order[:max(1, max_terms)]
     parts = []
     for i, j in enumerate(shown):
-        value = f"{abs(coefs[j]):.{decimals}g}*{' '.join(str(names[j]).split())}"  # one line whatever the name
+        value = f"{abs(coefs[j]):.{decimals}g}*{one_line(names[j])}"
         sign = ("-" if coefs[j] < 0 else "") if i == 0 else (" - " if coefs[j] < 0 else " + ")
         parts.append(sign + value)
     rest = len(order) - len(shown)
