@@ -37,7 +37,8 @@ Tensor = torch.Tensor
 
 #: Ridge penalty on the slopes of a linear leaf, relative to the leaf's (weighted) row count; data are in [0, 1].
 RIDGE = 1e-6
-#: Keep the per-chunk (models x rows x (p+1)^2) Gram scatter under this many elements.
+#: Keep the per-chunk (models x rows x (p+1)^2) Gram scatter under this many elements: chunks split the models, and
+#: the rows too when one model's rows alone exceed it (memory then stays bounded however many rows there are).
 _GRAM_CHUNK = 2 ** 25
 
 
@@ -161,16 +162,19 @@ def _ridge_leaves(leaf: Tensor, X: Tensor, y: Tensor, w: Tensor, L: int, starts:
     gram = torch.zeros(M * L, q, q, dtype=torch.float64, device=X.device)
     rhs = torch.zeros(M * L, q, dtype=torch.float64, device=X.device)
     yy = torch.zeros(M * L, dtype=torch.float64, device=X.device)
-    models_per_chunk = max(1, _GRAM_CHUNK // max(1, n * q * q))
+    rows_per_chunk = max(1, min(n, _GRAM_CHUNK // (q * q)))  # all rows unless one model alone is too big
+    models_per_chunk = max(1, _GRAM_CHUNK // (rows_per_chunk * q * q))
     for m0 in range(0, M, models_per_chunk):
         models = torch.arange(m0, min(M, m0 + models_per_chunk), device=X.device)
         problem = models // starts
-        xa, ww = Xa[problem], wd[problem]  # (m, n, q), (m, n)
-        flat = (leaf[models] + (models * L).unsqueeze(1)).reshape(-1)
-        outer = (xa.unsqueeze(3) * (xa * ww.unsqueeze(2)).unsqueeze(2)).reshape(-1, q, q)
-        gram.index_add_(0, flat, outer)
-        rhs.index_add_(0, flat, (xa * (ww * yd[problem]).unsqueeze(2)).reshape(-1, q))
-        yy.index_add_(0, flat, (ww * yd[problem].square()).reshape(-1))
+        for r0 in range(0, n, rows_per_chunk):
+            rows = slice(r0, r0 + rows_per_chunk)
+            xa, ww, yc = Xa[:, rows][problem], wd[:, rows][problem], yd[:, rows][problem]  # (m, r, q), (m, r)
+            flat = (leaf[models, rows] + (models * L).unsqueeze(1)).reshape(-1)
+            outer = (xa.unsqueeze(3) * (xa * ww.unsqueeze(2)).unsqueeze(2)).reshape(-1, q, q)
+            gram.index_add_(0, flat, outer)
+            rhs.index_add_(0, flat, (xa * (ww * yc).unsqueeze(2)).reshape(-1, q))
+            yy.index_add_(0, flat, (ww * yc.square()).reshape(-1))
     leaf_weight = gram[:, p, p]  # sum of w in the leaf
     penalty = torch.zeros(M * L, q, dtype=torch.float64, device=X.device)
     penalty[:, :p] = RIDGE * leaf_weight.unsqueeze(1)

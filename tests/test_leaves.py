@@ -102,3 +102,24 @@ def test_constant_leaves_carry_no_bounds():
     tree, X, y = make_tree(depth=2, seed=7)
     refit_tree_leaves(tree, X, (y - tree.y_min) / tree.y_scale, clip=True)
     assert not tree.has_leaf_bounds
+
+
+def test_linear_leaf_sums_split_into_row_chunks_when_one_model_alone_is_too_big(monkeypatch):
+    """Memory of the Gram scatter stays bounded for any row count, and splitting the rows changes no result."""
+    import torch
+
+    from get_core import leaves
+
+    gen = torch.Generator().manual_seed(0)
+    X, y = torch.rand(2, 300, 4, generator=gen), torch.rand(2, 300, generator=gen)
+    w = torch.full((2, 300), 1 / 300)
+    leaf = torch.randint(0, 4, (6, 300), generator=gen)  # 2 problems x 3 starts
+    whole = leaves._ridge_leaves(leaf, X, y, w, 4, 3)
+    sizes = []
+    real_add = torch.Tensor.index_add_
+    monkeypatch.setattr(torch.Tensor, "index_add_", lambda t, d, i, s: (sizes.append(len(i)), real_add(t, d, i, s))[1])
+    monkeypatch.setattr(leaves, "_GRAM_CHUNK", 7 * 25)  # 7 rows of one model's 5x5 outer products
+    chunked = leaves._ridge_leaves(leaf, X, y, w, 4, 3)
+    assert max(sizes) <= 7 and len(sizes) > 6 * 3
+    for a, b in zip(whole, chunked):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
