@@ -380,8 +380,9 @@ def _bytes_as_text(series: pd.Series, column: str, filename: str) -> pd.Series:
 
 
 def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
-    try:
-        raw = pd.read_excel(io.BytesIO(data), sheet_name=0, header=None, engine="openpyxl", nrows=MAX_ROWS + 2)
+    try:  # cells as openpyxl gives them: a header 2019 over decimals must not become the float 2019.0
+        raw = pd.read_excel(io.BytesIO(data), sheet_name=0, header=None, engine="openpyxl", nrows=MAX_ROWS + 2,
+                            dtype=object)
     except Exception as exc:  # openpyxl raises many types for a corrupt workbook; all mean the same to the user
         raise DataError(f"'{filename}' is not a readable Excel workbook ({type(exc).__name__}): "
                         "save it again as .xlsx or CSV.") from None

@@ -135,6 +135,21 @@ def test_a_title_above_an_excel_header_is_skipped_and_an_empty_header_cell_named
     assert list(df.columns) == ["x", "Unnamed: 1", "y"] and len(df) == 25 and df["y"].iloc[2] == 6
 
 
+def test_numeric_excel_headers_read_as_the_spreadsheet_shows_them_and_as_a_csv_of_the_same_table():
+    import openpyxl
+
+    rows = [[2019, 2020, 0.5, "y"]] + [[i + 0.5, 1.5 * i, i, i] for i in range(25)]  # pandas makes 2019 a float
+    book = openpyxl.Workbook()
+    for row in rows:
+        book.active.append(row)
+    buffer = io.BytesIO()
+    book.save(buffer)
+    df = reading.read_table(buffer.getvalue(), "years.xlsx")
+    assert list(df.columns) == ["2019", "2020", "0.5", "y"] and df["2019"].dtype == np.float64
+    text = "".join(",".join(map(str, row)) + "\n" for row in rows)
+    assert list(reading.read_table(text.encode(), "years.csv").columns) == list(df.columns)  # scores on Predict
+
+
 def test_parquet_keeps_a_named_index_and_checks_its_size_before_decoding(monkeypatch):
     frame = pd.DataFrame({"a": range(30), "y": range(30)}, index=pd.Index(range(100, 130), name="house_id"))
     buffer = io.BytesIO()
