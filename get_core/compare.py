@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import pickle
 import time
+from numbers import Integral
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -58,8 +59,9 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
         raise ValueError(f"Baselines need at least 2 training rows; got {X_train.shape[0]}.")
     if X_test.shape[1] != X_train.shape[1]:
         raise ValueError(f"X_test has {X_test.shape[1]} columns but X_train has {X_train.shape[1]}.")
-    if not isinstance(depth, int) or depth < 1:
+    if not isinstance(depth, Integral) or isinstance(depth, bool) or depth < 1:
         raise ValueError(f"depth must be a positive integer; got {depth!r}.")
+    depth = int(depth)
     names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(X_train.shape[1])]
 
     timing_X = timing_rows(X_test if len(X_test) else X_train, random_state)

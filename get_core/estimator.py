@@ -121,7 +121,7 @@ class GETRegressorCV(GETRegressor):
         "refit_from_search": ["boolean"],
     }
 
-    def __init__(self, depths: Iterable[int] = range(1, 13), leaf: str = "constant", n_starts: int = 10,
+    def __init__(self, depths: Iterable[int] = tuple(range(1, MAX_DEPTH + 1)), leaf: str = "constant", n_starts: int = 10,
                  n_epochs: int = 3000, alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2,
                  learning_rate: float = 0.01, l1: float = 0.0, polish: bool = False, random_state=None,
                  device: str = "auto", patience: int = 3, tol: float = 1e-4, validation_fraction: float = 1 / 3,
@@ -147,9 +147,11 @@ class GETRegressorCV(GETRegressor):
     def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressorCV":
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        depths = sorted(int(d) for d in self.depths)
-        if not depths or depths[0] < 1 or depths[-1] > MAX_DEPTH:
-            raise ValueError(f"depths must be integers from 1 to {MAX_DEPTH}; got {list(self.depths)}.")
+        given = list(self.depths)
+        if not given or not all(isinstance(d, Integral) and not isinstance(d, bool) and 1 <= d <= MAX_DEPTH
+                                for d in given):
+            raise ValueError(f"depths must be integers from 1 to {MAX_DEPTH}; got {given}.")
+        depths = sorted(set(int(d) for d in given))
         names = getattr(self, "feature_names_in_", None)
         names = None if names is None else list(names)
         l1s = _l1_values(self.l1)

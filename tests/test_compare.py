@@ -89,3 +89,11 @@ def test_node_forest_comparison_uses_only_rows_reaching_the_node():
     assert out["n"] == 1 and out["tree_rmse"] == 0.0 and math.isclose(out["forest_rmse"], 0.1)
     root = compare.node_forest_comparison(tree, 1, X, y, [0.2, 0.4, 0.8])
     assert root["n"] == 3 and root["forest_rmse"] == 0.0
+
+
+def test_baselines_take_a_numpy_integer_depth_and_stay_json_ready():
+    Xtr, ytr, Xte, yte = _data()
+    out = compare.fit_baselines(Xtr, ytr, Xte, yte, depth=np.int64(2), random_state=0, n_repeats=1)
+    assert json.loads(json.dumps(out, allow_nan=False))["models"]["cart"]["n_parameters"] > 0
+    with pytest.raises(ValueError, match="depth must be a positive integer"):
+        compare.fit_baselines(Xtr, ytr, Xte, yte, depth=2.5, random_state=0, n_repeats=1)

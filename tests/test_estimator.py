@@ -5,11 +5,12 @@ import pandas as pd
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from get_core import GETRegressor
+from get_core import GETRegressor, GETRegressorCV
 
 
 @parametrize_with_checks([GETRegressor(depth=2, n_starts=2, n_epochs=4, random_state=0),
-                          GETRegressor(depth=2, leaf="linear", n_starts=2, n_epochs=4, random_state=0)])
+                          GETRegressor(depth=2, leaf="linear", n_starts=2, n_epochs=4, random_state=0),
+                          GETRegressorCV(depths=(1, 2), n_starts=2, n_epochs=4, random_state=0)])
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)
 
@@ -50,3 +51,16 @@ def test_linear_leaves_never_extrapolate_beyond_their_training_targets_when_clip
         assert pred.max() > 10 and pred.min() < -8 and not model.tree_.has_leaf_bounds
     np.testing.assert_allclose(model.predict(X), model.tree_.predict(X))
     assert model.score(X, y) > 0.99
+
+
+@pytest.mark.parametrize("depths", [[1.7, 2.2], [0, 2], [2, 13], [True, 2], []])
+def test_depth_search_refuses_depths_that_are_not_whole_numbers_from_1_to_12(depths):
+    X, y = np.random.default_rng(0).random((40, 2)), np.arange(40.0)
+    with pytest.raises(ValueError, match="depths must be integers from 1 to 12"):
+        GETRegressorCV(depths=depths, n_starts=1, n_epochs=2).fit(X, y)
+
+
+def test_depth_search_takes_numpy_integers_and_searches_each_depth_once():
+    X, y = np.random.default_rng(0).random((60, 2)), np.arange(60.0)
+    cv = GETRegressorCV(depths=np.array([2, 1, 2]), n_starts=1, n_epochs=2, patience=5, random_state=0).fit(X, y)
+    assert [r["depth"] for r in cv.cv_results_] == [1, 2]
