@@ -7,7 +7,7 @@ import streamlit as st
 
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
-from get_core.runs.store import Run
+from get_core.runs.store import Run, StoreError
 from get_core.views.curves import loss_curves_figure
 from pages import common
 
@@ -117,8 +117,12 @@ def _manage(by_id: dict[int, Run]) -> None:
     with st.form(f"rename-{chosen}"):
         name = st.text_input("New name", value=run.name, max_chars=200)  # the store keeps 200 characters
         if st.form_submit_button("Rename"):
-            store.rename_run(chosen, name)
-            st.rerun()
+            try:
+                store.rename_run(chosen, name)
+            except StoreError as exc:  # shown here, so the delete controls below still render
+                st.error(common.plain(str(exc)))
+            else:
+                st.rerun()
     if not run.status.is_finished():
         st.caption(f"Run #{chosen} is {run.status.value.lower()}: cancel it before deleting it.")
         return

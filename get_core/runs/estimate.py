@@ -10,8 +10,9 @@ baselines`` (doubled training when polish is on, a rough guess until polish is m
     intercept and slope in rows from two fits) are measured once per machine.
 The measurement runs in a background subprocess (``start_measurement``, spawned through ``launch``) with the
 workers' thread count, so the app never waits on it nor imports torch, and the numbers match what a worker sees; it
-takes a few seconds once per shape (about ten the first time, with the machine constants). Results are cached in a
-JSON file
+takes a few seconds once per shape (about ten the first time, with the machine constants); a marker file beside the
+cache, touched by the measuring process every ``MARKER_BEAT_S``, keeps it to one at a time however long it takes.
+Results are cached in a JSON file
 (``calibration.json`` beside the run database) keyed by shape and invalidated when the machine's fingerprint (cores,
 threads, torch version) changes. Measuring while other runs are training overstates the time; the caller can say so.
 """
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +36,8 @@ BASELINE_ROWS = 4000
 SHORT_EPOCHS = 20  # every epoch of so short a stage is a hard-loss checkpoint, as are 20 of any longer one
 MIN_EXTRA_EPOCHS, MAX_EXTRA_EPOCHS = 20, 400
 CACHE_VERSION = 1
-MEASURE_TIMEOUT_S = 120.0
+MEASURE_TIMEOUT_S = 120.0  # also the age at which an untouched marker counts as left by a killed measurement
+MARKER_BEAT_S = 2.0  # the measuring process touches its marker this often, so a live one never looks abandoned
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(name, type=kind)
     args = parser.parse_args(argv)
     path = Path(args.cache)
+    done = threading.Event()
+    if args.marker:
+        threading.Thread(target=_keep_fresh, args=(Path(args.marker), done), daemon=True).start()
     try:
         needs_machine = "machine" not in _load(path)
         result = measure(args.depth, args.leaf, args.starts, args.features, args.rows, needs_machine)
@@ -228,9 +234,22 @@ def main(argv: list[str] | None = None) -> int:
         save_measurement(path, shape_key(args.depth, args.leaf, args.starts, args.features, args.rows),
                          result["shape"], machine)
     finally:
+        done.set()
         if args.marker:
             Path(args.marker).unlink(missing_ok=True)
     return 0
+
+
+def _keep_fresh(marker: Path, done: threading.Event) -> None:
+    """Touch ``marker`` every ``MARKER_BEAT_S`` until ``done``, so that a measurement longer than any fixed bound
+    (a deep tree on a busy machine) is never taken for an abandoned one and measured twice at once."""
+    while True:
+        try:
+            os.utime(marker)
+        except OSError:  # removed: the measurement is over
+            return
+        if done.wait(MARKER_BEAT_S):
+            return
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ Liveness and cancellation:
     and metrics and returns True once cancellation is requested; ``train`` then returns its best tree so far, which
     is evaluated and kept, and the run ends CANCELLED;
   * if the trainer (or the baseline fit) has not come back ``HARD_STOP_S`` after the request, the heartbeat thread
-    ends the run CANCELLED itself and exits the process, so Cancel always takes effect within two seconds;
+    ends the run CANCELLED itself with what the worker has so far (``Heartbeat.if_stopped``: the tree and, once
+    known, its test scores), starts the next queued run and exits the process, so Cancel always takes effect within
+    two seconds;
   * SIGTERM is treated as a cancel request;
   * a write refused because the run is no longer RUNNING (marked FAILED as stale) stops the worker quietly.
 When it is done the worker asks the launcher to start the next queued run in the slot it frees.
@@ -29,15 +31,35 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from get_core.runs.store import MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError
 
+if TYPE_CHECKING:
+    from get_core.optimize import GETConfig  # imports torch: only the worker's training path loads it
+
 HEARTBEAT_PERIOD_S = 1.0
 CANCEL_POLL_S = 0.2
 HARD_STOP_S = 1.5
+NO_MODEL = "Cancelled by request; the trainer had not reached a checkpoint, so no model is kept."
+BASELINES_SKIPPED = ("Cancelled by request while fitting the baselines: the trained tree and its test scores are kept; "
+                     "the baseline comparison was skipped.")
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a run ends: its final status, why, and its test scores (R2, RMSE) once they are known."""
+
+    status: RunStatus
+    error: str | None = None
+    scores: tuple[float | None, float | None] = (None, None)
+
+    def write(self, store: RunStore, run_id: int) -> RunStatus:
+        r2, rmse = self.scores
+        return store.set_status(run_id, self.status, error=self.error, test_r2=r2, test_rmse=rmse).status
 
 
 class Heartbeat(threading.Thread):
@@ -49,7 +71,7 @@ class Heartbeat(threading.Thread):
         self.store, self.run_id, self.period, self.hard_stop = store, run_id, period, hard_stop
         self.cancel = threading.Event()
         self.lost = threading.Event()  # the run was ended by someone else (stale, deleted)
-        self.model_kept = False
+        self.if_stopped = Ending(RunStatus.CANCELLED, NO_MODEL)  # the training thread updates it as results arrive
         self._halt = threading.Event()
         self._cancel_seen: float | None = None
 
@@ -82,13 +104,12 @@ class Heartbeat(threading.Thread):
                     self._hard_stop()
 
     def _hard_stop(self) -> None:
-        kept = ("the best tree found so far is kept" if self.model_kept else
-                "the trainer had not reached a checkpoint, so no model is kept")
         try:
-            self.store.set_status(self.run_id, RunStatus.CANCELLED, error=f"Cancelled by request; {kept}.")
+            self.if_stopped.write(self.store, self.run_id)
         except StoreError:
             pass
         print(f"run {self.run_id}: hard stop after cancel request", file=sys.stderr, flush=True)
+        dispatch_next(self.store)  # os._exit skips main(), which would otherwise do it
         os._exit(0)
 
 
@@ -99,13 +120,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     store = RunStore()
     status = execute(store, int(args[0]))
+    dispatch_next(store)
+    return 0 if status in (RunStatus.FINISHED, RunStatus.CANCELLED) else 1
+
+
+def dispatch_next(store: RunStore) -> None:
+    """Start the next queued run in the slot this worker frees; a failure here is only logged, since the run itself
+    has already ended and must not be reported as crashed."""
     try:
         from get_core.runs import launch
 
-        launch.dispatch(store)  # the slot this worker held is free now
-    except Exception:  # never let queue bookkeeping turn a finished run into a crash
+        launch.dispatch(store)
+    except Exception:
         traceback.print_exc()
-    return 0 if status in (RunStatus.FINISHED, RunStatus.CANCELLED) else 1
 
 
 def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatus:
@@ -184,32 +211,37 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
     if beat.lost.is_set():
         raise RunFinishedError(f"Run {run.run_id} was ended while training.")
     store.put_json(run.run_id, "model", tree.to_dict())
-    beat.model_kept = True
+    beat.if_stopped = Ending(RunStatus.CANCELLED, "Cancelled by request; the best tree found so far is kept.")
     y_pred = tree.predict(X_test)
-    r2, rmse = regression_scores(y_test, y_pred)
+    scores = regression_scores(y_test, y_pred)
     store.put_json(run.run_id, "predictions", {"test": test_idx.tolist(), "y_true": y_test.tolist(),
                                                 "y_pred": y_pred.tolist()})
     if tree.meta.get("cancelled") or beat.cancel.is_set():
         done = f"{100 * store.get_run(run.run_id).progress:.0f}%"
-        return store.set_status(run.run_id, RunStatus.CANCELLED, test_r2=r2, test_rmse=rmse,
-                                error=f"Cancelled by request at {done}; the best tree found so far is kept.").status
-    _fit_baselines(store, run.run_id, X_train, y_train, X_test, y_test, config.depth, seed, prepared.feature_names)
+        return Ending(RunStatus.CANCELLED, f"Cancelled by request at {done}; the best tree found so far is kept.",
+                      scores).write(store, run.run_id)
+    beat.if_stopped = Ending(RunStatus.CANCELLED, BASELINES_SKIPPED, scores)
+    _fit_baselines(store, run.run_id, X_train, y_train, X_test, y_test, config, prepared.feature_names)
     if beat.cancel.is_set():
-        return store.set_status(run.run_id, RunStatus.CANCELLED, test_r2=r2, test_rmse=rmse,
-                                error="Cancelled by request while fitting the baselines; the GET tree is kept.").status
-    return store.set_status(run.run_id, RunStatus.FINISHED, test_r2=r2, test_rmse=rmse).status
+        return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
+                      "the trained tree, its test scores and the baseline comparison are kept.",
+                      scores).write(store, run.run_id)
+    return Ending(RunStatus.FINISHED, scores=scores).write(store, run.run_id)
 
 
 def _fit_baselines(store: RunStore, run_id: int, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                   y_test: np.ndarray, depth: int, seed: int, feature_names: list[str]) -> None:
+                   y_test: np.ndarray, config: GETConfig, feature_names: list[str]) -> None:
     """CART and random forest on the same split (issue 5); a missing or failing baseline never fails the run."""
     try:
         from get_core.compare import fit_baselines
     except ImportError:
         return
-    store.record_progress(run_id, progress=1.0, phase="baselines")
+    # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
+    store.record_progress(run_id, progress=1.0, phase="baselines", stage=config.n_alphas - 1,
+                          n_stages=config.n_alphas, epoch=config.n_epochs, n_epochs=config.n_epochs)
     try:
-        result = fit_baselines(X_train, y_train, X_test, y_test, depth, seed, feature_names=feature_names)
+        result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
+                               feature_names=feature_names)
     except Exception as exc:
         traceback.print_exc()
         store.put_json(run_id, "baselines_error", {"error": _describe(exc)})

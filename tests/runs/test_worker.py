@@ -103,6 +103,23 @@ def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
         assert set(store.get_json(run_id, "baselines")["models"]) == {"cart", "random_forest"}
 
 
+def wide(rows: int, features: int = 10) -> pd.DataFrame:
+    """Random rows on which GET trains in seconds but the random-forest baseline takes many more."""
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(rng.random((rows, features)), columns=[f"x{j}" for j in range(features)])
+    table["target"] = table.sum(axis=1) + rng.normal(scale=0.1, size=rows)
+    return table
+
+
+def test_a_finished_run_keeps_the_stage_layout_its_loss_curves_are_drawn_with(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = submit(store, TINY)
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    run = store.get_run(run_id)
+    assert (run.n_stages, run.n_epochs) == (TINY["n_alphas"], TINY["n_epochs"])
+    assert (run.stage, run.epoch) == (TINY["n_alphas"] - 1, TINY["n_epochs"])
+
+
 def test_the_encoding_learns_fill_values_and_levels_from_the_training_rows_only(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     table = example(200)
@@ -171,6 +188,23 @@ def test_the_queue_runs_one_at_a_time_and_starts_the_next_when_a_slot_frees(file
     assert file_store.get_run(second).status is RunStatus.QUEUED
     launch.cancel_run(file_store, first)
     # the first worker, on its way out, starts the second; nobody else calls dispatch
+    wait_for(lambda: file_store.get_run(second).status is not RunStatus.QUEUED, 15)
+    assert wait_for(lambda: file_store.get_run(second).status.is_finished(), 120)
+    assert file_store.get_run(second).status is RunStatus.FINISHED
+
+
+def test_cancel_while_fitting_the_baselines_keeps_the_scores_and_starts_the_next_queued_run(file_store, monkeypatch):
+    monkeypatch.setenv(launch.MAX_RUNNING_ENV, "1")
+    first = submit(file_store, TINY, table=wide(20_000), dispatch=True)
+    second = submit(file_store, TINY, dispatch=True)
+    wait_for(lambda: file_store.get_run(first).phase == "baselines", 120)  # tree, predictions and scores stored
+    launch.cancel_run(file_store, first)
+    run = wait_for(lambda: (r := file_store.get_run(first)).status.is_finished() and r, 10, interval=0.02)
+    assert run.status is RunStatus.CANCELLED and "baselines" not in file_store.list_artifacts(first)  # hard stop
+    assert run.test_r2 is not None and run.test_rmse is not None
+    assert "test scores are kept" in run.error and "so far" not in run.error
+    assert (run.n_stages, run.n_epochs) == (TINY["n_alphas"], TINY["n_epochs"])
+    # the stopped worker, on its way out, starts the queued run; nobody else calls dispatch
     wait_for(lambda: file_store.get_run(second).status is not RunStatus.QUEUED, 15)
     assert wait_for(lambda: file_store.get_run(second).status.is_finished(), 120)
     assert file_store.get_run(second).status is RunStatus.FINISHED

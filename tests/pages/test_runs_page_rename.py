@@ -1,0 +1,31 @@
+"""The Runs page's rename form: a refused name is explained in place and the rest of the page stays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from get_core.runs.store import RunStatus, RunStore
+
+ROOT = Path(__file__).resolve().parents[2]
+DELETE_CONFIRM = "Yes, delete run #1 with its metrics and model"
+
+
+def test_an_empty_name_is_refused_with_a_message_and_the_delete_controls_stay(tmp_path, monkeypatch):
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    store = RunStore(path)
+    params = {"config": {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 5, "n_alphas": 1}, "seed": 0,
+              "data": {"target": "y", "features": ["x"]}}
+    run_id = store.create_run(params, b"x,y\n", "toy.csv", n_rows=1, n_features=1, name="first try")
+    store.start_run(run_id)
+    store.set_status(run_id, RunStatus.FINISHED, test_r2=0.5, test_rmse=1.0)
+    at = AppTest.from_file(str(ROOT / "pages" / "runs.py"), default_timeout=60).run()
+    next(t for t in at.text_input if t.label == "New name").set_value("   ")
+    next(b for b in at.button if b.label == "Rename").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert [e.value for e in at.error] == ["A run name cannot be empty: type a name."]
+    assert store.get_run(run_id).name == "first try"
+    assert any(c.label == DELETE_CONFIRM for c in at.checkbox)
+    assert any(b.label == "Delete run" for b in at.button)

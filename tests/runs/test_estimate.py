@@ -1,0 +1,36 @@
+"""The run-time measurement: one real measuring subprocess at a time, however long it takes."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from get_core.runs import estimate, launch
+from tests.runs.test_worker import wait_for
+
+CONFIG = {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 20, "n_alphas": 1}
+
+
+def test_a_measurement_running_longer_than_the_timeout_is_not_started_twice(tmp_path, monkeypatch):
+    monkeypatch.setenv(launch.MAX_RUNNING_ENV, "2")
+    cache = tmp_path / "calibration.json"
+    marker = tmp_path / "calibration.measuring"
+    assert estimate.start_measurement(200, 3, CONFIG, cache)
+    assert not estimate.start_measurement(200, 3, CONFIG, cache)  # under way
+    old = time.time() - estimate.MEASURE_TIMEOUT_S - 60  # as if it had been measuring for three minutes
+    os.utime(marker, (old, old))
+    wait_for(lambda: marker.exists() and marker.stat().st_mtime > old + 60, 4 * estimate.MARKER_BEAT_S)  # it beats
+    assert not estimate.start_measurement(200, 3, CONFIG, cache)  # still one measurement, not a second alongside
+    wait_for(lambda: not marker.exists(), 120, interval=0.2)  # it ends on its own and writes the cache
+    assert estimate.cached_estimate(200, 3, CONFIG, cache) is not None
+
+
+def test_a_marker_left_by_a_killed_measurement_does_not_block_the_next(tmp_path, monkeypatch):
+    monkeypatch.setenv(launch.MAX_RUNNING_ENV, "2")
+    cache = tmp_path / "calibration.json"
+    marker = tmp_path / "calibration.measuring"
+    marker.write_text("left behind")
+    old = time.time() - estimate.MEASURE_TIMEOUT_S - 1
+    os.utime(marker, (old, old))
+    assert estimate.start_measurement(200, 3, CONFIG, cache)
+    wait_for(lambda: not marker.exists(), 120, interval=0.2)
