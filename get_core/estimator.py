@@ -6,6 +6,7 @@ fitted model is an ``ObliqueTree`` in ``tree_``; ``predict`` checks fitted state
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import fields
 from numbers import Integral, Real
 from typing import Iterable
@@ -16,7 +17,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from get_core.optimize import GETConfig, train
+from get_core.optimize import SCALINGS, SQUEEZED_SHARE, GETConfig, squeezed_features, train
 from get_core.progress import ProgressCallback
 from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 
@@ -32,7 +33,9 @@ class GETRegressor(RegressorMixin, BaseEstimator):
     ``"gcv"`` keeps a leaf's least-squares fit only where generalized cross-validation prefers it to the leaf's
     mean, ``"ols"`` is the paper's plain least squares in every leaf of at least p+2 rows (see ``leaves``).
     ``clip_leaves`` (GET-Linear only, not in the paper): clamp each linear leaf's prediction to the range of the
-    training targets that reached it, so a line never extrapolates beyond what its leaf saw.
+    training targets that reached it, so a line never extrapolates beyond what its leaf saw. ``scaling``: how each
+    feature is mapped to [0, 1] before training, ``"minmax"`` (the paper's) or ``"robust"`` (1st-99th percentiles, for
+    features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``optimize.squeezed_features``).
     """
 
     _parameter_constraints: dict = {
@@ -49,12 +52,13 @@ class GETRegressor(RegressorMixin, BaseEstimator):
         "polish": ["boolean"],
         "random_state": ["random_state"],
         "device": [StrOptions({"auto", "cpu", "cuda"})],
+        "scaling": [StrOptions(set(SCALINGS))],
     }
 
     def __init__(self, depth: int = 4, leaf: str = "constant", n_starts: int = 10, n_epochs: int = 3000,
                  alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2, learning_rate: float = 0.01,
                  l1: float = 0.0, polish: bool = False, random_state=None, device: str = "auto",
-                 linear_leaves: str = "gcv", clip_leaves: bool = True):
+                 linear_leaves: str = "gcv", clip_leaves: bool = True, scaling: str = "minmax"):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -68,6 +72,7 @@ class GETRegressor(RegressorMixin, BaseEstimator):
         self.polish = polish
         self.random_state = random_state
         self.device = device
+        self.scaling = scaling
 
     def _config(self, **overrides) -> GETConfig:
         params = {k: v for k, v in self.get_params().items() if k in _CONFIG_FIELDS}
@@ -82,9 +87,20 @@ class GETRegressor(RegressorMixin, BaseEstimator):
         """Train on X (n, p) and y (n,); ``on_progress`` receives ``progress.Progress`` and may return True to stop."""
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        self._warn_if_squeezed(X)
         names = getattr(self, "feature_names_in_", None)
         self.tree_ = train(X, y, self._config(), on_progress, None if names is None else list(names))
         return self
+
+    def _warn_if_squeezed(self, X: np.ndarray) -> None:
+        squeezed = squeezed_features(X) if self.scaling == "minmax" else []
+        if squeezed:
+            names = getattr(self, "feature_names_in_", None)
+            shown = ", ".join(str(names[j]) if names is not None else f"x{j}" for j in squeezed[:5])
+            warnings.warn(f"Far outliers in {len(squeezed)} feature(s) ({shown}{', ...' if len(squeezed) > 5 else ''}):"
+                          f" min-max scaling packs 98% of their values into under {SQUEEZED_SHARE:.0%} of [0, 1],"
+                          " where GET's splits hardly move. Check for missing-value codes (e.g. 9999), or pass"
+                          " scaling='robust'.", UserWarning, stacklevel=3)
 
     def predict(self, X) -> np.ndarray:
         check_is_fitted(self, "tree_")
@@ -125,7 +141,8 @@ class GETRegressorCV(GETRegressor):
                  n_epochs: int = 3000, alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2,
                  learning_rate: float = 0.01, l1: float = 0.0, polish: bool = False, random_state=None,
                  device: str = "auto", patience: int = 3, tol: float = 1e-4, validation_fraction: float = 1 / 3,
-                 linear_leaves: str = "gcv", clip_leaves: bool = True, refit_from_search: bool = False):
+                 linear_leaves: str = "gcv", clip_leaves: bool = True, refit_from_search: bool = False,
+                 scaling: str = "minmax"):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -143,10 +160,12 @@ class GETRegressorCV(GETRegressor):
         self.tol = tol
         self.validation_fraction = validation_fraction
         self.refit_from_search = refit_from_search
+        self.scaling = scaling
 
     def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressorCV":
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        self._warn_if_squeezed(X)
         given = list(self.depths)
         if not given or not all(isinstance(d, Integral) and not isinstance(d, bool) and 1 <= d <= MAX_DEPTH
                                 for d in given):

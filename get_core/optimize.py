@@ -1,6 +1,6 @@
 """Gradient-based entire-tree optimization (the paper's Algorithm 1), batched over starts and problems.
 
-``train(X, y, config, on_progress)`` is the whole pipeline: min-max scaling, multi-start (start 0 from CART, the
+``train(X, y, config, on_progress)`` is the whole pipeline: min-max (or robust) scaling, multi-start (start 0 from CART, the
 others random) with all starts in one tensor program, the iterative scaled-sigmoid schedule with warm starts, leaves
 recomputed from hard splits after every stage, best-of by hard training loss, optional subtree polish, and the
 final ``ObliqueTree``. ``run_stages`` is the reusable core: polish calls it with one problem per subtree.
@@ -27,6 +27,10 @@ from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree
 CHUNK_ELEMENTS = 2 ** 24
 #: Hard-loss checkpoints per stage (the last epoch is always one); each may update the best tree.
 CHECKPOINTS_PER_STAGE = 20
+#: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.
+SCALINGS = ("minmax", "robust")
+#: A feature is squeezed when min-max scaling leaves its central 98% of values less than this share of [0, 1].
+SQUEEZED_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class GETConfig:
     random_state: int | None = None
     device: str = "auto"  # "auto" | "cpu" | "cuda"
     fixed_alpha: float | None = None  # ablation (paper Table 4): every stage uses this alpha instead
+    scaling: str = "minmax"  # one of SCALINGS; see MinMax.fit
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad parameter."""
@@ -64,6 +69,7 @@ class GETConfig:
             (self.device in ("auto", "cpu", "cuda"), "device", "'auto', 'cpu' or 'cuda'"),
             (self.fixed_alpha is None or 0 < _real(self.fixed_alpha) < math.inf, "fixed_alpha",
              "None or a finite number > 0"),
+            (self.scaling in SCALINGS, "scaling", " or ".join(repr(s) for s in SCALINGS)),
         ]
         for ok, name, expected in checks:
             if not ok:
@@ -318,14 +324,33 @@ class MinMax:
     y_scale: float
 
     @classmethod
-    def fit(cls, X: np.ndarray, y: np.ndarray) -> "MinMax":
+    def fit(cls, X: np.ndarray, y: np.ndarray, scaling: str = "minmax") -> "MinMax":
+        """``scaling="robust"`` maps each feature's 1st-99th percentiles to [0, 1] instead of its range (min-max
+        where those coincide), so a few far outliers cannot squeeze the other rows into a sliver of [0, 1] where
+        the sigmoid is flat at every alpha and GET's splits hardly move; trees are affine-invariant per feature,
+        so either is the same model class."""
         x_min, y_min = X.min(axis=0), float(y.min())
         x_range, y_range = X.max(axis=0) - x_min, float(y.max()) - y_min
+        if scaling == "robust":
+            low, high = np.percentile(X, [1, 99], axis=0)
+            x_min, x_range = np.where(high > low, low, x_min), np.where(high > low, high - low, x_range)
         return cls(x_min, np.where(x_range > 0, x_range, 1.0), y_min, y_range if y_range > 0 else 1.0)
 
     def transform(self, X: np.ndarray, y: np.ndarray | None = None):
         Xs = (X - self.x_min) / self.x_scale
         return Xs if y is None else (Xs, (y - self.y_min) / self.y_scale)
+
+
+def squeezed_features(X: np.ndarray) -> list[int]:
+    """Columns whose central 98% of values min-max scaling packs into less than SQUEEZED_SHARE of [0, 1] (far
+    outliers, e.g. a missing-value code like 9999): there GET's soft splits barely move, and ``scaling="robust"``
+    helps. Columns that are mostly one value are not counted (robust scaling falls back to min-max for them)."""
+    X = np.asarray(X, dtype=np.float64)
+    if len(X) == 0:
+        return []
+    low, high = np.percentile(X, [1, 99], axis=0)
+    span = X.max(axis=0) - X.min(axis=0)
+    return [int(j) for j in np.flatnonzero((high > low) & (high - low < SQUEEZED_SHARE * span))]
 
 
 def make_generator(random_state: int | None) -> torch.Generator:
@@ -344,7 +369,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()
     t0 = time.perf_counter()
-    scaling = MinMax.fit(X, y)
+    scaling = MinMax.fit(X, y, config.scaling)
     Xs, ys = scaling.transform(X, y)
     device = resolve_device(config.device)
     gen = make_generator(config.random_state)

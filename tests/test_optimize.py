@@ -1,14 +1,16 @@
 """The GET optimizer: recovers planted oblique trees, never loses to its CART start, reports and cancels."""
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
+from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeRegressor
 
 from get_core import leaves
-from get_core.optimize import GETConfig, alpha_schedule, make_generator, train
+from get_core.optimize import GETConfig, MinMax, alpha_schedule, make_generator, squeezed_features, train
 from get_core.schedule import alpha_stage_bounds, stage_midpoints
 from get_core.tree import ObliqueTree
 
@@ -149,6 +151,7 @@ def test_stage_alphas_stay_in_range_and_ascend(alpha_range, n_alphas):
     (dict(learning_rate=float("nan")), "learning_rate must be a finite number > 0; got nan$"),
     (dict(l1="0.1"), "l1 must be a finite number >= 0; got '0.1'$"),
     (dict(device="tpu"), "device must be 'auto', 'cpu' or 'cuda'; got 'tpu'$"),
+    (dict(scaling="zscore"), "scaling must be 'minmax' or 'robust'; got 'zscore'$"),
 ])
 def test_bad_configuration_is_refused_naming_the_parameter_and_its_value(bad, message):
     with pytest.raises(ValueError, match=message):
@@ -179,3 +182,34 @@ def test_the_native_kernel_leaves_the_process_arithmetic_alone():
     train(np.random.rand(300, 3), np.random.rand(300), GETConfig(depth=3, n_starts=2, n_epochs=5, random_state=0))
     tiny = np.array([1e-300]) * np.array([1e-20])  # a subnormal result: 0 under flush-to-zero
     assert tiny[0] > 0 and (np.array([1e-30], np.float32) * np.float32(1e-10))[0] > 0
+
+
+def _outlier_data(outlier: float | None):
+    """sin(8 u) + v on the unit square, one row's u replaced by ``outlier`` (a missing-value code, say)."""
+    X = np.random.default_rng(0).uniform(0, 1, (1000, 2))
+    y = np.sin(8 * X[:, 0]) + X[:, 1]
+    if outlier is not None:
+        X[0, 0] = outlier
+    return X, y
+
+
+def test_robust_scaling_keeps_gets_gain_over_cart_when_one_far_outlier_squeezes_min_max():
+    """Min-max scaling packs the other 999 rows into a tenth of [0, 1], where the soft splits hardly move."""
+    config = GETConfig(depth=3, n_starts=3, n_epochs=300, random_state=0)
+    X, y = _outlier_data(None)
+    clean = r2_score(y, train(X, y, config).predict(X))
+    X, y = _outlier_data(10.0)
+    cart = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y).score(X, y)
+    minmax = r2_score(y, train(X, y, config).predict(X))
+    robust = r2_score(y, train(X, y, replace(config, scaling="robust")).predict(X))
+    assert minmax < cart + 0.01 < clean - 0.04  # the outlier costs min-max GET its whole gain over CART
+    assert robust > clean - 0.02  # ... which robust scaling gets back
+
+
+def test_robust_scaling_maps_the_1st_and_99th_percentiles_to_0_and_1_and_keeps_min_max_for_mostly_one_value():
+    X = np.c_[np.arange(101.0), np.r_[np.zeros(100), 5.0]]
+    X[0, 0] = -1000.0
+    scaling = MinMax.fit(X, np.arange(101.0), "robust")
+    low, high = np.percentile(X[:, 0], [1, 99])
+    np.testing.assert_allclose(scaling.transform(np.array([[low, 0.0], [high, 5.0]])), [[0, 0], [1, 1]])
+    assert squeezed_features(X) == [0] and squeezed_features(np.random.default_rng(0).random((50, 3))) == []
