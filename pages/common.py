@@ -28,6 +28,8 @@ STATUS_ICONS = {RunStatus.QUEUED: "⏳", RunStatus.RUNNING: "🏃", RunStatus.FI
                 RunStatus.FAILED: "❌", RunStatus.CANCELLED: "⏹️"}
 _LOG = logging.getLogger("get_explorer")
 _ROUTER_HANDOVER = "_router_handover"  # session key: this session already left Streamlit's legacy pages mode
+# GETConfig's (get_core.optimize, not imported here: it loads torch); a run's caption names the ones it changed.
+OPTIMIZER_DEFAULTS = {"learning_rate": 0.01, "l1": 0.0}
 
 
 def plain(text: Any) -> str:
@@ -148,12 +150,15 @@ def run_label(run: Run) -> str:
 
 
 def remember(keys: list[str], defaults: dict[str, Any]) -> None:
-    """Give widgets ``keys`` their last values (Streamlit forgets a widget's state when its page is left)."""
+    """Give widgets ``keys`` their last values (Streamlit forgets a widget's state when its page is left).
+
+    Every key is removed and stored afresh on each run: a key set while its widget was hidden (the linear-leaf
+    options, the example list) stays in the session beside the widget's own state, and would bring back that older
+    value as soon as the page is left and the widget's state forgotten.
+    """
     saved = st.session_state.setdefault("_remembered", {})
     for key in keys:
-        if key not in st.session_state:
-            st.session_state[key] = saved.get(key, defaults.get(key))
-        saved[key] = st.session_state[key]
+        st.session_state[key] = saved[key] = st.session_state.pop(key, saved.get(key, defaults.get(key)))
 
 
 # ------------------------------------------------------------------------------------------ live run panel
@@ -238,5 +243,8 @@ def progress_text(run: Run) -> str:
 
 def describe_params(params: Any) -> str:
     config = params.get("config", {})
-    return (f"depth {config.get('depth')}, {config.get('leaf')} leaves, {config.get('n_starts')} starts × "
-            f"{config.get('n_epochs')} epochs × {config.get('n_alphas')} alphas, seed {params.get('seed')}")
+    budget = (f"depth {config.get('depth')}, {config.get('leaf')} leaves, {config.get('n_starts')} starts × "
+              f"{config.get('n_epochs')} epochs × {config.get('n_alphas')} alphas")
+    changed = [f"{label} {config[name]:g}" for name, label in (("learning_rate", "learning rate"), ("l1", "L1"))
+               if config.get(name, OPTIMIZER_DEFAULTS[name]) != OPTIMIZER_DEFAULTS[name]]
+    return ", ".join([budget, *changed, f"seed {params.get('seed')}"])

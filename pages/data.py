@@ -14,6 +14,8 @@ from pages import common
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
 DELIMITERS = {"detect": None, ", comma": ",", "; semicolon": ";", "tab": "\t", "| pipe": "|", "spaces": " "}
 MISSING_LABELS = {"drop": "drop those rows", "impute": "impute (median / most frequent value)"}
+# No example until the user picks one: opening the examples must not replace the table already prepared.
+CHOICES = {"data_source": "Upload a file", "delimiter": "detect", "example": None}
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -23,6 +25,7 @@ def _read(content: bytes, name: str, delimiter: str | None) -> pd.DataFrame:
 
 def data_page() -> None:
     st.title("Data")
+    common.remember(list(CHOICES), CHOICES)
     source = st.radio("Source", ["Upload a file", "Example dataset"], horizontal=True, key="data_source")
     loaded = _load_upload() if source == "Upload a file" else _load_example()
     if loaded is not None:
@@ -81,7 +84,7 @@ def _load_upload() -> dict | None:
 
 def _load_example() -> dict | None:
     files = sorted(p.name for p in EXAMPLES.glob("*.csv"))
-    name = st.selectbox("Example dataset", files, key="example",
+    name = st.selectbox("Example dataset", files, key="example", placeholder="Choose an example",
                         help="Public regression tables bundled with the app; see data/examples/README.md.")
     return _load((EXAMPLES / name).read_bytes(), name, None) if name else None
 

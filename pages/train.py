@@ -16,7 +16,8 @@ DEFAULTS = {
     "cfg_depth": 4, "cfg_leaf": "constant", "cfg_linear_leaves": "gcv", "cfg_clip_leaves": True,
     "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0,
     "cfg_n_alphas": 2,
-    "cfg_starts": 4, "cfg_epochs": 600, "cfg_lr": 0.01, "cfg_l1": 0.0, "cfg_polish": False,
+    "cfg_starts": 4, "cfg_epochs": 600, "cfg_lr": common.OPTIMIZER_DEFAULTS["learning_rate"],
+    "cfg_l1": common.OPTIMIZER_DEFAULTS["l1"], "cfg_polish": False,
     "cfg_test_fraction": 0.25, "cfg_seed": 0,
 }
 # Interactive: a depth-4 tree on 10,000 rows trains in about 10 s here. Paper: the paper's budget per run.
@@ -73,8 +74,8 @@ def _form(ready: dict) -> None:
                           "(the paper's [5, 25] and [50, 150])")
     c2.number_input("Alpha min", 0.1, 10000.0, key="cfg_alpha_min")
     c2.number_input("Alpha max", 0.1, 10000.0, key="cfg_alpha_max")
-    c3.number_input("Learning rate", 1e-5, 1.0, key="cfg_lr", format="%.4f")
-    c3.number_input("L1 penalty", 0.0, 10.0, key="cfg_l1", format="%.4f")
+    c3.number_input("Learning rate", 1e-5, 1.0, key="cfg_lr", format="%g")  # %g: 0.00002 shows, not 0.0000
+    c3.number_input("L1 penalty", 0.0, 10.0, key="cfg_l1", format="%g")
     polish_available = importlib.util.find_spec("get_core.polish") is not None
     c3.checkbox("Polish subtrees", key="cfg_polish", disabled=not polish_available,
                 help=None if polish_available else "not available in this version yet")

@@ -1,6 +1,7 @@
 """Tree page: the clickable diagram, the selected node's panel, the teaching view and the exports.
 
 The selected node lives in the URL (``?node=``), with the expanded subtrees (``?expand=``), so a reload keeps both.
+A page link drops the query string, so the session keeps them too, per run, and puts them back.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pages.results_ui import ModelSource
 
 MAX_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
+VIEWS = "_tree_views"  # session key: run id -> its view's query parameters (results_ui.VIEW_PARAMS)
 
 
 def tree_page() -> None:
@@ -28,8 +30,13 @@ def tree_page() -> None:
     if source is None:
         return
     tree = source.tree
+    run_id = source.results.run.run_id if source.results is not None else None  # None: a model file
+    if run_id is not None:
+        _restore_view(run_id)
     selected = _selected_node(tree)
     options = _diagram_options(tree, selected)
+    if run_id is not None:
+        _keep_view(run_id)  # after the Expand and Collapse buttons changed it
     _diagram(tree, options, selected)
     st.divider()
     _node_panel(source, selected)
@@ -38,6 +45,20 @@ def tree_page() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- selection
+def _restore_view(run_id: int) -> None:
+    """Put the run and its last view back into a URL that has none (the page was opened from another page); a node
+    or expanded subtrees named in the URL win."""
+    if "run" not in st.query_params:
+        st.query_params["run"] = str(run_id)
+    if not any(name in st.query_params for name in results_ui.VIEW_PARAMS):
+        st.query_params.update(st.session_state.get(VIEWS, {}).get(run_id, {}))
+
+
+def _keep_view(run_id: int) -> None:
+    st.session_state.setdefault(VIEWS, {})[run_id] = {
+        name: st.query_params[name] for name in results_ui.VIEW_PARAMS if name in st.query_params}
+
+
 def _selected_node(tree: ObliqueTree) -> int:
     try:
         chosen = int(st.query_params.get("node", 1))
