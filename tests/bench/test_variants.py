@@ -1,0 +1,45 @@
+"""bench/variants.py: both sides of a change on a tiny slice, the outlier, resume, and the report."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from bench import paper, variants
+from get_core import optimize
+
+
+def test_the_weight_decay_ablation_shrinks_parameters_only_inside_its_block():
+    before = optimize._Adam.step
+    with variants.weight_decay(0.5):
+        t = [torch.ones(3)]
+        adam = optimize._Adam(t)
+        adam.step(t, [torch.zeros(3)], lr=1.0)  # zero gradient: only the decay moves it
+        assert torch.allclose(t[0], torch.full((3,), 0.5))
+    assert optimize._Adam.step is before
+
+
+def test_the_outlier_sits_at_min_plus_factor_times_range_in_one_row_only():
+    X = np.c_[np.arange(10.0), np.arange(10.0)]
+    out = variants.with_outlier(X, 10.0)
+    assert out[0, 0] == 90.0 and (out[1:] == X[1:]).all() and (out[0, 1:] == X[0, 1:]).all() and X[0, 0] == 0
+
+
+@pytest.mark.skipif(not (paper.DEFAULT_DATA_DIR / "airfoil_self_noise.csv").exists(), reason="no shared datasets")
+@pytest.mark.timeout(120)
+def test_a_tiny_run_fits_both_sides_resumes_and_reports(tmp_path, capsys):
+    out = tmp_path / "variants.jsonl"
+    args = ["--datasets", "airfoil_self_noise", "--max-rows", "200", "--budget", "tiny", "--depths", "2",
+            "--outlier", "10", "--out", str(out)]
+    variants.main(args)
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["change"] == "robust" and record["outlier"] == 10 and record["depth"] == 2
+    assert all(-1 < record[k] <= 1 for k in ("test_a", "test_b", "train_a", "train_b"))
+    variants.main(args)  # resumes: nothing new
+    assert len(out.read_text().splitlines()) == 1
+    capsys.readouterr()
+    variants.main(["--report", "--out", str(out)])
+    assert "| robust | 10.0 | airfoil_self_noise | 0 | 2 |" in capsys.readouterr().out
