@@ -69,6 +69,40 @@ class Encoding:
                    categories={k: tuple(v) for k, v in data["categories"].items()}, impute=dict(data["impute"]),
                    feature_names=tuple(data["feature_names"]), columns=tuple(data["columns"]))
 
+    @classmethod
+    def from_json(cls, data: Any) -> "Encoding":
+        """``from_dict`` for an encoding from a file anyone may have edited (a model JSON): every field is checked,
+        so a bad one is refused here by name (ValueError) instead of failing, or mis-encoding, on the Predict page."""
+        if not isinstance(data, dict):
+            raise ValueError(f"it must be an object; got {type(data).__name__}")
+        if not isinstance(data.get("target"), str):
+            raise ValueError("field 'target' must be a string")
+        columns = _distinct_texts(data.get("columns"), "columns")
+        numeric = _distinct_texts(data.get("numeric"), "numeric")
+        raw_categories = data.get("categories")
+        if not isinstance(raw_categories, dict):
+            raise ValueError("field 'categories' must be an object")
+        categories = {c: _distinct_texts(levels, f"categories.{c}") for c, levels in raw_categories.items()}
+        if not columns or data["target"] in columns:
+            raise ValueError("field 'columns' must name at least one column, not the target")
+        if sorted([*numeric, *categories]) != sorted(columns):
+            raise ValueError("fields 'numeric' and 'categories' must share out the 'columns' between them")
+        impute = data.get("impute")
+        if not isinstance(impute, dict) or not all(c in columns and _fill_fits(v, c in categories)
+                                                   for c, v in impute.items()):
+            raise ValueError("field 'impute' must map columns to a fill value (a level's text for a categorical "
+                             "column, a finite number for a numeric one)")
+        if data.get("feature_names") != _input_names(columns, categories):
+            raise ValueError("field 'feature_names' must list the model inputs of 'columns': each numeric column, "
+                             "and 'column=level' for each level of a categorical one")
+        return cls.from_dict(data)
+
+    @classmethod
+    def numbers(cls, names: Sequence[str]) -> "Encoding":
+        """The encoding of a model saved without its run's: each model input is a numeric column of that name."""
+        return cls(target="", numeric=tuple(names), categories={}, impute={}, feature_names=tuple(names),
+                   columns=tuple(names))
+
     def rows(self, df: pd.DataFrame, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """X and y of the table's rows ``row_ids`` (0-based), encoded exactly as when the run was trained."""
         frame = df.iloc[row_ids].set_axis(np.asarray(row_ids) + 1, axis=0)
@@ -89,11 +123,27 @@ class Encoding:
         return unseen
 
     def transform(self, df: pd.DataFrame) -> np.ndarray:
-        """X (n, len(feature_names)) for new rows; unseen categories get all-zero indicators."""
+        """X (n, len(feature_names)) for new rows; raises DataError naming the first row ``encode`` cannot encode
+        (rows a run trains on are validated before, so this never refuses them)."""
+        X, problems = self.encode(df)
+        if problems:
+            position, reason = next(iter(problems.items()))
+            row = df.index[position]
+            raise DataError(f"Column {reason} in row {row}: fix or fill that cell.",
+                            row=int(row) if isinstance(row, (int, np.integer)) else None)
+        return X
+
+    def encode(self, df: pd.DataFrame) -> tuple[np.ndarray, dict[int, str]]:
+        """X (n, len(feature_names)) for new rows, and the rows it cannot encode (0-based position -> reason, in row
+        order; their rows of X are NaN): a missing value training did not fill, a cell that is not a number or one
+        too large to compute with. Unseen categories get all-zero indicators. Raises DataError only for a missing
+        column."""
         missing_columns = [c for c in self.columns if c not in df.columns]
         if missing_columns:
             raise DataError(f"Column '{missing_columns[0]}' is missing: the model was trained with columns "
                             f"{', '.join(self.columns)}.", column=missing_columns[0])
+        first = np.full(len(df), -1)  # per row, its first problem in column order (index in reasons); -1: none
+        reasons: list[str] = []
         blocks = []
         for column in self.columns:
             series = df[column]
@@ -101,16 +151,21 @@ class Encoding:
                 levels = self.categories[column]
                 fill = self.impute.get(column)
                 position = _level_positions(series, levels, None if fill is None else str(fill))
-                _refuse_missing(pd.Series(np.where(position == _MISSING, np.nan, 0.0), index=series.index), column,
-                                "its value")
+                _note(first, reasons, position == _MISSING, f"'{column}' is empty")
                 blocks.append((position[:, None] == np.arange(len(levels))).astype(np.float64))
             else:
-                numbers = _numeric_or_refuse(series, column)
+                numbers, blank = as_float(series), series.isna().to_numpy()
                 if column in self.impute:
-                    numbers = np.where(np.isnan(numbers), float(self.impute[column]), numbers)
-                _refuse_missing(pd.Series(numbers, index=series.index), column, "a number")
+                    numbers = np.where(blank, float(self.impute[column]), numbers)
+                too_large = f"is beyond ±{MAX_ABS:.0e} (too large to compute with)"
+                for rows, problem in ((np.isnan(numbers) & ~blank, "is not a number"), (np.isnan(numbers), "is empty"),
+                                      (np.isinf(numbers), "is infinite"), (np.abs(numbers) > MAX_ABS, too_large)):
+                    _note(first, reasons, rows, f"'{column}' {problem}")
                 blocks.append(numbers)
-        return np.column_stack(blocks) if blocks else np.empty((len(df), 0))
+        X = np.column_stack(blocks) if blocks else np.empty((len(df), 0))
+        bad = np.flatnonzero(first >= 0)
+        X[bad] = np.nan
+        return X, {int(i): reasons[first[i]] for i in bad}
 
 
 @dataclass(frozen=True)
@@ -166,9 +221,7 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
         if len(levels) > MAX_CATEGORIES:
             raise DataError(f"Column '{column}' has {len(levels)} distinct values; one-hot encoding allows at most "
                             f"{MAX_CATEGORIES}: deselect it or group its values.", column=column)
-    names: list[str] = []
-    for column in spec.features:
-        names.extend([f"{column}={level}" for level in categories[column]] if column in categories else [column])
+    names = _input_names(spec.features, categories)
     if len(names) > MAX_FEATURES:
         raise DataError(f"The chosen columns make {len(names)} model inputs after one-hot encoding; the limit is "
                         f"{MAX_FEATURES}: deselect some columns or categorical columns with many values.")
@@ -204,6 +257,14 @@ def _usable(df: pd.DataFrame, spec: DataSpec) -> _Usable:
                         "cannot learn anything from it; choose another target.", column=spec.target)
     return _Usable(frame=frame, row_ids=row_ids, y=y, categorical=categorical, n_target_missing=n_target_missing,
                    n_dropped=n_dropped)
+
+
+def _input_names(columns: Sequence[str], categories: Mapping[str, Sequence[str]]) -> list[str]:
+    """Model input names: a numeric column's own, one 'column=level' per level of a categorical column."""
+    names: list[str] = []
+    for column in columns:
+        names.extend([f"{column}={level}" for level in categories[column]] if column in categories else [column])
+    return names
 
 
 def _check_spec(df: pd.DataFrame, spec: DataSpec) -> None:
@@ -342,19 +403,22 @@ def _number_label(value: float) -> str:
     return str(int(value)) if np.isfinite(value) and value.is_integer() else repr(float(value))
 
 
-def _numeric_or_refuse(series: pd.Series, column: str) -> np.ndarray:
-    numbers = as_float(series)
-    bad = np.isnan(numbers) & series.notna().to_numpy()
-    if bad.any():
-        position = int(np.flatnonzero(bad)[0])
-        row = series.index[position]
-        raise DataError(f"Column '{column}' row {row} holds '{series.iloc[position]}', not a number: fix or clear "
-                        "that cell.", column=column, row=int(row) if isinstance(row, (int, np.integer)) else None)
-    _refuse_too_large(numbers, series.index, column)
-    return numbers
+def _note(first: np.ndarray, reasons: list[str], rows: np.ndarray, reason: str) -> None:
+    """Record ``reason`` as the first problem of ``rows`` (a boolean mask) that have none yet."""
+    new = rows & (first < 0)
+    if new.any():
+        first[new] = len(reasons)
+        reasons.append(reason)
 
 
-def _refuse_missing(series: pd.Series, column: str, what: str) -> None:
-    if series.isna().any():
-        row = series.index[int(np.flatnonzero(series.isna().to_numpy())[0])]
-        raise DataError(f"Column '{column}' is missing {what} in row {row}: fill that cell.", column=column)
+def _distinct_texts(value: Any, field_name: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value) or len(set(value)) != len(value):
+        raise ValueError(f"field '{field_name}' must be a list of distinct strings")
+    return tuple(value)
+
+
+def _fill_fits(value: Any, categorical: bool) -> bool:
+    """A categorical column's fill is a level's text; a numeric column's a number within ``MAX_ABS``."""
+    if categorical:
+        return isinstance(value, str)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= MAX_ABS

@@ -14,13 +14,21 @@ from typing import Any
 import numpy as np
 
 from get_core import compare
+from get_core.encoding import Encoding
 from get_core.tree import ModelFormatError, ObliqueTree, one_line
 from get_core.views import diagram
 
 # ---------------------------------------------------------------------------------------------- model JSON
-def model_json(tree: ObliqueTree, indent: int | None = None) -> str:
-    """The model as JSON text (``ObliqueTree.to_dict``), loadable by ``load_model_json``."""
-    return json.dumps(tree.to_dict(), indent=indent, allow_nan=False, default=_json_default)
+def model_json(tree: ObliqueTree, indent: int | None = None, encoding: Encoding | None = None) -> str:
+    """The model as JSON text (``ObliqueTree.to_dict``), loadable by ``load_model_json``.
+
+    The run's ``encoding`` goes into ``meta["encoding"]`` so that the file scores the raw columns the run was trained
+    on, as the run does on the Predict page; a tree loaded from such a file keeps it (``model_encoding``).
+    """
+    data = tree.to_dict()
+    if encoding is not None:
+        data["meta"]["encoding"] = encoding.to_dict()
+    return json.dumps(data, indent=indent, allow_nan=False, default=_json_default)
 
 
 def load_model_json(source: str | bytes) -> ObliqueTree:
@@ -43,11 +51,28 @@ def load_model_json(source: str | bytes) -> ObliqueTree:
         raise ModelFormatError(f"The model file is not a GET Explorer model ({type(exc).__name__}: "
                                f"{str(exc)[:120]}); export it again from GET Explorer.") from None
     try:
-        return ObliqueTree.from_dict(data)
+        tree = ObliqueTree.from_dict(data)
     except ModelFormatError:
         raise
     except (ValueError, TypeError) as exc:  # shape checks in the constructor
         raise ModelFormatError(f"The model file is inconsistent: {exc}") from None
+    model_encoding(tree)  # a bad encoding is refused with the file, not when rows are scored
+    return tree
+
+
+def model_encoding(tree: ObliqueTree) -> Encoding | None:
+    """The run's encoding saved with the model (``model_json``), or None for a model saved without one; raises
+    ModelFormatError naming what is wrong with it."""
+    if "encoding" not in tree.meta:
+        return None
+    try:
+        encoding = Encoding.from_json(tree.meta["encoding"])
+    except ValueError as exc:
+        raise ModelFormatError(f"Field 'meta.encoding' is malformed: {exc}.") from None
+    if list(encoding.feature_names) != tree.feature_names:
+        raise ModelFormatError("Field 'meta.encoding' belongs to another model: its 'feature_names' must be the "
+                               "model's.")
+    return encoding
 
 
 # ---------------------------------------------------------------------------------------------- rules
@@ -91,14 +116,16 @@ pre { background: #f8f8f8; border: 1px solid #e4e4e4; padding: .8em; overflow: a
 
 def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review report", metrics: dict | None = None,
                 baselines: dict | None = None, data_info: dict | None = None, params: dict | None = None,
-                diagram_levels: int = 6, include_model: bool = True, created: str | None = None) -> str:
+                diagram_levels: int = 6, include_model: bool = True, created: str | None = None,
+                encoding: Encoding | None = None) -> str:
     """One self-contained HTML page (no scripts, no external files) for reviewers who will not run the app.
 
     Sections: summary, metrics (``metrics``: name -> value), comparison with CART and the random forest
     (``baselines`` from ``compare.fit_baselines``, GET's row from ``compare.evaluate_tree``-like entry
     ``baselines["get"]`` when present), the diagram as inline SVG (top ``diagram_levels`` levels; Graphviz's dot),
     the rules, the features' training ranges, the data (``data_info``) and training parameters (``params``), and
-    the model JSON (``include_model``) so the report carries the model itself. Every user-provided string is escaped.
+    the model JSON (``include_model``, with the run's ``encoding``: ``model_json``) so the report carries the model
+    itself. Every user-provided string is escaped.
     """
 
     created = created or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -134,7 +161,8 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
     if params:
         parts += ["<h2>Training parameters</h2>", _html_table(list(params.items()))]
     if include_model:
-        payload = model_json(tree).replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+        payload = model_json(tree, encoding=encoding)
+        payload = payload.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
         parts += ["<h2>Model</h2>", '<p class="note">The model JSON is embedded in this file '
                   '(<code>script#get-model</code>); save it as a .json file to load it into GET Explorer.</p>',
                   f'<script type="application/json" id="get-model">{payload}</script>']

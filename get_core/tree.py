@@ -228,7 +228,8 @@ class ObliqueTree:
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (lists and plain numbers) that ``from_dict`` restores exactly."""
+        """A JSON-ready dict (lists and plain numbers, ``meta`` too) that ``from_dict`` restores exactly; it shares
+        nothing with the tree."""
         return {
             "schema": SCHEMA,
             "version": SCHEMA_VERSION,
@@ -247,7 +248,7 @@ class ObliqueTree:
             "node_values": [None if math.isnan(v) else v for v in self.node_values.tolist()],
             "leaf_lower": _finite_or_none(self.leaf_lower),
             "leaf_upper": _finite_or_none(self.leaf_upper),
-            "meta": self.meta,
+            "meta": _plain(self.meta),
         }
 
     @classmethod
@@ -294,7 +295,7 @@ class ObliqueTree:
         meta = data.get("meta", {})
         if not isinstance(meta, dict):
             raise ModelFormatError("Field 'meta' must be an object.")
-        return cls(feature_names=names, leaf_type=leaf_type, meta=meta, **loaded, **scalars)
+        return cls(feature_names=names, leaf_type=leaf_type, meta=_plain(meta), **loaded, **scalars)
 
 
 def one_line(text: Any) -> str:
@@ -355,6 +356,27 @@ def _array_field(data: dict, key: str, shape: tuple[int, ...], allow_nan: bool =
         raise ModelFormatError(f"Field '{key}' holds a non-finite number"
                                f"{' (only null may stand for a missing value)' if allow_nan else ''}.")
     return values
+
+
+def _plain(value: Any) -> Any:
+    """A deep copy of ``value`` with numpy scalars and arrays as Python numbers and lists, and tuples as lists:
+    what JSON writes (a trainer may put ``np.int64`` in ``meta``), sharing nothing with ``value``. Walked without
+    recursion, like ``_holds_text``."""
+    root = [value]
+    stack = [(root, 0)]  # (container, index or key) whose item is still to be copied
+    while stack:
+        holder, key = stack.pop()
+        item = holder[key]
+        if isinstance(item, (np.ndarray, np.generic)):
+            item = item.tolist()
+        if isinstance(item, dict):
+            item = dict(item)
+            stack.extend((item, k) for k in item)
+        elif isinstance(item, (list, tuple)):
+            item = list(item)
+            stack.extend((item, i) for i in range(len(item)))
+        holder[key] = item
+    return root[0]
 
 
 def _holds_text(raw: list) -> bool:

@@ -10,12 +10,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core import data, reading
+from get_core import data, export, reading
+from get_core.encoding import Encoding
 from get_core.tree import ObliqueTree
 from get_core.views import explain
 from pages import common, results_ui
 
 MAX_SHOWN = 1000  # rows displayed; the CSV download holds all of them
+MAX_LISTED = 10  # rows that cannot be scored named one by one
 
 
 def predict_page() -> None:
@@ -24,8 +26,8 @@ def predict_page() -> None:
     if source is None:
         return
     tree = source.tree
-    encoding = source.results.encoding if source.results is not None else None
-    target = source.results.target if source.results is not None else None
+    encoding = source.results.encoding if source.results is not None else export.model_encoding(tree)
+    target = source.results.target if source.results is not None else encoding.target if encoding else None
     columns = list(encoding.columns) if encoding is not None else list(tree.feature_names)
     st.caption(f"The rows need the model's {len(columns)} input columns: "
                + ", ".join(f"'{common.plain(c)}'" for c in columns[:12]) + (" ..." if len(columns) > 12 else "")
@@ -34,22 +36,22 @@ def predict_page() -> None:
     with upload_tab:
         _upload(tree, encoding, target)
     with form_tab:
-        _one_row(tree, encoding, target, scope=hashlib.sha1(source.label.encode()).hexdigest()[:10])
+        _one_row(tree, encoding, scope=hashlib.sha1(source.label.encode()).hexdigest()[:10])
 
 
-def _upload(tree: ObliqueTree, encoding, target: str | None) -> None:
+def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None) -> None:
     upload = st.file_uploader("Rows to score (CSV, Parquet or Excel)", key="predict_file",
                               type=["csv", "tsv", "txt", "parquet", "pq", "xlsx", "xlsm"])
     if upload is None:
         return
     try:
         table = reading.read_table(upload.getvalue(), upload.name, training=False)
-        X = explain.rows_to_X(tree, table, encoding, target)
+        rows = explain.rows_to_X(tree, table, encoding)
     except (data.DataError, explain.ColumnMismatch) as exc:
         st.error(common.plain(f"{upload.name}: {exc}"))
         return
-    scored = _scored(tree, table, X)
-    st.success(f"Scored {len(scored):,} rows.")
+    scored = explain.scored_table(tree, table, rows)
+    _say_what_was_left_out(rows, target)
     for column, (n, values) in (encoding.unseen_levels(table) if encoding is not None else {}).items():
         st.warning(common.plain(f"Column '{column}': {n:,} row{'s' * (n > 1)} hold{'s' * (n == 1)} "
                                 + ", ".join(f"'{v}'" for v in values[:5]) + (" ..." if len(values) > 5 else "")
@@ -62,10 +64,29 @@ def _upload(tree: ObliqueTree, encoding, target: str | None) -> None:
                        f"{stem}_predictions.csv", "text/csv", key="dl_predictions")
     row = st.number_input("Explain row", 1, len(scored), 1, step=1, key="explain_row",
                           help="Row number in the uploaded file (1 = first data row)")
-    _explanation(tree, X[int(row) - 1])
+    if int(row) in rows.problems:
+        st.info(common.plain(f"Row {int(row)} cannot be scored: {rows.problems[int(row)]}."))
+    else:
+        _explanation(tree, rows.X[int(row) - 1])
 
 
-def _one_row(tree: ObliqueTree, encoding, target: str | None, scope: str) -> None:
+def _say_what_was_left_out(rows: explain.Rows, target: str | None) -> None:
+    """Rows the model cannot score, and columns it does not use, do not refuse the file: say which they are."""
+    n, bad = len(rows.X), sorted(rows.problems.items())
+    if bad:
+        listed = "; ".join(f"row {row}: {reason}" for row, reason in bad[:MAX_LISTED])
+        more = f"; and {len(bad) - MAX_LISTED:,} more" if len(bad) > MAX_LISTED else ""
+        st.warning(common.plain(f"Scored {n - len(bad):,} of {n:,} rows. {len(bad):,} cannot be scored and are left "
+                                f"empty in the predictions ({listed}{more})."))
+    else:
+        st.success(f"Scored {n:,} rows.")
+    ignored = [c for c in rows.ignored if c != target]  # the caption above already says the target is ignored
+    if ignored:
+        st.info(common.plain(f"Ignored column{'s' * (len(ignored) > 1)} the model does not use: "
+                             f"{explain.quoted(ignored)}."))
+
+
+def _one_row(tree: ObliqueTree, encoding: Encoding | None, scope: str) -> None:
     """``scope`` names the model: each keeps its own typed values, and shows a result only once Predict is pressed
     for it."""
     with st.form(f"one_row_{scope}"):
@@ -89,18 +110,14 @@ def _one_row(tree: ObliqueTree, encoding, target: str | None, scope: str) -> Non
     st.session_state[f"one_row_done_{scope}"] = True
     table = pd.DataFrame([values])
     try:
-        X = explain.rows_to_X(tree, table, encoding, target)
+        rows = explain.rows_to_X(tree, table, encoding)
     except explain.ColumnMismatch as exc:
         st.error(common.plain(exc))
         return
-    _explanation(tree, X[0])
-
-
-def _scored(tree: ObliqueTree, table: pd.DataFrame, X: np.ndarray) -> pd.DataFrame:
-    out = explain.explain_rows(tree, X)
-    taken = {str(c) for c in table.columns}
-    out = out.rename(columns={c: f"get_{c}" for c in out.columns if c in taken})
-    return pd.concat([table.reset_index(drop=True), out], axis=1)
+    if rows.problems:
+        st.error(common.plain(f"This row cannot be scored: {rows.problems[1]}."))
+        return
+    _explanation(tree, rows.X[0])
 
 
 def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:

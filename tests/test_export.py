@@ -6,17 +6,21 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from get_core import codegen, export
+from get_core.encoding import DataSpec, prepare
 from get_core.tree import ModelFormatError
 from tests.trees import make_tree, stump
 
 NASTY = ["temp", '<b>x</b> & "y"', "a\\Nb", "ünï cödé", "class", "2nd-stage", "*/ end", "it's ?? =", "temp"]
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot not installed")
+ABALONE = Path(__file__).resolve().parents[1] / "data" / "examples" / "abalone.csv"
 
 
 def _rows(tree, X, n=300, seed=1):
@@ -160,6 +164,60 @@ def test_model_json_with_a_wrong_shape_names_the_field():
     data = json.loads(export.model_json(stump()))
     data["weights"] = [[1.0]]
     with pytest.raises(ModelFormatError, match="weights"):
+        export.load_model_json(json.dumps(data))
+
+
+@pytest.fixture
+def abalone():
+    """A tree over abalone's model inputs ('Sex' one-hot encoded), with its run's encoding and raw rows."""
+    table = pd.read_csv(ABALONE).head(300)
+    features = tuple(c for c in table.columns if c != "target")
+    encoding = prepare(table, DataSpec(target="target", features=features)).encoding
+    tree, _, _ = make_tree(depth=2, p=len(encoding.feature_names), names=list(encoding.feature_names))
+    return tree, encoding, table
+
+
+def test_model_json_carries_the_runs_encoding_so_the_file_scores_raw_rows(abalone):
+    tree, encoding, table = abalone
+    loaded = export.load_model_json(export.model_json(tree, indent=1, encoding=encoding))
+    assert export.model_encoding(loaded) == encoding
+    np.testing.assert_array_equal(loaded.predict(export.model_encoding(loaded).transform(table)),
+                                  tree.predict(encoding.transform(table)))
+    again = export.load_model_json(export.model_json(loaded))  # a loaded file exported again keeps it
+    assert export.model_encoding(again) == encoding and "encoding" not in tree.meta
+
+
+def test_the_html_report_embeds_the_model_with_its_encoding(abalone):
+    tree, encoding, _ = abalone
+    html = export.html_report(tree, encoding=encoding, diagram_levels=1)
+    embedded = html.split('id="get-model">', 1)[1].split("</script>", 1)[0]
+    assert export.model_encoding(export.load_model_json(embedded)) == encoding
+
+
+def test_a_model_file_without_an_encoding_loads_as_before():
+    loaded = export.load_model_json(export.model_json(stump()))
+    assert export.model_encoding(loaded) is None and loaded.meta == {}
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda e: "Sex", "it must be an object; got str"),
+    (lambda e: {**e, "target": 5}, "'target' must be a string"),
+    (lambda e: {**e, "columns": e["columns"] + ["Sex"]}, "'columns' must be a list of distinct strings"),
+    (lambda e: {**e, "categories": {"Sex": ["F", "F", "M"]}}, "'categories.Sex' must be a list of distinct"),
+    (lambda e: {**e, "target": "Length"}, "'columns' must name at least one column, not the target"),
+    (lambda e: {**e, "numeric": e["numeric"][1:]}, "'numeric' and 'categories' must share out the 'columns'"),
+    (lambda e: {**e, "impute": {"Length": "0.5"}}, "'impute' must map columns to a fill value"),
+    (lambda e: {**e, "impute": {"Length": 10 ** 400}}, "'impute' must map columns to a fill value"),
+    (lambda e: {**e, "impute": {"Sex": 1}}, "'impute' must map columns to a fill value"),
+    (lambda e: {**e, "feature_names": e["feature_names"][::-1]}, "'feature_names' must list the model inputs"),
+    (lambda e: {**e, "columns": ["Length"], "numeric": ["Length"], "categories": {}, "feature_names": ["Length"]},
+     "belongs to another model"),
+])
+def test_a_malformed_encoding_in_a_model_file_is_refused_by_name(abalone, mutate, message):
+    tree, encoding, _ = abalone
+    data = json.loads(export.model_json(tree, encoding=encoding))
+    data["meta"]["encoding"] = mutate(data["meta"]["encoding"])
+    with pytest.raises(ModelFormatError, match=re.escape("Field 'meta.encoding' ") + ".*" + re.escape(message)):
         export.load_model_json(json.dumps(data))
 
 

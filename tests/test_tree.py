@@ -95,6 +95,37 @@ def test_json_round_trip_gives_identical_predictions(leaf):
     assert loaded.feature_names == tree.feature_names and loaded.meta == {"note": "kept"}
 
 
+def test_a_loaded_tree_shares_no_meta_with_the_dict_it_came_from():
+    tree, _, _ = make_tree(depth=1)
+    tree.meta["config"] = {"alpha_range": [5.0, 150.0]}
+    data = tree.to_dict()
+    loaded = ObliqueTree.from_dict(data)
+    loaded.meta["config"]["alpha_range"].append(1.0)
+    loaded.meta["note"] = "changed"
+    assert data["meta"] == tree.meta == {"config": {"alpha_range": [5.0, 150.0]}}
+
+
+def test_to_dict_is_json_ready_when_meta_holds_numpy_values():
+    from get_core.estimator import GETRegressor
+
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    tree = GETRegressor(depth=np.int64(1), n_starts=np.int64(1), n_epochs=2, random_state=0).fit(X, X[:, 0]).tree_
+    tree.meta["alphas"] = np.array([[5.0, 50.0]])
+    tree.meta["pair"] = (np.float32(0.5), np.bool_(True))
+    data = json.loads(json.dumps(tree.to_dict()))
+    assert data["meta"]["config"]["depth"] == 1 and data["meta"]["alphas"] == [[5.0, 50.0]]
+    assert data["meta"]["pair"] == [0.5, True]
+    assert isinstance(tree.meta["alphas"], np.ndarray)  # the tree itself is left as it was
+
+
+def test_deeply_nested_meta_is_copied_without_exhausting_the_stack():
+    tree, _, _ = make_tree(depth=1)
+    data = json.loads(json.dumps(tree.to_dict()))
+    data["meta"] = json.loads('{"a": ' * 900 + "1" + "}" * 900)
+    loaded = ObliqueTree.from_dict(data)
+    assert loaded.meta is not data["meta"] and "a" in loaded.meta
+
+
 @pytest.mark.parametrize("mutate, field", [
     (lambda d: d.pop("weights"), "weights"),
     (lambda d: d.update(version=99), "version"),

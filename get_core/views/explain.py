@@ -1,5 +1,5 @@
-"""Why a row got its prediction: its decision path with each node's margin and largest contributions, and the
-column checks for scoring uploaded rows.
+"""Why a row got its prediction: its decision path with each node's margin and largest contributions, and uploaded
+rows made model inputs (rows that cannot be scored and columns the model does not use are named, not refused).
 
 A branch node's rule is ``sum_j w_j x_j <= c`` in original units; the contribution of feature j at that node is
 ``w_j x_j`` (the terms add up to the left-hand side), and the margin ``a·xs - b`` (= lhs - c) decides: <= 0 left.
@@ -7,82 +7,71 @@ A branch node's rule is ``sum_j w_j x_j <= c`` in original units; the contributi
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from get_core.data import DataError
 from get_core.encoding import Encoding
 from get_core.tree import ObliqueTree
 from get_core.views import labels
 
 
 class ColumnMismatch(ValueError):
-    """Uploaded rows do not have the model's columns; the message names the missing and unexpected ones."""
+    """Uploaded rows lack columns the model needs (or name one twice); the message names them."""
 
 
-def align_columns(tree: ObliqueTree, table: pd.DataFrame, ignore: Sequence[str] = ()) -> np.ndarray:
-    """The model's feature columns of ``table`` as a float array, in the model's order.
+@dataclass(frozen=True)
+class Rows:
+    """Uploaded rows as model inputs. A row that cannot be scored does not refuse the file: its row of ``X`` is NaN
+    and ``problems`` says why; columns the model does not use are ignored and named."""
 
-    Raises ColumnMismatch naming missing columns, unexpected ones (columns in ``ignore``, e.g. the target, are
-    allowed), duplicated names, non-numeric cells (column and first row) and empty cells (column and first row).
+    X: np.ndarray  # (n, p) model inputs of every uploaded row
+    problems: Mapping[int, str]  # row number in the file (1 = first data row) -> why it cannot be scored
+    ignored: tuple[str, ...]  # columns the model does not use (the target, an index, IDs ...)
+
+    @property
+    def scored(self) -> np.ndarray:
+        """(n,) bool: the rows that can be scored."""
+        return ~np.isin(np.arange(1, len(self.X) + 1), list(self.problems))
+
+
+def rows_to_X(tree: ObliqueTree, table: pd.DataFrame, encoding: Encoding | None = None) -> Rows:
+    """Model inputs for uploaded rows. With the run's ``encoding`` (or the one saved in its model file) the table
+    holds the raw columns chosen on the Data page, categorical ones one-hot encoded again and missing values filled
+    where training filled them; without one, the model's own numeric feature columns.
+
+    Raises ColumnMismatch naming the columns the model needs that are missing or duplicated; other columns (the
+    target, an index pandas saved, IDs) are ignored, and rows with a cell that cannot be used are left unscored.
     """
-    columns = [str(c) for c in table.columns]
-    problems = []
-    duplicated = sorted({c for c in columns if columns.count(c) > 1})
-    if duplicated:
-        problems.append(f"duplicated column names: {_names(duplicated)}")
-    missing = [f for f in tree.feature_names if f not in columns]
-    extra = [c for c in columns if c not in tree.feature_names and c not in set(map(str, ignore))]
-    if missing:
-        problems.append(f"missing columns: {_names(missing)}")
-    if extra:
-        problems.append(f"unexpected columns: {_names(extra)} (remove them)")
-    if problems:
-        raise ColumnMismatch(f"The rows do not match the model's {tree.n_features} feature columns ("
-                             f"{_names(tree.feature_names)}): " + "; ".join(problems) + ".")
-    table = table.set_axis(columns, axis=1)
-    X = np.empty((len(table), tree.n_features))
-    for j, name in enumerate(tree.feature_names):
-        values = pd.to_numeric(table[name], errors="coerce")
-        bad = values.isna() & table[name].notna()
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ColumnMismatch(f"Column {name!r} must hold numbers; row {row + 1} holds {table[name].iloc[row]!r}.")
-        if values.isna().any():
-            row = int(np.flatnonzero(values.isna().to_numpy())[0])
-            raise ColumnMismatch(f"Column {name!r} has an empty cell in row {row + 1}; fill it or drop the row.")
-        X[:, j] = values.to_numpy(dtype=np.float64)
-    if not np.all(np.isfinite(X)):
-        j = int(np.flatnonzero(~np.isfinite(X).all(axis=0))[0])
-        raise ColumnMismatch(f"Column {tree.feature_names[j]!r} holds an infinite value.")
-    return X
-
-
-def rows_to_X(tree: ObliqueTree, table: pd.DataFrame, encoding: Encoding | None = None,
-              target: str | None = None) -> np.ndarray:
-    """Model inputs for uploaded rows. With the run's ``encoding`` the table holds the raw columns the user chose
-    on the Data page (categorical ones are one-hot encoded again); without it, the model's own feature columns.
-    The target column may be present and is ignored. Raises ColumnMismatch with a message naming the columns."""
-    ignore = [c for c in (target, encoding.target if encoding else None) if c]
-    if encoding is None:
-        return align_columns(tree, table, ignore=ignore)
+    encoding = encoding or Encoding.numbers(tree.feature_names)
+    if list(encoding.feature_names) != tree.feature_names:
+        raise ColumnMismatch(f"The encoding makes inputs {quoted(encoding.feature_names)} but the model expects "
+                             f"{quoted(tree.feature_names)}.")
     columns = [str(c) for c in table.columns]
     missing = [c for c in encoding.columns if c not in columns]
-    extra = [c for c in columns if c not in encoding.columns and c not in ignore]
-    problems = ([f"missing columns: {_names(missing)}"] if missing else []) + (
-        [f"unexpected columns: {_names(extra)} (remove them)"] if extra else [])
+    duplicated = [c for c in encoding.columns if columns.count(c) > 1]
+    problems = ([f"missing columns: {quoted(missing)}"] if missing else []) + (
+        [f"duplicated column names: {quoted(duplicated)}"] if duplicated else [])
     if problems:
-        raise ColumnMismatch(f"The rows do not match the {len(encoding.columns)} columns the model was trained on ("
-                             f"{_names(encoding.columns)}): " + "; ".join(problems) + ".")
-    try:
-        X = encoding.transform(table.set_axis(columns, axis=1).set_axis(np.arange(1, len(table) + 1), axis=0))
-    except DataError as exc:
-        raise ColumnMismatch(str(exc)) from None
-    if X.shape[1] != tree.n_features:
-        raise ColumnMismatch(f"The encoded rows have {X.shape[1]} inputs but the model expects {tree.n_features}.")
-    return X
+        raise ColumnMismatch(f"The rows do not have the {len(encoding.columns)} columns the model needs ("
+                             f"{quoted(encoding.columns)}): " + "; ".join(problems) + ".")
+    X, unusable = encoding.encode(table.set_axis(columns, axis=1))
+    return Rows(X=X, problems={position + 1: reason for position, reason in unusable.items()},
+                ignored=tuple(c for c in columns if c not in encoding.columns))
+
+
+def scored_table(tree: ObliqueTree, table: pd.DataFrame, rows: Rows) -> pd.DataFrame:
+    """The uploaded table with ``explain_rows``'s columns after it (``get_``-prefixed where the table has the name).
+    A row that cannot be scored keeps its place with those cells empty, so the rows stay in the file's order."""
+    scored = rows.scored
+    out = explain_rows(tree, rows.X[scored])
+    out = out.astype({c: "Int64" for c in out.select_dtypes("integer").columns})  # an empty cell, not a float 4.0
+    out = out.set_axis(np.flatnonzero(scored)).reindex(np.arange(len(table)))
+    taken = {str(c) for c in table.columns}
+    out = out.rename(columns={c: f"get_{c}" for c in out.columns if c in taken})
+    return pd.concat([table.reset_index(drop=True), out], axis=1)
 
 
 def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
@@ -154,6 +143,7 @@ def _contributions(tree: ObliqueTree, w: np.ndarray, x: np.ndarray, top_k: int) 
             for j in order]
 
 
-def _names(names: Sequence[str], limit: int = 8) -> str:
+def quoted(names: Sequence[str], limit: int = 8) -> str:
+    """``'a', 'b' and 3 more``: names for a message, at most ``limit`` of them."""
     shown = ", ".join(repr(n) for n in list(names)[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

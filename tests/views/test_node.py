@@ -164,32 +164,53 @@ def test_explain_rows_is_csv_ready():
     assert "prediction" in table.to_csv(index=False)
 
 
-def test_align_columns_reorders_and_ignores_the_target():
-    frame = pd.DataFrame({"pressure": [1, 2], "y": [0, 0], "temp": [3, 4]})
-    np.testing.assert_array_equal(explain.align_columns(stump(), frame, ignore=["y"]), [[3, 1], [4, 2]])
+def test_rows_to_x_takes_the_models_columns_and_names_the_ones_it_ignores():
+    frame = pd.DataFrame({"Unnamed: 0": [0, 1], "pressure": [1, 2], "y": [0, 0], "temp": [3, 4], "id": ["a", "b"]})
+    rows = explain.rows_to_X(stump(), frame)
+    np.testing.assert_array_equal(rows.X, [[3, 1], [4, 2]])
+    assert rows.ignored == ("Unnamed: 0", "y", "id") and not rows.problems
 
 
 @pytest.mark.parametrize("frame, message", [
-    (pd.DataFrame({"temp": [1]}), "missing columns: 'pressure'"),
-    (pd.DataFrame({"temp": [1], "pressure": [2], "wind": [3]}), "unexpected columns: 'wind'"),
-    (pd.DataFrame({"temp": ["hot"], "pressure": [2]}), "Column 'temp' must hold numbers; row 1"),
-    (pd.DataFrame({"temp": [1.0, None], "pressure": [2, 3]}), "Column 'temp' has an empty cell in row 2"),
+    (pd.DataFrame({"temp": [1], "wind": [3]}), "missing columns: 'pressure'"),
     (pd.DataFrame([[1, 2, 3]], columns=["temp", "pressure", "temp"]), "duplicated column names: 'temp'"),
 ])
-def test_align_columns_explains_mismatches(frame, message):
+def test_rows_to_x_refuses_rows_without_the_models_columns(frame, message):
     with pytest.raises(explain.ColumnMismatch, match=message):
-        explain.align_columns(stump(), frame)
+        explain.rows_to_X(stump(), frame)
 
 
-def test_rows_to_x_uses_the_runs_encoding_and_names_bad_columns():
+def test_rows_that_cannot_be_scored_are_named_by_row_and_leave_the_others_scored():
+    frame = pd.DataFrame({"temp": ["hot", 1, None, np.inf, 2, 1e200], "pressure": [0, 1, 2, 3, None, 5]})
+    rows = explain.rows_to_X(stump(), frame)
+    assert rows.problems == {1: "'temp' is not a number", 3: "'temp' is empty", 4: "'temp' is infinite",
+                             5: "'pressure' is empty", 6: "'temp' is beyond ±1e+150 (too large to compute with)"}
+    np.testing.assert_array_equal(rows.scored, [False, True, False, False, False, False])
+    np.testing.assert_array_equal(rows.X[1], [1.0, 1.0])
+    assert np.isnan(rows.X[~rows.scored]).all()
+
+
+def test_rows_to_x_uses_the_runs_encoding_and_fills_only_what_training_filled():
     from get_core.encoding import DataSpec, prepare
 
     frame = pd.DataFrame({"temp": [1.0, 2.0, 3.0] * 10, "site": ["a", "b", "a"] * 10, "y": np.arange(30.0)})
-    encoding = prepare(frame, DataSpec(target="y", features=("temp", "site"))).encoding
-    tree, _, _ = make_tree(depth=1, p=3, names=list(encoding.feature_names))
-    X = explain.rows_to_X(tree, pd.DataFrame({"site": ["b"], "temp": [5.0]}), encoding)
-    np.testing.assert_array_equal(X, [[5.0, 0.0, 1.0]])
-    with pytest.raises(explain.ColumnMismatch, match="missing columns: 'site'; unexpected columns: 'wind'"):
-        explain.rows_to_X(tree, pd.DataFrame({"temp": [1.0], "wind": [2.0]}), encoding)
-    with pytest.raises(explain.ColumnMismatch, match="'temp' row 2"):
-        explain.rows_to_X(tree, pd.DataFrame({"temp": [1.0, "hot"], "site": ["a", "b"], "y": [0, 0]}), encoding)
+    frame.loc[4, "temp"] = np.nan
+    dropped = prepare(frame, DataSpec(target="y", features=("temp", "site"))).encoding
+    imputed = prepare(frame, DataSpec(target="y", features=("temp", "site"), missing="impute")).encoding
+    tree, _, _ = make_tree(depth=1, p=3, names=list(dropped.feature_names))
+    rows = explain.rows_to_X(tree, pd.DataFrame({"site": ["b", None, "a"], "temp": [5.0, 1.0, None], "y": 0}),
+                             dropped)
+    np.testing.assert_array_equal(rows.X[0], [5.0, 0.0, 1.0])
+    assert rows.problems == {2: "'site' is empty", 3: "'temp' is empty"} and rows.ignored == ("y",)
+    rows = explain.rows_to_X(tree, pd.DataFrame({"site": ["b"], "temp": [None]}), imputed)
+    np.testing.assert_array_equal(rows.X, [[2.0, 0.0, 1.0]])  # the median of the training rows
+
+
+def test_scored_table_keeps_unscored_rows_in_place_with_empty_predictions():
+    frame = pd.DataFrame({"temp": [1.0, None, 3.0], "pressure": [0.0, 1.0, 0.0], "leaf": ["x", "y", "z"]})
+    table = explain.scored_table(stump(), frame, explain.rows_to_X(stump(), frame))
+    assert table.to_csv(index=False).splitlines()[:4] == [
+        "temp,pressure,leaf,prediction,get_leaf,path,node_0,margin_0,top_terms_0",
+        "1.0,0.0,x,10.0,2,1 > 2,1,-1.0,2*temp=2; -1*pressure=0",
+        ",1.0,y,,,,,,",
+        "3.0,0.0,z,20.0,3,1 > 3,1,3.0,2*temp=6; -1*pressure=0"]
