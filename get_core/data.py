@@ -30,6 +30,8 @@ import pandas as pd
 MAX_FEATURES = 200
 MAX_CATEGORIES = 30
 MIN_ROWS = 20
+#: A feature is squeezed when min-max scaling leaves its central 98% of values less than this share of [0, 1].
+SQUEEZED_SHARE = 0.1
 _DATE_LIKE = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
                         r"([ T]\d{1,2}:\d{2}.*)?\s*$")
 
@@ -165,3 +167,26 @@ def from_parquet_bytes(data: bytes) -> pd.DataFrame:
 def fingerprint(data: bytes) -> str:
     """SHA-256 of the stored dataset bytes, hex."""
     return hashlib.sha256(data).hexdigest()
+
+
+def squeezed_features(X: np.ndarray) -> list[int]:
+    """Columns whose central 98% of values min-max scaling packs into less than SQUEEZED_SHARE of [0, 1] (far
+    outliers, e.g. a missing-value code like 9999): there GET's soft splits barely move, and ``scaling="robust"``
+    helps. Columns that are mostly one value are not counted (robust scaling falls back to min-max for them)."""
+    X = np.asarray(X, dtype=np.float64)
+    if len(X) == 0:
+        return []
+    low, high = np.percentile(X, [1, 99], axis=0)
+    span = X.max(axis=0) - X.min(axis=0)
+    return [int(j) for j in np.flatnonzero((high > low) & (high - low < SQUEEZED_SHARE * span))]
+
+
+def outlier_notes(X: np.ndarray, names: Sequence[str]) -> list[str]:
+    """One sentence per squeezed column (``squeezed_features``): where 98% of its values lie against its range."""
+    X = np.asarray(X, dtype=np.float64)
+    notes = []
+    for j in squeezed_features(X):
+        low, high = np.percentile(X[:, j], [1, 99])
+        notes.append(f"'{names[j]}': 98% of its values lie between {low:.6g} and {high:.6g}, but it ranges from "
+                     f"{X[:, j].min():.6g} to {X[:, j].max():.6g}")
+    return notes

@@ -17,7 +17,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from get_core.optimize import SCALINGS, SQUEEZED_SHARE, GETConfig, squeezed_features, train
+from get_core.data import SQUEEZED_SHARE, squeezed_features
+from get_core.optimize import SCALINGS, GETConfig, train
 from get_core.progress import ProgressCallback
 from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 

@@ -29,8 +29,6 @@ CHUNK_ELEMENTS = 2 ** 24
 CHECKPOINTS_PER_STAGE = 20
 #: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.
 SCALINGS = ("minmax", "robust")
-#: A feature is squeezed when min-max scaling leaves its central 98% of values less than this share of [0, 1].
-SQUEEZED_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -339,18 +337,6 @@ class MinMax:
     def transform(self, X: np.ndarray, y: np.ndarray | None = None):
         Xs = (X - self.x_min) / self.x_scale
         return Xs if y is None else (Xs, (y - self.y_min) / self.y_scale)
-
-
-def squeezed_features(X: np.ndarray) -> list[int]:
-    """Columns whose central 98% of values min-max scaling packs into less than SQUEEZED_SHARE of [0, 1] (far
-    outliers, e.g. a missing-value code like 9999): there GET's soft splits barely move, and ``scaling="robust"``
-    helps. Columns that are mostly one value are not counted (robust scaling falls back to min-max for them)."""
-    X = np.asarray(X, dtype=np.float64)
-    if len(X) == 0:
-        return []
-    low, high = np.percentile(X, [1, 99], axis=0)
-    span = X.max(axis=0) - X.min(axis=0)
-    return [int(j) for j in np.flatnonzero((high > low) & (high - low < SQUEEZED_SHARE * span))]
 
 
 def make_generator(random_state: int | None) -> torch.Generator:

@@ -247,4 +247,5 @@ def describe_params(params: Any) -> str:
               f"{config.get('n_epochs')} epochs × {config.get('n_alphas')} alphas")
     changed = [f"{label} {config[name]:g}" for name, label in (("learning_rate", "learning rate"), ("l1", "L1"))
                if config.get(name, OPTIMIZER_DEFAULTS[name]) != OPTIMIZER_DEFAULTS[name]]
-    return ", ".join([budget, *changed, f"seed {params.get('seed')}"])
+    scaling = ["robust scaling"] if config.get("scaling") == "robust" else []
+    return ", ".join([budget, *changed, *scaling, f"seed {params.get('seed')}"])

@@ -65,9 +65,14 @@ def data_page() -> None:
         st.error(common.plain(exc))
         return
     _show_prepared(prepared)
+    outliers = data.outlier_notes(prepared.X, prepared.feature_names)
+    if outliers:
+        st.warning("Far outliers: " + common.plain("; ".join(outliers)) + ". Is a value like 9999 a missing-value "
+                   "code? Blank those cells, or choose robust scaling on the Train page.")
     st.session_state["data_ready"] = {
         "name": dataset["name"], "table": df[[spec.target, *spec.features]], "spec": spec.to_dict(),
-        "n_rows": len(prepared.y), "n_features": prepared.X.shape[1], "token": dataset["token"]}
+        "n_rows": len(prepared.y), "n_features": prepared.X.shape[1], "token": dataset["token"],
+        "outliers": outliers}
     st.page_link("pages/train.py", label="Continue to Train", icon=":material/arrow_forward:")
 
 

@@ -17,7 +17,7 @@ DEFAULTS = {
     "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0,
     "cfg_n_alphas": 2,
     "cfg_starts": 4, "cfg_epochs": 600, "cfg_lr": common.OPTIMIZER_DEFAULTS["learning_rate"],
-    "cfg_l1": common.OPTIMIZER_DEFAULTS["l1"], "cfg_polish": False,
+    "cfg_l1": common.OPTIMIZER_DEFAULTS["l1"], "cfg_polish": False, "cfg_scaling": "minmax",
     "cfg_test_fraction": 0.25, "cfg_seed": 0,
 }
 # Interactive: a depth-4 tree on 10,000 rows trains in about 10 s here. Paper: the paper's budget per run.
@@ -79,6 +79,13 @@ def _form(ready: dict) -> None:
     polish_available = importlib.util.find_spec("get_core.polish") is not None
     c3.checkbox("Polish subtrees", key="cfg_polish", disabled=not polish_available,
                 help=None if polish_available else "not available in this version yet")
+    c3.radio("Feature scaling", ["minmax", "robust"], key="cfg_scaling", horizontal=True,
+             format_func={"minmax": "min-max (paper)", "robust": "robust to outliers"}.get,
+             help="min-max maps each input's range to [0, 1], as the paper does; robust maps its 1st-99th "
+                  "percentiles, so a few far outliers cannot squeeze the other values together")
+    if ready.get("outliers") and st.session_state.cfg_scaling == "minmax":
+        c3.warning("Some inputs have far outliers (see the Data page): min-max scaling squeezes their other values "
+                   "together, where GET's splits hardly move. Choose robust scaling.")
     c3.slider("Test fraction", 0.1, 0.5, step=0.05, key="cfg_test_fraction")
     c3.number_input("Seed", 0, 2**31 - 1, key="cfg_seed")
     config = _config(polish_available)
@@ -97,7 +104,7 @@ def _config(polish_available: bool) -> dict:
             "n_starts": int(s.cfg_starts),
             "n_epochs": int(s.cfg_epochs), "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),
-            "polish": bool(s.cfg_polish and polish_available), "device": "auto"}
+            "polish": bool(s.cfg_polish and polish_available), "device": "auto", "scaling": s.cfg_scaling}
 
 
 def _estimate_panel(n_rows: int, n_features: int, config: dict) -> None:

@@ -197,8 +197,10 @@ def _weights_tab(tree: ObliqueTree, selected: int, x_std) -> None:
         st.metric("Prediction", _num(h))
         return
     units = ["original", "range"] + (["standardized"] if x_std is not None else [])
+    robust = tree.meta.get("config", {}).get("scaling") == "robust"  # x_scale: the 1st-99th percentile span
     chosen = st.radio("Units", units, horizontal=True, key="weight_units",
-                      format_func={"original": "original units", "range": "per training range",
+                      format_func={"original": "original units",
+                                   "range": "per 1st-99th percentile span" if robust else "per training range",
                                    "standardized": "per standard deviation"}.get)
     st.plotly_chart(node.weights_figure(tree, selected, chosen, x_std), key="weights")
     with st.expander("All weights as a table"):
@@ -245,7 +247,8 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
     st.subheader("Export")
     stem = f"get_run{results.run.run_id}" if results is not None else "get_model"
     cols = st.columns(5)
-    cols[0].download_button("Model JSON", lambda: export.model_json(tree, indent=1), f"{stem}.json",
+    encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
+    cols[0].download_button("Model JSON", lambda: export.model_json(tree, indent=1, encoding=encoding), f"{stem}.json",
                             "application/json", key="dl_json", help="Loads back into GET Explorer and get_core")
     cols[1].download_button("Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
                             key="dl_rules")
@@ -276,7 +279,7 @@ def _report(source: ModelSource) -> str:
                                        else None)}
     name = common.get_store().get_run(run.run_id).name  # results are cached: the name may have changed since
     return export.html_report(tree, title=f"GET oblique tree: run {run.run_id} ({name})", metrics=metrics,
-                              baselines=baselines, data_info=data_info,
+                              baselines=baselines, data_info=data_info, encoding=results.encoding,
                               params={k: json.dumps(v) if isinstance(v, (dict, list)) else v
                                       for k, v in params.items()})
 

@@ -1,5 +1,7 @@
 """GETRegressor follows scikit-learn's estimator contract (check_estimator is the judge) with tiny budgets."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -64,3 +66,16 @@ def test_depth_search_takes_numpy_integers_and_searches_each_depth_once():
     X, y = np.random.default_rng(0).random((60, 2)), np.arange(60.0)
     cv = GETRegressorCV(depths=np.array([2, 1, 2]), n_starts=1, n_epochs=2, patience=5, random_state=0).fit(X, y)
     assert [r["depth"] for r in cv.cv_results_] == [1, 2]
+
+
+def test_fit_warns_by_name_when_min_max_squeezes_a_feature_and_not_with_robust_scaling():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"income": rng.uniform(10, 90, 100), "age": rng.uniform(20, 70, 100)})
+    X.loc[3, "income"] = 99999
+    y = X["age"].to_numpy()
+    with pytest.warns(UserWarning, match=r"Far outliers in 1 feature\(s\) \(income\).*scaling='robust'"):
+        GETRegressor(depth=1, n_starts=1, n_epochs=2, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GETRegressor(depth=1, n_starts=1, n_epochs=2, random_state=0, scaling="robust").fit(X, y)
+        GETRegressor(depth=1, n_starts=1, n_epochs=2, random_state=0).fit(X.drop(index=3), np.delete(y, 3))

@@ -10,7 +10,8 @@ from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeRegressor
 
 from get_core import leaves
-from get_core.optimize import GETConfig, MinMax, alpha_schedule, make_generator, squeezed_features, train
+from get_core.data import squeezed_features
+from get_core.optimize import GETConfig, MinMax, alpha_schedule, make_generator, train
 from get_core.schedule import alpha_stage_bounds, stage_midpoints
 from get_core.tree import ObliqueTree
 

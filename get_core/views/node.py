@@ -6,7 +6,8 @@ with (w, c) = ``split_in_original_units``: the same number the diagram's inequal
 
 Units of weights: "original" (per unit of the feature, as in the diagram), "standardized" (per standard deviation
 of the feature in the training rows: w_j * sd_j, comparable across features), "range" (per training range of the
-feature: the scaled-unit weight a_j the optimizer sees).
+feature, or per its 1st-99th percentile span for a robust-scaled tree: the scaled-unit weight a_j the optimizer
+sees).
 """
 
 from __future__ import annotations
