@@ -42,7 +42,7 @@ class ObliqueTree:
       leaf_intercepts [L], leaf_coefs [L, p]  leaf model in scaled units (coefs all zero for constant leaves)
       n_samples [N]                       training rows that reached each node (row t-1 for node t)
       node_values [N]                     mean scaled target of those rows (NaN where none)
-      x_min, x_scale [p], y_min, y_scale  min-max scaling learned on the training data
+      x_min, x_scale [p], y_min, y_scale  scaling learned on the training data (min-max, or robust for x)
       leaf_lower, leaf_upper [L]          a leaf's prediction is clamped to [lower, upper], scaled units (the
                                           range of its training targets for a linear leaf; -inf/inf: no bound)
     """
