@@ -12,7 +12,10 @@ __all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", 
 #: results (bench/ cell files are keyed by it) are never mixed across engines. 2: the paper's alpha intervals and
 #: stages warm-started from each start's best tree. 3: linear leaves chosen by generalized cross-validation
 #: (``linear_leaves="gcv"``) and GETRegressorCV's patience 3. 4: a linear leaf's prediction is clamped to its
-#: training targets' range (``clip_leaves=True``).
+#: training targets' range (``clip_leaves=True``). "Same settings" includes the thread count: the fused CPU kernel
+#: splits rows into blocks per thread, so float sums (and, rarely, the tree) can differ between thread counts; the
+#: benchmarks pin one thread per fit. Options added later with defaults that train as before (``scaling``) need no
+#: bump.
 ENGINE_VERSION = 4
 #: The last version that changed fixed-depth trees with constant leaves (GET, its polish, fixed-alpha ablations):
 #: the training-optimality tables, which use nothing else, keep the cells of that version.
