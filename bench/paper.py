@@ -74,6 +74,12 @@ def study_parser(doc: str, results: Path) -> argparse.ArgumentParser:
     return parser
 
 
+def study_key(args: argparse.Namespace, *parts) -> str:
+    """A study cell's key: its own ``parts``, then what every study cell depends on (budget, engine, row cap)."""
+    rows = "" if args.max_rows is None else f"|rows{args.max_rows}"
+    return "|".join(str(part) for part in (*parts, args.budget, f"v{ENGINE_VERSION}")) + rows
+
+
 def study_splits(args: argparse.Namespace):
     """(dataset name, seed, (X_tr, y_tr, X_te, y_te)) for a study's datasets and seeds, split and scaled as here."""
     for path in sweep.find_datasets(args.data_dir, args.datasets):

@@ -22,8 +22,7 @@ from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
-from bench.paper import run_study, study_parser
-from get_core import ENGINE_VERSION
+from bench.paper import run_study, study_key, study_parser
 from get_core.estimator import GETRegressorCV, _r2
 from get_core.optimize import train
 
@@ -72,11 +71,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     budget = M.BUDGETS[args.budget]
-    rows = "" if args.max_rows is None else f"|rows{args.max_rows}"
 
     def measure(name, seed, split):
         for leaf in args.leaves:
-            yield (f"{name}|{seed}|{leaf}|{args.budget}|v{ENGINE_VERSION}{rows}",
+            yield (study_key(args, name, seed, leaf),
                    lambda leaf=leaf: {"leaf": leaf, **refit_both_ways(*split, leaf, seed, budget)},
                    lambda r: f"{name} seed {seed} {r['leaf']}: depth {r['depth']}, test {100 * r['test_a']:.2f} "
                              f"fresh, {100 * r['test_b']:.2f} from search ({r['seconds']:.1f} s)")

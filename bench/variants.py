@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
-from bench.paper import int_in, run_study, study_parser
-from get_core import ENGINE_VERSION, optimize
+from bench.paper import int_in, run_study, study_key, study_parser
+from get_core import optimize
 from get_core.estimator import _r2
 from get_core.optimize import GETConfig, train
 
@@ -107,11 +107,10 @@ def parse_args(argv: list[str] | None = None):
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     budget = M.BUDGETS[args.budget]
-    rows = "" if args.max_rows is None else f"|rows{args.max_rows}"
 
     def measure(name, seed, split):
         for depth in args.depths:
-            yield (f"{name}|{seed}|{depth}|{args.change}|{args.outlier}|{args.budget}|v{ENGINE_VERSION}{rows}",
+            yield (study_key(args, name, seed, depth, args.change, args.outlier),
                    lambda depth=depth: {"depth": depth, "change": args.change, "outlier": args.outlier,
                                         **fit_both(split, depth, seed, budget, args.change, args.outlier)},
                    lambda r: f"{name} seed {seed} depth {r['depth']}: test {100 * r['test_a']:.2f} as is, "

@@ -138,12 +138,12 @@ class GETRegressorCV(GETRegressor):
         "refit_from_search": ["boolean"],
     }
 
-    def __init__(self, depths: Iterable[int] = tuple(range(1, MAX_DEPTH + 1)), leaf: str = "constant", n_starts: int = 10,
-                 n_epochs: int = 3000, alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2,
-                 learning_rate: float = 0.01, l1: float = 0.0, polish: bool = False, random_state=None,
-                 device: str = "auto", patience: int = 3, tol: float = 1e-4, validation_fraction: float = 1 / 3,
-                 linear_leaves: str = "gcv", clip_leaves: bool = True, refit_from_search: bool = False,
-                 scaling: str = "minmax"):
+    def __init__(self, depths: Iterable[int] = tuple(range(1, MAX_DEPTH + 1)), leaf: str = "constant",
+                 n_starts: int = 10, n_epochs: int = 3000, alpha_range: tuple[float, float] = (5, 150),
+                 n_alphas: int = 2, learning_rate: float = 0.01, l1: float = 0.0, polish: bool = False,
+                 random_state=None, device: str = "auto", patience: int = 3, tol: float = 1e-4,
+                 validation_fraction: float = 1 / 3, linear_leaves: str = "gcv", clip_leaves: bool = True,
+                 refit_from_search: bool = False, scaling: str = "minmax"):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves

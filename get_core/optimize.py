@@ -1,9 +1,9 @@
 """Gradient-based entire-tree optimization (the paper's Algorithm 1), batched over starts and problems.
 
-``train(X, y, config, on_progress)`` is the whole pipeline: min-max (or robust) scaling, multi-start (start 0 from CART, the
-others random) with all starts in one tensor program, the iterative scaled-sigmoid schedule with warm starts, leaves
-recomputed from hard splits after every stage, best-of by hard training loss, optional subtree polish, and the
-final ``ObliqueTree``. ``run_stages`` is the reusable core: polish calls it with one problem per subtree.
+``train(X, y, config, on_progress)`` is the whole pipeline: min-max (or robust) scaling, multi-start (start 0 from
+CART, the others random) with all starts in one tensor program, the iterative scaled-sigmoid schedule with warm
+starts, leaves recomputed from hard splits after every stage, best-of by hard training loss, optional subtree polish,
+and the final ``ObliqueTree``. ``run_stages`` is the reusable core: polish calls it with one problem per subtree.
 """
 
 from __future__ import annotations

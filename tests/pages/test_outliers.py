@@ -23,7 +23,7 @@ def coded_table() -> bytes:
                          "spend": np.sin(income / 10) + rng.normal(0, 0.1, 200)}).to_csv(index=False).encode()
 
 
-def test_a_far_outlier_is_named_and_the_run_can_train_with_robust_scaling(db):
+def test_a_far_outlier_is_named_and_the_run_can_train_with_robust_scaling(db):  # noqa: F811 (the fixture)
     at = upload(app(), "customers.csv", coded_table())
     assert_no_traceback(at)
     [warning] = [w for w in texts(at, "warning") if w.startswith("Far outliers")]
