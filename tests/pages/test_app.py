@@ -64,6 +64,17 @@ def run_until(at: AppTest, predicate, timeout: float) -> None:
     raise AssertionError(f"not reached in {timeout} s; subheaders: {texts(at, 'subheader')}")
 
 
+def train_tiny_run(at: AppTest, db: Path, depth: int) -> RunStore:
+    """On the Train page: a tiny budget (2 starts x 20 epochs), Start, and wait until run 1 has finished."""
+    at.slider(key="cfg_depth").set_value(depth).run()
+    at.number_input(key="cfg_starts").set_value(2).run()
+    at.number_input(key="cfg_epochs").set_value(20).run()
+    at.button(key="start").click().run()
+    assert_no_traceback(at)
+    run_until(at, lambda a: RunStore(db).get_run(1).status.is_finished(), timeout=120)
+    return RunStore(db)
+
+
 def upload(at: AppTest, name: str, content: bytes) -> AppTest:
     at.file_uploader[0].upload(name, content, "text/csv")
     return at.run()
@@ -149,13 +160,7 @@ def test_linear_leaves_offer_their_rule_and_the_run_trains_with_it(db):
     clip = widget(at.checkbox, "Keep each leaf within the targets it saw")
     assert clip.value is True
     clip.uncheck().run()
-    at.slider(key="cfg_depth").set_value(1).run()
-    at.number_input(key="cfg_starts").set_value(2).run()
-    at.number_input(key="cfg_epochs").set_value(20).run()
-    at.button(key="start").click().run()
-    assert_no_traceback(at)
-    run_until(at, lambda a: RunStore(db).get_run(1).status.is_finished(), timeout=120)
-    run = RunStore(db).get_run(1)
+    run = train_tiny_run(at, db, depth=1).get_run(1)
     assert run.status is RunStatus.FINISHED
     assert run.params["config"]["leaf"] == "linear" and run.params["config"]["linear_leaves"] == "ols"
     assert run.params["config"]["clip_leaves"] is False

@@ -10,7 +10,7 @@ import pytest
 from get_core.runs.store import RunStatus, RunStore
 from get_core.tree import ObliqueTree
 from pages import common
-from tests.pages.test_app import app, assert_no_traceback, db, run_until, texts, upload  # noqa: F401 (db: a fixture)
+from tests.pages.test_app import app, assert_no_traceback, db, texts, train_tiny_run, upload  # noqa: F401 (db: fixture)
 
 pytestmark = pytest.mark.usefixtures("db")
 
@@ -33,13 +33,7 @@ def test_a_far_outlier_is_named_and_the_run_can_train_with_robust_scaling(db):  
     assert any("far outliers" in w for w in texts(at, "warning"))
     at.radio(key="cfg_scaling").set_value("robust").run()
     assert not any("far outliers" in w for w in texts(at, "warning"))
-    at.slider(key="cfg_depth").set_value(2).run()
-    at.number_input(key="cfg_starts").set_value(2).run()
-    at.number_input(key="cfg_epochs").set_value(20).run()
-    at.button(key="start").click().run()
-    assert_no_traceback(at)
-    run_until(at, lambda a: RunStore(db).get_run(1).status.is_finished(), timeout=120)
-    run = RunStore(db).get_run(1)
+    run = train_tiny_run(at, db, depth=2).get_run(1)
     assert run.status is RunStatus.FINISHED and run.params["config"]["scaling"] == "robust"
     assert "robust scaling" in common.describe_params(run.params)
     tree = ObliqueTree.from_dict(RunStore(db).get_json(1, "model"))
