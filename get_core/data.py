@@ -32,6 +32,8 @@ MAX_CATEGORIES = 30
 MIN_ROWS = 20
 #: A feature is squeezed when min-max scaling leaves its central 98% of values less than this share of [0, 1].
 SQUEEZED_SHARE = 0.1
+#: The percentiles that bound a feature's central 98%: robust scaling maps them to 0 and 1 (optimize.MinMax).
+ROBUST_PERCENTILES = (1, 99)
 _DATE_LIKE = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
                         r"([ T]\d{1,2}:\d{2}.*)?\s*$")
 
@@ -176,7 +178,7 @@ def squeezed_features(X: np.ndarray) -> list[int]:
     X = np.asarray(X, dtype=np.float64)
     if len(X) == 0:
         return []
-    low, high = np.percentile(X, [1, 99], axis=0)
+    low, high = np.percentile(X, ROBUST_PERCENTILES, axis=0)
     span = X.max(axis=0) - X.min(axis=0)
     return [int(j) for j in np.flatnonzero((high > low) & (high - low < SQUEEZED_SHARE * span))]
 
@@ -186,7 +188,7 @@ def outlier_notes(X: np.ndarray, names: Sequence[str]) -> list[str]:
     X = np.asarray(X, dtype=np.float64)
     notes = []
     for j in squeezed_features(X):
-        low, high = np.percentile(X[:, j], [1, 99])
+        low, high = np.percentile(X[:, j], ROBUST_PERCENTILES)
         notes.append(f"'{names[j]}': 98% of its values lie between {low:.6g} and {high:.6g}, but it ranges from "
                      f"{X[:, j].min():.6g} to {X[:, j].max():.6g}")
     return notes

@@ -88,7 +88,7 @@ class Encoding:
         if sorted([*numeric, *categories]) != sorted(columns):
             raise ValueError("fields 'numeric' and 'categories' must share out the 'columns' between them")
         impute = data.get("impute")
-        if not isinstance(impute, dict) or not all(c in columns and _fill_fits(v, c in categories)
+        if not isinstance(impute, dict) or not all(c in columns and _fill_fits(v, categories.get(c))
                                                    for c, v in impute.items()):
             raise ValueError("field 'impute' must map columns to a fill value (a level's text for a categorical "
                              "column, a finite number for a numeric one)")
@@ -417,8 +417,8 @@ def _distinct_texts(value: Any, field_name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _fill_fits(value: Any, categorical: bool) -> bool:
-    """A categorical column's fill is a level's text; a numeric column's a number within ``MAX_ABS``."""
-    if categorical:
-        return isinstance(value, str)
+def _fill_fits(value: Any, levels: Sequence[str] | None) -> bool:
+    """A categorical column's fill is one of its ``levels``; a numeric column's (None) a number within ``MAX_ABS``."""
+    if levels is not None:
+        return isinstance(value, str) and value in levels
     return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= MAX_ABS

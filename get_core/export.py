@@ -155,7 +155,10 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
     parts += ["<h2>Rules</h2>", f"<pre>{escape(rules_text(tree))}</pre>"]
     ranges = [[j, name, float(lo), float(lo + sc)] for j, (name, lo, sc)
               in enumerate(zip(tree.feature_names, tree.x_min, tree.x_scale))]
-    parts += ["<h2>Features (training range)</h2>", _html_grid(["#", "Feature", "Min", "Max"], ranges)]
+    robust = tree.scaling == "robust"
+    parts += [f"<h2>Features ({'training 1st-99th percentiles' if robust else 'training range'})</h2>",
+              _html_grid(["#", "Feature", *(("1st percentile", "99th percentile") if robust else ("Min", "Max"))],
+                         ranges)]
     if data_info:
         parts += ["<h2>Data</h2>", _html_table(list(data_info.items()))]
     if params:

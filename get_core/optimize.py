@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from get_core import leaves, native
+from get_core.data import ROBUST_PERCENTILES
 from get_core.progress import ProgressCallback, Reporter
 from get_core.schedule import alpha_stage_bounds
 from get_core.soft import Params, Workspace, soft_loss_and_grad
@@ -29,6 +30,8 @@ CHUNK_ELEMENTS = 2 ** 24
 CHECKPOINTS_PER_STAGE = 20
 #: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.
 SCALINGS = ("minmax", "robust")
+#: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
+MAX_ROBUST_STRETCH = 1e6
 
 
 @dataclass(frozen=True)
@@ -330,8 +333,9 @@ class MinMax:
         x_min, y_min = X.min(axis=0), float(y.min())
         x_range, y_range = X.max(axis=0) - x_min, float(y.max()) - y_min
         if scaling == "robust":
-            low, high = np.percentile(X, [1, 99], axis=0)
-            x_min, x_range = np.where(high > low, low, x_min), np.where(high > low, high - low, x_range)
+            low, high = np.percentile(X, ROBUST_PERCENTILES, axis=0)
+            span = np.maximum(high - low, x_range / MAX_ROBUST_STRETCH)  # float32 keeps every scaled value finite
+            x_min, x_range = np.where(high > low, low, x_min), np.where(high > low, span, x_range)
         return cls(x_min, np.where(x_range > 0, x_range, 1.0), y_min, y_range if y_range > 0 else 1.0)
 
     def transform(self, X: np.ndarray, y: np.ndarray | None = None):

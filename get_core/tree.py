@@ -84,6 +84,13 @@ class ObliqueTree:
 
     # ------------------------------------------------------------------ structure
     @property
+    def scaling(self) -> str:
+        """How x was mapped to [0, 1] in training: "minmax" (``x_min`` and ``x_min + x_scale`` are the training
+        minimum and maximum) or "robust" (they are its 1st and 99th percentiles); from ``meta``, min-max if unsaid."""
+        config = self.meta.get("config")
+        return "robust" if isinstance(config, dict) and config.get("scaling") == "robust" else "minmax"
+
+    @property
     def depth(self) -> int:
         return int(round(math.log2(self.weights.shape[0] + 1)))
 

@@ -105,7 +105,8 @@ def _one_row(tree: ObliqueTree, encoding: Encoding | None, scope: str) -> None:
                                                key=f"one_row_{scope}_{j}")
         submitted = st.form_submit_button("Predict")
     if not submitted and f"one_row_done_{scope}" not in st.session_state:
-        st.caption("Values start at the middle of each feature's training range.")
+        st.caption("Values start at the middle of each feature's training "
+                   + ("1st-99th percentiles." if tree.scaling == "robust" else "range."))
         return
     st.session_state[f"one_row_done_{scope}"] = True
     table = pd.DataFrame([values])

@@ -197,7 +197,7 @@ def _weights_tab(tree: ObliqueTree, selected: int, x_std) -> None:
         st.metric("Prediction", _num(h))
         return
     units = ["original", "range"] + (["standardized"] if x_std is not None else [])
-    robust = tree.meta.get("config", {}).get("scaling") == "robust"  # x_scale: the 1st-99th percentile span
+    robust = tree.scaling == "robust"  # x_scale: the 1st-99th percentile span
     chosen = st.radio("Units", units, horizontal=True, key="weight_units",
                       format_func={"original": "original units",
                                    "range": "per 1st-99th percentile span" if robust else "per training range",

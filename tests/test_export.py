@@ -209,6 +209,7 @@ def test_a_model_file_without_an_encoding_loads_as_before():
     (lambda e: {**e, "impute": {"Length": "0.5"}}, "'impute' must map columns to a fill value"),
     (lambda e: {**e, "impute": {"Length": 10 ** 400}}, "'impute' must map columns to a fill value"),
     (lambda e: {**e, "impute": {"Sex": 1}}, "'impute' must map columns to a fill value"),
+    (lambda e: {**e, "impute": {"Sex": "Q"}}, "'impute' must map columns to a fill value"),  # not a level
     (lambda e: {**e, "feature_names": e["feature_names"][::-1]}, "'feature_names' must list the model inputs"),
     (lambda e: {**e, "columns": ["Length"], "numeric": ["Length"], "categories": {}, "feature_names": ["Length"]},
      "belongs to another model"),
@@ -275,3 +276,15 @@ def test_rules_text_explains_clip_only_for_a_tree_with_leaf_bounds():
     bounded, _, _ = make_tree(depth=2, p=3, leaf="linear", seed=2)
     assert "# clip(v, lo, hi) keeps v within [lo, hi]" in export.rules_text(bounded)
     assert "clip(" not in export.rules_text(stump())
+
+
+def test_the_report_names_the_percentiles_a_robust_tree_was_scaled_by_and_a_bad_meta_is_read_as_min_max():
+    from get_core import GETRegressor
+
+    X = np.random.default_rng(0).random((60, 2))
+    X[0, 0] = 1e5
+    robust = GETRegressor(depth=1, n_starts=1, n_epochs=2, random_state=0, scaling="robust").fit(X, X[:, 1]).tree_
+    page = export.html_report(robust)
+    assert "training 1st-99th percentiles" in page and "99th percentile" in page and ">Max<" not in page
+    robust.meta["config"] = None  # a hand-edited model file
+    assert robust.scaling == "minmax" and ">Max<" in export.html_report(robust)

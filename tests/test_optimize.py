@@ -214,3 +214,10 @@ def test_robust_scaling_maps_the_1st_and_99th_percentiles_to_0_and_1_and_keeps_m
     low, high = np.percentile(X[:, 0], [1, 99])
     np.testing.assert_allclose(scaling.transform(np.array([[low, 0.0], [high, 5.0]])), [[0, 0], [1, 1]])
     assert squeezed_features(X) == [0] and squeezed_features(np.random.default_rng(0).random((50, 3))) == []
+
+
+def test_robust_scaling_trains_on_values_float32_cannot_hold_after_a_plain_percentile_scaling():
+    X, y = _outlier_data(1e40)  # within the app's limits; (x - p1) / (p99 - p1) would overflow float32
+    tree = train(X, y, GETConfig(depth=2, n_starts=2, n_epochs=20, random_state=0, scaling="robust"))
+    assert np.isfinite(tree.predict(X)).all() and tree.scaling == "robust"
+    assert np.ptp(tree.scale_X(X)[:, 0]) <= 1e6 * (1 + 1e-9)

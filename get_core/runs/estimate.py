@@ -37,6 +37,7 @@ SHORT_EPOCHS = 20  # every epoch of so short a stage is a hard-loss checkpoint, 
 MIN_EXTRA_EPOCHS, MAX_EXTRA_EPOCHS = 20, 400
 CACHE_VERSION = 1
 MEASURE_TIMEOUT_S = 120.0  # also the age at which an untouched marker counts as left by a killed measurement
+MEASURE_LIMIT_S = 1800.0  # a measurement still running after this long is taken for hung: its marker goes stale
 MARKER_BEAT_S = 2.0  # the measuring process touches its marker this often, so a live one never looks abandoned
 
 
@@ -240,10 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _keep_fresh(marker: Path, done: threading.Event) -> None:
-    """Touch ``marker`` every ``MARKER_BEAT_S`` until ``done``, so that a measurement longer than any fixed bound
-    (a deep tree on a busy machine) is never taken for an abandoned one and measured twice at once."""
-    while True:
+def _keep_fresh(marker: Path, done: threading.Event, limit_s: float = MEASURE_LIMIT_S) -> None:
+    """Touch ``marker`` every ``MARKER_BEAT_S`` until ``done``, so that a measurement longer than the stale bound
+    (a deep tree on a busy machine) is never taken for an abandoned one and measured twice at once; but for at most
+    ``limit_s``, so that a hung measurement does not block every later one."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
         try:
             os.utime(marker)
         except OSError:  # removed: the measurement is over

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from get_core.runs import estimate, launch
@@ -34,3 +35,15 @@ def test_a_marker_left_by_a_killed_measurement_does_not_block_the_next(tmp_path,
     os.utime(marker, (old, old))
     assert estimate.start_measurement(200, 3, CONFIG, cache)
     wait_for(lambda: not marker.exists(), 120, interval=0.2)
+
+
+def test_a_hung_measurement_stops_refreshing_its_marker_after_the_limit(tmp_path):
+    marker = tmp_path / "calibration.measuring"
+    marker.write_text("pid")
+    os.utime(marker, (time.time() - 600, time.time() - 600))
+    estimate._keep_fresh(marker, threading.Event(), limit_s=0.0)  # never done: returns at the limit
+    assert time.time() - marker.stat().st_mtime > 500  # left to go stale
+    done = threading.Event()
+    done.set()
+    estimate._keep_fresh(marker, done, limit_s=60.0)
+    assert time.time() - marker.stat().st_mtime < 60  # a live one is touched
