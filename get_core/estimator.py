@@ -17,10 +17,11 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from get_core.checkpoint import SearchCheckpoint, fit_fingerprint
 from get_core.data import SQUEEZED_SHARE, squeezed_features
 from get_core.optimize import SCALINGS, GETConfig, train
 from get_core.progress import ProgressCallback
-from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
+from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree
 
 _CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
 
@@ -163,7 +164,10 @@ class GETRegressorCV(GETRegressor):
         self.refit_from_search = refit_from_search
         self.scaling = scaling
 
-    def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressorCV":
+    def fit(self, X, y, on_progress: ProgressCallback | None = None,
+            checkpoint: SearchCheckpoint | None = None) -> "GETRegressorCV":
+        """As ``GETRegressor.fit``; with a ``checkpoint``, each depth's fit is stored there and a later fit of the
+        same data and parameters takes it from there instead of refitting (same result, see ``checkpoint``)."""
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         self._warn_if_squeezed(X)
@@ -183,7 +187,8 @@ class GETRegressorCV(GETRegressor):
         for depth in depths:
             scored = []  # (validation R2, l1, tree) of this depth, one per L1 value
             for l1 in l1s:
-                tree = train(X_tr, y_tr, self._config(depth=depth, random_state=seed, l1=l1), on_progress, names)
+                config = self._config(depth=depth, random_state=seed, l1=l1)
+                tree = _search_fit(X_tr, y_tr, config, on_progress, names, checkpoint)
                 r2 = _r2(y_val, tree.predict(X_val))
                 self.cv_results_.append({"depth": depth, "l1": l1, "validation_r2": r2,
                                          "train_r2": tree.meta["train_r2"]})
@@ -220,6 +225,21 @@ class DepthSearch:
             return False
         self.misses += 1
         return self.patience is not None and self.misses >= self.patience
+
+
+def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
+                names: list[str] | None, checkpoint: SearchCheckpoint | None) -> ObliqueTree:
+    """One fit of the depth search, taken from ``checkpoint`` when an earlier search stored it (a cancelled fit is
+    never stored)."""
+    if checkpoint is None:
+        return train(X, y, config, on_progress, names)
+    key = fit_fingerprint(X, y, config, names)
+    tree = checkpoint.load(key)
+    if tree is None:
+        tree = train(X, y, config, on_progress, names)
+        if not tree.meta.get("cancelled"):
+            checkpoint.save(key, tree)
+    return tree
 
 
 def _l1_values(l1) -> list[float]:
