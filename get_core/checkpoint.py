@@ -1,4 +1,4 @@
-"""Per-depth checkpoints of a depth search: a search that outlives its process resumes at its next depth.
+"""Checkpoints of a depth search: a search that outlives its process resumes at its next depth (or its refit).
 
 At the paper's budget one ``GETRegressorCV`` search can take hours (a depth-8 GET-Linear fit of 10 starts x 6000
 epochs on 6,000 rows), longer than a machine or a session stays up. Every depth is fitted with the same seed, so a
@@ -26,8 +26,9 @@ from get_core.optimize import GETConfig, resolve_device
 from get_core.tree import ObliqueTree
 
 
-def fit_fingerprint(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_names: list[str] | None) -> str:
-    """A hex digest that changes whenever the fit of ``config`` on (X, y) could change."""
+def fit_fingerprint(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_names: list[str] | None,
+                    warm_start: ObliqueTree | None = None) -> str:
+    """A hex digest that changes whenever the fit of ``config`` on (X, y) (from ``warm_start``) could change."""
     from get_core import ENGINE_VERSION  # the package imports the estimators, which import this module
 
     digest = hashlib.sha256()
@@ -38,6 +39,8 @@ def fit_fingerprint(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_nam
     settings = {"config": asdict(config), "engine": ENGINE_VERSION, "names": feature_names,
                 "device": resolve_device(config.device).type, "threads": torch.get_num_threads()}
     digest.update(json.dumps(settings, sort_keys=True, default=repr).encode())
+    if warm_start is not None:
+        digest.update(model_json(warm_start).encode())
     return digest.hexdigest()
 
 

@@ -166,8 +166,9 @@ class GETRegressorCV(GETRegressor):
 
     def fit(self, X, y, on_progress: ProgressCallback | None = None,
             checkpoint: SearchCheckpoint | None = None) -> "GETRegressorCV":
-        """As ``GETRegressor.fit``; with a ``checkpoint``, each depth's fit is stored there and a later fit of the
-        same data and parameters takes it from there instead of refitting (same result, see ``checkpoint``)."""
+        """As ``GETRegressor.fit``; with a ``checkpoint``, each depth's fit and the refit are stored there and a later
+        fit of the same data and parameters takes them from there instead of fitting again (same result, see
+        ``checkpoint``)."""
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         self._warn_if_squeezed(X)
@@ -205,8 +206,9 @@ class GETRegressorCV(GETRegressor):
         self.best_depth_ = search.best_depth
         self.best_l1_ = best_l1
         self.best_validation_r2_ = search.best_score
-        self.tree_ = train(X, y, self._config(depth=search.best_depth, random_state=seed, l1=best_l1), on_progress,
-                           names, warm_start=validated if self.refit_from_search else None)
+        warm_start = validated if self.refit_from_search else None
+        self.tree_ = _search_fit(X, y, self._config(depth=search.best_depth, random_state=seed, l1=best_l1),
+                                 on_progress, names, checkpoint, warm_start)
         return self
 
 
@@ -228,15 +230,16 @@ class DepthSearch:
 
 
 def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
-                names: list[str] | None, checkpoint: SearchCheckpoint | None) -> ObliqueTree:
-    """One fit of the depth search, taken from ``checkpoint`` when an earlier search stored it (a cancelled fit is
-    never stored)."""
+                names: list[str] | None, checkpoint: SearchCheckpoint | None,
+                warm_start: ObliqueTree | None = None) -> ObliqueTree:
+    """One fit of the depth search (or its refit), taken from ``checkpoint`` when an earlier search stored it (a
+    cancelled fit is never stored)."""
     if checkpoint is None:
-        return train(X, y, config, on_progress, names)
-    key = fit_fingerprint(X, y, config, names)
+        return train(X, y, config, on_progress, names, warm_start=warm_start)
+    key = fit_fingerprint(X, y, config, names, warm_start)
     tree = checkpoint.load(key)
     if tree is None:
-        tree = train(X, y, config, on_progress, names)
+        tree = train(X, y, config, on_progress, names, warm_start=warm_start)
         if not tree.meta.get("cancelled"):
             checkpoint.save(key, tree)
     return tree

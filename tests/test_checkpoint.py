@@ -17,9 +17,10 @@ def _data(seed: int = 0, n: int = 120):
     return X, np.where(X[:, 0] + X[:, 1] > 1, 1.0, 0.0) + 0.3 * X[:, 2]
 
 
-def _stored(directory) -> dict:
-    """Stored fits by depth (each search here fits every depth once)."""
-    return {json.loads(p.read_text())["depth"]: p for p in directory.glob("*.json")}
+def _stored(directory, n_rows: int) -> dict:
+    """The search's stored fits on its ``n_rows`` training rows, by depth (the refit, on all rows, is left out)."""
+    fits = [(json.loads(p.read_text()), p) for p in directory.glob("*.json")]
+    return {data["depth"]: p for data, p in fits if data["n_samples"][0] == n_rows}
 
 
 def test_a_search_with_a_checkpoint_ends_as_one_without_and_stores_every_depth(tmp_path):
@@ -28,14 +29,15 @@ def test_a_search_with_a_checkpoint_ends_as_one_without_and_stores_every_depth(t
     stored = GETRegressorCV(**SEARCH).fit(X, y, checkpoint=SearchCheckpoint(tmp_path / "ck"))
     assert stored.cv_results_ == plain.cv_results_
     np.testing.assert_array_equal(stored.predict(X), plain.predict(X))
-    assert sorted(_stored(tmp_path / "ck")) == [1, 2, 3]
+    assert sorted(_stored(tmp_path / "ck", 80)) == [1, 2, 3]
+    assert len(list((tmp_path / "ck").glob("*.json"))) == 4  # and the refit
 
 
-def test_a_rerun_takes_stored_depths_instead_of_refitting_them(tmp_path):
+def test_a_rerun_takes_stored_fits_instead_of_fitting_them_again(tmp_path):
     X, y = _data()
     checkpoint = SearchCheckpoint(tmp_path)
     first = GETRegressorCV(**SEARCH).fit(X, y, checkpoint=checkpoint)
-    path = _stored(tmp_path)[2]
+    path = _stored(tmp_path, 80)[2]
     data = json.loads(path.read_text())
     data["meta"]["train_r2"] = 0.123456  # a mark a refit could not reproduce
     path.write_text(json.dumps(data))
@@ -44,6 +46,12 @@ def test_a_rerun_takes_stored_depths_instead_of_refitting_them(tmp_path):
                                                           first.cv_results_[2]["train_r2"]]
     assert [r["validation_r2"] for r in again.cv_results_] == [r["validation_r2"] for r in first.cv_results_]
     np.testing.assert_array_equal(again.predict(X), first.predict(X))
+    refit = next(p for p in tmp_path.glob("*.json") if json.loads(p.read_text())["n_samples"][0] == 120)
+    data = json.loads(refit.read_text())
+    data["y_min"] += 1.0  # the refit, too, is taken as stored
+    refit.write_text(json.dumps(data))
+    np.testing.assert_allclose(GETRegressorCV(**SEARCH).fit(X, y, checkpoint=checkpoint).predict(X),
+                               first.predict(X) + 1.0)
 
 
 @pytest.mark.parametrize("change", [{"y": "other"}, {"n_epochs": 7}, {"random_state": 1}, {"leaf": "linear"}])
@@ -55,14 +63,14 @@ def test_a_fit_stored_for_other_data_or_settings_is_not_reused(tmp_path, change)
     y2 = _data(seed=1)[1] if "y" in change else y
     resumed = GETRegressorCV(**params).fit(X, y2, checkpoint=checkpoint)
     assert resumed.cv_results_ == GETRegressorCV(**params).fit(X, y2).cv_results_
-    assert len(list(tmp_path.glob("*.json"))) == 6  # three more fits stored beside the first three
+    assert len(list(tmp_path.glob("*.json"))) == 8  # the other search's three depths and refit beside the first
 
 
 def test_an_unreadable_stored_fit_is_refitted_and_replaced(tmp_path):
     X, y = _data()
     checkpoint = SearchCheckpoint(tmp_path)
     first = GETRegressorCV(**SEARCH).fit(X, y, checkpoint=checkpoint)
-    path = _stored(tmp_path)[1]
+    path = _stored(tmp_path, 80)[1]
     path.write_text('{"schema": "get-explorer/oblique-tree", "depth": 1, "weig')  # torn by a kill
     again = GETRegressorCV(**SEARCH).fit(X, y, checkpoint=checkpoint)
     assert again.cv_results_ == first.cv_results_
