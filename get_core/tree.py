@@ -130,10 +130,11 @@ class ObliqueTree:
 
     # ------------------------------------------------------------------ inference
     def scale_X(self, X: Any) -> np.ndarray:
+        _check_frame_columns(X, self.feature_names)
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(
-                f"X must be a 2-D array with {self.n_features} columns ({', '.join(self.feature_names)}); "
+                f"X must be a 2-D array with {self.n_features} columns ({_quoted(self.feature_names)}); "
                 f"got shape {X.shape}."
             )
         return (X - self.x_min) / self.x_scale
@@ -181,8 +182,11 @@ class ObliqueTree:
     def leaf_in_original_units(self, leaf_node: int) -> tuple[float, np.ndarray]:
         """(intercept, coefs) of leaf ``leaf_node`` so that ``y = intercept + coefs·x`` in original units."""
         i = leaf_node - self.n_leaves
-        k = self.leaf_coefs[i] / self.x_scale * self.y_scale
-        h = self.y_min + self.y_scale * self.leaf_intercepts[i] - k @ self.x_min
+        coefs, intercept = self.leaf_coefs[i], self.leaf_intercepts[i]
+        if self.leaf_type == "constant" or not np.any(coefs):  # predict_scaled: a constant, clamped to the bounds
+            coefs, intercept = np.zeros_like(coefs), np.clip(intercept, self.leaf_lower[i], self.leaf_upper[i])
+        k = coefs / self.x_scale * self.y_scale
+        h = self.y_min + self.y_scale * intercept - k @ self.x_min
         return float(h), k
 
     def leaf_bounds_original(self, leaf_node: int) -> tuple[float, float] | None:
@@ -265,7 +269,8 @@ class ObliqueTree:
             raise ModelFormatError(f"A model must be a JSON object; got {type(data).__name__}.")
         if data.get("schema") != SCHEMA:
             raise ModelFormatError(f"Not a GET Explorer model: field 'schema' must be '{SCHEMA}'.")
-        if data.get("version") not in READABLE_VERSIONS:
+        version = data.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version not in READABLE_VERSIONS:
             raise ModelFormatError(
                 f"Unsupported model version {data.get('version')!r}; this version reads versions "
                 f"{', '.join(map(str, READABLE_VERSIONS))}."
@@ -284,7 +289,10 @@ class ObliqueTree:
         loaded = {key: _array_field(data, key, shape) for key, shape in arrays.items()}
         loaded["node_values"] = _array_field(data, "node_values", (2 * n_leaves - 1,), allow_nan=True)
         for key, missing in (("leaf_lower", -np.inf), ("leaf_upper", np.inf)):  # absent in version 1: no bounds
-            bound = _array_field(data, key, (n_leaves,), allow_nan=True) if key in data else np.full(n_leaves, missing)
+            if version >= 2 or key in data:  # a version 2 file always has them (null: no bound)
+                bound = _array_field(data, key, (n_leaves,), allow_nan=True)
+            else:
+                bound = np.full(n_leaves, missing)
             loaded[key] = np.where(np.isnan(bound), missing, bound)
         if np.any(loaded["leaf_lower"] > loaded["leaf_upper"]):
             raise ModelFormatError("Field 'leaf_lower' must not exceed 'leaf_upper' for any leaf.")
@@ -299,6 +307,12 @@ class ObliqueTree:
         leaf_type = data.get("leaf_type")
         if leaf_type not in LEAF_TYPES:
             raise ModelFormatError(f"Field 'leaf_type' must be one of {LEAF_TYPES}; got {leaf_type!r}.")
+        if leaf_type == "constant" and np.any(loaded["leaf_coefs"] != 0):
+            raise ModelFormatError("Field 'leaf_coefs' must be all zeros in a model with constant leaves.")
+        if leaf_type == "constant" and (np.isfinite(loaded["leaf_lower"]).any()
+                                        or np.isfinite(loaded["leaf_upper"]).any()):
+            raise ModelFormatError("Fields 'leaf_lower' and 'leaf_upper' must be null in a model with constant leaves "
+                                   "(only linear leaves are clamped).")
         meta = data.get("meta", {})
         if not isinstance(meta, dict):
             raise ModelFormatError("Field 'meta' must be an object.")
@@ -345,6 +359,36 @@ def _check_shapes(tree: ObliqueTree) -> None:
         raise ValueError(f"feature_names must have {p} entries; got {len(tree.feature_names)}.")
     if tree.leaf_type not in LEAF_TYPES:
         raise ValueError(f"leaf_type must be one of {LEAF_TYPES}; got {tree.leaf_type!r}.")
+
+
+def _check_frame_columns(X: Any, names: Sequence[str]) -> None:
+    """A table (pandas DataFrame) must hold the model's features by name and in order: its values are read by
+    position, so a reordered or renamed column would silently feed the wrong feature. A tree fitted without names
+    (``x0``, ``x1``, ...) reads a table whose columns are none of those by position, as it reads an array."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "iloc"):
+        return
+    columns = [str(c) for c in columns]
+    if columns == list(names):
+        return
+    unnamed = list(names) == [f"x{j}" for j in range(len(names))]
+    if unnamed and not set(columns) & set(names):
+        return
+    missing = [n for n in names if n not in columns]
+    extra = [c for c in columns if c not in names]
+    if missing or extra:
+        detail = "; ".join(([f"missing {_quoted(missing)}"] if missing else [])
+                           + ([f"not in the model {_quoted(extra)}"] if extra else []))
+    elif len(set(columns)) != len(columns):
+        detail = f"duplicated {_quoted(sorted({c for c in columns if columns.count(c) > 1}))}"
+    else:
+        detail = "the same columns in another order"
+    raise ValueError(f"X's columns must be the model's features in order ({_quoted(names)}); got {detail}.")
+
+
+def _quoted(names: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(repr(one_line(n)) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def _array_field(data: dict, key: str, shape: tuple[int, ...], allow_nan: bool = False) -> np.ndarray:
