@@ -34,10 +34,11 @@ TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".dat", ".data")  # .dat/.data: UCI's p
 SUFFIXES = (*TEXT_SUFFIXES, ".parquet", ".pq", ".xlsx", ".xlsm")
 SNIFF_CHARS = 65_536  # the start of a text file read to find its delimiter and header
 MISSING_MARKERS = ["?"]  # besides pandas' defaults (empty, NA, NaN, null, ...); UCI files mark missing with "?"
-_DECIMAL_COMMA = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?([eE][-+]?\d+)?")
-_THOUSANDS = re.compile(r"[-+]?[1-9]\d{0,2}(,\d{3})+")  # never 0,125: a decimal comma
-_FORMATTED = re.compile(r"[$€£¥]?\s?[-+]?\s?[$€£¥]?\s?([1-9]\d{0,2}(,\d{3})+|\d+)(\.\d+)?\s?[%$€£¥]?")
-_THOUSANDS_DOTS = re.compile(r"[-+]?[1-9]\d{0,2}(\.\d{3})+")
+# [0-9], not \d: \d also matches other scripts' digits (١٢, fullwidth １２), which pandas cannot convert
+_DECIMAL_COMMA = re.compile(r"[-+]?([0-9]{1,3}(\.[0-9]{3})+|[0-9]+)(,[0-9]+)?([eE][-+]?[0-9]+)?")
+_THOUSANDS = re.compile(r"[-+]?[1-9][0-9]{0,2}(,[0-9]{3})+")  # never 0,125: a decimal comma
+_FORMATTED = re.compile(r"[$€£¥]?\s?[-+]?\s?[$€£¥]?\s?([1-9][0-9]{0,2}(,[0-9]{3})+|[0-9]+)(\.[0-9]+)?\s?[%$€£¥]?")
+_THOUSANDS_DOTS = re.compile(r"[-+]?[1-9][0-9]{0,2}(\.[0-9]{3})+")
 
 
 def read_table(data: bytes, filename: str, *, delimiter: str | None = None, training: bool = True) -> pd.DataFrame:

@@ -119,6 +119,15 @@ def test_numbers_formatted_for_display_are_read_as_numbers():
     assert df.attrs["formatted"] == ["rate"] and df["price"].iloc[0] == "$1,000"  # there a comma may be decimal
 
 
+@pytest.mark.parametrize("sep, cells", [(";", ["1,5", "\u0661\u0662"]), ("\t", ["1,5", "\u0663"]),
+                                        (",", ["\uff11\uff12%", "5%"])])
+def test_digits_of_other_scripts_stay_text_instead_of_failing_the_number_conversion(sep, cells):
+    rows = "".join(f'"{cells[i % 2]}"{sep}{i}\n' for i in range(4))  # Arabic-Indic and fullwidth digits
+    df = reading.read_table(f"a{sep}y\n{rows}".encode(), "scores.csv", training=False)
+    assert df["a"].iloc[1] == cells[1] and not df.attrs.get("decimal_comma") and not df.attrs["formatted"]
+    assert data.column_kind(df["a"]) is ColumnKind.CATEGORICAL
+
+
 def test_a_title_above_an_excel_header_is_skipped_and_an_empty_header_cell_named():
     import openpyxl
 
