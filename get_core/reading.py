@@ -140,6 +140,10 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     blank_tail = len(names) - len(_without_blank_tail(names))  # "a,b,c,," : a spreadsheet's empty columns
     _check_unique(names[:len(names) - blank_tail], filename)
     options = _row_label_options(text, filename, delimiter, lead, header, records[1:])
+    if options.get("index_col") is False:  # pandas would cut a line with more fields short, with only a warning
+        found = _ragged_record(text, delimiter, lead, len(header), blank_tail=True)
+        if found is not None:
+            raise _ragged_error(filename, delimiter, *found, len(header))
     df = _parse_csv(text, filename, delimiter, lead, **options)
     df.columns = [_column_name(c) for c in df.columns]
     df.attrs["delimiter"] = delimiter
@@ -196,7 +200,7 @@ def _parse_csv(text: str, filename: str, delimiter: str, lead: int, **options: A
         match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if match:
             expected, seen = int(match[1]), int(match[3])
-            row, line = _ragged_record(text, delimiter, lead, expected) or (int(match[2]) - 1 - lead, match[2])
+            row, line, _ = _ragged_record(text, delimiter, lead, expected) or (int(match[2]) - 1 - lead, match[2], 0)
             raise _ragged_error(filename, delimiter, row, line, seen, expected) from None
         raise DataError(f"'{filename}' could not be read as {DELIMITERS[delimiter]}-separated text ({exc}); "
                         "check the delimiter and quoting.") from None
@@ -204,17 +208,19 @@ def _parse_csv(text: str, filename: str, delimiter: str, lead: int, **options: A
         raise DataError(f"'{filename}' is empty: choose a file with a header row and data rows.") from None
 
 
-def _ragged_record(text: str, delimiter: str, lead: int, expected: int) -> tuple[int, int] | None:
-    """(data row, physical line) of the first record with more than ``expected`` fields. Rows are counted as the
-    rest of the app counts them (blank lines are not rows) and lines as an editor does (a quoted cell may span
-    lines); pandas' own line number counts blank lines but not lines inside quotes."""
+def _ragged_record(text: str, delimiter: str, lead: int, expected: int,
+                   blank_tail: bool = False) -> tuple[int, int, int] | None:
+    """(data row, physical line, fields) of the first record with more than ``expected`` fields (``blank_tail``:
+    with a non-blank one beyond them, as "1,2,3," is not). Rows are counted as the rest of the app counts them
+    (blank lines are not rows) and lines as an editor does (a quoted cell may span lines); pandas' own line number
+    counts blank lines but not lines inside quotes."""
     rows = -1  # the header is row 0
     try:
         for start, end, record in _numbered_records(text, delimiter):
             if end <= lead or not record:
                 continue
-            if len(record) > expected:
-                return rows + 1, start
+            if len(record) > expected and not (blank_tail and not any(f.strip() for f in record[expected:])):
+                return rows + 1, start, len(record)
             rows += 1
     except csv.Error:
         return None
@@ -225,16 +231,17 @@ def _row_label_options(text: str, filename: str, delimiter: str, lead: int, head
                        rows: list[list[str]]) -> dict[str, Any]:
     """pandas takes the first field of every line as a row label when the first data line has one field more than
     the header, and shifts every column left. Right for R's write.table (every line starts with its label), wrong
-    for lines that end with a delimiter (a spreadsheet's export: read without labels) and for one long line among
-    short ones (refused, naming it)."""
+    for lines that end with a delimiter (a spreadsheet's export: read without labels; ``_read_csv`` refuses a line
+    among them whose extra fields are not empty, naming it) and for one long line among short ones (refused,
+    naming it)."""
     longer = [row for row in rows if len(row) == len(header) + 1]
     if not longer:
         return {}
-    if not any(row[-1].strip() for row in longer):
+    if 2 * sum(not row[-1].strip() for row in longer) > len(longer):  # mostly "1,2,3,": not labels, all shifted
         return {"index_col": False}
     if len(longer) == len(rows):
         return {}
-    row, line = _ragged_record(text, delimiter, lead, len(header)) or (1, lead + 2)
+    row, line, _ = _ragged_record(text, delimiter, lead, len(header)) or (1, lead + 2, 0)
     raise _ragged_error(filename, delimiter, row, line, len(header) + 1, len(header))
 
 

@@ -75,6 +75,16 @@ def test_a_trailing_delimiter_is_found_whatever_the_delimiter_and_the_first_colu
     assert list(df.columns) == ["id", "a", "b"] and df.iloc[4].tolist() == [4, 5, 6]
 
 
+@pytest.mark.parametrize("at, long_row", [(5, "7,8,9,10"), (5, "7,8,9,10,11"), (0, "7,8,9,10,11")])
+def test_a_long_line_among_lines_with_a_trailing_delimiter_is_refused_not_cut_short(at, long_row):
+    rows = [f"{i},{i + 1},{i + 2}," for i in range(24)]  # a spreadsheet's export: every line ends with a delimiter
+    rows.insert(at, long_row)  # pandas kept 7, 8, 9 and dropped the rest (or shifted every row), with only a warning
+    fields = long_row.count(",") + 1
+    where = f"Row {at + 1} \\(line {at + 2} of 't.csv'\\) has {fields} fields"
+    with pytest.raises(DataError, match=where):
+        reading.read_table(("a,b,c\n" + "\n".join(rows)).encode(), "t.csv", training=False)
+
+
 def test_one_long_first_line_is_refused_rather_than_taken_as_row_labels():
     lines = ["city,area,rooms,price", "Paris, FR,115,3,375"] + [f"Paris,{a},{a % 4},{3 * a}" for a in range(40)]
     with pytest.raises(DataError, match="Row 1 \\(line 2 of 'homes.csv'\\) has 5 fields but the header has 4"):
