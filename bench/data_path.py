@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import report  # noqa: E402
 from get_core import reading  # noqa: E402
+from get_core.data import DataError  # noqa: E402
 from get_core.encoding import DataSpec, prepare  # noqa: E402
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
@@ -86,7 +87,15 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("rows", "repeats"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")
-    markdown = measure(args.rows, args.numeric, args.text, args.repeats)
+    for name in ("numeric", "text"):
+        if getattr(args, name) < 0:
+            parser.error(f"--{name} must be at least 0")
+    if args.numeric + args.text < 1:
+        parser.error("--numeric plus --text must be at least 1: the table needs a feature column")
+    try:
+        markdown = measure(args.rows, args.numeric, args.text, args.repeats)
+    except DataError as exc:  # the app's own refusal of the generated table (too many rows, too large, ...)
+        parser.error(f"the app refuses this table, so there is nothing to time: {exc} Lower --rows or the columns.")
     print(markdown)
     if args.doc:
         report.write_section(DOC, "data-path", markdown, "## The app's data path (bench/data_path.py)")

@@ -22,10 +22,10 @@ from sklearn.metrics import r2_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
-from bench.paper import run_study, study_parser
+from bench.paper import int_in, run_study, study_parser
 from get_core import ENGINE_VERSION
 from get_core.estimator import DepthSearch, GETRegressorCV
-from get_core.tree import LINEAR_LEAF_RULES
+from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 
 RESULTS = Path(__file__).resolve().parent / "results" / "depth-curves.jsonl"
 PATIENCES = (1, 2, 3, 4, None)  # None: every depth fitted
@@ -81,10 +81,11 @@ def report(records: list[dict]) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = study_parser(__doc__, RESULTS)
-    parser.add_argument("--leaf", choices=["constant", "linear"], default="linear")
+    parser.add_argument("--leaf", choices=["constant", "linear"], default="linear", help="leaf type (default: linear)")
     parser.add_argument("--rules", nargs="+", choices=LINEAR_LEAF_RULES, default=list(LINEAR_LEAF_RULES),
                         help="linear_leaves rules (ignored for constant leaves)")
-    parser.add_argument("--max-depth", type=int, default=9)
+    parser.add_argument("--max-depth", type=int_in(1, MAX_DEPTH), default=9,
+                        help="fit depths 1 to this (default: 9)")
     return parser.parse_args(argv)
 
 

@@ -12,7 +12,7 @@ section of docs/BENCHMARKS.md between ``<!-- paper-table:start -->`` and ``<!-- 
 
 Examples:
   python bench/paper.py --budget fast --jobs 2                       # all shared datasets, seed 0
-  python bench/paper.py --datasets airfoil* abalone --seeds 0 1 2 --methods cart rf get-linear
+  python bench/paper.py --datasets 'airfoil*' abalone --seeds 0 1 2 --methods cart rf get-linear
   python bench/paper.py --tables --datasets airfoil_self_noise abalone --starts 2 --epochs 200
   python bench/paper.py --budget paper --dask-scheduler tcp://127.0.0.1:8786
 """
@@ -24,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -59,15 +60,19 @@ def int_in(low: int, high: int | None = None):
 
 def study_parser(doc: str, results: Path) -> argparse.ArgumentParser:
     """The options every offline study under bench/ shares (datasets, seeds, budget, cell file, report)."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+    head, _, rest = doc.partition("\n\n")
+    parser = argparse.ArgumentParser(description=head, epilog=rest,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--datasets", nargs="+", help="dataset names or globs (default: all)")
-    parser.add_argument("--seeds", nargs="+", type=int_in(0), default=[0])
-    parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast")
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
+                        help="directory of CSV files, target = last column named 'target' (default: %(default)s)")
+    parser.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or globs (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=int_in(0), default=[0], help="split seeds (default: 0)")
+    parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast",
+                        help="GET budget, as bench/paper.py's (default: fast)")
     parser.add_argument("--max-rows", type=int_in(sweep.MIN_ROWS),
                         help="use at most this many rows of each dataset (a fixed sample)")
-    parser.add_argument("--out", type=Path, default=results)
+    parser.add_argument("--out", type=Path, default=results,
+                        help="JSON-lines file of the finished cells, appended to (default: %(default)s)")
     parser.add_argument("--threads", type=int_in(1), default=1,
                         help="threads per fit (default 1, as bench/paper.py cells)")
     parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
@@ -82,10 +87,12 @@ def study_key(args: argparse.Namespace, *parts) -> str:
 
 def study_splits(args: argparse.Namespace):
     """(dataset name, seed, (X_tr, y_tr, X_te, y_te)) for a study's datasets and seeds, split and scaled as here."""
-    for path in sweep.find_datasets(args.data_dir, args.datasets):
-        X, y = sweep.load_dataset(path, args.max_rows)
+    # every table is read (and checked) before the first cell, so a bad file stops the run before any fit
+    tables = [(path.stem, sweep.load_dataset(path, args.max_rows))
+              for path in sweep.find_datasets(args.data_dir, args.datasets)]
+    for name, (X, y) in tables:
         for seed in args.seeds:
-            yield path.stem, seed, sweep.split_and_scale(X, y, seed)
+            yield name, seed, sweep.split_and_scale(X, y, seed)
 
 
 def run_study(args: argparse.Namespace, report: Callable[[list[dict]], str], measure: Callable) -> None:
@@ -93,9 +100,16 @@ def run_study(args: argparse.Namespace, report: Callable[[list[dict]], str], mea
     split of ``study_splits``, ``measure(name, seed, split)`` yields ``(key, fit, describe)`` per cell, and each
     cell whose key is not in the cell file yet is fitted (``fit()`` -> record fields), appended and described."""
     store = sweep.CellStore(args.out)
+    if args.out.is_dir():
+        raise SystemExit(f"--out {args.out} is a directory; give the cell file's name, e.g. {args.out / 'cells.jsonl'}")
     if args.report:
-        print(report(list(store.load().values())))
+        records = list(store.load().values())
+        if not records:
+            raise SystemExit(f"--out {args.out}: no finished cells in it" + ("" if args.out.exists() else
+                                                                          " (no such file)"))
+        print(report(records))
         return
+    check_writable("--out", args.out)  # before any fit: a cell that cannot be stored is a fit lost
     done = store.load()
     with sweep.thread_limit(args.threads):
         for name, seed, split in study_splits(args):
@@ -105,6 +119,7 @@ def run_study(args: argparse.Namespace, report: Callable[[list[dict]], str], mea
                 record = {"key": key, "dataset": name, "seed": seed, "budget": args.budget,
                           "engine": ENGINE_VERSION, **fit()}
                 store.append(record)
+                done[key] = record  # a seed or depth given twice is fitted once
                 print(describe(record), flush=True)
 
 
@@ -129,7 +144,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              f"--tables: {', '.join(M.TABLE_METHODS)} (default: all)")
     parser.add_argument("--tables", action="store_true",
                         help="training R2 at fixed depths (the paper's Tables 3 and 4) instead of test R2")
-    parser.add_argument("--depths", nargs="+", type=int_in(1, MAX_DEPTH), default=list(M.TABLE_DEPTHS),
+    parser.add_argument("--depths", nargs="+", type=int_in(1, MAX_DEPTH),
                         help="fixed depths for --tables (default: 2 4 8)")
     parser.add_argument("--max-rows", type=int_in(sweep.MIN_ROWS),
                         help="use at most this many rows of each dataset (a fixed sample)")
@@ -150,13 +165,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing: write the JSON and Markdown from the cells finished so far")
     args = parser.parse_args(argv)
-    methods = args.methods or list(M.TABLE_METHODS if args.tables else M.DEFAULT_METHODS)
+    if args.tables and args.polish_in_cv is not None:
+        parser.error("--polish-in-cv and --no-polish-in-cv apply to the test-R2 sweep, not to --tables (fixed depths, "
+                     "no depth search): leave it out")
+    if not args.tables and args.depths is not None:
+        parser.error("--depths applies to --tables only (the test-R2 sweep searches depths 1-12): leave it out or add "
+                     "--tables")
+    methods = _unique(args.methods or list(M.TABLE_METHODS if args.tables else M.DEFAULT_METHODS))
     allowed = M.TABLE_METHODS if args.tables else tuple(M.METHODS)
     unknown = [m for m in methods if m not in allowed]
     if unknown:
-        parser.error(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(allowed)}")
+        other = [m for m in unknown if m in (tuple(M.METHODS) if args.tables else M.TABLE_METHODS)]
+        what = "test-R2 method(s), not for --tables" if args.tables else "--tables method(s): add --tables"
+        hint = f" ({', '.join(other)}: {what})" if other else ""
+        parser.error(f"unknown method(s) {', '.join(unknown)}{hint}; choose from {', '.join(allowed)}")
     args.methods = methods
+    args.seeds = _unique(args.seeds)  # a repeated seed, method or depth would fit and count the same cell twice
+    args.depths = _unique(args.depths or list(M.TABLE_DEPTHS))
     return args
+
+
+def _unique(values: list) -> list:
+    """``values`` without repeats, in their first order."""
+    return list(dict.fromkeys(values))
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -169,7 +200,12 @@ def main(argv: list[str] | None = None) -> dict:
     paths = sweep.find_datasets(args.data_dir, args.datasets)
     depths = args.depths if args.tables else [None]
     cells = [sweep.Cell(p.stem, s, m, d) for p in paths for s in args.seeds for m in methods for d in depths]
-    done = store.load()
+    if not args.dry_run:  # before any cell: a result that cannot be written is a fit lost
+        check_writable("--out", out)
+        check_writable("--out", store.path)
+        if not args.no_doc:
+            check_writable("--doc", args.doc)
+    done = store.load(required=("train_r2" if args.tables else "test_r2", "started_at", "finished_at"))
     pending = [c for c in cells if c.key not in done]
     _log(f"{len(cells)} cells, {len(cells) - len(pending)} already finished in {store.path}; {len(pending)} "
          + ("not finished" if args.report_only else "to run"))
@@ -180,6 +216,9 @@ def main(argv: list[str] | None = None) -> dict:
     t0 = time.perf_counter()
     fitted, failed = (0, []) if args.report_only else _run_pending(pending, paths, args, settings, store, done)
     records = [done[c.key] for c in cells if c.key in done]
+    if not records:  # an empty table would only replace the JSON and the Markdown section of an earlier run
+        raise SystemExit(f"no finished cells for these settings in {store.path}: wrote nothing (to report an earlier "
+                         "run, give the same --budget, --starts, --epochs, --max-rows and --out as it had)")
     run = {
         "seeds": args.seeds, "cells_total": len(cells), "cells_finished": len(records),
         "cells_skipped": len(cells) - len(pending), "cells_fitted": fitted, "cells_failed": len(failed),
@@ -193,6 +232,19 @@ def main(argv: list[str] | None = None) -> dict:
     _log(f"fitted {fitted}, skipped {run['cells_skipped']}, failed {len(failed)} cells in {run['wall_seconds']:.1f} s; "
          f"wrote {out}" + ("" if args.no_doc else f" and {args.doc}"))
     return result
+
+
+def check_writable(option: str, path: Path) -> None:
+    """Exit with a message naming ``option`` when ``path`` cannot be written (a directory, or a folder that cannot
+    be created or written to); creates the missing folders."""
+    if path.is_dir():
+        raise SystemExit(f"{option} {path} is a directory; give a file name, e.g. {path / 'results.json'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
+    except OSError as exc:
+        raise SystemExit(f"{option} {path}: cannot write there ({exc.strerror or exc}); choose another path") from None
 
 
 def _settings(args: argparse.Namespace) -> sweep.Settings:

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import sweep  # noqa: E402
-from bench.paper import DEFAULT_DATA_DIR  # noqa: E402
+from bench.paper import DEFAULT_DATA_DIR, check_writable, int_in  # noqa: E402
 from bench.reference import MIN_EPOCHS, ensure_reference_venv, run_script  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reference-train-r2.jsonl"
@@ -82,31 +82,44 @@ def report(reference: list[dict], ours: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
+                        help="directory of CSV files, target = last column named 'target' (default: %(default)s)")
     parser.add_argument("--datasets", nargs="+", default=None, help="dataset names or globs (default: all)")
-    parser.add_argument("--depths", type=int, nargs="+", default=[2, 4])
-    parser.add_argument("--seed", type=int, default=0, help="split seed, also the torch seed (default: 0)")
-    parser.add_argument("--starts", type=int, default=10, help="startNum (default: 10, the paper's)")
+    parser.add_argument("--depths", type=int_in(1), nargs="+", default=[2, 4],
+                        help="treeDepth of each fit (default: 2 4)")
+    parser.add_argument("--seed", type=int_in(0), default=0, help="split seed, also the torch seed (default: 0)")
+    parser.add_argument("--starts", type=int_in(1), default=10, help="startNum (default: 10, the paper's)")
     parser.add_argument("--epochs", type=int, default=3000, help="epochNum per alpha stage (default: 3000)")
     parser.add_argument("--polish", action="store_true", help="GETSubPolRegressor (the authors' subtree polish)")
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--timeout", type=float, default=6 * 3600.0, help="seconds per fit")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--threads", type=int_in(1), default=1, help="torch threads per fit (default: 1)")
+    parser.add_argument("--timeout", type=float, default=6 * 3600.0, help="seconds per fit (default: 6 hours)")
+    parser.add_argument("--out", type=Path, default=RESULTS,
+                        help="JSON-lines file of the finished fits, appended to (default: %(default)s)")
     parser.add_argument("--report", type=Path, metavar="OUR_CELLS", default=None,
                         help="fit nothing: print the finished fits of --starts x --epochs beside this bench/paper.py "
                         "--tables cells file (run with the same budget)")
     args = parser.parse_args(argv)
     if args.epochs < MIN_EPOCHS:
         parser.error(f"--epochs must be >= {MIN_EPOCHS}: the package's scheduler warms up for 10 epochs first")
+    if not args.timeout > 0:
+        parser.error(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    for option, path in (("--out", args.out), ("--report", args.report)):
+        if path is not None and path.is_dir():
+            parser.error(f"{option} {path} is a directory; give a .jsonl file")
     if args.report is not None:
+        if not args.report.exists():
+            parser.error(f"--report {args.report}: no such file (give the cells file of a bench/paper.py --tables run)")
         fits = sweep.CellStore(args.out).load().values()
         same_budget = [r for r in fits if (r["starts"], r["epochs"]) == (args.starts, args.epochs)]
         print(report(same_budget, list(sweep.CellStore(args.report).load().values())))
         return
+    check_writable("--out", args.out)  # before any fit: a fit that cannot be stored is hours lost
     store = sweep.CellStore(args.out)
     done = store.load()
-    for path in sweep.find_datasets(args.data_dir, args.datasets):
-        X_tr, y_tr, _, _ = sweep.split_and_scale(*sweep.load_dataset(path), args.seed)
+    # every table is read (and checked) before the first fit
+    tables = [(path, sweep.load_dataset(path)) for path in sweep.find_datasets(args.data_dir, args.datasets)]
+    for path, (X, y) in tables:
+        X_tr, y_tr, _, _ = sweep.split_and_scale(X, y, args.seed)
         for depth in args.depths:
             params = {"dataset": path.stem, "seed": args.seed, "depth": depth, "polish": args.polish,
                       "starts": args.starts, "epochs": args.epochs, "threads": args.threads}
@@ -118,6 +131,7 @@ def main(argv: list[str] | None = None) -> None:
                 raise SystemExit(f"{_key(params)}: {exc}") from None
             record = {"key": _key(params), **params, "started_at": time.time(), **fitted}
             store.append(record)
+            done[record["key"]] = record  # a depth given twice is fitted once
             print(f"{record['key']}: train R2 {record['train_r2']:.2f} in {record['fit_seconds']:.0f} s", flush=True)
 
 

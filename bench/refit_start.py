@@ -64,7 +64,8 @@ def report(records: list[dict]) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = study_parser(__doc__, RESULTS)
-    parser.add_argument("--leaves", nargs="+", choices=["constant", "linear"], default=["linear", "constant"])
+    parser.add_argument("--leaves", nargs="+", choices=["constant", "linear"], default=["linear", "constant"],
+                        help="leaf types (default: linear constant)")
     return parser.parse_args(argv)
 
 

@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench import reference  # noqa: E402
+from bench.paper import check_writable, int_in  # noqa: E402
 from get_core.optimize import GETConfig, train  # noqa: E402
 
 STARTS, STAGES = 10, 2
@@ -121,20 +122,34 @@ def write_section(path: Path, text: str, markers: tuple[str, str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--depths", type=int, nargs="+", default=[2, 4, 8])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--n", type=int, default=6144)
-    parser.add_argument("--p", type=int, default=8)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--paper-budget", action="store_true")
-    parser.add_argument("--no-reference", action="store_true")
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "speed.json")
-    parser.add_argument("--doc", type=Path, default=REPO / "docs" / "BENCHMARKS.md")
+    parser.add_argument("--depths", type=int, nargs="+", choices=sorted(EPOCHS), default=[2, 4, 8],
+                        metavar="DEPTH", help=f"tree depths, from {sorted(EPOCHS)} (default: 2 4 8)")
+    parser.add_argument("--repeats", type=int_in(1), default=3, help="timings per depth; the median is reported "
+                                                                     "(default: 3)")
+    parser.add_argument("--n", type=int_in(20), default=6144, help="rows of make_friedman1 (default: 6144)")
+    parser.add_argument("--p", type=int_in(5), default=8, help="features of make_friedman1, at least its 5 "
+                                                               "(default: 8)")
+    parser.add_argument("--threads", type=int_in(1), default=2, help="torch threads (default: 2)")
+    parser.add_argument("--paper-budget", action="store_true",
+                        help="also time the paper's whole budget at depth 8, once")
+    parser.add_argument("--no-reference", action="store_true", help="time ours only, not the authors' code")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "speed.json",
+                        help="result JSON (default: %(default)s)")
+    parser.add_argument("--doc", type=Path, default=REPO / "docs" / "BENCHMARKS.md",
+                        help="Markdown file whose speed section is rewritten (default: %(default)s)")
     parser.add_argument("--report-only", action="store_true", help="rewrite the doc's section from --out, no timing")
     args = parser.parse_args(argv)
     if args.report_only:
-        write_section(args.doc, markdown(json.loads(args.out.read_text())), MARKERS)
+        try:
+            result = json.loads(args.out.read_text())
+            text = markdown(result)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            parser.error(f"--out {args.out}: not a result of this tool ({type(exc).__name__}: {exc})")
+        check_writable("--doc", args.doc)
+        write_section(args.doc, text, MARKERS)
         return
+    check_writable("--out", args.out)  # before the timings: a result that cannot be written is minutes lost
+    check_writable("--doc", args.doc)
     torch.set_num_threads(args.threads)
     result = {"date": time.strftime("%Y-%m-%d"), "n": args.n, "p": args.p, "repeats": args.repeats,
               "machine": machine(), "rows": []}

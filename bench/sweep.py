@@ -77,7 +77,12 @@ class Cell:
 # ---------------------------------------------------------------- data
 def find_datasets(data_dir: Path, patterns: Iterable[str] | None = None) -> list[Path]:
     """CSV files of ``data_dir`` whose stem matches any of ``patterns`` (names or globs; all when empty)."""
-    files = sorted(Path(data_dir).glob("*.csv"))
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise SystemExit(f"--data-dir {data_dir}: no such directory")
+    files = sorted(f for f in data_dir.glob("*.csv") if f.is_file())
+    if not files:
+        raise SystemExit(f"--data-dir {data_dir}: no .csv file in it")
     patterns = list(patterns or [])
     if not patterns:
         return files
@@ -93,7 +98,12 @@ def load_dataset(path: Path, max_rows: int | None = None) -> tuple[np.ndarray, n
 
     Exits with a message naming the file, column and row when the table is not complete numeric data (the paper's
     protocol has no encoding or imputation step to apply, so the benchmark refuses rather than guesses)."""
-    frame = pd.read_csv(path)
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SystemExit(f"{path}: cannot be read as a CSV table ({message}); the benchmark needs a comma-separated "
+                         "UTF-8 file with a header row") from None
     problem = table_problem(frame)
     if problem:
         raise SystemExit(f"{path}: {problem}")
@@ -120,7 +130,8 @@ def table_problem(frame: pd.DataFrame) -> str | None:
                           (np.isinf(numbers), "is infinite")):
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
-                value = "" if what == "is missing" else f" ({frame[column].iloc[row]!r})"
+                cell = frame[column].iloc[row]
+                value = "" if what == "is missing" else f" ({getattr(cell, 'item', lambda: cell)()!r})"
                 n = int(bad.sum())
                 return (f"column {column!r}, row {row + 1}: the value{value} {what} ({n} row{'s' * (n > 1)} like it); "
                         "the benchmark needs complete numeric data: encode, fill or drop them first")
@@ -219,16 +230,19 @@ class CellStore:
     def __init__(self, path: Path):
         self.path = Path(path)
 
-    def load(self) -> dict[str, dict]:
+    def load(self, required: tuple[str, ...] = ()) -> dict[str, dict]:
+        """{key: record} of the finished cells; a line that is not such a record (torn, garbled, an error, or
+        without one of the ``required`` fields) is ignored, so that cell runs again."""
         done: dict[str, dict] = {}
         if not self.path.exists():
             return done
-        for line in self.path.read_text().splitlines():
+        for line in self.path.read_bytes().splitlines():
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except ValueError:  # a torn or garbled line (bad JSON or bytes that are not UTF-8): that cell reruns
                 continue
-            if isinstance(record, dict) and "key" in record and "error" not in record:
+            if (isinstance(record, dict) and isinstance(record.get("key"), str) and "error" not in record
+                    and all(field in record for field in required)):
                 done[record["key"]] = record
         return done
 

@@ -14,6 +14,8 @@ Cells go to a JSON-lines file and are skipped on a rerun.
 """
 from __future__ import annotations
 
+import argparse
+import math
 import sys
 import time
 from contextlib import contextmanager
@@ -96,11 +98,25 @@ def report(records: list[dict]) -> str:
     return "\n".join(lines + [""] + summary)
 
 
+def finite_float(text: str) -> float:
+    """An argparse type: a finite number (an infinite or NaN outlier cannot be scaled, nor stored as JSON)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
 def parse_args(argv: list[str] | None = None):
     parser = study_parser(__doc__, RESULTS)
-    parser.add_argument("--change", choices=["robust", "weight-decay"], default="robust")
-    parser.add_argument("--depths", nargs="+", type=int_in(1, 12), default=[4, 6, 8])
-    parser.add_argument("--outlier", type=float, help="set feature 0 of one training row to min + F x range")
+    parser.add_argument("--change", choices=["robust", "weight-decay"], default="robust",
+                        help="the change to compare with the engine as it is (default: robust)")
+    parser.add_argument("--depths", nargs="+", type=int_in(1, 12), default=[4, 6, 8],
+                        help="fixed depths (default: 4 6 8)")
+    parser.add_argument("--outlier", type=finite_float, metavar="F",
+                        help="set feature 0 of one training row to min + F x range")
     return parser.parse_args(argv)
 
 
