@@ -196,18 +196,26 @@ def main(argv: list[str] | None = None) -> dict:
     settings = _settings(args)
     out = args.out or RESULTS_DIR / f"{'tables' if args.tables else 'paper'}-{args.budget}.json"
     store = sweep.CellStore(out.with_name(f"{out.stem}.cells-{settings.key}.jsonl"))
-    methods = args.methods if args.tables else _runnable(args.methods)
     paths = sweep.find_datasets(args.data_dir, args.datasets)
     depths = args.depths if args.tables else [None]
-    cells = [sweep.Cell(p.stem, s, m, d) for p in paths for s in args.seeds for m in methods for d in depths]
+    cells = [sweep.Cell(p.stem, s, m, d) for p in paths for s in args.seeds for m in args.methods for d in depths]
     if not args.dry_run:  # before any cell: a result that cannot be written is a fit lost
         check_writable("--out", out)
         check_writable("--out", store.path)
         if not args.no_doc:
             check_writable("--doc", args.doc)
     done = store.load(required=("train_r2" if args.tables else "test_r2", "started_at", "finished_at"))
-    pending = [c for c in cells if c.key not in done]
-    _log(f"{len(cells)} cells, {len(cells) - len(pending)} already finished in {store.path}; {len(pending)} "
+    finished = {c.method for c in cells if c.key in done}
+    # a method whose optional package is missing here is not run, but the cells it finished (on another machine, or
+    # before the package went) stay in the report; --report-only runs nothing, so it needs no package at all
+    runnable = args.methods if args.tables or args.report_only else _runnable(args.methods, finished)
+    methods = [m for m in args.methods if m in runnable or m in finished]
+    if not methods:
+        raise SystemExit("nothing to run or report: every method given is skipped here (see above)")
+    cells = [c for c in cells if c.method in methods]
+    pending = [c for c in cells if c.key not in done and c.method in runnable]
+    n_done = sum(c.key in done for c in cells)
+    _log(f"{len(cells)} cells, {n_done} already finished in {store.path}; {len(pending)} "
          + ("not finished" if args.report_only else "to run"))
     if args.dry_run:
         print("\n".join(c.key for c in pending))
@@ -221,7 +229,7 @@ def main(argv: list[str] | None = None) -> dict:
                          "run, give the same --budget, --starts, --epochs, --max-rows and --out as it had)")
     run = {
         "seeds": args.seeds, "cells_total": len(cells), "cells_finished": len(records),
-        "cells_skipped": len(cells) - len(pending), "cells_fitted": fitted, "cells_failed": len(failed),
+        "cells_skipped": n_done, "cells_fitted": fitted, "cells_failed": len(failed),
         "failures": failed, "wall_seconds": time.perf_counter() - t0,
         "cell_seconds_total": sum(r.get("wall_seconds", 0.0) for r in records),
         "span_seconds": (max(r["finished_at"] for r in records) - min(r["started_at"] for r in records))
@@ -257,13 +265,13 @@ def _settings(args: argparse.Namespace) -> sweep.Settings:
                           engine=CONSTANT_LEAF_ENGINE_VERSION if args.tables else ENGINE_VERSION)
 
 
-def _runnable(methods: list[str]) -> list[str]:
+def _runnable(methods: list[str], finished: set[str] = frozenset()) -> list[str]:
     """The methods that can run here; optional packages that are missing or broken are skipped with a message."""
     keep = []
     for m in methods:
         problem = M.METHODS[m].problem()
         if problem:
-            _log(f"skipping {m}: {problem}")
+            _log(f"skipping {m}: {problem}" + ("; its finished cells are still reported" if m in finished else ""))
         else:
             keep.append(m)
     return keep

@@ -135,6 +135,10 @@ def table_problem(frame: pd.DataFrame) -> str | None:
                 n = int(bad.sum())
                 return (f"column {column!r}, row {row + 1}: the value{value} {what} ({n} row{'s' * (n > 1)} like it); "
                         "the benchmark needs complete numeric data: encode, fill or drop them first")
+    if frame["target"].nunique() == 1:
+        value = pd.to_numeric(frame["target"]).iloc[0].item()
+        return (f"the target is {value!r} in every row: there is nothing to predict (R2 is undefined); check that "
+                "the right column is named 'target'")
     return None
 
 

@@ -232,3 +232,26 @@ def test_data_path_reports_the_apps_refusal_of_the_generated_table(monkeypatch, 
     with pytest.raises(SystemExit) as exit_:
         data_path.main(["--rows", "50", "--numeric", "1", "--text", "0", "--repeats", "1"])
     assert exit_.value.code == 2 and "has more than 30 rows" in capsys.readouterr().err
+
+
+def test_a_constant_target_is_refused(tmp_path):
+    (tmp_path / "flat.csv").write_text("a,target\n" + "".join(f"{i},2.5\n" for i in range(30)))
+    with pytest.raises(SystemExit, match="flat.csv: the target is 2.5 in every row: there is nothing to predict"):
+        sweep.load_dataset(tmp_path / "flat.csv")
+
+
+def test_finished_cells_of_a_method_whose_package_is_missing_stay_in_the_report(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from bench import methods as M
+
+    first = run_paper(tmp_path)  # cart, fitted while it "was installed"
+    monkeypatch.setitem(M.METHODS, "cart", replace(M.METHODS["cart"], problem=lambda: "not installed here"))
+    report = run_paper(tmp_path, "--report-only")
+    assert report["methods"] == ["cart"] and report["records"] == first["records"]
+    both = run_paper(tmp_path, "--methods", "cart", "rf")  # rf runs; cart is not rerun and still reported
+    assert both["methods"] == ["cart", "rf"] and both["run"]["cells_fitted"] == 2
+    assert {r["method"] for r in both["records"]} == {"cart", "rf"}
+    with pytest.raises(SystemExit, match="nothing to run or report: every method given is skipped here"):
+        paper.main(["--data-dir", str(tmp_path / "data"), "--methods", "cart", "--budget", "tiny", "--no-doc",
+                    "--out", str(tmp_path / "elsewhere.json")])
