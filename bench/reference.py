@@ -247,13 +247,23 @@ def _summarize(params: dict, raw: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--depths", type=int, nargs="+", default=[2, 4, 8])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--n", type=int, default=6144)
-    parser.add_argument("--p", type=int, default=8)
-    parser.add_argument("--epochs", type=int, nargs=2, default=None, help="E1 E2 for every depth (default: by depth)")
+    parser.add_argument("--depths", type=int, nargs="+", default=[2, 4, 8], help="treeDepth (default: 2 4 8)")
+    parser.add_argument("--repeats", type=int, default=3, help="timings per depth (default: 3)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (default: 2)")
+    parser.add_argument("--n", type=int, default=6144, help="rows of make_friedman1 (default: 6144)")
+    parser.add_argument("--p", type=int, default=8, help="features of make_friedman1, at least 5 (default: 8)")
+    parser.add_argument("--epochs", type=int, nargs=2, default=None, metavar=("E1", "E2"),
+                        help=f"E1 E2 for every depth, {MIN_EPOCHS} <= E1 < E2 (default: by depth)")
     args = parser.parse_args(argv)
+    # checked here, before the reference virtualenv is built (a pip install) for a run that cannot go on
+    for name, low in (("repeats", 1), ("threads", 1), ("n", 20), ("p", 5)):
+        if getattr(args, name) < low:
+            parser.error(f"--{name} must be at least {low}, got {getattr(args, name)}")
+    if min(args.depths) < 1:
+        parser.error(f"--depths must be at least 1, got {min(args.depths)}")
+    if args.epochs and not MIN_EPOCHS <= args.epochs[0] < args.epochs[1]:
+        parser.error(f"--epochs E1 E2 must satisfy {MIN_EPOCHS} <= E1 < E2 (the package's scheduler warms up for 10 "
+                     f"epochs), got {args.epochs[0]} {args.epochs[1]}")
     results = [measure_reference(d, n=args.n, p=args.p, epochs=tuple(args.epochs) if args.epochs else None,
                                  repeats=args.repeats, threads=args.threads) for d in args.depths]
     print(json.dumps(results, indent=2))
