@@ -300,7 +300,7 @@ def _execute_dask(cells, settings, data, threads, scheduler) -> Iterator[dict]:
 
     try:
         client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
-    except OSError as exc:  # unreachable or not a Dask scheduler: say so, not a traceback
+    except (OSError, ValueError) as exc:  # unreachable, not a Dask scheduler or not an address: say so, not a traceback
         raise SystemExit(f"cannot use the Dask scheduler at {scheduler}: {exc}. Start one (`dask scheduler`, "
                          "then `dask worker ADDRESS` from the repo root) or leave out --dask-scheduler.") from None
     with client:

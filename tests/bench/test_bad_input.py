@@ -269,3 +269,10 @@ def test_reference_timing_options_are_checked_before_the_venv_is_built(monkeypat
     with pytest.raises(SystemExit) as exit_:
         reference.main(argv)
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("address", ["notaurl", "http://127.0.0.1:1"])
+def test_a_dask_scheduler_that_is_not_an_address_is_refused_with_a_message(tmp_path, address):
+    pytest.importorskip("distributed")
+    with pytest.raises(SystemExit, match=f"cannot use the Dask scheduler at {address}: .*leave out --dask-scheduler"):
+        run_paper(tmp_path, "--dask-scheduler", address)
