@@ -40,6 +40,7 @@ from get_core import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION  # noqa: E402
 from get_core.tree import MAX_DEPTH  # noqa: E402
 
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
+MAX_SEED = 2**32 - 1  # a split seed is train_test_split's random_state
 DEFAULT_DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 
@@ -66,7 +67,7 @@ def study_parser(doc: str, results: Path) -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
                         help="directory of CSV files, target = last column named 'target' (default: %(default)s)")
     parser.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or globs (default: all)")
-    parser.add_argument("--seeds", nargs="+", type=int_in(0), default=[0], help="split seeds (default: 0)")
+    parser.add_argument("--seeds", nargs="+", type=int_in(0, MAX_SEED), default=[0], help="split seeds (default: 0)")
     parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast",
                         help="GET budget, as bench/paper.py's (default: fast)")
     parser.add_argument("--max-rows", type=int_in(sweep.MIN_ROWS),
@@ -130,7 +131,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
                         help="directory of CSV files, target = last column named 'target' (default: %(default)s)")
     parser.add_argument("--datasets", nargs="+", metavar="NAME", help="dataset names or globs (default: all)")
-    parser.add_argument("--seeds", nargs="+", type=int_in(0), default=[0], help="split seeds (default: 0)")
+    parser.add_argument("--seeds", nargs="+", type=int_in(0, MAX_SEED), default=[0], help="split seeds (default: 0)")
     parser.add_argument("--budget", choices=sorted(M.BUDGETS), default="fast",
                         help="GET budget: " + "; ".join(f"{b.name} = {b.n_starts} starts x {b.n_epochs} epochs"
                                                         for b in M.BUDGETS.values()) + " (default: fast)")
@@ -225,6 +226,8 @@ def main(argv: list[str] | None = None) -> dict:
     fitted, failed = (0, []) if args.report_only else _run_pending(pending, paths, args, settings, store, done)
     records = [done[c.key] for c in cells if c.key in done]
     if not records:  # an empty table would only replace the JSON and the Markdown section of an earlier run
+        if failed:
+            raise SystemExit(f"all {len(failed)} cells failed (see above) and none finished earlier: wrote nothing")
         raise SystemExit(f"no finished cells for these settings in {store.path}: wrote nothing (to report an earlier "
                          "run, give the same --budget, --starts, --epochs, --max-rows and --out as it had)")
     run = {

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import sweep  # noqa: E402
-from bench.paper import DEFAULT_DATA_DIR, check_writable, int_in  # noqa: E402
+from bench.paper import DEFAULT_DATA_DIR, MAX_SEED, check_writable, int_in  # noqa: E402
 from bench.reference import MIN_EPOCHS, ensure_reference_venv, run_script  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reference-train-r2.jsonl"
@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--datasets", nargs="+", default=None, help="dataset names or globs (default: all)")
     parser.add_argument("--depths", type=int_in(1), nargs="+", default=[2, 4],
                         help="treeDepth of each fit (default: 2 4)")
-    parser.add_argument("--seed", type=int_in(0), default=0, help="split seed, also the torch seed (default: 0)")
+    parser.add_argument("--seed", type=int_in(0, MAX_SEED), default=0,
+                        help="split seed, also the torch seed (default: 0)")
     parser.add_argument("--starts", type=int_in(1), default=10, help="startNum (default: 10, the paper's)")
     parser.add_argument("--epochs", type=int, default=3000, help="epochNum per alpha stage (default: 3000)")
     parser.add_argument("--polish", action="store_true", help="GETSubPolRegressor (the authors' subtree polish)")

@@ -188,7 +188,7 @@ def test_a_study_checks_every_table_before_its_first_fit(tmp_path):
     (speed.main, ["--depths", "3"], "argument --depths: invalid choice: 3"),
     (speed.main, ["--repeats", "0"], "argument --repeats: expected an integer >= 1"),
     (speed.main, ["--p", "3"], "argument --p: expected an integer >= 5"),
-    (reference_r2.main, ["--seed", "-1"], "argument --seed: expected an integer >= 0"),
+    (reference_r2.main, ["--seed", "-1"], "argument --seed: expected an integer from 0 to 4294967295"),
     (reference_r2.main, ["--depths", "0"], "argument --depths: expected an integer >= 1"),
     (data_path.main, ["--numeric", "-1"], "--numeric must be at least 0"),
     (data_path.main, ["--numeric", "0", "--text", "0"], "--numeric plus --text must be at least 1"),
@@ -276,3 +276,17 @@ def test_a_dask_scheduler_that_is_not_an_address_is_refused_with_a_message(tmp_p
     pytest.importorskip("distributed")
     with pytest.raises(SystemExit, match=f"cannot use the Dask scheduler at {address}: .*leave out --dask-scheduler"):
         run_paper(tmp_path, "--dask-scheduler", address)
+
+
+def test_a_seed_beyond_the_split_seeds_range_is_refused_and_failed_cells_are_named_as_such(tmp_path, capsys):
+    for parse in (paper.parse_args, variants.parse_args):
+        with pytest.raises(SystemExit):
+            parse(["--seeds", "4294967296"])
+        assert "argument --seeds: expected an integer from 0 to 4294967295" in capsys.readouterr().err
+
+
+def test_a_run_whose_every_cell_failed_says_so_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep, "run_cell", lambda cell, *a: {"key": cell.key, "error": "RuntimeError: boom"})
+    with pytest.raises(SystemExit, match="all 2 cells failed \\(see above\\) and none finished earlier: wrote nothing"):
+        run_paper(tmp_path)
+    assert not (tmp_path / "out" / "o.json").exists()

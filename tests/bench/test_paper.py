@@ -141,8 +141,10 @@ def test_a_table_that_is_not_complete_numeric_data_is_refused_with_file_column_a
 
 
 @pytest.mark.parametrize("option, value, expected", [
-    ("--epochs", "0", ">= 1"), ("--starts", "0", ">= 1"), ("--seeds", "-1", ">= 0"), ("--max-rows", "5", ">= 20"),
-    ("--jobs", "0", ">= 1"), ("--threads", "0", ">= 1"), ("--depths", "13", "from 1 to 12"), ("--seeds", "x", ">= 0"),
+    ("--epochs", "0", ">= 1"), ("--starts", "0", ">= 1"), ("--seeds", "-1", "from 0 to 4294967295"),
+    ("--max-rows", "5", ">= 20"), ("--jobs", "0", ">= 1"), ("--threads", "0", ">= 1"),
+    ("--depths", "13", "from 1 to 12"), ("--seeds", "x", "from 0 to 4294967295"),
+    ("--seeds", "4294967296", "from 0 to 4294967295"),
 ])
 def test_an_out_of_range_option_is_refused_before_anything_runs(tmp_path, capsys, option, value, expected):
     with pytest.raises(SystemExit) as exit_:
