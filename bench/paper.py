@@ -111,6 +111,7 @@ def run_study(args: argparse.Namespace, report: Callable[[list[dict]], str], mea
         print(report(records))
         return
     check_writable("--out", args.out)  # before any fit: a cell that cannot be stored is a fit lost
+    check_cells_file("--out", args.out)
     done = store.load()
     with sweep.thread_limit(args.threads):
         for name, seed, split in study_splits(args):
@@ -202,6 +203,7 @@ def main(argv: list[str] | None = None) -> dict:
     cells = [sweep.Cell(p.stem, s, m, d) for p in paths for s in args.seeds for m in args.methods for d in depths]
     if not args.dry_run:  # before any cell: a result that cannot be written is a fit lost
         check_writable("--out", out)
+        check_replaceable("--out", out, "settings")
         check_writable("--out", store.path)
         if not args.no_doc:
             check_writable("--doc", args.doc)
@@ -256,6 +258,37 @@ def check_writable(option: str, path: Path) -> None:
             pass
     except OSError as exc:
         raise SystemExit(f"{option} {path}: cannot write there ({exc.strerror or exc}); choose another path") from None
+
+
+def check_replaceable(option: str, path: Path, field: str, writer: str = "bench/paper.py") -> None:
+    """Exit with a message unless ``path`` is absent or empty or is a JSON object with ``field``: what this tool
+    wrote there before, so replacing it loses nothing (not a cells file, the Markdown or a dataset given by mistake)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        ours = field in json.loads(path.read_bytes())
+    except (ValueError, TypeError):
+        ours = False
+    if not ours:
+        raise SystemExit(f"{option} {path} exists and is not a summary JSON written by {writer}; it would be "
+                         "replaced: give another file name" + (" (the .cells-*.jsonl files are found from the summary's"
+                                                               " name)" if path.suffix == ".jsonl" else ""))
+
+
+def check_cells_file(option: str, path: Path) -> None:
+    """Exit with a message unless ``path`` is absent, empty or a JSON-lines file of cells that this run appends to."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    try:
+        whole = json.loads(data)
+    except ValueError:  # several lines, or a torn one
+        cells = data.startswith(b"{") or any(line.startswith(b'{"key"') for line in data.splitlines())
+    else:
+        cells = isinstance(whole, dict) and "key" in whole
+    if not cells:
+        raise SystemExit(f"{option} {path} exists and is not a JSON-lines file of cells; appending cells would "
+                         "spoil it: give another file name")
 
 
 def _settings(args: argparse.Namespace) -> sweep.Settings:

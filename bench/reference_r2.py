@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import sweep  # noqa: E402
-from bench.paper import DEFAULT_DATA_DIR, MAX_SEED, check_writable, int_in  # noqa: E402
+from bench.paper import DEFAULT_DATA_DIR, MAX_SEED, check_cells_file, check_writable, int_in  # noqa: E402
 from bench.reference import MIN_EPOCHS, ensure_reference_venv, run_script  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reference-train-r2.jsonl"
@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> None:
         print(report(same_budget, list(sweep.CellStore(args.report).load().values())))
         return
     check_writable("--out", args.out)  # before any fit: a fit that cannot be stored is hours lost
+    check_cells_file("--out", args.out)
     store = sweep.CellStore(args.out)
     done = store.load()
     # every table is read (and checked) before the first fit

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench import reference  # noqa: E402
-from bench.paper import check_writable, int_in  # noqa: E402
+from bench.paper import check_replaceable, check_writable, int_in  # noqa: E402
 from get_core.optimize import GETConfig, train  # noqa: E402
 
 STARTS, STAGES = 10, 2
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> None:
         write_section(args.doc, text, MARKERS)
         return
     check_writable("--out", args.out)  # before the timings: a result that cannot be written is minutes lost
+    check_replaceable("--out", args.out, "rows", "bench/speed.py")
     check_writable("--doc", args.doc)
     torch.set_num_threads(args.threads)
     result = {"date": time.strftime("%Y-%m-%d"), "n": args.n, "p": args.p, "repeats": args.repeats,

@@ -98,12 +98,12 @@ def test_option_combinations_that_do_nothing_or_cannot_run_are_refused(capsys, a
 def test_report_only_with_no_finished_cells_leaves_the_json_and_the_markdown_alone(tmp_path):
     out, doc = tmp_path / "out" / "o.json", tmp_path / "B.md"
     out.parent.mkdir()
-    out.write_text("{\"earlier\": 1}")
+    out.write_text("{\"settings\": {}, \"earlier\": 1}")
     doc.write_text("<!-- paper-table:start -->\nearlier table\n<!-- paper-table:end -->\n")
     with pytest.raises(SystemExit, match="no finished cells for these settings in .*wrote nothing"):
         paper.main(["--data-dir", str(tables(tmp_path, "one")), "--methods", "cart", "--budget", "tiny",
                     "--report-only", "--out", str(out), "--doc", str(doc)])
-    assert out.read_text() == "{\"earlier\": 1}" and "earlier table" in doc.read_text()
+    assert out.read_text() == "{\"settings\": {}, \"earlier\": 1}" and "earlier table" in doc.read_text()
 
 
 @pytest.mark.parametrize("target, message", [
@@ -290,3 +290,35 @@ def test_a_run_whose_every_cell_failed_says_so_and_writes_nothing(tmp_path, monk
     with pytest.raises(SystemExit, match="all 2 cells failed \\(see above\\) and none finished earlier: wrote nothing"):
         run_paper(tmp_path)
     assert not (tmp_path / "out" / "o.json").exists()
+
+
+def test_paper_out_never_replaces_a_cells_file_the_markdown_or_a_dataset(tmp_path, monkeypatch):
+    first = run_paper(tmp_path)
+    cells = Path(first["run"]["cells_file"])
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# Benchmarks\n")
+    monkeypatch.setattr(sweep, "run_cell", lambda *a: pytest.fail("a cell ran"))
+    for path in (cells, doc, tmp_path / "data" / "one.csv"):
+        before = path.read_bytes()
+        with pytest.raises(SystemExit, match="exists and is not a summary JSON written by bench/paper.py"):
+            paper.main(["--data-dir", str(tmp_path / "data"), "--methods", "cart", "--budget", "tiny", "--no-doc",
+                        "--out", str(path), "--seeds", "1"])
+        assert path.read_bytes() == before
+    assert run_paper(tmp_path)["run"]["cells_skipped"] == 2  # its own summary is replaced as before
+
+
+def test_a_study_never_appends_cells_to_a_file_that_is_not_a_cells_file(tmp_path):
+    calls = []
+    summary = tmp_path / "paper-fast.json"
+    summary.write_text(json.dumps({"settings": {}, "records": []}, indent=1))
+    for path in (summary, tables(tmp_path, "one") / "one.csv"):
+        before = path.read_bytes()
+        args = study_args(tmp_path)
+        args.out = path
+        with pytest.raises(SystemExit, match="exists and is not a JSON-lines file of cells"):
+            paper.run_study(args, str, fake_measure(calls))
+        assert path.read_bytes() == before and calls == []
+    cells = tmp_path / "s.jsonl"
+    cells.write_bytes(b'{"key": "x|0", "value": 1}\n{"key": "torn')  # a cells file with a torn last line
+    paper.run_study(study_args(tmp_path), str, fake_measure(calls))
+    assert calls == ["one|0"]
