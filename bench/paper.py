@@ -150,8 +150,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="fixed depths for --tables (default: 2 4 8)")
     parser.add_argument("--max-rows", type=int_in(sweep.MIN_ROWS),
                         help="use at most this many rows of each dataset (a fixed sample)")
-    parser.add_argument("--out", type=Path, help="summary JSON (default: bench/results/paper-BUDGET.json, or "
-                                                 "tables-BUDGET.json); finished cells go to OUT-stem.cells-KEY.jsonl")
+    parser.add_argument("--out", type=Path,
+                        help="summary JSON (default: bench/results/paper-BUDGET.json, or tables-BUDGET.json), replaced "
+                             "on each run; the finished cells go beside it to NAME.cells-KEY.jsonl (NAME: OUT "
+                             "without .json)")
     parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="Markdown file to update (default: %(default)s)")
     parser.add_argument("--no-doc", action="store_true", help="do not touch the Markdown file")
     parser.add_argument("--section", help="marker name of the Markdown section to write (default: paper-table, or "
