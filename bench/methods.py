@@ -21,6 +21,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from get_core.compare import count_tree_parameters
+from get_core.checkpoint import SearchCheckpoint
 from get_core.estimator import DepthSearch, GETRegressor, GETRegressorCV
 
 DEPTHS = tuple(range(1, 13))  # the paper's depth grid for every tree method
@@ -40,12 +41,15 @@ class Budget:
     polish and polish only the final tree at the chosen depth (False). Polish costs about one more fit per level of
     the tree, so polishing inside the search multiplies the search's cost by roughly the depth; polishing after it
     costs one polished fit and gives exactly the unpolished method's tree, polished (same seed).
+    ``searches``: with a directory, a depth search stopped part-way (a paper-budget search can take hours) resumes
+    at its next depth with the same result. Not part of the settings: it changes where fits are kept, not what.
     """
 
     name: str
     n_starts: int
     n_epochs: int
     polish_in_cv: bool = True
+    searches: str | None = None  # directory where GET's depth searches keep each finished fit (get_core.checkpoint)
 
 
 BUDGETS = {
@@ -140,7 +144,9 @@ def get_fitter(leaf: str, polish: bool, l1: float | tuple[float, ...] = 0.0) -> 
         """GET / GET-Linear with the depth (and L1 strength, when ``l1`` holds several) chosen by GETRegressorCV
         (2:1 split, depths 1..12, early stop)."""
         common = dict(leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs, random_state=seed)
-        search = GETRegressorCV(depths=DEPTHS, polish=polish and budget.polish_in_cv, l1=l1, **common).fit(X, y)
+        checkpoint = SearchCheckpoint(budget.searches) if budget.searches else None
+        search = GETRegressorCV(depths=DEPTHS, polish=polish and budget.polish_in_cv, l1=l1, **common).fit(
+            X, y, checkpoint=checkpoint)
         model = search
         if polish and not budget.polish_in_cv:  # the search's own final tree, polished
             model = GETRegressor(depth=search.best_depth_, l1=search.best_l1_, polish=True, **common).fit(X, y)

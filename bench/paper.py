@@ -154,6 +154,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="summary JSON (default: bench/results/paper-BUDGET.json, or tables-BUDGET.json), replaced "
                              "on each run; the finished cells go beside it to NAME.cells-KEY.jsonl (NAME: OUT "
                              "without .json)")
+    parser.add_argument("--searches", type=Path,
+                        help="directory where each GET depth search keeps its finished fits, so a cell stopped "
+                             "part-way resumes at its next depth with the same result (default: OUT-stem.searches-KEY "
+                             "beside the cells file)")
     parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="Markdown file to update (default: %(default)s)")
     parser.add_argument("--no-doc", action="store_true", help="do not touch the Markdown file")
     parser.add_argument("--section", help="marker name of the Markdown section to write (default: paper-table, or "
@@ -207,6 +211,9 @@ def main(argv: list[str] | None = None) -> dict:
         check_writable("--out", out)
         check_replaceable("--out", out, "settings")
         check_writable("--out", store.path)
+        if not (args.tables or args.report_only):  # where the depth searches keep their fits
+            args.searches = args.searches or out.with_name(f"{out.stem}.searches-{settings.key}")
+            check_writable("--searches", args.searches / "fit.json")
         if not args.no_doc:
             check_writable("--doc", args.doc)
     done = store.load(required=("train_r2" if args.tables else "test_r2", "started_at", "finished_at"))
@@ -322,7 +329,8 @@ def _run_pending(pending, paths, args, settings, store, done) -> tuple[int, list
     fitted, failed = 0, []
     commit = _commit()
     for record in sweep.execute(pending, settings, data, jobs=args.jobs, threads=args.threads,
-                                scheduler=args.dask_scheduler):
+                                scheduler=args.dask_scheduler,
+                                searches=str(args.searches.resolve()) if args.searches else None):
         if "error" in record:
             failed.append({"key": record["key"], "error": record["error"]})
             _log(f"FAILED {record['key']}: {record['error'].splitlines()[0]}")

@@ -19,7 +19,7 @@ import json
 import os
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -151,8 +151,10 @@ def split_and_scale(X: np.ndarray, y: np.ndarray, seed: int):
 
 
 # ---------------------------------------------------------------- one cell (runs in a worker)
-def run_cell(cell: Cell, settings: Settings, data: tuple[np.ndarray, np.ndarray], threads: int) -> dict:
-    """Fit and evaluate one cell; returns its record (``error`` set instead of results when it failed)."""
+def run_cell(cell: Cell, settings: Settings, data: tuple[np.ndarray, np.ndarray], threads: int,
+             searches: str | None = None) -> dict:
+    """Fit and evaluate one cell; returns its record (``error`` set instead of results when it failed).
+    ``searches``: where depth searches keep their finished fits (``methods.Budget.searches``)."""
     record = {"key": cell.key, **asdict(cell), "settings": settings.key, "threads": threads,
               "started_at": time.time(), "host": os.uname().nodename, "pid": os.getpid()}
     try:
@@ -160,10 +162,11 @@ def run_cell(cell: Cell, settings: Settings, data: tuple[np.ndarray, np.ndarray]
             X, y = data
             Xs_tr, ys_tr, Xs_te, ys_te = split_and_scale(X, y, cell.seed)
             t0 = time.perf_counter()
+            budget = replace(settings.budget_obj, searches=searches)
             if settings.mode == "train":
-                record.update(M.training_r2(cell.method, Xs_tr, ys_tr, cell.depth, cell.seed, settings.budget_obj))
+                record.update(M.training_r2(cell.method, Xs_tr, ys_tr, cell.depth, cell.seed, budget))
             else:
-                record.update(_evaluate(cell, settings, Xs_tr, ys_tr, Xs_te, ys_te))
+                record.update(_evaluate(cell, budget, Xs_tr, ys_tr, Xs_te, ys_te))
             record["wall_seconds"] = time.perf_counter() - t0
     except Exception as exc:  # reported by the driver and left unfinished, so a rerun retries the cell
         record["error"] = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
@@ -171,9 +174,9 @@ def run_cell(cell: Cell, settings: Settings, data: tuple[np.ndarray, np.ndarray]
     return record
 
 
-def _evaluate(cell: Cell, settings: Settings, X_tr, y_tr, X_te, y_te) -> dict:
+def _evaluate(cell: Cell, budget: M.Budget, X_tr, y_tr, X_te, y_te) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
-    fitted = M.METHODS[cell.method].fit(X_tr, y_tr, cell.seed, settings.budget_obj)
+    fitted = M.METHODS[cell.method].fit(X_tr, y_tr, cell.seed, budget)
     fit_seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     pred = fitted.model.predict(X_te)
     return {
@@ -271,31 +274,32 @@ def _ends_with_newline(path: Path) -> bool:
 
 # ---------------------------------------------------------------- executing cells
 def execute(cells: list[Cell], settings: Settings, data: dict[str, tuple[np.ndarray, np.ndarray]], *, jobs: int = 1,
-            threads: int | None = None, scheduler: str | None = None) -> Iterator[dict]:
+            threads: int | None = None, scheduler: str | None = None, searches: str | None = None) -> Iterator[dict]:
     """Run ``cells`` and yield each record as soon as it finishes (in completion order).
 
     Local: in this process when ``jobs == 1``, else joblib (loky processes). ``scheduler``: a Dask distributed
     scheduler address; every dataset is scattered once, each cell is one task. Threads per cell default to 1:
     a multi-threaded GET fit synchronizes its threads every epoch, and on a machine shared with other work one
     descheduled thread stalls the rest (measured here: a 2-thread fit 8-17x slower than a 1-thread fit under
-    load); on an idle machine pass ``threads = cores / jobs``.
+    load); on an idle machine pass ``threads = cores / jobs``. ``searches``: see ``run_cell``.
     """
     if not cells:
         return
     threads = threads or 1
     if scheduler is not None:
-        yield from _execute_dask(cells, settings, data, threads, scheduler)
+        yield from _execute_dask(cells, settings, data, threads, scheduler, searches)
     elif jobs == 1:
         for cell in cells:
-            yield run_cell(cell, settings, data[cell.dataset], threads)
+            yield run_cell(cell, settings, data[cell.dataset], threads, searches)
     else:
         from joblib import Parallel, delayed
 
         parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-        yield from parallel(delayed(run_cell)(cell, settings, data[cell.dataset], threads) for cell in cells)
+        yield from parallel(delayed(run_cell)(cell, settings, data[cell.dataset], threads, searches)
+                            for cell in cells)
 
 
-def _execute_dask(cells, settings, data, threads, scheduler) -> Iterator[dict]:
+def _execute_dask(cells, settings, data, threads, scheduler, searches) -> Iterator[dict]:
     from distributed import Client, as_completed
 
     try:
@@ -305,7 +309,7 @@ def _execute_dask(cells, settings, data, threads, scheduler) -> Iterator[dict]:
                          "then `dask worker ADDRESS` from the repo root) or leave out --dask-scheduler.") from None
     with client:
         scattered = {name: client.scatter(data[name]) for name in {c.dataset for c in cells}}
-        futures = [client.submit(run_cell, cell, settings, scattered[cell.dataset], threads, pure=False,
+        futures = [client.submit(run_cell, cell, settings, scattered[cell.dataset], threads, searches, pure=False,
                                  key=f"paper-cell-{settings.key}-{cell.key}-{time.time_ns()}") for cell in cells]
         for future in as_completed(futures):
             yield future.result()

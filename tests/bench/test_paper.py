@@ -73,6 +73,32 @@ def test_a_rerun_skips_finished_cells_and_an_interrupted_run_redoes_only_the_los
     assert len([json.loads(l) for l in cell_lines(third) if l.endswith("}")]) == 4
 
 
+def test_a_cell_stopped_during_its_depth_search_resumes_from_the_fits_its_search_kept(tmp_path):
+    first = run(tmp_path, "--methods", "get", "--datasets", "abalone")
+    searches = Path(first["run"]["cells_file"].replace(".cells-", ".searches-").removesuffix(".jsonl"))
+    kept = {json.loads(p.read_text())["meta"]["train_r2"]: p for p in searches.glob("*.json")}
+    searched = first["records"][0]["details"]["cv"]
+    assert len(kept) == len(searched) + 1  # every depth searched, and the refit
+    path = kept[searched[1]["train_r2"]]  # depth 2's fit, marked as a refit could not reproduce
+    data = json.loads(path.read_text())
+    data["meta"]["train_r2"] = 0.5
+    path.write_text(json.dumps(data))
+    Path(first["run"]["cells_file"]).write_text("")  # stopped before the cell was stored
+
+    again = run(tmp_path, "--methods", "get", "--datasets", "abalone")
+    assert again["run"]["cells_fitted"] == 1
+    assert [r["train_r2"] for r in again["records"][0]["details"]["cv"]] == (
+        [searched[0]["train_r2"], 0.5] + [r["train_r2"] for r in searched[2:]])
+    assert again["records"][0]["test_r2"] == first["records"][0]["test_r2"]
+
+
+def test_a_searches_path_that_is_a_file_is_refused_before_any_fit(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SystemExit, match="--searches"):
+        run(tmp_path, "--methods", "get", "--searches", str(tmp_path / "file"))
+    assert not (tmp_path / "out.json").exists()
+
+
 def test_other_settings_write_their_own_cell_file(tmp_path):
     a = run(tmp_path, "--methods", "cart")
     b = run(tmp_path, "--methods", "cart", "--max-rows", "150")
