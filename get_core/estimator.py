@@ -18,8 +18,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from get_core.checkpoint import SearchCheckpoint, fit_fingerprint
+from get_core.config import SCALINGS, GETConfig
 from get_core.data import SQUEEZED_SHARE, squeezed_features
-from get_core.optimize import SCALINGS, GETConfig, train
+from get_core.optimize import train
 from get_core.progress import ProgressCallback
 from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree
 
@@ -78,12 +79,9 @@ class GETRegressor(RegressorMixin, BaseEstimator):
 
     def _config(self, **overrides) -> GETConfig:
         params = {k: v for k, v in self.get_params().items() if k in _CONFIG_FIELDS}
-        params["alpha_range"] = tuple(float(a) for a in params["alpha_range"])
         params["random_state"] = _seed(params["random_state"])
         params.update(overrides)
-        config = GETConfig(**params)
-        config.validate()
-        return config
+        return GETConfig(**params)
 
     def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressor":
         """Train on X (n, p) and y (n,); ``on_progress`` receives ``progress.Progress`` and may return True to stop."""

@@ -17,78 +17,20 @@ import numpy as np
 import torch
 
 from get_core import leaves, native
+from get_core.config import GETConfig
 from get_core.data import ROBUST_PERCENTILES
 from get_core.progress import ProgressCallback, Reporter
 from get_core.schedule import alpha_stage_bounds
 from get_core.soft import Params, Workspace, soft_loss_and_grad
 from get_core.starts import cart_splits, random_splits
-from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree
+from get_core.tree import ObliqueTree
 
 #: Keep (models x branch nodes x rows) per soft-pass chunk under this many float32 elements (~64 MB per array).
 CHUNK_ELEMENTS = 2 ** 24
 #: Hard-loss checkpoints per stage (the last epoch is always one); each may update the best tree.
 CHECKPOINTS_PER_STAGE = 20
-#: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.
-SCALINGS = ("minmax", "robust")
 #: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
 MAX_ROBUST_STRETCH = 1e6
-
-
-@dataclass(frozen=True)
-class GETConfig:
-    depth: int = 4
-    leaf: str = "constant"  # "constant" (GET) or "linear" (GET-Linear)
-    linear_leaves: str = "gcv"  # which linear leaves keep their slopes: LINEAR_LEAF_RULES
-    clip_leaves: bool = True  # clamp a linear leaf's prediction to its training targets' range (leaves.py)
-    n_starts: int = 10
-    n_epochs: int = 3000  # per alpha stage
-    alpha_range: tuple[float, float] = (5.0, 150.0)
-    n_alphas: int = 2  # stages per start, ascending alphas; see alpha_stage_bounds
-    learning_rate: float = 0.01
-    l1: float = 0.0  # l1 * sum|a| added to the (mean) soft loss, paper eq. (11)
-    polish: bool = False
-    random_state: int | None = None
-    device: str = "auto"  # "auto" | "cpu" | "cuda"
-    fixed_alpha: float | None = None  # ablation (paper Table 4): every stage uses this alpha instead
-    scaling: str = "minmax"  # one of SCALINGS; see MinMax.fit
-
-    def validate(self) -> None:
-        """Raise ValueError naming the first bad parameter."""
-        checks = [
-            (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= MAX_DEPTH, "depth",
-             f"an integer from 1 to {MAX_DEPTH}"),
-            (self.leaf in ("constant", "linear"), "leaf", "'constant' or 'linear'"),
-            (self.linear_leaves in LINEAR_LEAF_RULES, "linear_leaves", f"one of {LINEAR_LEAF_RULES}"),
-            (isinstance(self.clip_leaves, (bool, np.bool_)), "clip_leaves", "True or False"),
-            (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1, "n_starts", "an integer >= 1"),
-            (isinstance(self.n_epochs, (int, np.integer)) and self.n_epochs >= 1, "n_epochs", "an integer >= 1"),
-            (isinstance(self.n_alphas, (int, np.integer)) and self.n_alphas >= 1, "n_alphas", "an integer >= 1"),
-            (0 < _real(self.alpha_range, 0) <= _real(self.alpha_range, 1) < math.inf, "alpha_range",
-             "(min, max) with 0 < min <= max, both finite"),
-            (0 < _real(self.learning_rate) < math.inf, "learning_rate", "a finite number > 0"),
-            (0 <= _real(self.l1) < math.inf, "l1", "a finite number >= 0"),
-            (self.device in ("auto", "cpu", "cuda"), "device", "'auto', 'cpu' or 'cuda'"),
-            (self.fixed_alpha is None or 0 < _real(self.fixed_alpha) < math.inf, "fixed_alpha",
-             "None or a finite number > 0"),
-            (self.scaling in SCALINGS, "scaling", " or ".join(repr(s) for s in SCALINGS)),
-        ]
-        for ok, name, expected in checks:
-            if not ok:
-                raise ValueError(f"{name} must be {expected}; got {getattr(self, name)!r}")
-
-
-def _real(value: object, index: int | None = None) -> float:
-    """``value`` (or its item ``index``, for a pair) as a float, NaN when it is not a real number: NaN fails every
-    range check, so ``validate`` names the parameter instead of raising a TypeError."""
-    if index is not None:
-        try:
-            items = tuple(value)  # type: ignore[arg-type]
-        except TypeError:
-            return math.nan
-        value = items[index] if len(items) == 2 else math.nan
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return math.nan
-    return float(value)
 
 
 def resolve_device(device: str) -> torch.device:
@@ -355,7 +297,6 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
     start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
     """
-    config.validate()
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()
     t0 = time.perf_counter()
