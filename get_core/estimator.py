@@ -1,6 +1,6 @@
 """scikit-learn estimators: GETRegressor (one tree of a given depth) and GETRegressorCV (depth chosen on a split).
 
-The estimators only validate, configure and delegate: training lives in ``optimize.train`` (and ``polish``), the
+The estimators only validate, configure and delegate: training lives in ``train.train`` (and ``polish``), the
 fitted model is an ``ObliqueTree`` in ``tree_``; ``predict`` checks fitted state, validates X and asks the tree.
 """
 
@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from get_core.checkpoint import SearchCheckpoint, fit_fingerprint
 from get_core.config import SCALINGS, GETConfig
 from get_core.data import SQUEEZED_SHARE, squeezed_features
-from get_core.optimize import train
+from get_core.train import train
 from get_core.progress import ProgressCallback
 from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree
 

@@ -32,14 +32,12 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from get_core.config import GETConfig
 from get_core.runs.store import MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError
-
-if TYPE_CHECKING:
-    from get_core.optimize import GETConfig  # imports torch: only the worker's training path loads it
 
 HEARTBEAT_PERIOD_S = 1.0
 CANCEL_POLL_S = 0.2
@@ -177,7 +175,7 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
 def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
     from get_core.data import from_parquet_bytes
     from get_core.encoding import DataSpec, prepare, usable_rows
-    from get_core.optimize import GETConfig, train
+    from get_core.train import train  # torch: only the worker's training path loads it
 
     params = run.params
     seed = int(params.get("seed", 0))

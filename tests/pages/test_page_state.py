@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from get_core.optimize import GETConfig
+from get_core.config import GETConfig
 from get_core.runs.store import RunStore, default_db_path
 from pages import common
 from tests.explorer_runs import finished_run
