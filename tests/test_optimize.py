@@ -70,7 +70,8 @@ def test_stage_alphas_stay_in_range_and_ascend(alpha_range, n_alphas):
     bounds = alpha_stage_bounds(alpha_range, n_alphas)
     assert bounds.shape == (n_alphas, 2)
     assert np.all(np.diff(bounds, axis=0) >= 0)  # later stages are never softer
-    alphas = alpha_schedule(200, GETConfig(n_alphas=n_alphas, alpha_range=alpha_range), torch.Generator().manual_seed(1)).numpy()
+    config = GETConfig(n_alphas=n_alphas, alpha_range=alpha_range)
+    alphas = alpha_schedule(200, config, torch.Generator().manual_seed(1)).numpy()
     assert np.all((alphas >= alpha_range[0]) & (alphas <= alpha_range[1]))
     assert np.all(np.diff(alphas, axis=1) >= 0)
     assert np.all((bounds[:, 0] <= stage_midpoints(alpha_range, n_alphas)) &
