@@ -249,7 +249,8 @@ def training_r2(method: str, X: np.ndarray, y: np.ndarray, depth: int, seed: int
 
         model = DecisionTreeRegressor(max_depth=depth, random_state=seed).fit(X, y)
         return {"train_r2": 100 * float(r2_score(y, model.predict(X)))}
-    from get_core.optimize import GETConfig, train
+    from get_core.config import GETConfig
+    from get_core.train import train
 
     fixed = {"get-alpha1": 1.0, "get-alpha100": 100.0}.get(method)
     config = GETConfig(depth=depth, n_starts=budget.n_starts, n_epochs=budget.n_epochs,

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
 from bench.paper import run_study, study_key, study_parser
 from get_core.estimator import GETRegressorCV, _r2
-from get_core.optimize import train
+from get_core.train import train
 
 RESULTS = Path(__file__).resolve().parent / "results" / "refit-start.jsonl"
 

@@ -34,7 +34,8 @@ sys.path.insert(0, str(REPO))
 
 from bench import reference  # noqa: E402
 from bench.paper import check_replaceable, check_writable, int_in  # noqa: E402
-from get_core.optimize import GETConfig, train  # noqa: E402
+from get_core.config import GETConfig  # noqa: E402
+from get_core.train import train  # noqa: E402
 
 STARTS, STAGES = 10, 2
 EPOCHS = {2: (200, 1000), 4: (200, 1000), 8: (50, 250), 12: (5, 25)}

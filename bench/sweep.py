@@ -31,7 +31,7 @@ from sklearn.model_selection import train_test_split
 from bench import methods as M
 from get_core import ENGINE_VERSION
 from get_core.compare import predict_ms, timing_rows
-from get_core.optimize import MinMax
+from get_core.train import MinMax
 
 TEST_SIZE = 0.25  # the paper's 75% train / 25% test
 SUBSAMPLE_SEED = 12345  # --max-rows keeps the same rows for every seed and method

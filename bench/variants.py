@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import methods as M
 from bench.paper import int_in, run_study, study_key, study_parser
 from get_core import optimize
+from get_core.config import GETConfig
 from get_core.estimator import _r2
-from get_core.optimize import GETConfig, train
+from get_core.train import train
 
 RESULTS = Path(__file__).resolve().parent / "results" / "variants.jsonl"
 AUTHORS_WEIGHT_DECAY = 0.01  # torch.optim.AdamW's default, which the authors' GET_IterAlp.py keeps

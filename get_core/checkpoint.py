@@ -21,16 +21,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from get_core.config import ENGINE_VERSION, GETConfig
 from get_core.export import load_model_json, model_json
-from get_core.optimize import GETConfig, resolve_device
+from get_core.optimize import resolve_device
 from get_core.tree import ObliqueTree
 
 
 def fit_fingerprint(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_names: list[str] | None,
                     warm_start: ObliqueTree | None = None) -> str:
     """A hex digest that changes whenever the fit of ``config`` on (X, y) (from ``warm_start``) could change."""
-    from get_core import ENGINE_VERSION  # the package imports the estimators, which import this module
-
     digest = hashlib.sha256()
     for array in (X, y):
         array = np.ascontiguousarray(array, dtype=np.float64)

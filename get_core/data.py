@@ -32,7 +32,7 @@ MAX_CATEGORIES = 30
 MIN_ROWS = 20
 #: A feature is squeezed when min-max scaling leaves its central 98% of values less than this share of [0, 1].
 SQUEEZED_SHARE = 0.1
-#: The percentiles that bound a feature's central 98%: robust scaling maps them to 0 and 1 (optimize.MinMax).
+#: The percentiles that bound a feature's central 98%: robust scaling maps them to 0 and 1 (train.MinMax).
 ROBUST_PERCENTILES = (1, 99)
 _DATE_LIKE = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
                         r"([ T]\d{1,2}:\d{2}.*)?\s*$")

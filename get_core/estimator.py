@@ -1,15 +1,17 @@
 """scikit-learn estimators: GETRegressor (one tree of a given depth) and GETRegressorCV (depth chosen on a split).
 
-The estimators only validate, configure and delegate: training lives in ``optimize.train`` (and ``polish``), the
+The estimators only validate, configure and delegate: training lives in ``train.train`` (and ``polish``), the
 fitted model is an ``ObliqueTree`` in ``tree_``; ``predict`` checks fitted state, validates X and asks the tree.
+Their parameters that are settings of ``GETConfig`` take its defaults and its allowed values (``config_constraints``).
 """
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from dataclasses import fields
 from numbers import Integral, Real
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -18,15 +20,81 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from get_core.checkpoint import SearchCheckpoint, fit_fingerprint
+from get_core.config import ALLOWED, DEFAULTS, Allowed, Choice, Flag, GETConfig, Integer, Number, Seed, Span
 from get_core.data import SQUEEZED_SHARE, squeezed_features
-from get_core.optimize import SCALINGS, GETConfig, train
 from get_core.progress import ProgressCallback
-from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree
+from get_core.train import train
+from get_core.tree import ObliqueTree
 
 _CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
+_DEPTH = ALLOWED["depth"]
 
 
-class GETRegressor(RegressorMixin, BaseEstimator):
+def _sklearn_constraint(allowed: Allowed) -> list:
+    """scikit-learn's form of one of GETConfig's rules; the exact rule (finite, no bools) runs when the config is
+    built in ``fit``."""
+    match allowed:
+        case Integer(low, high):
+            return [Interval(Integral, low, high, closed="left" if high is None else "both")]
+        case Number(low, inclusive, optional):
+            return [Interval(Real, low, None, closed="left" if inclusive else "neither"), *([None] if optional else [])]
+        case Choice(options):
+            return [StrOptions(set(options))]
+        case Flag():
+            return ["boolean"]
+        case Span():
+            return [tuple, list]
+        case Seed():
+            return ["random_state"]  # a RandomState too: ``_seed`` draws an int from it
+    raise TypeError(f"no scikit-learn constraint for {allowed!r}")
+
+
+def config_constraints(init: Callable) -> dict:
+    """``_parameter_constraints`` of the parameters of ``init`` that are GETConfig settings."""
+    return {name: _sklearn_constraint(ALLOWED[name]) for name in inspect.signature(init).parameters
+            if name in _CONFIG_FIELDS}
+
+
+class _GETEstimator(RegressorMixin, BaseEstimator):
+    """What both estimators share: parameters that are GETConfig settings become the fit's config, the training data
+    are checked the same way, and prediction asks the fitted tree."""
+
+    def _config(self, **overrides) -> GETConfig:
+        params = {k: v for k, v in self.get_params().items() if k in _CONFIG_FIELDS}
+        params["random_state"] = _seed(params["random_state"])
+        params.update(overrides)
+        return GETConfig(**params)
+
+    def _training_data(self, X, y) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
+        """Validated parameters and (X, y), and the feature names (None for a plain array)."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        self._warn_if_squeezed(X)
+        names = getattr(self, "feature_names_in_", None)
+        return X, y, None if names is None else list(names)
+
+    def _warn_if_squeezed(self, X: np.ndarray) -> None:
+        squeezed = squeezed_features(X) if self.scaling == "minmax" else []
+        if squeezed:
+            names = getattr(self, "feature_names_in_", None)
+            shown = ", ".join(str(names[j]) if names is not None else f"x{j}" for j in squeezed[:5])
+            warnings.warn(f"Far outliers in {len(squeezed)} feature(s) ({shown}{', ...' if len(squeezed) > 5 else ''}):"
+                          f" min-max scaling packs 98% of their values into under {SQUEEZED_SHARE:.0%} of [0, 1],"
+                          " where GET's splits hardly move. Check for missing-value codes (e.g. 9999), or pass"
+                          " scaling='robust'.", UserWarning, stacklevel=4)
+
+    def predict(self, X) -> np.ndarray:
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.tree_.predict(X)
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf node id (heap numbering) of each row."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.apply(validate_data(self, X, reset=False, dtype=np.float64))
+
+
+class GETRegressor(_GETEstimator):
     """An oblique regression tree trained by gradient-based entire-tree optimization (GET / GET-Linear).
 
     Parameters mirror the paper: ``n_starts`` starts (start 0 from CART), each running ``n_alphas`` stages of
@@ -37,30 +105,16 @@ class GETRegressor(RegressorMixin, BaseEstimator):
     ``clip_leaves`` (GET-Linear only, not in the paper): clamp each linear leaf's prediction to the range of the
     training targets that reached it, so a line never extrapolates beyond what its leaf saw. ``scaling``: how each
     feature is mapped to [0, 1] before training, ``"minmax"`` (the paper's) or ``"robust"`` (1st-99th percentiles, for
-    features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``optimize.squeezed_features``).
+    features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``data.squeezed_features``).
+    Defaults and allowed values: ``config.GETConfig``.
     """
 
-    _parameter_constraints: dict = {
-        "depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
-        "leaf": [StrOptions({"constant", "linear"})],
-        "linear_leaves": [StrOptions(set(LINEAR_LEAF_RULES))],
-        "clip_leaves": ["boolean"],
-        "n_starts": [Interval(Integral, 1, None, closed="left")],
-        "n_epochs": [Interval(Integral, 1, None, closed="left")],
-        "alpha_range": [tuple, list],
-        "n_alphas": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "l1": [Interval(Real, 0, None, closed="left")],
-        "polish": ["boolean"],
-        "random_state": ["random_state"],
-        "device": [StrOptions({"auto", "cpu", "cuda"})],
-        "scaling": [StrOptions(set(SCALINGS))],
-    }
-
-    def __init__(self, depth: int = 4, leaf: str = "constant", n_starts: int = 10, n_epochs: int = 3000,
-                 alpha_range: tuple[float, float] = (5, 150), n_alphas: int = 2, learning_rate: float = 0.01,
-                 l1: float = 0.0, polish: bool = False, random_state=None, device: str = "auto",
-                 linear_leaves: str = "gcv", clip_leaves: bool = True, scaling: str = "minmax"):
+    def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
+                 n_epochs: int = DEFAULTS.n_epochs, alpha_range: tuple[float, float] = DEFAULTS.alpha_range,
+                 n_alphas: int = DEFAULTS.n_alphas, learning_rate: float = DEFAULTS.learning_rate,
+                 l1: float = DEFAULTS.l1, polish: bool = DEFAULTS.polish, random_state=DEFAULTS.random_state,
+                 device: str = DEFAULTS.device, linear_leaves: str = DEFAULTS.linear_leaves,
+                 clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -76,46 +130,16 @@ class GETRegressor(RegressorMixin, BaseEstimator):
         self.device = device
         self.scaling = scaling
 
-    def _config(self, **overrides) -> GETConfig:
-        params = {k: v for k, v in self.get_params().items() if k in _CONFIG_FIELDS}
-        params["alpha_range"] = tuple(float(a) for a in params["alpha_range"])
-        params["random_state"] = _seed(params["random_state"])
-        params.update(overrides)
-        config = GETConfig(**params)
-        config.validate()
-        return config
+    _parameter_constraints: dict = config_constraints(__init__)
 
     def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressor":
         """Train on X (n, p) and y (n,); ``on_progress`` receives ``progress.Progress`` and may return True to stop."""
-        self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        self._warn_if_squeezed(X)
-        names = getattr(self, "feature_names_in_", None)
-        self.tree_ = train(X, y, self._config(), on_progress, None if names is None else list(names))
+        X, y, names = self._training_data(X, y)
+        self.tree_ = train(X, y, self._config(), on_progress, names)
         return self
 
-    def _warn_if_squeezed(self, X: np.ndarray) -> None:
-        squeezed = squeezed_features(X) if self.scaling == "minmax" else []
-        if squeezed:
-            names = getattr(self, "feature_names_in_", None)
-            shown = ", ".join(str(names[j]) if names is not None else f"x{j}" for j in squeezed[:5])
-            warnings.warn(f"Far outliers in {len(squeezed)} feature(s) ({shown}{', ...' if len(squeezed) > 5 else ''}):"
-                          f" min-max scaling packs 98% of their values into under {SQUEEZED_SHARE:.0%} of [0, 1],"
-                          " where GET's splits hardly move. Check for missing-value codes (e.g. 9999), or pass"
-                          " scaling='robust'.", UserWarning, stacklevel=3)
 
-    def predict(self, X) -> np.ndarray:
-        check_is_fitted(self, "tree_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.tree_.predict(X)
-
-    def apply(self, X) -> np.ndarray:
-        """Leaf node id (heap numbering) of each row."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.apply(validate_data(self, X, reset=False, dtype=np.float64))
-
-
-class GETRegressorCV(GETRegressor):
+class GETRegressorCV(_GETEstimator):
     """GETRegressor whose depth is chosen as the paper does (its section 5, Appendix F.1).
 
     The training data are split 2:1 into train/validation; trees of increasing depth from ``depths`` are fitted on
@@ -127,24 +151,17 @@ class GETRegressorCV(GETRegressor):
     training R2 but left test R2 where it was on average (docs/BENCHMARKS.md), so the paper's refit stays the default.
     ``l1`` may also be several values: each depth is then fitted once per value and the pair with the best validation
     R2 wins (``best_l1_``); the paper's GET-Linear chose its L1 strength from (0, 1e-5) (its appendix on over-fitting).
+    The other parameters are GETRegressor's.
     """
 
-    _parameter_constraints: dict = {
-        **{k: v for k, v in GETRegressor._parameter_constraints.items() if k not in ("depth", "l1")},
-        "l1": [Interval(Real, 0, None, closed="left"), "array-like"],
-        "depths": ["array-like", range],
-        "patience": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "refit_from_search": ["boolean"],
-    }
-
-    def __init__(self, depths: Iterable[int] = tuple(range(1, MAX_DEPTH + 1)), leaf: str = "constant",
-                 n_starts: int = 10, n_epochs: int = 3000, alpha_range: tuple[float, float] = (5, 150),
-                 n_alphas: int = 2, learning_rate: float = 0.01, l1: float = 0.0, polish: bool = False,
-                 random_state=None, device: str = "auto", patience: int = 3, tol: float = 1e-4,
-                 validation_fraction: float = 1 / 3, linear_leaves: str = "gcv", clip_leaves: bool = True,
-                 refit_from_search: bool = False, scaling: str = "minmax"):
+    def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
+                 leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts, n_epochs: int = DEFAULTS.n_epochs,
+                 alpha_range: tuple[float, float] = DEFAULTS.alpha_range, n_alphas: int = DEFAULTS.n_alphas,
+                 learning_rate: float = DEFAULTS.learning_rate, l1: float = DEFAULTS.l1, polish: bool = DEFAULTS.polish,
+                 random_state=DEFAULTS.random_state, device: str = DEFAULTS.device, patience: int = 3,
+                 tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
+                 clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
+                 scaling: str = DEFAULTS.scaling):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -164,21 +181,26 @@ class GETRegressorCV(GETRegressor):
         self.refit_from_search = refit_from_search
         self.scaling = scaling
 
+    _parameter_constraints: dict = {
+        **config_constraints(__init__),
+        "l1": [Interval(Real, 0, None, closed="left"), "array-like"],
+        "depths": ["array-like", range],
+        "patience": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "refit_from_search": ["boolean"],
+    }
+
     def fit(self, X, y, on_progress: ProgressCallback | None = None,
             checkpoint: SearchCheckpoint | None = None) -> "GETRegressorCV":
         """As ``GETRegressor.fit``; with a ``checkpoint``, each depth's fit and the refit are stored there and a later
         fit of the same data and parameters takes them from there instead of fitting again (same result, see
         ``checkpoint``)."""
-        self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        self._warn_if_squeezed(X)
+        X, y, names = self._training_data(X, y)
         given = list(self.depths)
-        if not given or not all(isinstance(d, Integral) and not isinstance(d, bool) and 1 <= d <= MAX_DEPTH
-                                for d in given):
-            raise ValueError(f"depths must be integers from 1 to {MAX_DEPTH}; got {given}.")
+        if not given or not all(_DEPTH.accepts(d) for d in given):
+            raise ValueError(f"depths must be integers from {_DEPTH.low} to {_DEPTH.high}; got {given}.")
         depths = sorted(set(int(d) for d in given))
-        names = getattr(self, "feature_names_in_", None)
-        names = None if names is None else list(names)
         l1s = _l1_values(self.l1)
         seed = _seed(self.random_state)
         X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)

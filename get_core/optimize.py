@@ -1,94 +1,31 @@
-"""Gradient-based entire-tree optimization (the paper's Algorithm 1), batched over starts and problems.
+"""The batched GET engine (the paper's Algorithm 1): many trees, over starts and problems, in one tensor program.
 
-``train(X, y, config, on_progress)`` is the whole pipeline: min-max (or robust) scaling, multi-start (start 0 from
-CART, the others random) with all starts in one tensor program, the iterative scaled-sigmoid schedule with warm
-starts, leaves recomputed from hard splits after every stage, best-of by hard training loss, optional subtree polish,
-and the final ``ObliqueTree``. ``run_stages`` is the reusable core: polish calls it with one problem per subtree.
+``run_stages`` optimizes B problems x S starts through the iterative scaled-sigmoid schedule (``alpha_schedule``)
+with warm starts, leaves recomputed from hard splits after every stage, and keeps each problem's best tree by hard
+training loss. ``initial_params`` builds the starts (a warm start, CART, random hyperplanes). The pipeline
+(``train``: scaling, one problem, the ``ObliqueTree``) and the subtree polish (one problem per subtree) call it.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 import torch
 
 from get_core import leaves, native
-from get_core.data import ROBUST_PERCENTILES
-from get_core.progress import ProgressCallback, Reporter
+from get_core.config import GETConfig
+from get_core.progress import Reporter
 from get_core.schedule import alpha_stage_bounds
 from get_core.soft import Params, Workspace, soft_loss_and_grad
 from get_core.starts import cart_splits, random_splits
-from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree
 
 #: Keep (models x branch nodes x rows) per soft-pass chunk under this many float32 elements (~64 MB per array).
 CHUNK_ELEMENTS = 2 ** 24
 #: Hard-loss checkpoints per stage (the last epoch is always one); each may update the best tree.
 CHECKPOINTS_PER_STAGE = 20
-#: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.
-SCALINGS = ("minmax", "robust")
-#: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
-MAX_ROBUST_STRETCH = 1e6
-
-
-@dataclass(frozen=True)
-class GETConfig:
-    depth: int = 4
-    leaf: str = "constant"  # "constant" (GET) or "linear" (GET-Linear)
-    linear_leaves: str = "gcv"  # which linear leaves keep their slopes: LINEAR_LEAF_RULES
-    clip_leaves: bool = True  # clamp a linear leaf's prediction to its training targets' range (leaves.py)
-    n_starts: int = 10
-    n_epochs: int = 3000  # per alpha stage
-    alpha_range: tuple[float, float] = (5.0, 150.0)
-    n_alphas: int = 2  # stages per start, ascending alphas; see alpha_stage_bounds
-    learning_rate: float = 0.01
-    l1: float = 0.0  # l1 * sum|a| added to the (mean) soft loss, paper eq. (11)
-    polish: bool = False
-    random_state: int | None = None
-    device: str = "auto"  # "auto" | "cpu" | "cuda"
-    fixed_alpha: float | None = None  # ablation (paper Table 4): every stage uses this alpha instead
-    scaling: str = "minmax"  # one of SCALINGS; see MinMax.fit
-
-    def validate(self) -> None:
-        """Raise ValueError naming the first bad parameter."""
-        checks = [
-            (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= MAX_DEPTH, "depth",
-             f"an integer from 1 to {MAX_DEPTH}"),
-            (self.leaf in ("constant", "linear"), "leaf", "'constant' or 'linear'"),
-            (self.linear_leaves in LINEAR_LEAF_RULES, "linear_leaves", f"one of {LINEAR_LEAF_RULES}"),
-            (isinstance(self.clip_leaves, (bool, np.bool_)), "clip_leaves", "True or False"),
-            (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1, "n_starts", "an integer >= 1"),
-            (isinstance(self.n_epochs, (int, np.integer)) and self.n_epochs >= 1, "n_epochs", "an integer >= 1"),
-            (isinstance(self.n_alphas, (int, np.integer)) and self.n_alphas >= 1, "n_alphas", "an integer >= 1"),
-            (0 < _real(self.alpha_range, 0) <= _real(self.alpha_range, 1) < math.inf, "alpha_range",
-             "(min, max) with 0 < min <= max, both finite"),
-            (0 < _real(self.learning_rate) < math.inf, "learning_rate", "a finite number > 0"),
-            (0 <= _real(self.l1) < math.inf, "l1", "a finite number >= 0"),
-            (self.device in ("auto", "cpu", "cuda"), "device", "'auto', 'cpu' or 'cuda'"),
-            (self.fixed_alpha is None or 0 < _real(self.fixed_alpha) < math.inf, "fixed_alpha",
-             "None or a finite number > 0"),
-            (self.scaling in SCALINGS, "scaling", " or ".join(repr(s) for s in SCALINGS)),
-        ]
-        for ok, name, expected in checks:
-            if not ok:
-                raise ValueError(f"{name} must be {expected}; got {getattr(self, name)!r}")
-
-
-def _real(value: object, index: int | None = None) -> float:
-    """``value`` (or its item ``index``, for a pair) as a float, NaN when it is not a real number: NaN fails every
-    range check, so ``validate`` names the parameter instead of raising a TypeError."""
-    if index is not None:
-        try:
-            items = tuple(value)  # type: ignore[arg-type]
-        except TypeError:
-            return math.nan
-        value = items[index] if len(items) == 2 else math.nan
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return math.nan
-    return float(value)
 
 
 def resolve_device(device: str) -> torch.device:
@@ -313,98 +250,3 @@ def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.nd
     coefs = torch.zeros(M, L, p, dtype=weights.dtype, device=device) if config.leaf == "linear" else None
     return Params(weights.to(device), thresholds.to(device), torch.zeros(M, L, dtype=weights.dtype, device=device),
                   coefs)
-
-
-@dataclass(frozen=True)
-class MinMax:
-    """Min-max scaling to [0, 1] learned on the training data (the paper's preprocessing)."""
-
-    x_min: np.ndarray
-    x_scale: np.ndarray
-    y_min: float
-    y_scale: float
-
-    @classmethod
-    def fit(cls, X: np.ndarray, y: np.ndarray, scaling: str = "minmax") -> "MinMax":
-        """``scaling="robust"`` maps each feature's 1st-99th percentiles to [0, 1] instead of its range (min-max
-        where those coincide), so a few far outliers cannot squeeze the other rows into a sliver of [0, 1] where
-        the sigmoid is flat at every alpha and GET's splits hardly move; trees are affine-invariant per feature,
-        so either is the same model class."""
-        x_min, y_min = X.min(axis=0), float(y.min())
-        x_range, y_range = X.max(axis=0) - x_min, float(y.max()) - y_min
-        if scaling == "robust":
-            low, high = np.percentile(X, ROBUST_PERCENTILES, axis=0)
-            span = np.maximum(high - low, x_range / MAX_ROBUST_STRETCH)  # float32 keeps every scaled value finite
-            x_min, x_range = np.where(high > low, low, x_min), np.where(high > low, span, x_range)
-        return cls(x_min, np.where(x_range > 0, x_range, 1.0), y_min, y_range if y_range > 0 else 1.0)
-
-    def transform(self, X: np.ndarray, y: np.ndarray | None = None):
-        Xs = (X - self.x_min) / self.x_scale
-        return Xs if y is None else (Xs, (y - self.y_min) / self.y_scale)
-
-
-def make_generator(random_state: int | None) -> torch.Generator:
-    seed = random_state if random_state is not None else int(np.random.SeedSequence().entropy % (2 ** 63))
-    return torch.Generator().manual_seed(int(seed))
-
-
-def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
-          feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None) -> ObliqueTree:
-    """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
-
-    ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
-    start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
-    """
-    config.validate()
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64).ravel()
-    t0 = time.perf_counter()
-    scaling = MinMax.fit(X, y, config.scaling)
-    Xs, ys = scaling.transform(X, y)
-    device = resolve_device(config.device)
-    gen = make_generator(config.random_state)
-    problems = Problems.from_arrays([(Xs, ys)], device)
-    warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
-    params = initial_params(problems, [(Xs, ys)], config, config.depth, gen, warm=warm)
-    alphas = alpha_schedule(config.n_starts, config, gen)
-    y_var = float(ys.var())
-    span = (0.0, 0.5 if config.polish else 1.0)
-    reporter = Reporter(on_progress, y_var, "optimize", span)
-    result = run_stages(problems, params, alphas, config, config.n_starts, reporter)
-    tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
-    tree.meta.update(
-        config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
-        alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
-        cancelled=reporter.cancelled,
-    )
-    if config.polish and not reporter.cancelled:
-        from get_core.polish import polish  # polish builds on this module (floors: polish -> optimize)
-
-        tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)))
-    tree.meta["train_mse_scaled"] = float(np.mean((tree.predict_scaled(X) - ys) ** 2))
-    tree.meta["train_r2"] = 1.0 - tree.meta["train_mse_scaled"] / max(y_var, 1e-300)
-    tree.meta["fit_seconds"] = time.perf_counter() - t0
-    return tree
-
-
-def rescaled_splits(tree: ObliqueTree, scaling: MinMax, depth: int) -> Params:
-    """``tree``'s hyperplanes as split parameters in ``scaling``'s [0, 1] units (same regions of feature space)."""
-    if tree.depth != depth or tree.n_features != len(scaling.x_min):
-        raise ValueError(f"warm_start must be a depth-{depth} tree on {len(scaling.x_min)} features; got depth "
-                         f"{tree.depth} on {tree.n_features}.")
-    a, c = map(np.array, zip(*(tree.split_in_original_units(t) for t in range(1, tree.n_branches + 1))))
-    weights, thresholds = a * scaling.x_scale, c - a @ scaling.x_min  # a·x <= c with x = x_min + x_scale·u
-    return Params(torch.as_tensor(weights[None], dtype=torch.float32),
-                  torch.as_tensor(thresholds[None], dtype=torch.float32), None, None)
-
-
-def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, config: GETConfig,
-                     X: np.ndarray, y_scaled: np.ndarray) -> ObliqueTree:
-    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing."""
-    weights = best.weights[0].double().cpu().numpy()
-    p, L = weights.shape[1], weights.shape[0] + 1
-    tree = ObliqueTree(weights, best.thresholds[0].double().cpu().numpy(), np.zeros(L), np.zeros((L, p)),
-                       np.zeros(2 * L - 1, dtype=np.int64), np.full(2 * L - 1, np.nan), scaling.x_min,
-                       scaling.x_scale, scaling.y_min, scaling.y_scale,
-                       list(feature_names) if feature_names is not None else [], config.leaf)
-    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves)

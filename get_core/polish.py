@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from get_core import leaves
-from get_core.optimize import GETConfig, Problems, alpha_schedule, initial_params, resolve_device, run_stages
+from get_core.config import GETConfig
+from get_core.optimize import Problems, alpha_schedule, initial_params, resolve_device, run_stages
 from get_core.progress import Reporter
 from get_core.soft import Params
 from get_core.tree import ObliqueTree

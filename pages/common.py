@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
+from get_core.config import DEFAULTS
 from get_core.data import DataError
 from get_core.runs import launch
 from get_core.runs.estimate import format_seconds
@@ -28,8 +29,8 @@ STATUS_ICONS = {RunStatus.QUEUED: "⏳", RunStatus.RUNNING: "🏃", RunStatus.FI
                 RunStatus.FAILED: "❌", RunStatus.CANCELLED: "⏹️"}
 _LOG = logging.getLogger("get_explorer")
 _ROUTER_HANDOVER = "_router_handover"  # session key: this session already left Streamlit's legacy pages mode
-# GETConfig's (get_core.optimize, not imported here: it loads torch); a run's caption names the ones it changed.
-OPTIMIZER_DEFAULTS = {"learning_rate": 0.01, "l1": 0.0}
+# A run's caption names these settings when they are not GETConfig's defaults.
+OPTIMIZER_DEFAULTS = {"learning_rate": DEFAULTS.learning_rate, "l1": DEFAULTS.l1}
 
 
 def plain(text: Any) -> str:

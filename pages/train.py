@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import streamlit as st
 
 from get_core import data
+from get_core.config import ALLOWED, GETConfig
+from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
-from get_core.tree import LINEAR_LEAF_RULES
 from pages import common
 
+# Interactive: a depth-4 tree on 10,000 rows trains in about 10 s here. Paper: the paper's budget per run (GETConfig's
+# defaults).
+PRESETS = {"interactive": {"cfg_starts": 4, "cfg_epochs": 600, "cfg_n_alphas": 2},
+           "paper": {"cfg_starts": GET_DEFAULTS.n_starts, "cfg_epochs": GET_DEFAULTS.n_epochs,
+                     "cfg_n_alphas": GET_DEFAULTS.n_alphas}}
 DEFAULTS = {
-    "cfg_depth": 4, "cfg_leaf": "constant", "cfg_linear_leaves": "gcv", "cfg_clip_leaves": True,
-    "cfg_alpha_min": 5.0, "cfg_alpha_max": 150.0,
-    "cfg_n_alphas": 2,
-    "cfg_starts": 4, "cfg_epochs": 600, "cfg_lr": common.OPTIMIZER_DEFAULTS["learning_rate"],
-    "cfg_l1": common.OPTIMIZER_DEFAULTS["l1"], "cfg_polish": False, "cfg_scaling": "minmax",
+    "cfg_depth": GET_DEFAULTS.depth, "cfg_leaf": GET_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
+    "cfg_clip_leaves": GET_DEFAULTS.clip_leaves, "cfg_alpha_min": GET_DEFAULTS.alpha_range[0],
+    "cfg_alpha_max": GET_DEFAULTS.alpha_range[1], **PRESETS["interactive"], "cfg_lr": GET_DEFAULTS.learning_rate,
+    "cfg_l1": GET_DEFAULTS.l1, "cfg_polish": GET_DEFAULTS.polish, "cfg_scaling": GET_DEFAULTS.scaling,
     "cfg_test_fraction": 0.25, "cfg_seed": 0,
 }
-# Interactive: a depth-4 tree on 10,000 rows trains in about 10 s here. Paper: the paper's budget per run.
-PRESETS = {"interactive": {"cfg_starts": 4, "cfg_epochs": 600, "cfg_n_alphas": 2},
-           "paper": {"cfg_starts": 10, "cfg_epochs": 3000, "cfg_n_alphas": 2}}
 
 
 def train_page() -> None:
@@ -50,15 +50,16 @@ def _form(ready: dict) -> None:
     common.remember(list(DEFAULTS), DEFAULTS)
     st.caption(f"Dataset **{common.plain(ready['name'])}**: {ready['n_rows']:,} rows, {ready['n_features']} model "
                f"inputs, target '{common.plain(ready['spec']['target'])}'.")
-    left, right = st.columns(2)
-    left.button("Interactive budget (4 starts × 600 epochs)", on_click=_apply_preset, args=("interactive",))
-    right.button("Paper budget (10 starts × 3000 epochs)", on_click=_apply_preset, args=("paper",))
+    for column, name in zip(st.columns(2), PRESETS):
+        budget = PRESETS[name]
+        column.button(f"{name.capitalize()} budget ({budget['cfg_starts']} starts × {budget['cfg_epochs']} epochs)",
+                      on_click=_apply_preset, args=(name,))
     c1, c2, c3 = st.columns(3)
-    c1.slider("Depth", 1, 12, key="cfg_depth")
-    c1.radio("Leaves", ["constant", "linear"], key="cfg_leaf", horizontal=True,
+    c1.slider("Depth", ALLOWED["depth"].low, ALLOWED["depth"].high, key="cfg_depth")
+    c1.radio("Leaves", ALLOWED["leaf"].options, key="cfg_leaf", horizontal=True,
              help="constant: GET; linear: GET-Linear (a linear model in every leaf)")
     if st.session_state.cfg_leaf == "linear":
-        c1.radio("Linear leaves", LINEAR_LEAF_RULES, key="cfg_linear_leaves", horizontal=True,
+        c1.radio("Linear leaves", ALLOWED["linear_leaves"].options, key="cfg_linear_leaves", horizontal=True,
                  format_func={"gcv": "where they generalize", "ols": "always (paper)"}.get,
                  help="where they generalize: a leaf keeps its linear model only where generalized cross-validation "
                       "prefers it to the leaf's mean (guards small leaves against over-fitting); always: least "
@@ -66,9 +67,10 @@ def _form(ready: dict) -> None:
         c1.checkbox("Keep each leaf within the targets it saw", key="cfg_clip_leaves",
                     help="a leaf's line is clamped to the range of the training targets in that leaf, so new rows "
                          "far from the leaf's data cannot get extreme predictions (not in the paper)")
-    c1.number_input("Starts", 1, 64, key="cfg_starts", help="independent initial trees, optimized together")
-    c2.number_input("Epochs per alpha stage", 1, 20000, step=100, key="cfg_epochs")
-    c2.number_input("Alpha stages", 1, 10, key="cfg_n_alphas",
+    c1.number_input("Starts", ALLOWED["n_starts"].low, 64, key="cfg_starts",
+                    help="independent initial trees, optimized together")
+    c2.number_input("Epochs per alpha stage", ALLOWED["n_epochs"].low, 20000, step=100, key="cfg_epochs")
+    c2.number_input("Alpha stages", ALLOWED["n_alphas"].low, 10, key="cfg_n_alphas",
                      help="one sigmoid sharpness per stage, ascending: the first stage draws it from "
                           f"[min, {FIRST_STAGE_SPAN:g} × min], the last from [max / {LAST_STAGE_SPAN:g}, max] "
                           "(the paper's [5, 25] and [50, 150])")
@@ -76,10 +78,8 @@ def _form(ready: dict) -> None:
     c2.number_input("Alpha max", 0.1, 10000.0, key="cfg_alpha_max")
     c3.number_input("Learning rate", 1e-5, 1.0, key="cfg_lr", format="%g")  # %g: 0.00002 shows, not 0.0000
     c3.number_input("L1 penalty", 0.0, 10.0, key="cfg_l1", format="%g")
-    polish_available = importlib.util.find_spec("get_core.polish") is not None
-    c3.checkbox("Polish subtrees", key="cfg_polish", disabled=not polish_available,
-                help=None if polish_available else "not available in this version yet")
-    c3.radio("Feature scaling", ["minmax", "robust"], key="cfg_scaling", horizontal=True,
+    c3.checkbox("Polish subtrees", key="cfg_polish")
+    c3.radio("Feature scaling", ALLOWED["scaling"].options, key="cfg_scaling", horizontal=True,
              format_func={"minmax": "min-max (paper)", "robust": "robust to outliers"}.get,
              help="min-max maps each input's range to [0, 1], as the paper does; robust maps its 1st-99th "
                   "percentiles, so a few far outliers cannot squeeze the other values together")
@@ -88,23 +88,25 @@ def _form(ready: dict) -> None:
                    "together, where GET's splits hardly move. Choose robust scaling.")
     c3.slider("Test fraction", 0.1, 0.5, step=0.05, key="cfg_test_fraction")
     c3.number_input("Seed", 0, 2**31 - 1, key="cfg_seed")
-    config = _config(polish_available)
-    if config["alpha_range"][0] > config["alpha_range"][1]:
-        st.error("Alpha min is larger than alpha max: lower alpha min or raise alpha max.")
+    config = _config()
+    try:
+        GETConfig(**config)  # GET's own check of the settings (alpha min above alpha max, say) before anything runs
+    except ValueError as exc:
+        st.error(f"These settings cannot train: {common.plain(exc)}.")
         return
     _estimate_panel(ready["n_rows"], ready["n_features"], config)
     if st.button("Start training", type="primary", key="start"):
         _submit(ready, config)
 
 
-def _config(polish_available: bool) -> dict:
+def _config() -> dict:
     s = st.session_state
     return {"depth": int(s.cfg_depth), "leaf": s.cfg_leaf, "linear_leaves": s.cfg_linear_leaves,
             "clip_leaves": bool(s.cfg_clip_leaves),
             "n_starts": int(s.cfg_starts),
             "n_epochs": int(s.cfg_epochs), "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),
-            "polish": bool(s.cfg_polish and polish_available), "device": "auto", "scaling": s.cfg_scaling}
+            "polish": bool(s.cfg_polish), "device": "auto", "scaling": s.cfg_scaling}
 
 
 def _estimate_panel(n_rows: int, n_features: int, config: dict) -> None:

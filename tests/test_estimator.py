@@ -1,6 +1,7 @@
 """GETRegressor follows scikit-learn's estimator contract (check_estimator is the judge) with tiny budgets."""
 
 import warnings
+from dataclasses import fields
 
 import numpy as np
 import pandas as pd
@@ -8,6 +9,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from get_core import GETRegressor, GETRegressorCV
+from get_core.config import DEFAULTS, GETConfig
 
 
 @parametrize_with_checks([GETRegressor(depth=2, n_starts=2, n_epochs=4, random_state=0),
@@ -79,3 +81,20 @@ def test_fit_warns_by_name_when_min_max_squeezes_a_feature_and_not_with_robust_s
         warnings.simplefilter("error")
         GETRegressor(depth=1, n_starts=1, n_epochs=2, random_state=0, scaling="robust").fit(X, y)
         GETRegressor(depth=1, n_starts=1, n_epochs=2, random_state=0).fit(X.drop(index=3), np.delete(y, 3))
+
+
+@pytest.mark.parametrize("estimator", [GETRegressor, GETRegressorCV])
+def test_both_estimators_take_their_shared_defaults_and_constraints_from_the_config(estimator):
+    params = estimator().get_params()
+    shared = {f.name for f in fields(GETConfig)} & set(params)
+    assert {"leaf", "n_starts", "n_epochs", "alpha_range", "learning_rate", "scaling"} <= shared
+    assert {name: params[name] for name in shared} == {name: getattr(DEFAULTS, name) for name in shared}
+    assert set(estimator._parameter_constraints) == set(params)
+
+
+@pytest.mark.parametrize("estimator, name", [(GETRegressor(depth=True), "depth"),
+                                             (GETRegressorCV(depths=(1,), n_epochs=True), "n_epochs")])
+def test_a_bool_for_an_integer_parameter_is_refused_naming_it(estimator, name):
+    X, y = np.random.default_rng(0).random((30, 2)), np.arange(30.0)
+    with pytest.raises(ValueError, match=f"{name} must be an integer .*; got True$"):
+        estimator.fit(X, y)

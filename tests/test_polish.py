@@ -5,7 +5,8 @@ import pytest
 from sklearn.model_selection import train_test_split
 
 from get_core import GETRegressor, GETRegressorCV
-from get_core.optimize import GETConfig, train
+from get_core.config import GETConfig
+from get_core.train import train
 from get_core.polish import subtree_nodes
 
 

@@ -172,7 +172,8 @@ def measure(depth: int, leaf: str, n_starts: int, n_features: int, n_rows: int, 
     """Time the trainer on random data of this shape; with ``machine`` also time the baselines once."""
     import numpy as np
 
-    from get_core.optimize import GETConfig, train
+    from get_core.config import GETConfig
+    from get_core.train import train
 
     result: dict[str, Any] = {"startup_seconds": time.time()}  # wall clock once imports are done
     rng = np.random.default_rng(0)

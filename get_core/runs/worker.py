@@ -3,7 +3,7 @@
 It loads the run's parameters and dataset from the store (``GET_EXPLORER_DB``), splits the usable rows train/test
 with the run's seed, encodes them with ``get_core.encoding.prepare`` (fill values and category levels learned from the
 training rows only), trains GET, fits the baselines of issue 5 (CART of
-the same depth and a random forest, when ``get_core.compare.fit_baselines`` exists), and writes everything back:
+the same depth and a random forest, ``get_core.compare.fit_baselines``), and writes everything back:
 heartbeats, progress and metrics while training; artifacts ``encoding``, ``split``, ``model``, ``predictions``,
 ``baselines`` (and ``traceback`` on failure); finally the status with test R2 and RMSE.
 
@@ -32,14 +32,13 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from get_core.compare import fit_baselines
+from get_core.config import GETConfig
 from get_core.runs.store import MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError
-
-if TYPE_CHECKING:
-    from get_core.optimize import GETConfig  # imports torch: only the worker's training path loads it
 
 HEARTBEAT_PERIOD_S = 1.0
 CANCEL_POLL_S = 0.2
@@ -177,7 +176,7 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
 def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
     from get_core.data import from_parquet_bytes
     from get_core.encoding import DataSpec, prepare, usable_rows
-    from get_core.optimize import GETConfig, train
+    from get_core.train import train  # torch: only the worker's training path loads it
 
     params = run.params
     seed = int(params.get("seed", 0))
@@ -188,8 +187,7 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
     store.put_json(run.run_id, "encoding", prepared.encoding.to_dict())
     store.put_json(run.run_id, "split", {"seed": seed, "train": train_idx.tolist(), "test": test_idx.tolist(),
                                           "row_ids": prepared.row_ids.tolist()})
-    config = GETConfig(**{**params["config"], "alpha_range": tuple(params["config"]["alpha_range"]),
-                          "random_state": seed})
+    config = GETConfig(**{**params["config"], "random_state": seed})
     X_train, y_train = prepared.X[train_idx], prepared.y[train_idx]
     X_test, y_test = prepared.X[test_idx], prepared.y[test_idx]
 
@@ -231,11 +229,7 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
 
 def _fit_baselines(store: RunStore, run_id: int, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                    y_test: np.ndarray, config: GETConfig, feature_names: list[str]) -> None:
-    """CART and random forest on the same split (issue 5); a missing or failing baseline never fails the run."""
-    try:
-        from get_core.compare import fit_baselines
-    except ImportError:
-        return
+    """CART and random forest on the same split (issue 5); a failing baseline never fails the run."""
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
     store.record_progress(run_id, progress=1.0, phase="baselines", stage=config.n_alphas - 1,
                           n_stages=config.n_alphas, epoch=config.n_epochs, n_epochs=config.n_epochs)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from get_core.optimize import GETConfig
+from get_core.config import ALLOWED, DEFAULTS
 from get_core.runs.store import RunStore, default_db_path
 from pages import common
 from tests.explorer_runs import finished_run
@@ -121,5 +121,12 @@ def test_the_run_caption_names_a_learning_rate_and_l1_that_are_not_the_defaults(
     assert "learning rate" not in common.describe_params({"config": dict(common.OPTIMIZER_DEFAULTS)})
 
 
-def test_the_defaults_the_caption_leaves_out_are_gets_own():
-    assert common.OPTIMIZER_DEFAULTS == {name: getattr(GETConfig(), name) for name in common.OPTIMIZER_DEFAULTS}
+def test_the_train_page_starts_from_gets_defaults_and_refuses_settings_get_refuses():
+    at = go(upload(app(), "t.csv", small_table()), "pages/train.py")
+    depth = at.slider(key="cfg_depth")
+    assert (depth.value, depth.max) == (DEFAULTS.depth, ALLOWED["depth"].high)
+    assert at.number_input(key="cfg_lr").value == DEFAULTS.learning_rate
+    assert any(b.key == "start" for b in at.button)
+    at.number_input(key="cfg_alpha_min").set_value(200.0).run()  # above alpha max
+    assert any("alpha_range must be (min, max) with 0 < min <= max" in e.value.replace("\\", "") for e in at.error)
+    assert not any(b.key == "start" for b in at.button)

@@ -1,0 +1,176 @@
+"""GET's settings: every training parameter's default, allowed values and meaning in one table, and the engine version.
+
+``GETConfig`` is that table. The estimators' parameter constraints, the Train page's defaults and ranges and the
+worker all read it, so a new setting is one line here. Torch-free (only ``tree`` below it): pages and the run store
+read it without loading the trainer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
+
+#: Bumped whenever training gives different trees for the same data, settings and seed, so that stored benchmark
+#: results (bench/ cell files are keyed by it) are never mixed across engines. 2: the paper's alpha intervals and
+#: stages warm-started from each start's best tree. 3: linear leaves chosen by generalized cross-validation
+#: (``linear_leaves="gcv"``) and GETRegressorCV's patience 3. 4: a linear leaf's prediction is clamped to its
+#: training targets' range (``clip_leaves=True``). "Same settings" includes the thread count: the fused CPU kernel
+#: splits rows into blocks per thread, so float sums (and, rarely, the tree) can differ between thread counts; the
+#: benchmarks pin one thread per fit. Options added later with defaults that train as before (``scaling``) need no
+#: bump.
+ENGINE_VERSION = 4
+#: The last version that changed fixed-depth trees with constant leaves (GET, its polish, fixed-alpha ablations):
+#: the training-optimality tables, which use nothing else, keep the cells of that version.
+CONSTANT_LEAF_ENGINE_VERSION = 2
+
+LEAVES = ("constant", "linear")
+DEVICES = ("auto", "cpu", "cuda")
+#: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.
+SCALINGS = ("minmax", "robust")
+
+
+def _is_int(value: object) -> bool:
+    """A bool is not an integer here: ``depth=True`` is a mistake, not depth 1."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _real(value: object) -> float:
+    """``value`` as a float, NaN when it is not a real number (a bool or a string is not): NaN fails every range
+    check, so validation names the parameter instead of raising a TypeError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return math.nan
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An integer from ``low`` to ``high`` (None: no upper bound)."""
+
+    low: int
+    high: int | None = None
+
+    def accepts(self, value: object) -> bool:
+        return _is_int(value) and self.low <= value and (self.high is None or value <= self.high)
+
+    def describe(self) -> str:
+        return f"an integer >= {self.low}" if self.high is None else f"an integer from {self.low} to {self.high}"
+
+
+@dataclass(frozen=True)
+class Number:
+    """A finite real number above ``low`` (or at it, when ``inclusive``); ``optional``: None is allowed too."""
+
+    low: float
+    inclusive: bool = False
+    optional: bool = False
+
+    def accepts(self, value: object) -> bool:
+        if value is None:
+            return self.optional
+        number = _real(value)
+        return (self.low <= number if self.inclusive else self.low < number) and number < math.inf
+
+    def describe(self) -> str:
+        text = f"a finite number {'>=' if self.inclusive else '>'} {self.low:g}"
+        return f"None or {text}" if self.optional else text
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of ``options``."""
+
+    options: tuple[str, ...]
+
+    def accepts(self, value: object) -> bool:
+        return isinstance(value, str) and value in self.options
+
+    def describe(self) -> str:
+        quoted = [repr(option) for option in self.options]
+        return f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """True or False."""
+
+    def accepts(self, value: object) -> bool:
+        return isinstance(value, (bool, np.bool_))
+
+    def describe(self) -> str:
+        return "True or False"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A (min, max) pair of finite numbers with 0 < min <= max."""
+
+    def accepts(self, value: object) -> bool:
+        try:
+            items = tuple(value)  # type: ignore[arg-type]
+        except TypeError:
+            return False
+        low, high = (_real(v) for v in items) if len(items) == 2 else (math.nan, math.nan)
+        return 0 < low <= high < math.inf
+
+    def describe(self) -> str:
+        return "(min, max) with 0 < min <= max, both finite"
+
+
+@dataclass(frozen=True)
+class Seed:
+    """None (fresh entropy) or an integer."""
+
+    def accepts(self, value: object) -> bool:
+        return value is None or _is_int(value)
+
+    def describe(self) -> str:
+        return "None or an integer"
+
+
+Allowed = Integer | Number | Choice | Flag | Span | Seed
+
+
+def setting(default: Any, allowed: Allowed, meaning: str) -> Any:
+    """One row of the table: a field of ``GETConfig`` with its allowed values and meaning."""
+    return field(default=default, metadata={"allowed": allowed, "meaning": meaning})
+
+
+@dataclass(frozen=True)
+class GETConfig:
+    """The settings of one GET fit, checked when built (a ValueError names the first bad one and its value)."""
+
+    depth: int = setting(4, Integer(1, MAX_DEPTH), "levels of splits: 2 ** depth leaves")
+    leaf: str = setting("constant", Choice(LEAVES), "constant: GET; linear: GET-Linear (a linear model per leaf)")
+    linear_leaves: str = setting("gcv", Choice(LINEAR_LEAF_RULES), "which linear leaves keep their slopes (leaves.py)")
+    clip_leaves: bool = setting(True, Flag(), "clamp a linear leaf's prediction to its training targets' range")
+    n_starts: int = setting(10, Integer(1), "initial trees optimized together: one from CART, the others random")
+    n_epochs: int = setting(3000, Integer(1), "epochs per alpha stage")
+    alpha_range: tuple[float, float] = setting((5.0, 150.0), Span(), "the sigmoid's scale factors over all stages")
+    n_alphas: int = setting(2, Integer(1), "stages per start, ascending alphas; see schedule.alpha_stage_bounds")
+    learning_rate: float = setting(0.01, Number(0), "Adam's step after warm-up (cosine-annealed over each stage)")
+    l1: float = setting(0.0, Number(0, inclusive=True), "l1 * sum|a| added to the (mean) soft loss, paper eq. (11)")
+    polish: bool = setting(False, Flag(), "polish every subtree after training (paper section 4.3)")
+    random_state: int | None = setting(None, Seed(), "seed of the starts and alphas")
+    device: str = setting("auto", Choice(DEVICES), "where torch trains; auto: CUDA when torch sees one")
+    fixed_alpha: float | None = setting(None, Number(0, optional=True),
+                                        "ablation (paper Table 4): every stage uses this alpha instead")
+    scaling: str = setting("minmax", Choice(SCALINGS), "how features map to [0, 1]; see train.MinMax.fit")
+
+    def __post_init__(self) -> None:
+        for name, allowed in ALLOWED.items():
+            value = getattr(self, name)
+            if not allowed.accepts(value):
+                raise ValueError(f"{name} must be {allowed.describe()}; got {value!r}")
+        # JSON and scikit-learn parameters give a list or ints: one form from here on (hashable, as stored in meta)
+        object.__setattr__(self, "alpha_range", tuple(float(a) for a in self.alpha_range))
+
+
+#: Each setting's allowed values, by name, in the order of ``GETConfig``'s fields.
+ALLOWED: dict[str, Allowed] = {f.name: f.metadata["allowed"] for f in fields(GETConfig)}
+#: The defaults, as a config.
+DEFAULTS = GETConfig()

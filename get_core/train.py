@@ -1,0 +1,119 @@
+"""The training pipeline: ``train(X, y, config, on_progress) -> ObliqueTree``.
+
+Min-max (or robust) scaling, multi-start (start 0 from CART, the others random) with all starts in one tensor program
+(``optimize.run_stages``), best-of by hard training loss, optional subtree polish (``polish``), and the final
+``ObliqueTree`` in the data's original units.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from get_core import leaves
+from get_core.config import GETConfig
+from get_core.data import ROBUST_PERCENTILES
+from get_core.optimize import Problems, alpha_schedule, initial_params, resolve_device, run_stages
+from get_core.polish import polish
+from get_core.progress import ProgressCallback, Reporter
+from get_core.soft import Params
+from get_core.tree import ObliqueTree
+
+#: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
+MAX_ROBUST_STRETCH = 1e6
+
+
+@dataclass(frozen=True)
+class MinMax:
+    """Min-max scaling to [0, 1] learned on the training data (the paper's preprocessing)."""
+
+    x_min: np.ndarray
+    x_scale: np.ndarray
+    y_min: float
+    y_scale: float
+
+    @classmethod
+    def fit(cls, X: np.ndarray, y: np.ndarray, scaling: str = "minmax") -> "MinMax":
+        """``scaling="robust"`` maps each feature's 1st-99th percentiles to [0, 1] instead of its range (min-max
+        where those coincide), so a few far outliers cannot squeeze the other rows into a sliver of [0, 1] where
+        the sigmoid is flat at every alpha and GET's splits hardly move; trees are affine-invariant per feature,
+        so either is the same model class."""
+        x_min, y_min = X.min(axis=0), float(y.min())
+        x_range, y_range = X.max(axis=0) - x_min, float(y.max()) - y_min
+        if scaling == "robust":
+            low, high = np.percentile(X, ROBUST_PERCENTILES, axis=0)
+            span = np.maximum(high - low, x_range / MAX_ROBUST_STRETCH)  # float32 keeps every scaled value finite
+            x_min, x_range = np.where(high > low, low, x_min), np.where(high > low, span, x_range)
+        return cls(x_min, np.where(x_range > 0, x_range, 1.0), y_min, y_range if y_range > 0 else 1.0)
+
+    def transform(self, X: np.ndarray, y: np.ndarray | None = None):
+        Xs = (X - self.x_min) / self.x_scale
+        return Xs if y is None else (Xs, (y - self.y_min) / self.y_scale)
+
+
+def make_generator(random_state: int | None) -> torch.Generator:
+    seed = random_state if random_state is not None else int(np.random.SeedSequence().entropy % (2 ** 63))
+    return torch.Generator().manual_seed(int(seed))
+
+
+def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
+          feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None) -> ObliqueTree:
+    """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
+
+    ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
+    start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    t0 = time.perf_counter()
+    scaling = MinMax.fit(X, y, config.scaling)
+    Xs, ys = scaling.transform(X, y)
+    device = resolve_device(config.device)
+    gen = make_generator(config.random_state)
+    problems = Problems.from_arrays([(Xs, ys)], device)
+    warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
+    params = initial_params(problems, [(Xs, ys)], config, config.depth, gen, warm=warm)
+    alphas = alpha_schedule(config.n_starts, config, gen)
+    y_var = float(ys.var())
+    span = (0.0, 0.5 if config.polish else 1.0)
+    reporter = Reporter(on_progress, y_var, "optimize", span)
+    result = run_stages(problems, params, alphas, config, config.n_starts, reporter)
+    tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
+    tree.meta.update(
+        config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+        alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
+        cancelled=reporter.cancelled,
+    )
+    if config.polish and not reporter.cancelled:
+        tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)))
+    tree.meta["train_mse_scaled"] = float(np.mean((tree.predict_scaled(X) - ys) ** 2))
+    tree.meta["train_r2"] = 1.0 - tree.meta["train_mse_scaled"] / max(y_var, 1e-300)
+    tree.meta["fit_seconds"] = time.perf_counter() - t0
+    return tree
+
+
+def rescaled_splits(tree: ObliqueTree, scaling: MinMax, depth: int) -> Params:
+    """``tree``'s hyperplanes as split parameters in ``scaling``'s [0, 1] units (same regions of feature space)."""
+    if tree.depth != depth or tree.n_features != len(scaling.x_min):
+        raise ValueError(f"warm_start must be a depth-{depth} tree on {len(scaling.x_min)} features; got depth "
+                         f"{tree.depth} on {tree.n_features}.")
+    a, c = map(np.array, zip(*(tree.split_in_original_units(t) for t in range(1, tree.n_branches + 1))))
+    weights, thresholds = a * scaling.x_scale, c - a @ scaling.x_min  # a·x <= c with x = x_min + x_scale·u
+    return Params(torch.as_tensor(weights[None], dtype=torch.float32),
+                  torch.as_tensor(thresholds[None], dtype=torch.float32), None, None)
+
+
+def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, config: GETConfig,
+                     X: np.ndarray, y_scaled: np.ndarray) -> ObliqueTree:
+    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing."""
+    weights = best.weights[0].double().cpu().numpy()
+    p, L = weights.shape[1], weights.shape[0] + 1
+    tree = ObliqueTree(weights, best.thresholds[0].double().cpu().numpy(), np.zeros(L), np.zeros((L, p)),
+                       np.zeros(2 * L - 1, dtype=np.int64), np.full(2 * L - 1, np.nan), scaling.x_min,
+                       scaling.x_scale, scaling.y_min, scaling.y_scale,
+                       list(feature_names) if feature_names is not None else [], config.leaf)
+    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves)

@@ -1,0 +1,98 @@
+"""Imports only go down the floors of docs/DESIGN.md, lazy ones included; the settings, the model and whatever the
+pages import from get_core load without torch."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: get_core's floors, top to bottom. A module imports modules of its own floor (never in a circle) or lower ones.
+FLOORS = (
+    ("get_core",),  # the package itself: re-exports, and loads the estimators when asked for them
+    ("get_core.runs",),
+    ("get_core.estimator",),
+    ("get_core.checkpoint",),
+    ("get_core.train",),
+    ("get_core.polish",),
+    ("get_core.optimize",),
+    ("get_core.config", "get_core.leaves", "get_core.native", "get_core.soft", "get_core.starts", "get_core.progress",
+     "get_core.schedule", "get_core.export", "get_core.codegen", "get_core.views", "get_core.compare",
+     "get_core.reading", "get_core.encoding", "get_core.data"),
+    ("get_core.tree",),
+)
+OUTSIDE = ("pages", "bench", "app", "tests", "streamlit")  # get_core imports none of these
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imported(path: Path) -> set[str]:
+    """Every module ``path`` imports anywhere in its body (functions too); ``from a import b`` counts as a.b when
+    that is a module."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: a relative import"
+            names.update(f"{node.module}.{a.name}" if is_module(f"{node.module}.{a.name}") else node.module
+                         for a in node.names)
+    return names
+
+
+def floor(module: str) -> int:
+    for level, group in enumerate(FLOORS):
+        if any(module == prefix or (prefix != "get_core" and module.startswith(prefix + ".")) for prefix in group):
+            return level
+    pytest.fail(f"{module} is on no floor: add it to FLOORS in tests/test_floors.py and to docs/DESIGN.md")
+
+
+def project_graph() -> dict[str, set[str]]:
+    return {module_name(p): {m for m in imported(p) if m.split(".")[0] == "get_core"}
+            for p in sorted((ROOT / "get_core").rglob("*.py"))}
+
+
+def test_no_module_of_get_core_imports_one_on_a_floor_above_it():
+    upward = [f"{a} -> {b}" for a, targets in project_graph().items() for b in targets if floor(b) < floor(a)]
+    assert not upward
+
+
+def test_the_imports_of_get_core_have_no_circle():
+    graph, done = project_graph(), set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        assert module not in path, " -> ".join((*path[path.index(module):], module))
+        if module not in done:
+            for target in graph.get(module, ()):
+                visit(target, (*path, module))
+            done.add(module)
+
+    for module in graph:
+        visit(module, ())
+
+
+def test_get_core_imports_no_page_bench_script_or_streamlit():
+    found = [f"{module_name(p)} -> {m}" for p in (ROOT / "get_core").rglob("*.py") for m in imported(p)
+             if m.split(".")[0] in OUTSIDE]
+    assert not found
+
+
+def test_the_settings_the_model_and_what_the_pages_import_from_get_core_load_without_torch():
+    pages = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    used = sorted({m for p in pages for m in imported(p) if m.split(".")[0] == "get_core"})
+    assert "get_core.config" in used
+    code = (f"import sys\nfor name in {['get_core.config', 'get_core.tree', *used]!r}:\n    __import__(name)\n"
+            "assert 'torch' not in sys.modules, 'torch was loaded'")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
