@@ -44,10 +44,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from get_core.runs import dbfile
+from get_core.runs.dbfile import DB_ENV
 from get_core.runs.records import (Artifact, InvalidTransition, MetricPoint, Run, RunFinishedError, RunNotFound,
-                                   RunStatus, StoreError)
+                                   RunStatus, StoreError, StoreUnavailable)
 
-DB_ENV = "GET_EXPLORER_DB"
 GRACE_ENV = "GET_EXPLORER_HEARTBEAT_GRACE"
 DEFAULT_DB = Path(__file__).resolve().parents[2] / ".get_explorer" / "runs.sqlite"
 HEARTBEAT_GRACE_S = 30.0  # workers beat every second; 30 s tolerates a loaded machine without hiding a dead worker
@@ -101,15 +102,34 @@ class RunStore:
         grace = heartbeat_grace if heartbeat_grace is not None else os.environ.get(GRACE_ENV, HEARTBEAT_GRACE_S)
         self.heartbeat_grace = float(grace)
         self._lock = threading.RLock()
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA foreign_keys = ON")
-        self._conn.execute("PRAGMA busy_timeout = 30000")
+        self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect and create the schema, refusing (``StoreUnavailable``) a path that is not, or cannot become, a
+        store; another program's file is never written to (see ``get_core.runs.dbfile``)."""
         if self.is_file:
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._create_schema()
+            dbfile.check_path(self.path)
+        conn = None
+        try:
+            if self.is_file:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            dbfile.check_tables(self.path, {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")})
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if self.is_file:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            conn.executescript(_SCHEMA)  # executescript commits on its own; the DDL is idempotent
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, (OSError, sqlite3.Error)):
+                raise dbfile.cannot_open(self.path, exc) from exc
+            raise
+        return conn
 
     @property
     def is_file(self) -> bool:
@@ -122,21 +142,23 @@ class RunStore:
     # ------------------------------------------------------------------------------------------ plumbing
     @contextmanager
     def _transaction(self, write: bool = False) -> Iterator[sqlite3.Connection]:
-        """The one way in: a transaction (IMMEDIATE for writes) committed on success, rolled back on error."""
+        """The one way in: a transaction (IMMEDIATE for writes) committed on success, rolled back on error; a
+        problem with the file itself (damaged, read-only, full disk, locked too long) raises ``StoreUnavailable``."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def _create_schema(self) -> None:
-        with self._lock:
-            self._conn.executescript(_SCHEMA)  # executescript commits on its own; the DDL is idempotent
-        with self._transaction(write=True) as db:
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield self._conn
+                except BaseException:
+                    if self._conn.in_transaction:  # SQLite may have rolled back already (a full disk, say)
+                        self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                unavailable = dbfile.explain(self.path, exc)
+                if unavailable is None:  # a query's own error (a constraint, a bug): not the file's
+                    raise
+                raise unavailable from exc
 
     def _exists(self, where: str, args: tuple) -> bool:
         with self._transaction() as db:

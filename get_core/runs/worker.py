@@ -118,8 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or not args[0].isdigit():
         print("usage: python -m get_core.runs.worker RUN_ID", file=sys.stderr)
         return 2
-    store = RunStore()
-    status = execute(store, int(args[0]))
+    try:
+        store = RunStore()
+        status = execute(store, int(args[0]))
+    except StoreError as exc:  # no usable store (a wrong GET_EXPLORER_DB) or no such run: one line, no traceback
+        print(f"run {args[0]}: {exc}", file=sys.stderr)
+        return 1
     dispatch_next(store)
     return 0 if status in (RunStatus.FINISHED, RunStatus.CANCELLED) else 1
 
