@@ -352,6 +352,10 @@ class RunStore:
         with self._transaction() as db:
             return [_to_run(row) for row in db.execute(query + " ORDER BY run_id DESC", args)]
 
+    def has_active_runs(self) -> bool:
+        """Whether any run is QUEUED or RUNNING (the queue has work, or a worker to watch)."""
+        return self._exists("status IN (?, ?)", (RunStatus.QUEUED.value, RunStatus.RUNNING.value))
+
     def count_running(self) -> int:
         with self._transaction() as db:
             return db.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (RunStatus.RUNNING.value,)).fetchone()[0]
