@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from get_core.runs.store import MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError
+from get_core.runs.store import (MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError,
+                                 StoreUnavailable)
 
 if TYPE_CHECKING:
     from get_core.optimize import GETConfig  # imports torch: only the worker's training path loads it
@@ -93,6 +94,8 @@ class Heartbeat(threading.Thread):
                     last_beat = time.monotonic()
                 elif self.store.get_run(self.run_id).cancel_requested:
                     self.cancel.set()
+            except StoreUnavailable as exc:  # the file's trouble (a lock held too long, a full disk): try again
+                print(f"run {self.run_id}: heartbeat not written: {exc}", file=sys.stderr, flush=True)
             except StoreError:  # finished by someone else, or deleted
                 self.lost.set()
                 self.cancel.set()

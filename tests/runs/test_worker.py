@@ -71,7 +71,8 @@ def stop_everything(store: RunStore) -> None:
         try:
             wait_for(lambda: store.get_run(run.run_id).status.is_finished(), 5)
         except AssertionError:
-            os.kill(run.worker_pid, signal.SIGKILL)
+            if run.worker_pid:
+                os.kill(run.worker_pid, signal.SIGKILL)
     try:
         wait_for(lambda: supervisor_pid(store) is None, 3 * supervisor.POLL_S + 5)
     except AssertionError:
