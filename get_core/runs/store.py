@@ -9,7 +9,7 @@ loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, enco
 Who writes what:
   * the app (pages, through ``launch``): ``create_run`` (a QUEUED run with its parameters and dataset),
     ``rename_run``, ``request_cancel``, ``delete_run``;
-  * the launcher: ``claim_next_run`` (QUEUED -> RUNNING, counted against the concurrency limit in the same
+  * the launcher (in the app, a worker that ends, or the queue's supervisor): ``claim_next_run`` (QUEUED -> RUNNING, counted against the concurrency limit in the same
     transaction), ``set_worker_pid``, ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
   * the worker of a run, and only while the run is RUNNING: ``record_heartbeat``, ``record_progress`` (progress
     fields and metrics), ``put_artifact``, and ``set_status`` to FINISHED / FAILED / CANCELLED with its results.
@@ -28,6 +28,8 @@ Invariants:
 
 The database path comes from the ``GET_EXPLORER_DB`` environment variable, else ``.get_explorer/runs.sqlite`` in
 the repository. A file database uses WAL mode (the worker writes while pages read); ``":memory:"`` serves tests.
+A path that is not, or cannot become, a store raises ``StoreUnavailable`` with a sentence, and so does a problem of
+the file found later (``get_core.runs.dbfile``); nothing is written to such a file.
 """
 
 from __future__ import annotations
