@@ -9,8 +9,9 @@ loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, enco
 Who writes what:
   * the app (pages, through ``launch``): ``create_run`` (a QUEUED run with its parameters and dataset),
     ``rename_run``, ``request_cancel``, ``delete_run``;
-  * the launcher (in the app, a worker that ends, or the queue's supervisor): ``claim_next_run`` (QUEUED -> RUNNING, counted against the concurrency limit in the same
-    transaction), ``set_worker_pid``, ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
+  * the launcher (run by the app, by a worker that ends, or by the queue's supervisor): ``claim_next_run``
+    (QUEUED -> RUNNING, counted against the concurrency limit in the same transaction), ``set_worker_pid``,
+    ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
   * the worker of a run, and only while the run is RUNNING: ``record_heartbeat``, ``record_progress`` (progress
     fields and metrics), ``put_artifact``, and ``set_status`` to FINISHED / FAILED / CANCELLED with its results.
 
