@@ -104,8 +104,9 @@ def calibration_path() -> Path:
 
 def refresh_queue() -> None:
     """Fail stale runs and start queued ones (cheap; called on every render and live refresh)."""
+    store = get_store()  # a store that cannot be opened raises its own sentence, which ``guarded`` shows
     try:
-        launch.dispatch(get_store())
+        launch.dispatch(store)
     except StoreError as exc:
         st.warning(f"The run queue could not be updated: {exc}")
 

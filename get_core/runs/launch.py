@@ -1,4 +1,4 @@
-"""Starting and stopping workers: the one module that spawns processes.
+"""Starting and stopping workers and the queue's supervisor: the one module that spawns processes.
 
 Each run trains in its own process, ``python -m get_core.runs.worker RUN_ID``, started in a new session
 (``start_new_session``) so it is detached from the Streamlit server: closing the browser, or stopping and restarting
@@ -6,17 +6,24 @@ the app, neither blocks nor kills it. Its output goes to ``logs/run-RUN_ID.log``
 
 Queue policy: at most ``max_running()`` runs are RUNNING at once (``GET_EXPLORER_MAX_RUNNING``, default the number
 of cores available to this process); each worker's torch gets ``cores // max_running`` threads (at least 1).
-``dispatch`` claims the oldest QUEUED runs while slots are free (the claim and the count are one store
-transaction, so two callers never overfill the slots) and spawns their workers. It is called
-  * after ``submit_run`` queues a run,
-  * by every worker when it ends (so the queue drains with no browser open),
-  * by the pages on each render and live refresh (which also marks stale RUNNING runs FAILED).
+``fill_slots`` marks stale RUNNING runs FAILED, then claims the oldest QUEUED runs while slots are free (the claim
+and the count are one store transaction, so two callers never overfill the slots) and spawns their workers.
+``dispatch`` is ``fill_slots`` plus ``supervise``. It is called
+  * after ``submit_run`` queues a run and ``cancel_run`` frees a slot,
+  * by every worker when it ends (the next run starts at once in the slot it frees),
+  * by the pages on each render and live refresh.
+None of these notices a worker that dies without a word (SIGKILL, out of memory), nor starts the run queued behind
+it, when no page is open. So ``supervise`` makes sure that while the database has QUEUED or RUNNING runs, one
+supervisor process (``get_core.runs.supervisor``, one per database, holding ``supervisor_lock_path``) calls
+``fill_slots`` every second: a dead worker's run is FAILED, and the next run started, within the heartbeat grace
+plus a second. The supervisor exits once nothing is QUEUED or RUNNING.
 Cancelling goes through the store (``cancel_run``): a QUEUED run is cancelled at once, a RUNNING worker sees the
 flag within a fraction of a second and stops within two (see ``worker``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -24,7 +31,7 @@ import threading
 from pathlib import Path
 from typing import Any, Mapping
 
-from get_core.runs.store import DB_ENV, RunStatus, RunStore, StoreError
+from get_core.runs.store import DB_ENV, GRACE_ENV, RunStatus, RunStore, StoreError
 
 MAX_RUNNING_ENV = "GET_EXPLORER_MAX_RUNNING"
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +70,14 @@ def cancel_run(store: RunStore, run_id: int) -> RunStatus:
 
 
 def dispatch(store: RunStore) -> list[int]:
+    """Fill the free slots, and make sure a supervisor keeps doing so while runs are queued or running; returns the
+    started run ids."""
+    started = fill_slots(store)
+    supervise(store)
+    return started
+
+
+def fill_slots(store: RunStore) -> list[int]:
     """Mark stale runs FAILED, then start workers for queued runs while slots are free; returns started run ids."""
     if not store.is_file:  # a worker process cannot see an in-memory database
         return []
@@ -78,14 +93,52 @@ def dispatch(store: RunStore) -> list[int]:
     return started
 
 
-def log_path(store: RunStore, run_id: int) -> Path:
-    return Path(store.path).resolve().parent / "logs" / f"run-{run_id}.log"
+def supervise(store: RunStore) -> bool:
+    """Start the database's supervisor if runs are queued or running and none holds its lock; True if started.
+
+    Cheap enough for every page render: one indexed query and a non-blocking ``flock`` probe.
+    """
+    if not store.is_file or not store.has_active_runs():
+        return False
+    probe = try_lock(supervisor_lock_path(store))
+    if probe is None:  # a supervisor is watching
+        return False
+    os.close(probe)  # free for the supervisor; should two callers start one each, the second exits at once
+    spawn_module("get_core.runs.supervisor", [], log_path(store, "supervisor"), store_env(store))
+    return True
+
+
+def supervisor_lock_path(store: RunStore) -> Path:
+    return Path(store.path).resolve().with_name(Path(store.path).name + ".supervisor.lock")
+
+
+def try_lock(path: Path) -> int | None:
+    """An open descriptor holding an exclusive ``flock`` on ``path``, or None if another process holds it.
+
+    The kernel drops the lock when its holder exits, however it dies, so a killed supervisor never blocks the next.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def store_env(store: RunStore) -> dict[str, str]:
+    """What a spawned process needs to open the same store with the same heartbeat grace."""
+    return {DB_ENV: str(Path(store.path).resolve()), GRACE_ENV: repr(store.heartbeat_grace)}
+
+
+def log_path(store: RunStore, name: str) -> Path:
+    """``logs/NAME.log`` beside the database (a run's worker logs to ``run-ID``)."""
+    return Path(store.path).resolve().parent / "logs" / f"{name}.log"
 
 
 def spawn_worker(store: RunStore, run_id: int) -> subprocess.Popen:
     """Start the worker process of a claimed (RUNNING) run, detached from this process's session."""
-    process = spawn_module("get_core.runs.worker", [str(run_id)], log_path(store, run_id),
-                           {DB_ENV: str(Path(store.path).resolve())})
+    process = spawn_module("get_core.runs.worker", [str(run_id)], log_path(store, f"run-{run_id}"), store_env(store))
     try:
         store.set_worker_pid(run_id, process.pid)
     except StoreError:  # the worker already finished (or failed) on its own

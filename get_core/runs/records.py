@@ -35,6 +35,11 @@ class StoreError(Exception):
     """A store call that cannot be honoured; the message is fit to show to a user."""
 
 
+class StoreUnavailable(StoreError):
+    """The run database cannot be used as it is (a wrong path, a damaged, foreign or read-only file); the message
+    names the file, says what is wrong and what to do. Nothing in that file has been changed."""
+
+
 class RunNotFound(StoreError, KeyError):
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])

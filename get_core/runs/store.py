@@ -9,8 +9,9 @@ loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, enco
 Who writes what:
   * the app (pages, through ``launch``): ``create_run`` (a QUEUED run with its parameters and dataset),
     ``rename_run``, ``request_cancel``, ``delete_run``;
-  * the launcher: ``claim_next_run`` (QUEUED -> RUNNING, counted against the concurrency limit in the same
-    transaction), ``set_worker_pid``, ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
+  * the launcher (run by the app, by a worker that ends, or by the queue's supervisor): ``claim_next_run``
+    (QUEUED -> RUNNING, counted against the concurrency limit in the same transaction), ``set_worker_pid``,
+    ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
   * the worker of a run, and only while the run is RUNNING: ``record_heartbeat``, ``record_progress`` (progress
     fields and metrics), ``put_artifact``, and ``set_status`` to FINISHED / FAILED / CANCELLED with its results.
 
@@ -28,6 +29,8 @@ Invariants:
 
 The database path comes from the ``GET_EXPLORER_DB`` environment variable, else ``.get_explorer/runs.sqlite`` in
 the repository. A file database uses WAL mode (the worker writes while pages read); ``":memory:"`` serves tests.
+A path that is not, or cannot become, a store raises ``StoreUnavailable`` with a sentence, and so does a problem of
+the file found later (``get_core.runs.dbfile``); nothing is written to such a file.
 """
 
 from __future__ import annotations
@@ -44,10 +47,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from get_core.runs import dbfile
+from get_core.runs.dbfile import DB_ENV
 from get_core.runs.records import (Artifact, InvalidTransition, MetricPoint, Run, RunFinishedError, RunNotFound,
-                                   RunStatus, StoreError)
+                                   RunStatus, StoreError, StoreUnavailable)
 
-DB_ENV = "GET_EXPLORER_DB"
 GRACE_ENV = "GET_EXPLORER_HEARTBEAT_GRACE"
 DEFAULT_DB = Path(__file__).resolve().parents[2] / ".get_explorer" / "runs.sqlite"
 HEARTBEAT_GRACE_S = 30.0  # workers beat every second; 30 s tolerates a loaded machine without hiding a dead worker
@@ -101,15 +105,34 @@ class RunStore:
         grace = heartbeat_grace if heartbeat_grace is not None else os.environ.get(GRACE_ENV, HEARTBEAT_GRACE_S)
         self.heartbeat_grace = float(grace)
         self._lock = threading.RLock()
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA foreign_keys = ON")
-        self._conn.execute("PRAGMA busy_timeout = 30000")
+        self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect and create the schema, refusing (``StoreUnavailable``) a path that is not, or cannot become, a
+        store; another program's file is never written to (see ``get_core.runs.dbfile``)."""
         if self.is_file:
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._create_schema()
+            dbfile.check_path(self.path)
+        conn = None
+        try:
+            if self.is_file:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            dbfile.check_tables(self.path, {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")})
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if self.is_file:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            conn.executescript(_SCHEMA)  # executescript commits on its own; the DDL is idempotent
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, (OSError, sqlite3.Error)):
+                raise dbfile.cannot_open(self.path, exc) from exc
+            raise
+        return conn
 
     @property
     def is_file(self) -> bool:
@@ -122,21 +145,23 @@ class RunStore:
     # ------------------------------------------------------------------------------------------ plumbing
     @contextmanager
     def _transaction(self, write: bool = False) -> Iterator[sqlite3.Connection]:
-        """The one way in: a transaction (IMMEDIATE for writes) committed on success, rolled back on error."""
+        """The one way in: a transaction (IMMEDIATE for writes) committed on success, rolled back on error; a
+        problem with the file itself (damaged, read-only, full disk, locked too long) raises ``StoreUnavailable``."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def _create_schema(self) -> None:
-        with self._lock:
-            self._conn.executescript(_SCHEMA)  # executescript commits on its own; the DDL is idempotent
-        with self._transaction(write=True) as db:
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield self._conn
+                except BaseException:
+                    if self._conn.in_transaction:  # SQLite may have rolled back already (a full disk, say)
+                        self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                unavailable = dbfile.explain(self.path, exc)
+                if unavailable is None:  # a query's own error (a constraint, a bug): not the file's
+                    raise
+                raise unavailable from exc
 
     def _exists(self, where: str, args: tuple) -> bool:
         with self._transaction() as db:
@@ -329,6 +354,10 @@ class RunStore:
             args = tuple(RunStatus(s).value for s in statuses)
         with self._transaction() as db:
             return [_to_run(row) for row in db.execute(query + " ORDER BY run_id DESC", args)]
+
+    def has_active_runs(self) -> bool:
+        """Whether any run is QUEUED or RUNNING (the queue has work, or a worker to watch)."""
+        return self._exists("status IN (?, ?)", (RunStatus.QUEUED.value, RunStatus.RUNNING.value))
 
     def count_running(self) -> int:
         with self._transaction() as db:

@@ -38,7 +38,8 @@ import numpy as np
 
 from get_core.compare import fit_baselines
 from get_core.config import GETConfig
-from get_core.runs.store import MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError
+from get_core.runs.store import (MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError,
+                                 StoreUnavailable)
 
 HEARTBEAT_PERIOD_S = 1.0
 CANCEL_POLL_S = 0.2
@@ -92,6 +93,8 @@ class Heartbeat(threading.Thread):
                     last_beat = time.monotonic()
                 elif self.store.get_run(self.run_id).cancel_requested:
                     self.cancel.set()
+            except StoreUnavailable as exc:  # the file's trouble (a lock held too long, a full disk): try again
+                print(f"run {self.run_id}: heartbeat not written: {exc}", file=sys.stderr, flush=True)
             except StoreError:  # finished by someone else, or deleted
                 self.lost.set()
                 self.cancel.set()
@@ -117,8 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or not args[0].isdigit():
         print("usage: python -m get_core.runs.worker RUN_ID", file=sys.stderr)
         return 2
-    store = RunStore()
-    status = execute(store, int(args[0]))
+    try:
+        store = RunStore()
+        status = execute(store, int(args[0]))
+    except StoreError as exc:  # no usable store (a wrong GET_EXPLORER_DB) or no such run: one line, no traceback
+        print(f"run {args[0]}: {exc}", file=sys.stderr)
+        return 1
     dispatch_next(store)
     return 0 if status in (RunStatus.FINISHED, RunStatus.CANCELLED) else 1
 

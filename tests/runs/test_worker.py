@@ -13,7 +13,7 @@ import pytest
 
 from get_core import data, reading
 from get_core.encoding import DataSpec, Encoding
-from get_core.runs import launch, worker
+from get_core.runs import launch, supervisor, worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
 from get_core.tree import ObliqueTree
@@ -52,6 +52,34 @@ def wait_for(predicate, timeout: float, interval: float = 0.05):
     raise AssertionError(f"condition not met within {timeout} s")
 
 
+def supervisor_pid(store: RunStore) -> int | None:
+    """The pid of the supervisor watching ``store``, or None when none holds the lock."""
+    path = launch.supervisor_lock_path(store)
+    lock = launch.try_lock(path)
+    if lock is not None:
+        os.close(lock)
+        return None
+    return int(path.read_text() or 0) or None
+
+
+def stop_everything(store: RunStore) -> None:
+    """Never leave a worker or a supervisor behind: cancel queued then running runs, wait, kill what stays."""
+    for status in (RunStatus.QUEUED, RunStatus.RUNNING):
+        for run in store.list_runs([status]):
+            store.request_cancel(run.run_id)
+    for run in store.list_runs([RunStatus.RUNNING]):
+        try:
+            wait_for(lambda: store.get_run(run.run_id).status.is_finished(), 5)
+        except AssertionError:
+            if run.worker_pid:
+                os.kill(run.worker_pid, signal.SIGKILL)
+    try:
+        wait_for(lambda: supervisor_pid(store) is None, 3 * supervisor.POLL_S + 5)
+    except AssertionError:
+        os.kill(supervisor_pid(store), signal.SIGKILL)
+        raise AssertionError("the supervisor did not exit once the queue was empty") from None
+
+
 @pytest.fixture
 def file_store(tmp_path, monkeypatch):
     path = tmp_path / "runs.sqlite"
@@ -59,13 +87,7 @@ def file_store(tmp_path, monkeypatch):
     monkeypatch.setenv(launch.MAX_RUNNING_ENV, "2")
     store = RunStore(path, heartbeat_grace=3.0)
     yield store
-    for run in store.list_runs([RunStatus.RUNNING]):  # never leave a worker behind
-        store.request_cancel(run.run_id)
-        if run.worker_pid:
-            try:
-                wait_for(lambda: store.get_run(run.run_id).status.is_finished(), 5)
-            except AssertionError:
-                os.kill(run.worker_pid, signal.SIGKILL)
+    stop_everything(store)
 
 
 def test_split_rows_is_a_seeded_partition():
@@ -160,15 +182,55 @@ def test_cancel_stops_a_worker_within_two_seconds_and_keeps_its_best_tree(file_s
     assert run.test_r2 is not None and run.progress < 0.5
 
 
-def test_a_worker_killed_with_sigkill_is_marked_failed_with_a_reason(file_store):
-    run_id = submit(file_store, LONG, dispatch=True)
-    run = wait_for(lambda: (r := file_store.get_run(run_id)).worker_pid and r.progress > 0 and r, 90)
+def kill_and_time_recovery(store: RunStore) -> tuple[float, float, int]:
+    """With one slot, a long run training and a tiny one queued behind it, SIGKILL the first worker and let no one
+    but the supervisor act: seconds from the kill until the run shows FAILED and until the next one is RUNNING."""
+    first = submit(store, LONG, dispatch=True)
+    second = submit(store, TINY, dispatch=True)
+    run = wait_for(lambda: (r := store.get_run(first)).worker_pid and r.progress > 0 and r, 90)
+    assert store.get_run(second).status is RunStatus.QUEUED
     os.kill(run.worker_pid, signal.SIGKILL)
-    wait_for(lambda: launch.dispatch(file_store) is not None and file_store.get_run(run_id).status.is_finished(),
-             file_store.heartbeat_grace + 10, interval=0.2)
-    run = file_store.get_run(run_id)
-    assert run.status is RunStatus.FAILED
-    assert "heartbeat" in run.error and "killed" in run.error
+    killed = time.monotonic()
+    failed_at = started_at = None
+    while time.monotonic() - killed < store.heartbeat_grace + 30 and started_at is None:
+        if failed_at is None and store.get_run(first).status is RunStatus.FAILED:
+            failed_at = time.monotonic() - killed
+        if store.get_run(second).status is not RunStatus.QUEUED:
+            started_at = time.monotonic() - killed
+        time.sleep(0.05)
+    assert failed_at is not None and started_at is not None, "the queue did not recover"
+    return failed_at, started_at, first
+
+
+def test_a_sigkilled_workers_run_fails_and_the_next_starts_with_no_page_open(file_store, monkeypatch):
+    monkeypatch.setenv(launch.MAX_RUNNING_ENV, "1")
+    failed_after, next_after, first = kill_and_time_recovery(file_store)
+    assert failed_after <= file_store.heartbeat_grace + 5 and next_after <= file_store.heartbeat_grace + 5
+    run = file_store.get_run(first)
+    assert run.status is RunStatus.FAILED and "heartbeat" in run.error and "killed" in run.error
+
+
+def test_one_supervisor_watches_a_database_and_exits_once_nothing_is_queued_or_running(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite", heartbeat_grace=1.0)
+    assert launch.supervise(store) is False  # an empty queue needs no supervisor
+    run_id = submit(store, TINY)
+    store.claim_next_run(1)  # as the launcher does, but no worker is started: it never beats
+    assert launch.supervise(store) is True
+    pid = wait_for(lambda: supervisor_pid(store), 30)
+    assert launch.supervise(store) is False  # the lock is held: no second one
+    started = time.monotonic()
+    wait_for(lambda: store.get_run(run_id).status is RunStatus.FAILED, store.heartbeat_grace + 5)
+    wait_for(lambda: supervisor_pid(store) is None, 3 * supervisor.POLL_S)
+    assert time.monotonic() - started < store.heartbeat_grace + 3 * supervisor.POLL_S
+    wait_for(lambda: not alive(pid), 5)  # gone, not merely unlocked
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_a_claimed_run_whose_worker_never_beats_expires(tmp_path):
