@@ -13,7 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench import data_path, depth_curves, paper, reference_r2, speed, sweep, variants
+from bench.paper import reference_r2, sweep
+from bench.paper import run as paper
+from bench.speed import run as speed
+from bench.studies import data_path, depth_curves, variants
 
 
 @pytest.fixture(autouse=True)
@@ -243,7 +246,7 @@ def test_a_constant_target_is_refused(tmp_path):
 def test_finished_cells_of_a_method_whose_package_is_missing_stay_in_the_report(tmp_path, monkeypatch):
     from dataclasses import replace
 
-    from bench import methods as M
+    from bench.paper import methods as M
 
     first = run_paper(tmp_path)  # cart, fitted while it "was installed"
     monkeypatch.setitem(M.METHODS, "cart", replace(M.METHODS["cart"], problem=lambda: "not installed here"))
@@ -263,7 +266,7 @@ def test_finished_cells_of_a_method_whose_package_is_missing_stay_in_the_report(
     (["--epochs", "40", "40"], "21 <= E1 < E2"),
 ])
 def test_reference_timing_options_are_checked_before_the_venv_is_built(monkeypatch, capsys, argv, message):
-    from bench import reference
+    from bench.speed import reference
 
     monkeypatch.setattr(reference, "ensure_reference_venv", lambda *a: pytest.fail("the reference venv was built"))
     with pytest.raises(SystemExit) as exit_:

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from bench import data_path
+from bench.studies import data_path
 
 
 def test_a_small_run_reports_both_steps_with_their_ratios(tmp_path, monkeypatch, capsys):

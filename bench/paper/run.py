@@ -30,14 +30,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if __package__ in (None, ""):  # run as a script: make the project importable
-    sys.path.insert(0, str(REPO_ROOT))
+from bench.paper import methods as M
+from bench.paper import report, sweep
+from get_core import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION
+from get_core.tree import MAX_DEPTH
 
-from bench import methods as M  # noqa: E402
-from bench import report, sweep  # noqa: E402
-from get_core import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION  # noqa: E402
-from get_core.tree import MAX_DEPTH  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
 MAX_SEED = 2**32 - 1  # a split seed is train_test_split's random_state
@@ -126,7 +124,7 @@ def run_study(args: argparse.Namespace, report: Callable[[list[dict]], str], mea
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="bench/paper.py", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m bench.paper", description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("Examples:")[1],
                                      formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,

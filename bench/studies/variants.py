@@ -16,23 +16,20 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 from statistics import mean, stdev
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench import methods as M
-from bench.paper import int_in, run_study, study_key, study_parser
+from bench.paper import methods as M
+from bench.paper.run import RESULTS_DIR, int_in, run_study, study_key, study_parser
 from get_core import optimize
 from get_core.estimator import _r2
 from get_core.optimize import GETConfig, train
 
-RESULTS = Path(__file__).resolve().parent / "results" / "variants.jsonl"
+RESULTS = RESULTS_DIR / "variants.jsonl"
 AUTHORS_WEIGHT_DECAY = 0.01  # torch.optim.AdamW's default, which the authors' GET_IterAlp.py keeps
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench import paper, report, sweep
+from bench.paper import report, sweep
+from bench.paper import run as paper
 
 DATA_DIR = paper.DEFAULT_DATA_DIR
 SLICES = ["--datasets", "airfoil_self_noise", "abalone", "--max-rows", "200", "--budget", "tiny"]

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from bench import depth_curves, paper
+from bench.paper import run as paper
+from bench.studies import depth_curves
 
 
 def test_choose_replays_the_early_stop_of_getregressorcv():

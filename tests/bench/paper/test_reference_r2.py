@@ -1,6 +1,6 @@
 """The authors'-code comparison table joins the reference fits with our --tables cells by dataset, seed and depth."""
 
-from bench.reference_r2 import report
+from bench.paper.reference_r2 import report
 
 
 def test_report_puts_the_authors_fit_beside_ours():

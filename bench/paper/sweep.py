@@ -28,7 +28,7 @@ import pandas as pd
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
-from bench import methods as M
+from bench.paper import methods as M
 from get_core import ENGINE_VERSION
 from get_core.compare import predict_ms, timing_rows
 from get_core.optimize import MinMax

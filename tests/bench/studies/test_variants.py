@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from bench import paper, variants
+from bench.paper import run as paper
+from bench.studies import variants
 from get_core import optimize
 
 

@@ -13,22 +13,17 @@ import argparse
 import io
 import platform
 import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench import report  # noqa: E402
-from get_core import reading  # noqa: E402
-from get_core.data import DataError  # noqa: E402
-from get_core.encoding import DataSpec, prepare  # noqa: E402
-
-DOC = Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md"
+from bench.paper import report
+from bench.paper.run import DEFAULT_DOC as DOC
+from get_core import reading
+from get_core.data import DataError
+from get_core.encoding import DataSpec, prepare
 
 
 def table(rows: int, numeric: int, text: int, seed: int = 0) -> pd.DataFrame:

@@ -12,22 +12,19 @@ Cells (dataset, seed, leaf, rule, budget, depth) go to a JSON-lines file and are
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import r2_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench import methods as M
-from bench.paper import int_in, run_study, study_parser
+from bench.paper import methods as M
+from bench.paper.run import RESULTS_DIR, int_in, run_study, study_parser
 from get_core import ENGINE_VERSION
 from get_core.estimator import DepthSearch, GETRegressorCV
 from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 
-RESULTS = Path(__file__).resolve().parent / "results" / "depth-curves.jsonl"
+RESULTS = RESULTS_DIR / "depth-curves.jsonl"
 PATIENCES = (1, 2, 3, 4, None)  # None: every depth fitted
 
 

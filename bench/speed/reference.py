@@ -44,7 +44,7 @@ PACKAGE_VERSION = "0.1.1"
 # torch is pinned: 2.13.0 is a local CPU wheel on our machines; a plain "torch" pulls a multi-GB CUDA build.
 DEPENDENCIES = ("h5py", "numpy", "pandas", "scikit-learn", "torch==2.13.0")
 DEFAULT_VENV = Path("bench/.reference-venv")
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 MIN_EPOCHS = 21
 
 _PROBE = (

@@ -20,18 +20,16 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench import sweep  # noqa: E402
-from bench.paper import DEFAULT_DATA_DIR, MAX_SEED, check_cells_file, check_writable, int_in  # noqa: E402
-from bench.reference import MIN_EPOCHS, ensure_reference_venv, run_script  # noqa: E402
+from bench.paper import sweep
+from bench.paper.run import DEFAULT_DATA_DIR, MAX_SEED, RESULTS_DIR, check_cells_file, check_writable, int_in
+from bench.speed.reference import MIN_EPOCHS, ensure_reference_venv, run_script
 
-RESULTS = Path(__file__).resolve().parent / "results" / "reference-train-r2.jsonl"
+RESULTS = RESULTS_DIR / "reference-train-r2.jsonl"
 
 # Runs inside the reference venv: argv[1] = JSON parameters, argv[2] = .npz with the scaled training part.
 _FIT_SCRIPT = r'''

@@ -13,20 +13,17 @@ Cells go to a JSON-lines file and are skipped on a rerun.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 from statistics import mean, median
 
 from sklearn.model_selection import train_test_split
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench import methods as M
-from bench.paper import run_study, study_key, study_parser
+from bench.paper import methods as M
+from bench.paper.run import RESULTS_DIR, run_study, study_key, study_parser
 from get_core.estimator import GETRegressorCV, _r2
 from get_core.optimize import train
 
-RESULTS = Path(__file__).resolve().parent / "results" / "refit-start.jsonl"
+RESULTS = RESULTS_DIR / "refit-start.jsonl"
 
 
 def refit_both_ways(X_tr, y_tr, X_te, y_te, leaf: str, seed: int, budget: M.Budget) -> dict:

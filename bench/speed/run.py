@@ -21,7 +21,6 @@ import os
 import platform
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,12 +28,9 @@ import numpy as np
 import torch
 from sklearn.datasets import make_friedman1
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from bench import reference  # noqa: E402
-from bench.paper import check_replaceable, check_writable, int_in  # noqa: E402
-from get_core.optimize import GETConfig, train  # noqa: E402
+from bench.paper.run import DEFAULT_DOC, RESULTS_DIR, check_replaceable, check_writable, int_in
+from bench.speed import reference
+from get_core.optimize import GETConfig, train
 
 STARTS, STAGES = 10, 2
 EPOCHS = {2: (200, 1000), 4: (200, 1000), 8: (50, 250), 12: (5, 25)}
@@ -133,9 +129,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--paper-budget", action="store_true",
                         help="also time the paper's whole budget at depth 8, once")
     parser.add_argument("--no-reference", action="store_true", help="time ours only, not the authors' code")
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "speed.json",
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "speed.json",
                         help="result JSON (default: %(default)s)")
-    parser.add_argument("--doc", type=Path, default=REPO / "docs" / "BENCHMARKS.md",
+    parser.add_argument("--doc", type=Path, default=DEFAULT_DOC,
                         help="Markdown file whose speed section is rewritten (default: %(default)s)")
     parser.add_argument("--report-only", action="store_true", help="rewrite the doc's section from --out, no timing")
     args = parser.parse_args(argv)

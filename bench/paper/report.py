@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from statistics import mean, stdev
 
-from bench import methods as M
+from bench.paper import methods as M
 
 BASELINE = "rf"  # the method the others are tested against, as in the paper's section 5.1
 NEAR_PAPER_POINTS = 1.0  # issue 3: "within 1 point of the paper's figure per dataset or above it"

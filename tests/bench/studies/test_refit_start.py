@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from bench import paper, refit_start
+from bench.paper import run as paper
+from bench.studies import refit_start
 
 
 @pytest.mark.skipif(not (paper.DEFAULT_DATA_DIR / "airfoil_self_noise.csv").exists(), reason="no shared datasets")
