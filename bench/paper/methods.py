@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
+from bench.common import BUDGETS, Budget
 from get_core.compare import count_tree_parameters
 from get_core.checkpoint import SearchCheckpoint
 from get_core.estimator import DepthSearch, GETRegressor, GETRegressorCV
@@ -31,34 +32,6 @@ VALIDATION_FRACTION = 1 / 3  # 2:1 train/validation inside the 75% training part
 FOREST_TREES = (50, 100, 200, 300, 400, 500)  # the paper's grid of n_estimators
 # max_depth candidates from the paper's 1..50, log-spaced; see fit_forest for why this lands on the same accuracy.
 FOREST_DEPTHS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 18, 20, 22, 25, 30, 35, 40, 45, 50)
-
-
-@dataclass(frozen=True)
-class Budget:
-    """GET's optimization budget: ``n_starts`` starts x ``n_alphas`` (2) stages x ``n_epochs`` epochs per fit.
-
-    ``polish_in_cv``: the polish methods polish every tree of the depth search (True), or search the depth without
-    polish and polish only the final tree at the chosen depth (False). Polish costs about one more fit per level of
-    the tree, so polishing inside the search multiplies the search's cost by roughly the depth; polishing after it
-    costs one polished fit and gives exactly the unpolished method's tree, polished (same seed).
-    ``searches``: with a directory, a depth search stopped part-way (a paper-budget search can take hours) resumes
-    at its next depth with the same result. Not part of the settings: it changes where fits are kept, not what.
-    """
-
-    name: str
-    n_starts: int
-    n_epochs: int
-    polish_in_cv: bool = True
-    searches: str | None = None  # directory where GET's depth searches keep each finished fit (get_core.checkpoint)
-
-
-BUDGETS = {
-    "paper": Budget("paper", 10, 3000, polish_in_cv=True),  # the paper's setting
-    # Chosen by measurement so that the 12 shared datasets x 6 methods x 1 seed finish in about an hour on this
-    # 2-core machine (2 jobs x 1 thread); see docs/BENCHMARKS.md for the measured wall times.
-    "fast": Budget("fast", 3, 200, polish_in_cv=False),
-    "tiny": Budget("tiny", 1, 10, polish_in_cv=False),  # smoke tests only
-}
 
 
 @dataclass

@@ -1,33 +1,32 @@
 """Training R2 of the authors' GET implementation (PyPI `get-oblique==0.1.1`) on our benchmark splits.
 
 Why: the paper's Tables 3 and 4 average training R2 over its own 16 datasets, 4 of which are not shared here, so
-our `bench/paper.py --tables` figures cannot be compared with the paper's row directly. Running the authors' code
+our `python -m bench.paper --tables` figures cannot be compared with the paper's row directly. Running the authors' code
 on exactly the same training part (same CSV, split seed, min-max scaling, depth) separates "our engine finds
 worse trees" from "these datasets allow less gain over CART".
 
 What runs: `GET.GETRegressor(treeDepth=D, epochNum=E, startNum=S)` (no polish) or `GET.GETSubPolRegressor` (with
-the authors' subtree polish), in the reference virtualenv of `bench/reference.py`, with `torch.manual_seed(seed)`,
-on the scaled training part of `bench.sweep.split_and_scale`; training R2 (%) from its hard-split `predict`.
+the authors' subtree polish), in the reference virtualenv of `bench.reference_venv`, with `torch.manual_seed(seed)`,
+on the scaled training part of `bench.common.split_and_scale`; training R2 (%) from its hard-split `predict`.
 Finished cells go to a JSON-lines file and are skipped on a rerun.
 
-Usage: python bench/reference_r2.py --datasets abalone airfoil_self_noise --depths 2 4 [--polish] [--epochs 3000]
-       python bench/reference_r2.py --report bench/results/tables-paper.cells-<key>.jsonl   # Markdown beside ours
+Usage: python -m bench.paper.reference_r2 --datasets abalone airfoil_self_noise --depths 2 4 [--polish] [--epochs 3000]
+       python -m bench.paper.reference_r2 --report bench/results/tables-paper.cells-<key>.jsonl   # Markdown beside ours
 
 The comparison is fair only at equal budgets: `--report` keeps the fits of `--starts` x `--epochs` and should be given
-the cells file of a `bench/paper.py --tables` run with the same starts and epochs.
+the cells file of a `python -m bench.paper --tables` run with the same starts and epochs.
 """
 from __future__ import annotations
 
-import argparse
 import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 
-from bench.paper import sweep
-from bench.paper.run import DEFAULT_DATA_DIR, MAX_SEED, RESULTS_DIR, check_cells_file, check_writable, int_in
-from bench.speed.reference import MIN_EPOCHS, ensure_reference_venv, run_script
+from bench.common import (MAX_SEED, RESULTS_DIR, CellStore, add_data_options, check_cells_file, check_writable,
+                          command_parser, find_datasets, int_in, load_dataset, split_and_scale)
+from bench.reference_venv import MIN_EPOCHS, ensure_reference_venv, run_script
 
 RESULTS = RESULTS_DIR / "reference-train-r2.jsonl"
 
@@ -62,7 +61,8 @@ def _key(params: dict) -> str:
 
 
 def report(reference: list[dict], ours: list[dict]) -> str:
-    """Markdown: the authors' training R2 beside ours (``bench/paper.py --tables`` cells) per dataset and depth."""
+    """Markdown: the authors' training R2 beside ours (``python -m bench.paper --tables`` cells) per dataset and
+    depth."""
     mine = {(r["dataset"], r["seed"], r["method"], r["depth"]): r["train_r2"] for r in ours}
     theirs = {(r["dataset"], r["seed"], "get-polish" if r["polish"] else "get", r["depth"]): r for r in reference}
     rows = sorted({(d, s, k) for d, s, _, k in theirs})
@@ -79,10 +79,8 @@ def report(reference: list[dict], ours: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
-                        help="directory of CSV files, target = last column named 'target' (default: %(default)s)")
-    parser.add_argument("--datasets", nargs="+", default=None, help="dataset names or globs (default: all)")
+    parser = command_parser(__doc__, "bench.paper.reference_r2")
+    add_data_options(parser, seeds=False)
     parser.add_argument("--depths", type=int_in(1), nargs="+", default=[2, 4],
                         help="treeDepth of each fit (default: 2 4)")
     parser.add_argument("--seed", type=int_in(0, MAX_SEED), default=0,
@@ -95,8 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS,
                         help="JSON-lines file of the finished fits, appended to (default: %(default)s)")
     parser.add_argument("--report", type=Path, metavar="OUR_CELLS", default=None,
-                        help="fit nothing: print the finished fits of --starts x --epochs beside this bench/paper.py "
-                        "--tables cells file (run with the same budget)")
+                        help="fit nothing: print the finished fits of --starts x --epochs beside this "
+                        "python -m bench.paper --tables cells file (run with the same budget)")
     args = parser.parse_args(argv)
     if args.epochs < MIN_EPOCHS:
         parser.error(f"--epochs must be >= {MIN_EPOCHS}: the package's scheduler warms up for 10 epochs first")
@@ -107,19 +105,20 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"{option} {path} is a directory; give a .jsonl file")
     if args.report is not None:
         if not args.report.exists():
-            parser.error(f"--report {args.report}: no such file (give the cells file of a bench/paper.py --tables run)")
-        fits = sweep.CellStore(args.out).load().values()
+            parser.error(f"--report {args.report}: no such file (give the cells file of a python -m bench.paper "
+                         "--tables run)")
+        fits = CellStore(args.out).load().values()
         same_budget = [r for r in fits if (r["starts"], r["epochs"]) == (args.starts, args.epochs)]
-        print(report(same_budget, list(sweep.CellStore(args.report).load().values())))
+        print(report(same_budget, list(CellStore(args.report).load().values())))
         return
     check_writable("--out", args.out)  # before any fit: a fit that cannot be stored is hours lost
     check_cells_file("--out", args.out)
-    store = sweep.CellStore(args.out)
+    store = CellStore(args.out)
     done = store.load()
     # every table is read (and checked) before the first fit
-    tables = [(path, sweep.load_dataset(path)) for path in sweep.find_datasets(args.data_dir, args.datasets)]
+    tables = [(path, load_dataset(path)) for path in find_datasets(args.data_dir, args.datasets)]
     for path, (X, y) in tables:
-        X_tr, y_tr, _, _ = sweep.split_and_scale(X, y, args.seed)
+        X_tr, y_tr, _, _ = split_and_scale(X, y, args.seed)
         for depth in args.depths:
             params = {"dataset": path.stem, "seed": args.seed, "depth": depth, "polish": args.polish,
                       "starts": args.starts, "epochs": args.epochs, "threads": args.threads}

@@ -1,16 +1,13 @@
 """Summaries of finished cells: the paper's figures beside ours, averages, Friedman ranks, paired t-tests against the
 random forest, Markdown sections.
 
-Pure functions over record dicts (as written by ``sweep.run_cell``), plus ``write_section``, which replaces only the
-text between one pair of marker comments in a Markdown file and leaves everything else in it alone.
+Pure functions over record dicts (as written by ``sweep.run_cell``); ``common.write_section`` puts their Markdown
+into docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import re
-import tempfile
 from pathlib import Path
 from statistics import mean, stdev
 
@@ -302,30 +299,6 @@ def training_markdown(summary: dict, methods: list[str], depths: list[int], sett
         lines.append(f"| {d} | " + " | ".join(
             " / ".join(_num(row.get(m, {}).get(str(k)), 1) for k in depths) for m in methods) + " |")
     return "\n".join(lines)
-
-
-# ---------------------------------------------------------------- Markdown file sections
-def write_section(doc: Path, name: str, body: str, title: str = "") -> None:
-    """Put ``body`` between ``<!-- {name}:start -->`` and ``<!-- {name}:end -->`` in ``doc``.
-
-    Text outside the markers is never changed; the section is appended (under ``title``) when the markers are
-    missing and the file is created when it does not exist. The file is replaced atomically.
-    """
-    doc = Path(doc)
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    block = f"{start}\n{body.rstrip()}\n{end}"
-    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: block, text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + (f"{title}\n\n" if title else "") + block + "\n"
-    doc.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=doc.parent, prefix=f".{doc.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, doc)
 
 
 def _mean_or_none(values) -> float | None:

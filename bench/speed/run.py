@@ -6,16 +6,15 @@ Setting (issue 2): make_friedman1 with n=6144, p=8 (min-max scaled), 10 starts, 
 Ours: ``train`` is timed end to end (CART warm start, every hard-loss checkpoint, leaf refits, the final tree) at two
 epoch counts E1 < E2; ``ms_per_start_epoch`` = (t(E2) - t(E1)) / (10 starts x 2 stages x (E2 - E1)) removes the
 fixed costs the same way the reference's figure does; ``ms_per_start_epoch_total`` = t(E2) / (10 x 2 x E2) keeps
-them. Medians over ``--repeats``. The reference comes from ``bench/reference.py`` (its own venv; median epoch time).
+them. Medians over ``--repeats``. The reference comes from ``bench.speed.reference`` (its own venv; median epoch time).
 ``--paper-budget`` also times the paper's whole budget (10 starts x 2 stages x 3000 epochs) at depth 8, once.
 
 Writes ``bench/results/speed.json`` and the speed section of ``docs/BENCHMARKS.md`` (between its markers).
-Usage: python bench/speed.py [--depths 2 4 8] [--repeats 3] [--paper-budget] [--no-reference] [--report-only]
+Usage: python -m bench.speed [--depths 2 4 8] [--repeats 3] [--paper-budget] [--no-reference] [--report-only]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -28,13 +27,15 @@ import numpy as np
 import torch
 from sklearn.datasets import make_friedman1
 
-from bench.paper.run import DEFAULT_DOC, RESULTS_DIR, check_replaceable, check_writable, int_in
+from bench.common import (DEFAULT_DOC, RESULTS_DIR, check_replaceable, check_writable, command_parser, int_in,
+                          write_section)
 from bench.speed import reference
 from get_core.optimize import GETConfig, train
 
 STARTS, STAGES = 10, 2
 EPOCHS = {2: (200, 1000), 4: (200, 1000), 8: (50, 250), 12: (5, 25)}
-MARKERS = ("<!-- speed:start -->", "<!-- speed:end -->")
+SECTION = "speed"  # between <!-- speed:start --> and <!-- speed:end --> in the doc
+WRITER = "python -m bench.speed"  # named in the refusal to replace a file this command did not write
 
 
 def friedman(n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +82,7 @@ def markdown(result: dict) -> str:
     m = result["machine"]
     lines = [
         "## Training speed (issue 2)", "",
-        f"Command: `python bench/speed.py --repeats {result['repeats']}"
+        f"Command: `python -m bench.speed --repeats {result['repeats']}"
         f"{' --paper-budget' if result.get('paper_budget') else ''}` — {result['date']}; machine: {m['cpu']}, "
         f"{m['cores']} cores, torch {m['torch']} CPU, {m['threads']} threads, "
         f"1-min load average {m['load_average_1min']:.1f} at the start (the machine is shared).", "",
@@ -104,20 +105,8 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, text: str, markers: tuple[str, str]) -> None:
-    """Replace the text between ``markers`` in ``path`` (append the section if absent), keeping the rest."""
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    block = f"{markers[0]}\n{text}\n{markers[1]}"
-    if markers[0] in old and markers[1] in old:
-        head, rest = old.split(markers[0], 1)
-        new = head + block + rest.split(markers[1], 1)[1]
-    else:
-        new = old.rstrip() + "\n\n" + block + "\n"
-    path.write_text(new)
-
-
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = command_parser(__doc__, "bench.speed")
     parser.add_argument("--depths", type=int, nargs="+", choices=sorted(EPOCHS), default=[2, 4, 8],
                         metavar="DEPTH", help=f"tree depths, from {sorted(EPOCHS)} (default: 2 4 8)")
     parser.add_argument("--repeats", type=int_in(1), default=3, help="timings per depth; the median is reported "
@@ -142,10 +131,10 @@ def main(argv: list[str] | None = None) -> None:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             parser.error(f"--out {args.out}: not a result of this tool ({type(exc).__name__}: {exc})")
         check_writable("--doc", args.doc)
-        write_section(args.doc, text, MARKERS)
+        write_section(args.doc, SECTION, text)
         return
     check_writable("--out", args.out)  # before the timings: a result that cannot be written is minutes lost
-    check_replaceable("--out", args.out, "rows", "bench/speed.py")
+    check_replaceable("--out", args.out, "rows", WRITER)
     check_writable("--doc", args.doc)
     torch.set_num_threads(args.threads)
     result = {"date": time.strftime("%Y-%m-%d"), "n": args.n, "p": args.p, "repeats": args.repeats,
@@ -162,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(result["paper_budget"]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
-    write_section(args.doc, markdown(result), MARKERS)
+    write_section(args.doc, SECTION, markdown(result))
     print(markdown(result))
 
 

@@ -4,12 +4,11 @@
 bytes, and ``encoding.prepare`` (validation, one-hot encoding) against a bare ``pandas.get_dummies``: the bare
 calls are the floor, so the ratios say what the checks cost. Medians of ``--repeats`` runs, same process.
 
-    python bench/data_path.py                 # print the table
-    python bench/data_path.py --doc           # and write it into docs/BENCHMARKS.md (section "data-path")
+    python -m bench.studies.data_path                 # print the table
+    python -m bench.studies.data_path --doc           # and write it into docs/BENCHMARKS.md (section "data-path")
 """
 from __future__ import annotations
 
-import argparse
 import io
 import platform
 import statistics
@@ -19,8 +18,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from bench.paper import report
-from bench.paper.run import DEFAULT_DOC as DOC
+from bench.common import DEFAULT_DOC, command_parser, write_section
 from get_core import reading
 from get_core.data import DataError
 from get_core.encoding import DataSpec, prepare
@@ -55,8 +53,8 @@ def measure(rows: int, numeric: int, text: int, repeats: int) -> str:
     encode = median_seconds(lambda: prepare(df, spec), repeats)
     bare_encode = median_seconds(lambda: pd.get_dummies(df.drop(columns="y")).to_numpy(np.float64), repeats)
     return "\n".join([
-        f"Command: `python bench/data_path.py --rows {rows} --numeric {numeric} --text {text} --repeats {repeats} "
-        "--doc` (2-core VM, 24 GiB, nothing else running).",
+        f"Command: `python -m bench.studies.data_path --rows {rows} --numeric {numeric} --text {text} "
+        f"--repeats {repeats} --doc` (2-core VM, 24 GiB, nothing else running).",
         "",
         f"Table: {rows:,} rows, {numeric} numeric and {text} text columns and a target ({len(content) / 1e6:.1f} MB "
         f"of CSV); medians of {repeats} runs; {platform.processor() or platform.machine()}, "
@@ -72,7 +70,7 @@ def measure(rows: int, numeric: int, text: int, repeats: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = command_parser(__doc__, "bench.studies.data_path")
     parser.add_argument("--rows", type=int, default=reading.MAX_ROWS, help="rows (default: the upload limit)")
     parser.add_argument("--numeric", type=int, default=54, help="numeric columns (default 54)")
     parser.add_argument("--text", type=int, default=6, help="categorical text columns (default 6)")
@@ -93,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"the app refuses this table, so there is nothing to time: {exc} Lower --rows or the columns.")
     print(markdown)
     if args.doc:
-        report.write_section(DOC, "data-path", markdown, "## The app's data path (bench/data_path.py)")
+        write_section(DEFAULT_DOC, "data-path", markdown, "## The app's data path (python -m bench.studies.data_path)")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ how noisy that validation curve is. This tool fits, for each depth d, exactly wh
 split of the training part, same seed) and the refit on the whole training part, so any patience can be replayed
 offline: `--report` gives the depth each patience picks and that tree's test R2, beside the forest-free oracle.
 
-Usage: python bench/depth_curves.py --datasets airfoil_self_noise abalone --rules gcv ols --seeds 0 1
-       python bench/depth_curves.py --report            # Markdown table from the finished cells
+Usage: python -m bench.studies.depth_curves --datasets airfoil_self_noise abalone --rules gcv ols --seeds 0 1
+       python -m bench.studies.depth_curves --report            # Markdown table from the finished cells
 Cells (dataset, seed, leaf, rule, budget, depth) go to a JSON-lines file and are skipped on a rerun.
 """
 from __future__ import annotations
@@ -18,8 +18,8 @@ from collections import defaultdict
 import numpy as np
 from sklearn.metrics import r2_score
 
-from bench.paper import methods as M
-from bench.paper.run import RESULTS_DIR, int_in, run_study, study_parser
+from bench.common import RESULTS_DIR, Budget, int_in
+from bench.studies.study import run_study, study_parser
 from get_core import ENGINE_VERSION
 from get_core.estimator import DepthSearch, GETRegressorCV
 from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
@@ -33,7 +33,7 @@ def cell_key(dataset: str, seed: int, leaf: str, rule: str, budget: str, depth: 
     return f"{dataset}|{seed}|{leaf}|{rule}|{budget}|{depth}|v{ENGINE_VERSION}{rows}"
 
 
-def fit_depth(X_tr, y_tr, X_te, y_te, depth: int, leaf: str, rule: str, seed: int, budget: M.Budget) -> dict:
+def fit_depth(X_tr, y_tr, X_te, y_te, depth: int, leaf: str, rule: str, seed: int, budget: Budget) -> dict:
     """The search's fit at ``depth`` (validation R2 on its 2:1 split) and the refit on all training rows (test R2)."""
     t0 = time.perf_counter()
     model = GETRegressorCV(depths=[depth], leaf=leaf, linear_leaves=rule, n_starts=budget.n_starts,
@@ -77,7 +77,7 @@ def report(records: list[dict]) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = study_parser(__doc__, RESULTS)
+    parser = study_parser(__doc__, "bench.studies.depth_curves", RESULTS)
     parser.add_argument("--leaf", choices=["constant", "linear"], default="linear", help="leaf type (default: linear)")
     parser.add_argument("--rules", nargs="+", choices=LINEAR_LEAF_RULES, default=list(LINEAR_LEAF_RULES),
                         help="linear_leaves rules (ignored for constant leaves)")
@@ -86,22 +86,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def cells(args: argparse.Namespace, budget: Budget, name: str, seed: int, split: tuple):
+    """One cell per rule and depth: (key, fit, describe) for ``study.run_study``."""
+    for rule in args.rules if args.leaf == "linear" else ["-"]:
+        for depth in range(1, args.max_depth + 1):
+            yield (cell_key(name, seed, args.leaf, rule, args.budget, depth, args.max_rows),
+                   lambda rule=rule, depth=depth: {
+                       "leaf": args.leaf, "rule": rule, "depth": depth,
+                       **fit_depth(*split, depth, args.leaf, rule if rule != "-" else "gcv", seed, budget)},
+                   lambda r: f"{name} seed {seed} {r['rule']} depth {r['depth']}: validation {r['val']:.2f}, "
+                             f"test {r['test']:.2f} ({r['sec']:.1f} s)")
+
+
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    budget = M.BUDGETS[args.budget]
-    rules = args.rules if args.leaf == "linear" else ["-"]
-
-    def measure(name, seed, split):
-        for rule in rules:
-            for depth in range(1, args.max_depth + 1):
-                yield (cell_key(name, seed, args.leaf, rule, args.budget, depth, args.max_rows),
-                       lambda rule=rule, depth=depth: {
-                           "leaf": args.leaf, "rule": rule, "depth": depth,
-                           **fit_depth(*split, depth, args.leaf, rule if rule != "-" else "gcv", seed, budget)},
-                       lambda r: f"{name} seed {seed} {r['rule']} depth {r['depth']}: validation {r['val']:.2f}, "
-                                 f"test {r['test']:.2f} ({r['sec']:.1f} s)")
-
-    run_study(args, report, measure)
+    run_study(parse_args(argv), report, cells)
 
 
 if __name__ == "__main__":

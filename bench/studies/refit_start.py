@@ -6,8 +6,8 @@ below the search fit's). `GETRegressorCV(refit_from_search=True)` makes the vali
 Per (dataset, seed, leaf) this tool runs the search once, then refits both ways: exactly what the two settings of
 `refit_from_search` fit (same split, seed and configuration), for the price of one search.
 
-Usage: python bench/refit_start.py --datasets abalone airfoil_self_noise --seeds 0 1 2 --leaves linear constant
-       python bench/refit_start.py --report            # Markdown table from the finished cells
+Usage: python -m bench.studies.refit_start --datasets abalone airfoil_self_noise --seeds 0 1 2 --leaves linear constant
+       python -m bench.studies.refit_start --report            # Markdown table from the finished cells
 Cells go to a JSON-lines file and are skipped on a rerun.
 """
 from __future__ import annotations
@@ -18,15 +18,15 @@ from statistics import mean, median
 
 from sklearn.model_selection import train_test_split
 
-from bench.paper import methods as M
-from bench.paper.run import RESULTS_DIR, run_study, study_key, study_parser
+from bench.common import RESULTS_DIR, Budget
+from bench.studies.study import run_study, study_key, study_parser
 from get_core.estimator import GETRegressorCV, _r2
 from get_core.optimize import train
 
 RESULTS = RESULTS_DIR / "refit-start.jsonl"
 
 
-def refit_both_ways(X_tr, y_tr, X_te, y_te, leaf: str, seed: int, budget: M.Budget) -> dict:
+def refit_both_ways(X_tr, y_tr, X_te, y_te, leaf: str, seed: int, budget: Budget) -> dict:
     """The search, its fresh refit (``test_a``) and the refit warm-started from the validated tree (``test_b``)."""
     t0 = time.perf_counter()
     search = GETRegressorCV(leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs, random_state=seed,
@@ -60,24 +60,23 @@ def report(records: list[dict]) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = study_parser(__doc__, RESULTS)
+    parser = study_parser(__doc__, "bench.studies.refit_start", RESULTS)
     parser.add_argument("--leaves", nargs="+", choices=["constant", "linear"], default=["linear", "constant"],
                         help="leaf types (default: linear constant)")
     return parser.parse_args(argv)
 
 
+def cells(args: argparse.Namespace, budget: Budget, name: str, seed: int, split: tuple):
+    """One cell per leaf type: (key, fit, describe) for ``study.run_study``."""
+    for leaf in args.leaves:
+        yield (study_key(args, name, seed, leaf),
+               lambda leaf=leaf: {"leaf": leaf, **refit_both_ways(*split, leaf, seed, budget)},
+               lambda r: f"{name} seed {seed} {r['leaf']}: depth {r['depth']}, test {100 * r['test_a']:.2f} "
+                         f"fresh, {100 * r['test_b']:.2f} from search ({r['seconds']:.1f} s)")
+
+
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    budget = M.BUDGETS[args.budget]
-
-    def measure(name, seed, split):
-        for leaf in args.leaves:
-            yield (study_key(args, name, seed, leaf),
-                   lambda leaf=leaf: {"leaf": leaf, **refit_both_ways(*split, leaf, seed, budget)},
-                   lambda r: f"{name} seed {seed} {r['leaf']}: depth {r['depth']}, test {100 * r['test_a']:.2f} "
-                             f"fresh, {100 * r['test_b']:.2f} from search ({r['seconds']:.1f} s)")
-
-    run_study(args, report, measure)
+    run_study(parse_args(argv), report, cells)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ Changes:
 ``--outlier F`` first replaces feature 0 of one training row by min + F x range (a missing-value code such as
 9999): what one far outlier does to each side.
 
-Usage: python bench/variants.py --change robust --datasets airfoil_self_noise abalone cpu_act --seeds 0 1 2
-       python bench/variants.py --change robust --outlier 10 --datasets airfoil_self_noise --depths 4 6
-       python bench/variants.py --report          # Markdown table of the finished cells
+Usage: python -m bench.studies.variants --change robust --datasets airfoil_self_noise abalone cpu_act --seeds 0 1 2
+       python -m bench.studies.variants --change robust --outlier 10 --datasets airfoil_self_noise --depths 4 6
+       python -m bench.studies.variants --report          # Markdown table of the finished cells
 Cells go to a JSON-lines file and are skipped on a rerun.
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ from statistics import mean, stdev
 
 import numpy as np
 
-from bench.paper import methods as M
-from bench.paper.run import RESULTS_DIR, int_in, run_study, study_key, study_parser
+from bench.common import RESULTS_DIR, Budget, int_in
+from bench.studies.study import run_study, study_key, study_parser
 from get_core import optimize
 from get_core.estimator import _r2
 from get_core.optimize import GETConfig, train
@@ -58,7 +58,7 @@ def with_outlier(X: np.ndarray, factor: float | None) -> np.ndarray:
     return X
 
 
-def fit_both(split, depth: int, seed: int, budget: M.Budget, change: str, outlier: float | None) -> dict:
+def fit_both(split, depth: int, seed: int, budget: Budget, change: str, outlier: float | None) -> dict:
     """GET of ``depth`` as is (``_a``) and with ``change`` (``_b``): test and training R2, seconds."""
     X_tr, y_tr, X_te, y_te = split
     X_tr = with_outlier(X_tr, outlier)
@@ -107,7 +107,7 @@ def finite_float(text: str) -> float:
 
 
 def parse_args(argv: list[str] | None = None):
-    parser = study_parser(__doc__, RESULTS)
+    parser = study_parser(__doc__, "bench.studies.variants", RESULTS)
     parser.add_argument("--change", choices=["robust", "weight-decay"], default="robust",
                         help="the change to compare with the engine as it is (default: robust)")
     parser.add_argument("--depths", nargs="+", type=int_in(1, 12), default=[4, 6, 8],
@@ -117,19 +117,18 @@ def parse_args(argv: list[str] | None = None):
     return parser.parse_args(argv)
 
 
+def cells(args: argparse.Namespace, budget: Budget, name: str, seed: int, split: tuple):
+    """One cell per depth: (key, fit, describe) for ``study.run_study``."""
+    for depth in args.depths:
+        yield (study_key(args, name, seed, depth, args.change, args.outlier),
+               lambda depth=depth: {"depth": depth, "change": args.change, "outlier": args.outlier,
+                                    **fit_both(split, depth, seed, budget, args.change, args.outlier)},
+               lambda r: f"{name} seed {seed} depth {r['depth']}: test {100 * r['test_a']:.2f} as is, "
+                         f"{100 * r['test_b']:.2f} with {r['change']}")
+
+
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    budget = M.BUDGETS[args.budget]
-
-    def measure(name, seed, split):
-        for depth in args.depths:
-            yield (study_key(args, name, seed, depth, args.change, args.outlier),
-                   lambda depth=depth: {"depth": depth, "change": args.change, "outlier": args.outlier,
-                                        **fit_both(split, depth, seed, budget, args.change, args.outlier)},
-                   lambda r: f"{name} seed {seed} depth {r['depth']}: test {100 * r['test_a']:.2f} as is, "
-                             f"{100 * r['test_b']:.2f} with {r['change']}")
-
-    run_study(args, report, measure)
+    run_study(parse_args(argv), report, cells)
 
 
 if __name__ == "__main__":

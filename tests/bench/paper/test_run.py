@@ -1,22 +1,26 @@
-"""bench/paper.py end to end on small slices of the shared datasets: outputs, resume, Dask, GridSearchCV on Dask."""
+"""python -m bench.paper end to end on small slices of the shared datasets (outputs, resume, Dask, GridSearchCV on
+Dask), and on bad input: one line naming what to fix, never a traceback, and nothing stored lost. The bad-input
+tests run on 40-row tables made in tmp_path (CART cells, tiny budgets), so they need no shared dataset."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from bench.paper import methods as M
 from bench.paper import report, sweep
 from bench.paper import run as paper
+from tests.bench.shared import needs_datasets, tables
 
-DATA_DIR = paper.DEFAULT_DATA_DIR
 SLICES = ["--datasets", "airfoil_self_noise", "abalone", "--max-rows", "200", "--budget", "tiny"]
-
-pytestmark = pytest.mark.skipif(not (DATA_DIR / "abalone.csv").exists(), reason=f"no shared datasets in {DATA_DIR}")
+needs_slices = needs_datasets("airfoil_self_noise", "abalone")
 
 
 def run(tmp_path: Path, *args: str) -> dict:
@@ -27,6 +31,8 @@ def cell_lines(result: dict) -> list[str]:
     return Path(result["run"]["cells_file"]).read_text().splitlines()
 
 
+@needs_slices
+@pytest.mark.slow  # six methods with depth searches: 10-25 s
 @pytest.mark.timeout(180)
 def test_the_bench_runs_end_to_end_on_two_small_slices_and_writes_json_and_markdown(tmp_path):
     doc = tmp_path / "BENCHMARKS.md"
@@ -58,6 +64,7 @@ def test_the_bench_runs_end_to_end_on_two_small_slices_and_writes_json_and_markd
     assert result["markdown"] in text
 
 
+@needs_slices
 def test_a_rerun_skips_finished_cells_and_an_interrupted_run_redoes_only_the_lost_cell(tmp_path):
     first = run(tmp_path, "--methods", "cart", "--seeds", "0", "1")
     assert first["run"]["cells_fitted"] == 4
@@ -74,6 +81,7 @@ def test_a_rerun_skips_finished_cells_and_an_interrupted_run_redoes_only_the_los
     assert len([json.loads(l) for l in cell_lines(third) if l.endswith("}")]) == 4
 
 
+@needs_slices
 def test_a_cell_stopped_during_its_depth_search_resumes_from_the_fits_its_search_kept(tmp_path):
     first = run(tmp_path, "--methods", "get", "--datasets", "abalone")
     searches = Path(first["run"]["cells_file"].replace(".cells-", ".searches-").removesuffix(".jsonl"))
@@ -93,6 +101,7 @@ def test_a_cell_stopped_during_its_depth_search_resumes_from_the_fits_its_search
     assert again["records"][0]["test_r2"] == first["records"][0]["test_r2"]
 
 
+@needs_slices
 def test_a_searches_path_that_is_a_file_is_refused_before_any_fit(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(SystemExit, match="--searches"):
@@ -100,12 +109,14 @@ def test_a_searches_path_that_is_a_file_is_refused_before_any_fit(tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
+@needs_slices
 def test_other_settings_write_their_own_cell_file(tmp_path):
     a = run(tmp_path, "--methods", "cart")
     b = run(tmp_path, "--methods", "cart", "--max-rows", "150")
     assert a["run"]["cells_file"] != b["run"]["cells_file"] and b["run"]["cells_fitted"] == 2
 
 
+@needs_slices
 def test_tables_mode_reports_training_r2_at_fixed_depths_beside_the_papers_averages(tmp_path):
     result = run(tmp_path, "--tables", "--depths", "1", "2", "--methods", "cart", "get-alpha1", "get")
     assert result["run"]["cells_fitted"] == 2 * 2 * 3
@@ -113,17 +124,6 @@ def test_tables_mode_reports_training_r2_at_fixed_depths_beside_the_papers_avera
     assert averages["get"]["2"] >= averages["cart"]["2"] - 1e-9  # GET starts from CART and keeps the best
     text = (tmp_path / "BENCHMARKS.md").read_text()
     assert "<!-- paper-training:start -->" in text and "(71.80)" not in text and "(70.86)" in text
-
-
-def test_write_section_replaces_only_its_own_markers(tmp_path):
-    doc = tmp_path / "B.md"
-    report.write_section(doc, "paper-table", "one")
-    doc.write_text(doc.read_text() + "\nafter\n")
-    report.write_section(doc, "paper-table", "two")
-    report.write_section(doc, "other", "x")
-    text = doc.read_text()
-    assert "one" not in text and "<!-- paper-table:start -->\ntwo\n<!-- paper-table:end -->" in text
-    assert text.index("after") < text.index("<!-- other:start -->")
 
 
 def test_friedman_ranks_average_per_dataset_ranks_with_ties_shared():
@@ -181,6 +181,7 @@ def test_an_out_of_range_option_is_refused_before_anything_runs(tmp_path, capsys
     assert not list(tmp_path.iterdir())
 
 
+@needs_slices
 def test_an_unreachable_dask_scheduler_stops_the_run_with_a_message(tmp_path, monkeypatch):
     monkeypatch.setattr(sweep, "SCHEDULER_TIMEOUT_S", 1)
     with pytest.raises(SystemExit, match="cannot use the Dask scheduler at tcp://127.0.0.1:1: .*leave out"):
@@ -198,11 +199,135 @@ def test_near_paper_counts_datasets_at_above_or_within_one_point_of_the_paper():
     assert report.near_paper(cells, "get", points=3.0)["n_near"] == 3
 
 
-def test_split_and_scale_uses_training_statistics_only():
-    X = np.arange(40, dtype=float).reshape(20, 2)
-    Xs_tr, ys_tr, Xs_te, ys_te = sweep.split_and_scale(X, X[:, 0] * 2, seed=0)
-    assert Xs_tr.min() == 0 and Xs_tr.max() == 1 and ys_tr.min() == 0 and ys_tr.max() == 1
-    assert len(ys_te) == 5
+# ---------------------------------------------------------------- bad input
+def run_paper(tmp_path: Path, *args: str) -> dict:
+    return paper.main(["--data-dir", str(tables(tmp_path, "one", "two")), "--methods", "cart", "--budget", "tiny",
+                       "--no-doc", "--out", str(tmp_path / "out" / "o.json"), *args])
+
+
+# ---------------------------------------------------------------- the data directory and its files
+@pytest.mark.parametrize("make, message", [
+    (lambda d: d / "nowhere", "--data-dir .*nowhere: no such directory"),
+    (lambda d: d, "--data-dir .*: no .csv file in it"),
+])
+def test_a_data_dir_without_tables_is_refused_instead_of_writing_an_empty_report(tmp_path, make, message):
+    with pytest.raises(SystemExit, match=message):
+        paper.main(["--data-dir", str(make(tmp_path)), "--methods", "cart", "--no-doc",
+                    "--out", str(tmp_path / "o.json")])
+    assert not (tmp_path / "o.json").exists()
+
+
+# ---------------------------------------------------------------- paper.py options
+def test_repeated_seeds_methods_and_depths_are_fitted_and_counted_once(tmp_path):
+    args = paper.parse_args(["--seeds", "1", "0", "1", "--methods", "cart", "rf", "cart"])
+    assert args.seeds == [1, 0] and args.methods == ["cart", "rf"]
+    assert paper.parse_args(["--tables", "--depths", "4", "2", "4"]).depths == [4, 2]
+    result = run_paper(tmp_path, "--seeds", "0", "0")
+    assert result["run"]["cells_fitted"] == 2 and len(result["records"]) == 2
+    assert len(Path(result["run"]["cells_file"]).read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--depths", "2"], "--depths applies to --tables only"),
+    (["--tables", "--no-polish-in-cv"], "--polish-in-cv and --no-polish-in-cv apply to the test-R2 sweep"),
+    (["--tables", "--methods", "rf", "get"], r"unknown method\(s\) rf \(rf: test-R2 method\(s\), not for --tables\)"),
+    (["--methods", "get-alpha1"], "get-alpha1: --tables method\\(s\\): add --tables"),
+])
+def test_option_combinations_that_do_nothing_or_cannot_run_are_refused(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        paper.parse_args(argv)
+    assert exit_.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_report_only_with_no_finished_cells_leaves_the_json_and_the_markdown_alone(tmp_path):
+    out, doc = tmp_path / "out" / "o.json", tmp_path / "B.md"
+    out.parent.mkdir()
+    out.write_text("{\"settings\": {}, \"earlier\": 1}")
+    doc.write_text("<!-- paper-table:start -->\nearlier table\n<!-- paper-table:end -->\n")
+    with pytest.raises(SystemExit, match="no finished cells for these settings in .*wrote nothing"):
+        paper.main(["--data-dir", str(tables(tmp_path, "one")), "--methods", "cart", "--budget", "tiny",
+                    "--report-only", "--out", str(out), "--doc", str(doc)])
+    assert out.read_text() == "{\"settings\": {}, \"earlier\": 1}" and "earlier table" in doc.read_text()
+
+
+@pytest.mark.parametrize("target, message", [
+    (lambda t: t / "folder", "--out .*folder is a directory"),
+    (lambda t: t / "a-file" / "o.json", "--out .*a-file/o.json: cannot write there"),
+])
+def test_an_out_that_cannot_be_written_stops_the_run_before_any_cell(tmp_path, monkeypatch, target, message):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setattr(sweep, "run_cell", lambda *a: pytest.fail("a cell ran"))
+    with pytest.raises(SystemExit, match=message):
+        paper.main(["--data-dir", str(tables(tmp_path, "one")), "--methods", "cart", "--budget", "tiny", "--no-doc",
+                    "--out", str(target(tmp_path))])
+
+
+def test_a_doc_that_is_a_directory_stops_the_run_before_any_cell(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep, "run_cell", lambda *a: pytest.fail("a cell ran"))
+    with pytest.raises(SystemExit, match="--doc .* is a directory"):
+        paper.main(["--data-dir", str(tables(tmp_path, "one")), "--methods", "cart", "--budget", "tiny",
+                    "--doc", str(tmp_path), "--out", str(tmp_path / "o.json")])
+
+
+def test_garbage_lines_in_the_cell_file_neither_stop_the_run_nor_undo_finished_cells(tmp_path):
+    first = run_paper(tmp_path)
+    cells = Path(first["run"]["cells_file"])
+    good = cells.read_bytes()
+    key = first["records"][0]["key"]
+    cells.write_bytes(good + b"\x80\x81 not text\n[1, 2]\nnull\n{\"key\": 5}\n" + json.dumps({"key": key}).encode()
+                      + b"\n{\"key\": \"one|0|ca")
+    again = run_paper(tmp_path)
+    assert again["run"]["cells_fitted"] == 0 and again["run"]["cells_skipped"] == 2
+    assert again["records"] == first["records"]
+    assert cells.read_bytes().startswith(good)
+
+
+def test_finished_cells_of_a_method_whose_package_is_missing_stay_in_the_report(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from bench.paper import methods as M
+
+    first = run_paper(tmp_path)  # cart, fitted while it "was installed"
+    monkeypatch.setitem(M.METHODS, "cart", dataclasses.replace(M.METHODS["cart"], problem=lambda: "not installed here"))
+    report = run_paper(tmp_path, "--report-only")
+    assert report["methods"] == ["cart"] and report["records"] == first["records"]
+    both = run_paper(tmp_path, "--methods", "cart", "rf")  # rf runs; cart is not rerun and still reported
+    assert both["methods"] == ["cart", "rf"] and both["run"]["cells_fitted"] == 2
+    assert {r["method"] for r in both["records"]} == {"cart", "rf"}
+    with pytest.raises(SystemExit, match="nothing to run or report: every method given is skipped here"):
+        paper.main(["--data-dir", str(tmp_path / "data"), "--methods", "cart", "--budget", "tiny", "--no-doc",
+                    "--out", str(tmp_path / "elsewhere.json")])
+
+
+@pytest.mark.parametrize("address", ["notaurl", "http://127.0.0.1:1"])
+def test_a_dask_scheduler_that_is_not_an_address_is_refused_with_a_message(tmp_path, address):
+    pytest.importorskip("distributed")
+    with pytest.raises(SystemExit, match=f"cannot use the Dask scheduler at {address}: .*leave out --dask-scheduler"):
+        run_paper(tmp_path, "--dask-scheduler", address)
+
+
+def test_a_run_whose_every_cell_failed_says_so_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep, "run_cell", lambda cell, *a: {"key": cell.key, "error": "RuntimeError: boom"})
+    with pytest.raises(SystemExit, match="all 2 cells failed \\(see above\\) and none finished earlier: wrote nothing"):
+        run_paper(tmp_path)
+    assert not (tmp_path / "out" / "o.json").exists()
+
+
+def test_paper_out_never_replaces_a_cells_file_the_markdown_or_a_dataset(tmp_path, monkeypatch):
+    first = run_paper(tmp_path)
+    cells = Path(first["run"]["cells_file"])
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("# Benchmarks\n")
+    monkeypatch.setattr(sweep, "run_cell", lambda *a: pytest.fail("a cell ran"))
+    for path in (cells, doc, tmp_path / "data" / "one.csv"):
+        before = path.read_bytes()
+        with pytest.raises(SystemExit, match="exists and is not a summary JSON written by python -m bench.paper"):
+            paper.main(["--data-dir", str(tmp_path / "data"), "--methods", "cart", "--budget", "tiny", "--no-doc",
+                        "--out", str(path), "--seeds", "1"])
+        assert path.read_bytes() == before
+    assert run_paper(tmp_path)["run"]["cells_skipped"] == 2  # its own summary is replaced as before
 
 
 # ---------------------------------------------------------------- Dask
@@ -214,6 +339,8 @@ def cluster():
         yield local
 
 
+@needs_slices
+@pytest.mark.slow  # a two-process Dask cluster starts and stops: 10-20 s on two cores
 @pytest.mark.timeout(180)
 def test_a_tiny_sweep_runs_on_a_dask_cluster(tmp_path, cluster):
     result = run(tmp_path, "--methods", "cart", "get", "--dask-scheduler", cluster.scheduler_address)
@@ -224,6 +351,7 @@ def test_a_tiny_sweep_runs_on_a_dask_cluster(tmp_path, cluster):
     assert again["run"]["cells_fitted"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_get_regressor_in_grid_search_cv_runs_on_joblibs_dask_backend(cluster):
     import joblib

@@ -1,4 +1,5 @@
-"""bench/depth_curves.py: the replay of the depth search's early stop, and a tiny end-to-end run that resumes."""
+"""python -m bench.studies.depth_curves: the replay of the depth search's early stop, and a tiny end-to-end run that
+resumes."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import json
 
 import pytest
 
-from bench.paper import run as paper
 from bench.studies import depth_curves
+from tests.bench.shared import needs_datasets
 
 
 def test_choose_replays_the_early_stop_of_getregressorcv():
@@ -19,7 +20,7 @@ def test_choose_replays_the_early_stop_of_getregressorcv():
     assert depth_curves.choose({1: 50.0, 2: 50.005}, None) == 1  # within tol: the shallower tree
 
 
-@pytest.mark.skipif(not (paper.DEFAULT_DATA_DIR / "airfoil_self_noise.csv").exists(), reason="no shared datasets")
+@needs_datasets("airfoil_self_noise")
 @pytest.mark.timeout(120)
 def test_a_tiny_run_writes_one_cell_per_rule_and_depth_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "curves.jsonl"
@@ -36,3 +37,10 @@ def test_a_tiny_run_writes_one_cell_per_rule_and_depth_resumes_and_reports(tmp_p
     table = capsys.readouterr().out
     assert "| linear / gcv / tiny | airfoil_self_noise | 0 |" in table
     assert "**linear / ols / tiny: average** | 1 datasets" in table
+
+
+@pytest.mark.parametrize("value", ["13", "0"])
+def test_a_max_depth_outside_1_to_12_is_refused(capsys, value):
+    with pytest.raises(SystemExit) as exit_:
+        depth_curves.parse_args(["--max-depth", value])
+    assert exit_.value.code == 2 and "argument --max-depth: expected an integer from 1 to 12" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""bench/refit_start.py: both refits of the depth search on a tiny slice, resume, and the report."""
+"""python -m bench.studies.refit_start: both refits of the depth search on a tiny slice, resume, and the report."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from bench.paper import run as paper
 from bench.studies import refit_start
+from tests.bench.shared import needs_datasets
 
 
-@pytest.mark.skipif(not (paper.DEFAULT_DATA_DIR / "airfoil_self_noise.csv").exists(), reason="no shared datasets")
+@needs_datasets("airfoil_self_noise")
 @pytest.mark.timeout(120)
 def test_a_tiny_run_refits_both_ways_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "refit.jsonl"

@@ -1,4 +1,4 @@
-"""bench/variants.py: both sides of a change on a tiny slice, the outlier, resume, and the report."""
+"""python -m bench.studies.variants: both sides of a change on a tiny slice, the outlier, resume, and the report."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from bench.paper import run as paper
 from bench.studies import variants
+from tests.bench.shared import needs_datasets
 from get_core import optimize
 
 
@@ -29,7 +29,7 @@ def test_the_outlier_sits_at_min_plus_factor_times_range_in_one_row_only():
     assert out[0, 0] == 90.0 and (out[1:] == X[1:]).all() and (out[0, 1:] == X[0, 1:]).all() and X[0, 0] == 0
 
 
-@pytest.mark.skipif(not (paper.DEFAULT_DATA_DIR / "airfoil_self_noise.csv").exists(), reason="no shared datasets")
+@needs_datasets("airfoil_self_noise")
 @pytest.mark.timeout(120)
 def test_a_tiny_run_fits_both_sides_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "variants.jsonl"
@@ -44,3 +44,11 @@ def test_a_tiny_run_fits_both_sides_resumes_and_reports(tmp_path, capsys):
     capsys.readouterr()
     variants.main(["--report", "--out", str(out)])
     assert "| robust | 10.0 | airfoil_self_noise | 0 | 2 |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_an_outlier_that_is_not_a_finite_number_is_refused(capsys, value):
+    with pytest.raises(SystemExit) as exit_:
+        variants.parse_args(["--outlier", value])
+    assert exit_.value.code == 2
+    assert f"argument --outlier: expected a finite number, got '{value}'" in capsys.readouterr().err
