@@ -46,6 +46,9 @@ class GETConfig:
     n_alphas: int = 2  # stages per start, ascending alphas; see alpha_stage_bounds
     learning_rate: float = 0.01
     l1: float = 0.0  # l1 * sum|a| added to the (mean) soft loss, paper eq. (11)
+    # Decoupled (AdamW) decay: each step first multiplies every parameter by 1 - lr * weight_decay. 0: none, the
+    # paper's optimizer; the authors' code keeps torch.optim.AdamW's default 0.01 (bench.studies.variants).
+    weight_decay: float = 0.0
     polish: bool = False
     random_state: int | None = None
     device: str = "auto"  # "auto" | "cpu" | "cuda"
@@ -67,6 +70,7 @@ class GETConfig:
              "(min, max) with 0 < min <= max, both finite"),
             (0 < _real(self.learning_rate) < math.inf, "learning_rate", "a finite number > 0"),
             (0 <= _real(self.l1) < math.inf, "l1", "a finite number >= 0"),
+            (0 <= _real(self.weight_decay) < math.inf, "weight_decay", "a finite number >= 0"),
             (self.device in ("auto", "cpu", "cuda"), "device", "'auto', 'cpu' or 'cuda'"),
             (self.fixed_alpha is None or 0 < _real(self.fixed_alpha) < math.inf, "fixed_alpha",
              "None or a finite number > 0"),
@@ -170,17 +174,21 @@ def _learning_rate(base: float, epoch: int, n_epochs: int) -> float:
 
 
 class _Adam:
-    """AdamW without weight decay (the paper's only regularizer is the optional L1 term), state per tensor."""
+    """AdamW (torch.optim.AdamW's update, betas 0.9 / 0.999, eps 1e-8), state per tensor. ``weight_decay`` is
+    decoupled as in AdamW; 0 (the default) skips it, leaving the paper's only regularizer, the optional L1 term."""
 
-    def __init__(self, tensors: list[torch.Tensor]):
+    def __init__(self, tensors: list[torch.Tensor], weight_decay: float = 0.0):
         self.m = [torch.zeros_like(t) for t in tensors]
         self.v = [torch.zeros_like(t) for t in tensors]
         self.t = 0
+        self.weight_decay = weight_decay
 
     def step(self, tensors: list[torch.Tensor], grads: list[torch.Tensor], lr: float) -> None:
         self.t += 1
         c1, c2 = 1 - 0.9 ** self.t, 1 - 0.999 ** self.t
         for p, g, m, v in zip(tensors, grads, self.m, self.v):
+            if self.weight_decay:
+                p.mul_(1 - lr * self.weight_decay)
             m.mul_(0.9).add_(g, alpha=0.1)
             v.mul_(0.999).addcmul_(g, g, value=0.001)
             p.addcdiv_(m, v.div(c2).sqrt_().add_(1e-8), value=-lr / c1)
@@ -272,7 +280,7 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     workspaces: dict[int, Workspace] = {}
     for stage in range(n_stages):
         alpha = device_alphas[:, stage].contiguous()
-        adam = _Adam(params.tensors())
+        adam = _Adam(params.tensors(), config.weight_decay)
         problem_best = best_loss.view(-1, starts).min(dim=1).values
         reporter.report(stage, n_stages, 0, n_epochs, alphas[:, stage], torch.full((M,), math.nan), hard,
                         problem_best, starts)

@@ -11,7 +11,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from get_core import leaves
 from get_core.data import squeezed_features
-from get_core.optimize import GETConfig, MinMax, alpha_schedule, make_generator, train
+from get_core.optimize import GETConfig, MinMax, _Adam, alpha_schedule, make_generator, train
 from get_core.schedule import alpha_stage_bounds, stage_midpoints
 from get_core.tree import ObliqueTree
 
@@ -130,6 +130,36 @@ def test_two_stages_draw_the_papers_soft_then_sharp_alphas():
     assert torch.all(fixed == 100.0)
 
 
+def test_weight_decay_zero_trains_the_same_tree_and_a_positive_decay_another():
+    X, y, _ = planted_depth2(300, seed=0)
+    config = GETConfig(depth=2, n_starts=2, n_epochs=60, random_state=0)
+    plain = train(X, y, config)
+    zero = train(X, y, replace(config, weight_decay=0.0))
+    decayed = train(X, y, replace(config, weight_decay=0.5))
+    assert np.array_equal(zero.weights, plain.weights) and np.array_equal(zero.thresholds, plain.thresholds)
+    assert np.array_equal(zero.leaf_intercepts, plain.leaf_intercepts)
+    assert not np.array_equal(decayed.weights, plain.weights)
+    assert decayed.meta["config"]["weight_decay"] == 0.5
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01, 0.5])
+def test_the_engines_adam_step_matches_torchs_adamw(weight_decay):
+    """The paper's authors train with torch.optim.AdamW; ours must take the same steps, decay included."""
+    gen = torch.Generator().manual_seed(0)
+    ours = [torch.randn(3, 4, generator=gen, dtype=torch.float64), torch.randn(5, generator=gen, dtype=torch.float64)]
+    theirs = [t.clone().requires_grad_() for t in ours]
+    adam = _Adam(ours, weight_decay)
+    reference = torch.optim.AdamW(theirs, lr=0.05, betas=(0.9, 0.999), eps=1e-8, weight_decay=weight_decay)
+    for _ in range(20):
+        grads = [torch.randn(t.shape, generator=gen, dtype=torch.float64) for t in ours]
+        adam.step(ours, grads, lr=0.05)
+        for t, g in zip(theirs, grads):
+            t.grad = g.clone()
+        reference.step()
+    for a, b in zip(ours, theirs):
+        torch.testing.assert_close(a, b.detach(), rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("alpha_range, n_alphas", [((5, 150), 1), ((5, 150), 4), ((50, 60), 3), ((1, 1000), 5)])
 def test_stage_alphas_stay_in_range_and_ascend(alpha_range, n_alphas):
     bounds = alpha_stage_bounds(alpha_range, n_alphas)
@@ -151,6 +181,8 @@ def test_stage_alphas_stay_in_range_and_ascend(alpha_range, n_alphas):
     (dict(alpha_range=("a", "b")), "alpha_range must be"), (dict(alpha_range=5), "alpha_range must be"),
     (dict(learning_rate=float("nan")), "learning_rate must be a finite number > 0; got nan$"),
     (dict(l1="0.1"), "l1 must be a finite number >= 0; got '0.1'$"),
+    (dict(weight_decay=-0.01), "weight_decay must be a finite number >= 0; got -0.01$"),
+    (dict(weight_decay=float("inf")), "weight_decay must be a finite number >= 0; got inf$"),
     (dict(device="tpu"), "device must be 'auto', 'cpu' or 'cuda'; got 'tpu'$"),
     (dict(scaling="zscore"), "scaling must be 'minmax' or 'robust'; got 'zscore'$"),
 ])

@@ -16,12 +16,13 @@ import argparse
 import time
 from statistics import mean, median
 
+from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from bench.common import RESULTS_DIR, Budget
 from bench.studies.study import run_study, study_key, study_parser
-from get_core.estimator import GETRegressorCV, _r2
-from get_core.optimize import train
+from get_core.estimator import GETRegressorCV
+from get_core.optimize import GETConfig, train
 
 RESULTS = RESULTS_DIR / "refit-start.jsonl"
 
@@ -29,16 +30,20 @@ RESULTS = RESULTS_DIR / "refit-start.jsonl"
 def refit_both_ways(X_tr, y_tr, X_te, y_te, leaf: str, seed: int, budget: Budget) -> dict:
     """The search, its fresh refit (``test_a``) and the refit warm-started from the validated tree (``test_b``)."""
     t0 = time.perf_counter()
-    search = GETRegressorCV(leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs, random_state=seed,
-                            refit_from_search=False).fit(X_tr, y_tr)
-    config = search._config(depth=search.best_depth_, random_state=seed)
+    settings = dict(leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs, random_state=seed)
+    search = GETRegressorCV(**settings, refit_from_search=False).fit(X_tr, y_tr)
+    # the search's own fit at the chosen depth, fitted again (deterministic for a seed): the estimator's other
+    # parameters are at their defaults, which are GETConfig's
+    config = GETConfig(**settings, depth=search.best_depth_)
     X_fit, _, y_fit, _ = train_test_split(X_tr, y_tr, test_size=search.validation_fraction, random_state=seed)
-    validated = train(X_fit, y_fit, config)  # the search's own fit at that depth (deterministic for a seed)
+    validated = train(X_fit, y_fit, config)
     warm = train(X_tr, y_tr, config, warm_start=validated)
-    return {"depth": search.best_depth_, "val": search.best_validation_r2_,
-            "test_a": _r2(y_te, search.tree_.predict(X_te)), "test_b": _r2(y_te, warm.predict(X_te)),
-            "train_a": search.tree_.meta["train_r2"], "train_b": warm.meta["train_r2"],
-            "test_search": _r2(y_te, validated.predict(X_te)), "seconds": time.perf_counter() - t0}
+    def test_r2(tree) -> float:
+        return float(r2_score(y_te, tree.predict(X_te)))
+
+    return {"depth": search.best_depth_, "val": search.best_validation_r2_, "test_a": test_r2(search.tree_),
+            "test_b": test_r2(warm), "train_a": search.tree_.meta["train_r2"], "train_b": warm.meta["train_r2"],
+            "test_search": test_r2(validated), "seconds": time.perf_counter() - t0}
 
 
 def report(records: list[dict]) -> str:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
+from sklearn.metrics import r2_score
 
+from bench.common import Budget
 from bench.studies import refit_start
+from get_core.estimator import GETRegressorCV
 from tests.bench.shared import needs_datasets
 
 
@@ -27,3 +31,17 @@ def test_a_tiny_run_refits_both_ways_resumes_and_reports(tmp_path, capsys):
     refit_start.main(["--report", "--out", str(out)])
     text = capsys.readouterr().out
     assert "| linear | airfoil_self_noise | 0 |" in text and "* constant leaves, 1 (dataset, seed) pairs" in text
+
+
+def test_both_refits_are_exactly_what_the_two_settings_of_refit_from_search_fit():
+    rng = np.random.default_rng(0)
+    X = rng.random((160, 3))
+    y = np.where(X[:, 0] + X[:, 1] > 1, 1.0, 0.0) + 0.3 * X[:, 2] + 0.1 * rng.standard_normal(160)
+    X_tr, y_tr, X_te, y_te = X[:120], y[:120], X[120:], y[120:]
+    record = refit_start.refit_both_ways(X_tr, y_tr, X_te, y_te, "constant", 0, Budget("small", 2, 15))
+    settings = dict(leaf="constant", n_starts=2, n_epochs=15, random_state=0)
+    for side, warm in (("a", False), ("b", True)):
+        model = GETRegressorCV(**settings, refit_from_search=warm).fit(X_tr, y_tr)
+        assert record[f"test_{side}"] == r2_score(y_te, model.predict(X_te))
+        assert record[f"train_{side}"] == model.tree_.meta["train_r2"]
+    assert record["depth"] == model.best_depth_ and record["val"] == model.best_validation_r2_

@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
-import torch
+from sklearn.metrics import r2_score
 
+from bench.common import Budget
 from bench.studies import variants
+from get_core.optimize import GETConfig, train
 from tests.bench.shared import needs_datasets
-from get_core import optimize
 
 
-def test_the_weight_decay_ablation_shrinks_parameters_only_inside_its_block():
-    before = optimize._Adam.step
-    with variants.weight_decay(0.5):
-        t = [torch.ones(3)]
-        adam = optimize._Adam(t)
-        adam.step(t, [torch.zeros(3)], lr=1.0)  # zero gradient: only the decay moves it
-        assert torch.allclose(t[0], torch.full((3,), 0.5))
-    assert optimize._Adam.step is before
+def test_the_weight_decay_side_trains_with_the_authors_decay_and_the_other_side_without():
+    rng = np.random.default_rng(0)
+    X = rng.random((160, 3))
+    y = np.where(X[:, 0] + X[:, 1] > 1, 1.0, 0.0) + 0.1 * rng.standard_normal(160)
+    split = (X[:120], y[:120], X[120:], y[120:])
+    record = variants.fit_both(split, 2, 0, Budget("small", 2, 30), "weight-decay", None)
+    config = GETConfig(depth=2, n_starts=2, n_epochs=30, random_state=0)
+    for side, decay in (("a", 0.0), ("b", variants.AUTHORS_WEIGHT_DECAY)):
+        tree = train(X[:120], y[:120], replace(config, weight_decay=decay))
+        assert record[f"train_{side}"] == r2_score(y[:120], tree.predict(X[:120]))
+        assert record[f"test_{side}"] == r2_score(y[120:], tree.predict(X[120:]))
 
 
 def test_the_outlier_sits_at_min_plus_factor_times_range_in_one_row_only():
