@@ -51,4 +51,4 @@ test-fast: system-deps venv
 
 bench: system-deps venv
 	@$(MAKE) --no-print-directory $(VENV)/.installed-app
-	$(VPY) bench/speed.py
+	$(VPY) -m bench.speed

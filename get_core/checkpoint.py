@@ -27,6 +27,16 @@ from get_core.optimize import resolve_device
 from get_core.tree import ObliqueTree
 
 
+#: Options added after checkpoints were first stored, with the default that trains as before: at that default they
+#: stay out of the fingerprint, so the searches stored before them are still found.
+LATER_OPTIONS = {"weight_decay": 0.0}
+
+
+def _fingerprinted(config: GETConfig) -> dict:
+    fields = asdict(config)
+    return {k: v for k, v in fields.items() if k not in LATER_OPTIONS or v != LATER_OPTIONS[k]}
+
+
 def fit_fingerprint(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_names: list[str] | None,
                     warm_start: ObliqueTree | None = None) -> str:
     """A hex digest that changes whenever the fit of ``config`` on (X, y) (from ``warm_start``) could change."""
@@ -35,7 +45,7 @@ def fit_fingerprint(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_nam
         array = np.ascontiguousarray(array, dtype=np.float64)
         digest.update(repr(array.shape).encode())
         digest.update(array.tobytes())
-    settings = {"config": asdict(config), "engine": ENGINE_VERSION, "names": feature_names,
+    settings = {"config": _fingerprinted(config), "engine": ENGINE_VERSION, "names": feature_names,
                 "device": resolve_device(config.device).type, "threads": torch.get_num_threads()}
     digest.update(json.dumps(settings, sort_keys=True, default=repr).encode())
     if warm_start is not None:

@@ -154,6 +154,9 @@ class GETConfig:
     n_alphas: int = setting(2, Integer(1), "stages per start, ascending alphas; see schedule.alpha_stage_bounds")
     learning_rate: float = setting(0.01, Number(0), "Adam's step after warm-up (cosine-annealed over each stage)")
     l1: float = setting(0.0, Number(0, inclusive=True), "l1 * sum|a| added to the (mean) soft loss, paper eq. (11)")
+    weight_decay: float = setting(0.0, Number(0, inclusive=True),
+                                  "decoupled (AdamW) decay per step; 0: none, the paper's optimizer; the authors' "
+                                  "code keeps torch.optim.AdamW's 0.01 (bench.studies.variants)")
     polish: bool = setting(False, Flag(), "polish every subtree after training (paper section 4.3)")
     random_state: int | None = setting(None, Seed(), "seed of the starts and alphas")
     device: str = setting("auto", Choice(DEVICES), "where torch trains; auto: CUDA when torch sees one")

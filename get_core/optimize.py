@@ -107,17 +107,21 @@ def _learning_rate(base: float, epoch: int, n_epochs: int) -> float:
 
 
 class _Adam:
-    """AdamW without weight decay (the paper's only regularizer is the optional L1 term), state per tensor."""
+    """AdamW (torch.optim.AdamW's update, betas 0.9 / 0.999, eps 1e-8), state per tensor. ``weight_decay`` is
+    decoupled as in AdamW; 0 (the default) skips it, leaving the paper's only regularizer, the optional L1 term."""
 
-    def __init__(self, tensors: list[torch.Tensor]):
+    def __init__(self, tensors: list[torch.Tensor], weight_decay: float = 0.0):
         self.m = [torch.zeros_like(t) for t in tensors]
         self.v = [torch.zeros_like(t) for t in tensors]
         self.t = 0
+        self.weight_decay = weight_decay
 
     def step(self, tensors: list[torch.Tensor], grads: list[torch.Tensor], lr: float) -> None:
         self.t += 1
         c1, c2 = 1 - 0.9 ** self.t, 1 - 0.999 ** self.t
         for p, g, m, v in zip(tensors, grads, self.m, self.v):
+            if self.weight_decay:
+                p.mul_(1 - lr * self.weight_decay)
             m.mul_(0.9).add_(g, alpha=0.1)
             v.mul_(0.999).addcmul_(g, g, value=0.001)
             p.addcdiv_(m, v.div(c2).sqrt_().add_(1e-8), value=-lr / c1)
@@ -209,7 +213,7 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     workspaces: dict[int, Workspace] = {}
     for stage in range(n_stages):
         alpha = device_alphas[:, stage].contiguous()
-        adam = _Adam(params.tensors())
+        adam = _Adam(params.tensors(), config.weight_decay)
         problem_best = best_loss.view(-1, starts).min(dim=1).values
         reporter.report(stage, n_stages, 0, n_epochs, alphas[:, stage], torch.full((M,), math.nan), hard,
                         problem_best, starts)

@@ -90,3 +90,26 @@ def test_a_checkpoint_that_cannot_be_written_warns_and_the_search_still_finishes
     with pytest.warns(RuntimeWarning, match="checkpoint"):
         search = GETRegressorCV(**SEARCH).fit(X, y, checkpoint=SearchCheckpoint(blocker / "ck"))
     assert search.cv_results_ == GETRegressorCV(**SEARCH).fit(X, y).cv_results_
+
+
+def test_a_checkpoint_stored_before_weight_decay_existed_is_still_found():
+    """The digest below was computed before GETConfig had ``weight_decay``: at its default the option leaves
+    fingerprints alone (the stored paper-budget searches stay valid); any other value is a fit of its own."""
+    from dataclasses import replace
+
+    import torch
+
+    from get_core.checkpoint import fit_fingerprint
+    from get_core.config import GETConfig
+
+    X, y = np.arange(12.0).reshape(6, 2), np.arange(6.0)
+    config = GETConfig(depth=2, n_starts=1, n_epochs=5, random_state=0, device="cpu")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        before = fit_fingerprint(X, y, config, ["a", "b"])
+        decayed = fit_fingerprint(X, y, replace(config, weight_decay=0.01), ["a", "b"])
+    finally:
+        torch.set_num_threads(threads)
+    assert before == "2ff3df69821061cd6ff6187ec330cb794d82b0e81a2b511592b7b0fa0fa1e35e"
+    assert decayed != before

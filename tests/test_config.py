@@ -19,6 +19,8 @@ from get_core.config import ALLOWED, DEFAULTS, GETConfig
     (dict(alpha_range=(1, 2, 3)), "alpha_range must be"),
     (dict(learning_rate=float("nan")), "learning_rate must be a finite number > 0; got nan$"),
     (dict(l1="0.1"), "l1 must be a finite number >= 0; got '0.1'$"),
+    (dict(weight_decay=-0.01), "weight_decay must be a finite number >= 0; got -0.01$"),
+    (dict(weight_decay=float("inf")), "weight_decay must be a finite number >= 0; got inf$"),
     (dict(device="tpu"), "device must be 'auto', 'cpu' or 'cuda'; got 'tpu'$"),
     (dict(scaling="zscore"), "scaling must be 'minmax' or 'robust'; got 'zscore'$"),
     (dict(linear_leaves="lasso"), "linear_leaves must be 'gcv' or 'ols'; got 'lasso'$"),

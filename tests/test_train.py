@@ -104,3 +104,15 @@ def test_robust_scaling_trains_on_values_float32_cannot_hold_after_a_plain_perce
     assert np.isfinite(tree.predict(X)).all() and tree.scaling == "robust"
     assert np.ptp(tree.scale_X(X)[:, 0]) <= 1e6 * (1 + 1e-9)
 
+
+
+def test_weight_decay_zero_trains_the_same_tree_and_a_positive_decay_another():
+    X, y, _ = planted_depth2(300, seed=0)
+    config = GETConfig(depth=2, n_starts=2, n_epochs=60, random_state=0)
+    plain = train(X, y, config)
+    zero = train(X, y, replace(config, weight_decay=0.0))
+    decayed = train(X, y, replace(config, weight_decay=0.5))
+    assert np.array_equal(zero.weights, plain.weights) and np.array_equal(zero.thresholds, plain.thresholds)
+    assert np.array_equal(zero.leaf_intercepts, plain.leaf_intercepts)
+    assert not np.array_equal(decayed.weights, plain.weights)
+    assert decayed.meta["config"]["weight_decay"] == 0.5

@@ -1,0 +1,3 @@
+from bench.paper.run import main
+
+main()

@@ -1,0 +1,3 @@
+from bench.speed.run import main
+
+main()
