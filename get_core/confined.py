@@ -19,7 +19,8 @@ import signal
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
-PRELOAD = ["get_core.reading", "pyarrow.parquet", "openpyxl"]
+# "__main__": the forkserver imports the main script once, so that a child does not run it again on start.
+PRELOAD = ["__main__", "get_core.reading", "pyarrow.parquet", "openpyxl"]
 
 
 class ConfinedError(Exception):

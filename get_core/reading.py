@@ -18,7 +18,6 @@ import csv
 import io
 import re
 import zipfile
-import zlib
 from pathlib import PurePath
 from typing import Any, Callable, Iterator, Sequence
 
@@ -495,13 +494,19 @@ def _bytes_as_text(series: pd.Series, column: str, filename: str) -> pd.Series:
 
 
 def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
-    try:  # cells as openpyxl gives them: a header 2019 over decimals must not become the float 2019.0
+    try:
+        _check_workbook(data, filename)
+        # cells as openpyxl gives them: a header 2019 over decimals must not become the float 2019.0
         raw = pd.read_excel(io.BytesIO(data), sheet_name=0, header=None, engine="openpyxl", nrows=MAX_ROWS + 2,
                             dtype=object)
+    except (DataError, MemoryError):
+        raise
     except Exception as exc:  # openpyxl raises many types for a corrupt workbook; all mean the same to the user
         raise DataError(f"'{filename}' is not a readable Excel workbook ({type(exc).__name__}): "
                         "save it again as .xlsx or CSV.") from None
-    raw = raw.dropna(how="all").dropna(axis=1, how="all")
+    raw = raw.dropna(how="all")
+    blank = [j for j in raw.columns if raw[j].isna().all()]  # with their header: a formula never computed, maybe
+    raw = raw.drop(columns=blank)
     filled = raw.notna().sum(axis=1).to_numpy()
     titles = int(np.argmax(filled > 1)) if raw.shape[1] > 1 and (filled > 1).any() else 0
     raw = raw.iloc[titles:]  # a title or note above the header fills one (merged) cell of its row
@@ -512,9 +517,31 @@ def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
     df = raw.iloc[1:].reset_index(drop=True)
     df.columns = header
     df = df.infer_objects()
-    empty = [j for j, column in enumerate(df.columns) if df[column].isna().all()]
-    df.attrs["uncached_formulas"] = _formula_columns(data, {int(raw.columns[j]): header[j] for j in empty})
+    empty = {int(raw.columns[j]): header[j] for j, column in enumerate(df.columns) if df[column].isna().all()}
+    named = {int(j): f"column {_column_letter(int(j))}" for j in blank}
+    df.attrs["uncached_formulas"] = _formula_columns(data, {**empty, **named})
     return df
+
+
+def _column_letter(index: int) -> str:
+    """The spreadsheet's name of 0-based column ``index``: A, ..., Z, AA, ..."""
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(ord("A") + rest) + letters
+    return letters
+
+
+def _check_workbook(data: bytes, filename: str) -> None:
+    """The bounds of ``upload_bounds`` on every XML part, before openpyxl opens anything: what the zip declares
+    (sizes, expansion), then each part streamed (text length, cells per row)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        upload_bounds.check_zip(archive, filename, max_mb=(MAX_ROWS + 2) * MAX_COLUMNS * XML_CELL_BYTES >> 20,
+                                max_strings_mb=SHARED_STRINGS_MB, max_ratio=MAX_ZIP_RATIO, ratio_floor_mb=16)
+        for info in archive.infolist():
+            if info.filename.lower().endswith((".xml", ".rels")):
+                upload_bounds.scan_xml(upload_bounds.member_chunks(archive, info, filename), filename, info.filename)
 
 
 def _formula_columns(data: bytes, wanted: dict[int, str]) -> list[str]:
