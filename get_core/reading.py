@@ -495,7 +495,7 @@ def _bytes_as_text(series: pd.Series, column: str, filename: str) -> pd.Series:
 
 def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
     try:
-        _check_workbook(data, filename)
+        uncached = _check_workbook(data, filename)
         # cells as openpyxl gives them: a header 2019 over decimals must not become the float 2019.0
         raw = pd.read_excel(io.BytesIO(data), sheet_name=0, header=None, engine="openpyxl", nrows=MAX_ROWS + 2,
                             dtype=object)
@@ -517,9 +517,10 @@ def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
     df = raw.iloc[1:].reset_index(drop=True)
     df.columns = header
     df = df.infer_objects()
-    empty = {int(raw.columns[j]): header[j] for j, column in enumerate(df.columns) if df[column].isna().all()}
-    named = {int(j): f"column {_column_letter(int(j))}" for j in blank}
-    df.attrs["uncached_formulas"] = _formula_columns(data, {**empty, **named})
+    filled = {int(raw.columns[j]) for j, column in enumerate(df.columns) if df[column].notna().any()}
+    names = {int(raw.columns[j]): name for j, name in enumerate(header)}
+    df.attrs["uncached_formulas"] = [names.get(j, f"column {_column_letter(j)}")
+                                     for j in (_formula_columns(data) if uncached else []) if j not in filled]
     return df
 
 
@@ -533,35 +534,30 @@ def _column_letter(index: int) -> str:
     return letters
 
 
-def _check_workbook(data: bytes, filename: str) -> None:
+def _check_workbook(data: bytes, filename: str) -> bool:
     """The bounds of ``upload_bounds`` on every XML part, before openpyxl opens anything: what the zip declares
-    (sizes, expansion), then each part streamed (text length, cells per row)."""
+    (sizes, expansion), then each part streamed (text length, cells per row). True if a formula has no value."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         upload_bounds.check_zip(archive, filename, max_mb=(MAX_ROWS + 2) * MAX_COLUMNS * XML_CELL_BYTES >> 20,
                                 max_strings_mb=SHARED_STRINGS_MB, max_ratio=MAX_ZIP_RATIO, ratio_floor_mb=16)
-        for info in archive.infolist():
-            if info.filename.lower().endswith((".xml", ".rels")):
-                upload_bounds.scan_xml(upload_bounds.member_chunks(archive, info, filename), filename, info.filename)
+        return any([upload_bounds.scan_xml(upload_bounds.member_chunks(archive, info, filename), filename,
+                                           info.filename)
+                    for info in archive.infolist() if info.filename.lower().endswith((".xml", ".rels"))])
 
 
-def _formula_columns(data: bytes, wanted: dict[int, str]) -> list[str]:
-    """Those of ``wanted`` (sheet column index -> name) that hold formulas: a workbook written by a program rather
-    than saved by a spreadsheet has no computed values to read, so such columns look empty."""
-    if not wanted:
-        return []
+def _formula_columns(data: bytes) -> list[int]:
+    """The sheet columns (0-based) holding a formula: a workbook written by a program rather than saved by a
+    spreadsheet has no computed values to read, so such columns look empty, or are cut off when they come last."""
     import openpyxl
 
-    found = []
+    found: set[int] = set()
     book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=False)
     try:
         for row in book.worksheets[0].iter_rows(max_row=MAX_ROWS + 2, values_only=True):
-            for index in [i for i in wanted if i < len(row) and str(row[i]).startswith("=")]:
-                found.append(wanted.pop(index))
-            if not wanted:
-                break
+            found.update(i for i, value in enumerate(row) if isinstance(value, str) and value.startswith("="))
     finally:
         book.close()
-    return found
+    return sorted(found)
 
 
 def _check_unique(names: Sequence[str], filename: str) -> None:

@@ -22,6 +22,8 @@ EXCEL_ROW_CELLS = 16_384  # Excel's own limit on the cells of one row (columns A
 XML_CHAR_BYTES = 6  # the most bytes one character takes in XML text: an entity such as &quot;
 MAX_XML_TEXT = EXCEL_CELL_CHARS * XML_CHAR_BYTES + 1024  # + the attributes of the tag before it
 _CELL_TAGS = (b"<c ", b"<c>", b"<c/>")
+# a cell that ends after its formula, or after an empty value: <f>A2*2</f></c>, <f t="shared" si="0"/></c>, <v /></c>
+_UNCACHED = (b"</f></c>", b'"/></c>', b"<v /></c>", b"<v/></c>", b"<v></v></c>")
 _PANDAS_INDEX = re.compile(r"__index_level_\d+__")  # an unnamed pandas index stored by to_parquet
 
 
@@ -59,13 +61,14 @@ def member_chunks(archive: zipfile.ZipFile, info: zipfile.ZipInfo, filename: str
             yield chunk
 
 
-def scan_xml(chunks: Iterator[bytes], filename: str, part: str) -> None:
+def scan_xml(chunks: Iterator[bytes], filename: str, part: str) -> bool:
     """Refuse XML with a text longer than a spreadsheet cell can hold or a row of more cells than a sheet can
-    have: the two ways a small workbook makes openpyxl build gigabytes (one string, one row element).
+    have: the two ways a small workbook makes openpyxl build gigabytes (one string, one row element). True if a
+    cell may hold a formula without a computed value (``_UNCACHED``; a false alarm only costs a second look).
 
     Streams the part once, at about 300 MB/s: each piece is cut before its last '<', so every tag it keeps is
     whole, and what follows that '<' is carried into the next piece."""
-    carry, row_cells = b"", 0
+    carry, row_cells, uncached = b"", 0, False
     for chunk in chunks:
         buffer = carry + chunk
         cut = max(buffer.rfind(b"<"), 0)
@@ -75,6 +78,7 @@ def scan_xml(chunks: Iterator[bytes], filename: str, part: str) -> None:
         marks = np.flatnonzero(np.frombuffer(body, np.uint8) == ord("<"))
         if len(marks) and np.diff(marks, append=len(body)).max() > MAX_XML_TEXT:
             raise _long_text(filename, part)
+        uncached = uncached or any(mark in body for mark in _UNCACHED)
         rows = body.split(b"</row>")
         for index, row in enumerate(rows):
             row_cells = (row_cells if index == 0 else 0) + sum(row.count(tag) for tag in _CELL_TAGS)
@@ -82,6 +86,7 @@ def scan_xml(chunks: Iterator[bytes], filename: str, part: str) -> None:
                 raise DataError(f"'{filename}' has a row of more than {EXCEL_ROW_CELLS:,} cells, more than a "
                                 "spreadsheet can hold; the limit is far lower, 200 columns: keep the target and "
                                 "the features you need.")
+    return uncached
 
 
 def _long_text(filename: str, part: str) -> DataError:
