@@ -27,7 +27,7 @@ CASES: dict[str, tuple[str, Callable[[], bytes]]] = {
     "xlsx_shared_string": ("shared.xlsx", lambda: hostile.huge_shared_string_xlsx(1_200_000_000)),
     "xlsx_inline_cell": ("inline.xlsx", lambda: hostile.huge_inline_cell_xlsx(1_200_000_000)),
     "parquet_plain_text": ("plain.parquet", lambda: hostile.plain_text_parquet(20_000, 3, 100_000)),
-    "parquet_dictionary_text": ("dict.parquet", lambda: hostile.plain_text_parquet(100_000, 3, 100_000, True)),
+    "parquet_dictionary_text": ("dict.parquet", lambda: hostile.plain_text_parquet(20_000, 3, 100_000, True)),
     "csv_wide": ("wide.csv", lambda: hostile.wide_csv(1_000_000)),
     "xlsx_wide_header": ("wide.xlsx", lambda: hostile.wide_header_xlsx(3_000_000)),
     "legit_xlsx_100k_x_200": ("numbers.xlsx", lambda: hostile.numeric_xlsx(100_000, 200)),
