@@ -26,14 +26,14 @@ _PARTS = {
         f'ContentType="{_TYPES}.worksheet+xml"/><Override PartName="/xl/sharedStrings.xml" '
         f'ContentType="{_TYPES}.sharedStrings+xml"/></Types>'),
     "_rels/.rels": (
-        f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{_PACKAGE_RELS}"><Relationship Id="rId1" Type="{_RELS}/officeDocument" '
-        'Target="xl/workbook.xml"/></Relationships>'),
+        f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{_PACKAGE_RELS}">'
+        f'<Relationship Id="rId1" Type="{_RELS}/officeDocument" Target="xl/workbook.xml"/></Relationships>'),
     "xl/workbook.xml": (
         f'<?xml version="1.0" encoding="UTF-8"?><workbook {_MAIN} xmlns:r="{_RELS}"><sheets><sheet name="Sheet1" '
         'sheetId="1" r:id="rId1"/></sheets></workbook>'),
     "xl/_rels/workbook.xml.rels": (
-        f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{_PACKAGE_RELS}"><Relationship Id="rId1" Type="{_RELS}/worksheet" '
-        f'Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="{_RELS}/sharedStrings" '
+        f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{_PACKAGE_RELS}">'
+        f'<Relationship Id="rId1" Type="{_RELS}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="{_RELS}/sharedStrings" '
         'Target="sharedStrings.xml"/></Relationships>'),
 }
 

@@ -54,7 +54,8 @@ def test_a_shared_string_longer_than_a_cell_can_hold_is_refused_even_within_the_
 
 
 def test_a_huge_inline_cell_is_refused_as_a_zip_bomb_before_openpyxl_expands_it(no_openpyxl):
-    refused(hostile.huge_inline_cell_xlsx(200_000_000), "inline.xlsx", "zip bomb.*sheet1.xml' expands 1,0[0-9]{2} times")
+    refused(hostile.huge_inline_cell_xlsx(200_000_000), "inline.xlsx",
+            "zip bomb.*sheet1.xml' expands 1,0[0-9]{2} times")
 
 
 def test_an_inline_cell_longer_than_a_cell_can_hold_is_refused(no_openpyxl):
