@@ -37,7 +37,7 @@ SHARED_STRINGS_MB = 128  # Excel: the shared-strings part, which openpyxl holds 
 XML_CELL_BYTES = 64  # Excel: a numeric cell's XML at most (<c r="GR100002" s="12" t="n"><v>-1.2345678e-05</v></c>)
 MAX_ZIP_RATIO = 100  # Excel: a part's expansion; openpyxl's own sheets of zeros expand 15 times
 READ_MEMORY_MB = 2048  # the reading process (read_table_bounded): memory beyond its start, and time
-READ_SECONDS = 120
+READ_SECONDS = 900  # a legitimate 100,000 x 200 workbook takes openpyxl minutes on a busy 2-core machine
 RESULT_MB = 256  # the table handed back to the server, pickled
 
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe", " ": "space"}  # " ": any run of blanks
