@@ -17,17 +17,28 @@ from __future__ import annotations
 import csv
 import io
 import re
+import zipfile
 from pathlib import PurePath
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
+from get_core import upload_bounds
+from get_core.confined import ConfinedError, run_confined
 from get_core.data import MIN_ROWS, DataError
 
 MAX_UPLOAD_MB = 50  # keep equal to server.maxUploadSize in .streamlit/config.toml
 MAX_ROWS = 100_000
 MAX_COLUMNS = 200
+# What reading may cost, whatever the file declares (issue 18). A full table of 100,000 x 200 floats is 153 MB.
+DECODED_MB = 512  # Parquet: column data once decompressed (the footer's sizes, then what was read)
+SHARED_STRINGS_MB = 128  # Excel: the shared-strings part, which openpyxl holds whole
+XML_CELL_BYTES = 64  # Excel: a numeric cell's XML at most (<c r="GR100002" s="12" t="n"><v>-1.2345678e-05</v></c>)
+MAX_ZIP_RATIO = 100  # Excel: a part's expansion; openpyxl's own sheets of zeros expand 15 times
+READ_MEMORY_MB = 2048  # the reading process (read_table_bounded): memory beyond its start, and time
+READ_SECONDS = 900  # a legitimate 100,000 x 200 workbook takes openpyxl minutes on a busy 2-core machine
+RESULT_MB = 256  # the table handed back to the server, pickled
 
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe", " ": "space"}  # " ": any run of blanks
 TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".dat", ".data")  # .dat/.data: UCI's plain-text tables
@@ -64,6 +75,29 @@ def read_table(data: bytes, filename: str, *, delimiter: str | None = None, trai
     else:
         raise DataError(f"'{filename}' has an unsupported type '{suffix}': upload one of {', '.join(SUFFIXES)}.")
     return _check_shape(_formatted_numbers(_without_empty_tail(_blank_cells_missing(df))), filename, training)
+
+
+def read_table_bounded(data: bytes, filename: str, *, delimiter: str | None = None,
+                       training: bool = True) -> pd.DataFrame:
+    """``read_table`` in a child process limited to ``READ_MEMORY_MB`` and ``READ_SECONDS``, handing back at most
+    ``RESULT_MB``: what the pages call, so that a file the checks in ``read_table`` do not foresee still cannot
+    exhaust the server. A limit reached is a ``DataError`` that says which."""
+    try:
+        return run_confined(read_table, data, filename, delimiter=delimiter, training=training, expected=(DataError,),
+                            memory_mb=READ_MEMORY_MB, seconds=READ_SECONDS, result_mb=RESULT_MB)
+    except ConfinedError as exc:
+        raise DataError(_limit_message(filename, exc)) from None
+
+
+def _limit_message(filename: str, exc: ConfinedError) -> str:
+    if exc.limit == "time":
+        return (f"Reading '{filename}' took more than {exc.amount:g} seconds and was stopped: sample rows or drop "
+                "columns, or save it as CSV or Parquet.")
+    if exc.limit == "result":
+        return (f"'{filename}' takes {exc.amount:,.0f} MB of memory once read; the limit is {RESULT_MB} MB: drop "
+                "text columns the model does not need, or sample rows.")
+    return (f"'{filename}' needs more than {exc.amount:,.0f} MB of memory to read and was stopped: sample rows or "
+            "drop columns, or save it again as CSV.")
 
 
 def _text_columns(df: pd.DataFrame) -> list[str]:
@@ -118,7 +152,7 @@ def _without_empty_tail(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool) -> pd.DataFrame:
-    text = _decode(data, filename)
+    text = _line_ends(_decode(data, filename))
     if "\x00" in text[:4096]:
         raise DataError(f"'{filename}' is not a text file: upload CSV, Parquet or Excel (.xlsx).")
     sample = text if len(text) <= SNIFF_CHARS else text[:SNIFF_CHARS].rsplit("\n", 1)[0]
@@ -129,6 +163,7 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     lead = _blank_lead(sample, delimiter)
     records = _records(sample, delimiter)
     header = records[0]
+    _check_header_width(text, delimiter, lead, header, filename)
     if len(header) < 2 and training:
         others = [d for d in DELIMITERS if d not in (delimiter, " ") and d in header[0]]
         hint = (f"the header contains a {DELIMITERS[others[0]]} ({others[0]!r}): choose it as the delimiter"
@@ -153,6 +188,29 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
     if delimiter == ",":
         return df
     return _decimal_commas(df, delimiter, lambda: _parse_csv(text, filename, delimiter, lead, dtype=str, **options))
+
+
+def _line_ends(text: str) -> str:
+    """Lines end with "\n": Windows' "\r\n" and classic Mac OS's lone "\r" become "\n"; a lone "\r" inside a
+    file whose lines end otherwise (a stray one in a name) is a space, as it is in a quoted name."""
+    text = text.replace("\r\n", "\n")
+    if "\r" in text:
+        text = text.replace("\r", " " if "\n" in text else "\n")
+    return text
+
+
+def _check_header_width(text: str, delimiter: str, lead: int, header: list[str], filename: str) -> None:
+    """Refuse a header of more than ``MAX_COLUMNS`` names before pandas parses a row: a header line of a million
+    names would take minutes. The sniffed header may be cut at ``SNIFF_CHARS``; the count comes from the whole
+    first line."""
+    if len(_without_blank_tail([h.strip() for h in header])) <= MAX_COLUMNS:
+        return
+    start = 0
+    for _ in range(lead):
+        start = text.index("\n", start) + 1
+    end = text.find("\n", start)
+    line = text[start:end if end >= 0 else len(text)]
+    _check_size(0, len(_without_blank_tail([h.strip() for h in _records(line, delimiter, limit=1)[0]])), filename)
 
 
 def _multiline_cells(df: pd.DataFrame) -> tuple[int, int, str] | None:
@@ -362,10 +420,21 @@ def _read_parquet(data: bytes, filename: str) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
-        metadata = pq.ParquetFile(io.BytesIO(data)).metadata  # the limits, checked before any column is decoded
-        _check_size(metadata.num_rows, metadata.num_columns - 1, filename)  # - a stored pandas index, if any
-        table = pq.read_table(io.BytesIO(data))
+    try:  # the limits, checked on the footer before any column is decoded
+        schema = pq.ParquetFile(io.BytesIO(data)).schema_arrow
+        metadata = pq.ParquetFile(io.BytesIO(data)).metadata
+        names = [_column_name(name) for name in upload_bounds.table_columns(schema)]
+        _check_size(metadata.num_rows, len(names), filename)
+        _check_unique(names, filename)
+        upload_bounds.check_parquet_types(schema, filename)
+        decoded = upload_bounds.parquet_decoded_mb(metadata)
+        if decoded > DECODED_MB:
+            raise DataError(f"'{filename}' holds {decoded:,.0f} MB of data once decompressed; the limit is "
+                            f"{DECODED_MB} MB: drop text columns the model does not need, or sample rows.")
+        text = [field.name for field in schema if _is_text(field.type)]
+        table = _read_columns(pq.ParquetFile(io.BytesIO(data), read_dictionary=text), schema, filename)
+    except MemoryError:
+        raise
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"'{filename}' is not a readable Parquet file ({exc}).") from None
     df = table.to_pandas()
@@ -379,6 +448,43 @@ def _read_parquet(data: bytes, filename: str) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def _is_text(kind) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or \
+        pa.types.is_large_binary(kind)
+
+
+def _read_columns(file, schema, filename: str):
+    """The file's columns one by one, refused once their decoded size passes ``DECODED_MB``: the footer's sizes
+    are the writer's word, this is what the pages will hold. Text is read as a dictionary (``read_dictionary``:
+    a dictionary page is not expanded), measured, and only then expanded to the column ``schema`` declares."""
+    import pyarrow as pa
+
+    columns, used = {}, 0
+    for field in schema:
+        column = file.read(columns=[field.name], use_pandas_metadata=False).column(0)
+        used += _expanded_bytes(column)
+        if used > DECODED_MB << 20:
+            raise DataError(f"'{filename}' holds more than {DECODED_MB} MB of data once decompressed (column "
+                            f"'{field.name}'): drop text columns the model does not need, or sample rows.",
+                            column=str(field.name))
+        columns[field.name] = column
+    return pa.table({name: column.cast(schema.field(name).type) for name, column in columns.items()}
+                    ).replace_schema_metadata(schema.metadata)
+
+
+def _expanded_bytes(column) -> int:
+    """Bytes of ``column`` once its dictionaries are expanded: each value's length as many times as it is used."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_dictionary(column.type):
+        return column.nbytes
+    return sum(int(pc.sum(pc.take(pc.binary_length(chunk.dictionary), chunk.indices)).as_py() or 0)
+               + 8 * len(chunk) for chunk in column.chunks)
+
+
 def _bytes_as_text(series: pd.Series, column: str, filename: str) -> pd.Series:
     try:
         return series.map(lambda v: v.decode("utf-8") if isinstance(v, bytes) else v)
@@ -388,13 +494,19 @@ def _bytes_as_text(series: pd.Series, column: str, filename: str) -> pd.Series:
 
 
 def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
-    try:  # cells as openpyxl gives them: a header 2019 over decimals must not become the float 2019.0
+    try:
+        uncached = _check_workbook(data, filename)
+        # cells as openpyxl gives them: a header 2019 over decimals must not become the float 2019.0
         raw = pd.read_excel(io.BytesIO(data), sheet_name=0, header=None, engine="openpyxl", nrows=MAX_ROWS + 2,
                             dtype=object)
+    except (DataError, MemoryError):
+        raise
     except Exception as exc:  # openpyxl raises many types for a corrupt workbook; all mean the same to the user
         raise DataError(f"'{filename}' is not a readable Excel workbook ({type(exc).__name__}): "
                         "save it again as .xlsx or CSV.") from None
-    raw = raw.dropna(how="all").dropna(axis=1, how="all")
+    raw = raw.dropna(how="all")
+    blank = [j for j in raw.columns if raw[j].isna().all()]  # with their header: a formula never computed, maybe
+    raw = raw.drop(columns=blank)
     filled = raw.notna().sum(axis=1).to_numpy()
     titles = int(np.argmax(filled > 1)) if raw.shape[1] > 1 and (filled > 1).any() else 0
     raw = raw.iloc[titles:]  # a title or note above the header fills one (merged) cell of its row
@@ -405,29 +517,47 @@ def _read_excel(data: bytes, filename: str) -> pd.DataFrame:
     df = raw.iloc[1:].reset_index(drop=True)
     df.columns = header
     df = df.infer_objects()
-    empty = [j for j, column in enumerate(df.columns) if df[column].isna().all()]
-    df.attrs["uncached_formulas"] = _formula_columns(data, {int(raw.columns[j]): header[j] for j in empty})
+    filled = {int(raw.columns[j]) for j, column in enumerate(df.columns) if df[column].notna().any()}
+    names = {int(raw.columns[j]): name for j, name in enumerate(header)}
+    df.attrs["uncached_formulas"] = [names.get(j, f"column {_column_letter(j)}")
+                                     for j in (_formula_columns(data) if uncached else []) if j not in filled]
     return df
 
 
-def _formula_columns(data: bytes, wanted: dict[int, str]) -> list[str]:
-    """Those of ``wanted`` (sheet column index -> name) that hold formulas: a workbook written by a program rather
-    than saved by a spreadsheet has no computed values to read, so such columns look empty."""
-    if not wanted:
-        return []
+def _column_letter(index: int) -> str:
+    """The spreadsheet's name of 0-based column ``index``: A, ..., Z, AA, ..."""
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(ord("A") + rest) + letters
+    return letters
+
+
+def _check_workbook(data: bytes, filename: str) -> bool:
+    """The bounds of ``upload_bounds`` on every XML part, before openpyxl opens anything: what the zip declares
+    (sizes, expansion), then each part streamed (text length, cells per row). True if a formula has no value."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        upload_bounds.check_zip(archive, filename, max_mb=(MAX_ROWS + 2) * MAX_COLUMNS * XML_CELL_BYTES >> 20,
+                                max_strings_mb=SHARED_STRINGS_MB, max_ratio=MAX_ZIP_RATIO, ratio_floor_mb=16)
+        return any([upload_bounds.scan_xml(upload_bounds.member_chunks(archive, info, filename), filename,
+                                           info.filename)
+                    for info in archive.infolist() if info.filename.lower().endswith((".xml", ".rels"))])
+
+
+def _formula_columns(data: bytes) -> list[int]:
+    """The sheet columns (0-based) holding a formula: a workbook written by a program rather than saved by a
+    spreadsheet has no computed values to read, so such columns look empty, or are cut off when they come last."""
     import openpyxl
 
-    found = []
+    found: set[int] = set()
     book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=False)
     try:
         for row in book.worksheets[0].iter_rows(max_row=MAX_ROWS + 2, values_only=True):
-            for index in [i for i in wanted if i < len(row) and str(row[i]).startswith("=")]:
-                found.append(wanted.pop(index))
-            if not wanted:
-                break
+            found.update(i for i, value in enumerate(row) if isinstance(value, str) and value.startswith("="))
     finally:
         book.close()
-    return found
+    return sorted(found)
 
 
 def _check_unique(names: Sequence[str], filename: str) -> None:
@@ -441,7 +571,7 @@ def _check_unique(names: Sequence[str], filename: str) -> None:
 
 def _check_size(n_rows: int, n_columns: int, filename: str) -> None:
     if n_columns > MAX_COLUMNS:
-        raise DataError(f"'{filename}' has {n_columns} columns; the limit is {MAX_COLUMNS}: "
+        raise DataError(f"'{filename}' has {n_columns:,} columns; the limit is {MAX_COLUMNS}: "
                         "keep the target and the features you need.")
     if n_rows > MAX_ROWS:
         raise DataError(f"'{filename}' has more than {MAX_ROWS:,} rows: sample it down to at most "

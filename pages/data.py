@@ -20,7 +20,7 @@ CHOICES = {"data_source": "Upload a file", "delimiter": "detect", "example": Non
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _read(content: bytes, name: str, delimiter: str | None) -> pd.DataFrame:
-    return reading.read_table(content, name, delimiter=delimiter)
+    return reading.read_table_bounded(content, name, delimiter=delimiter)
 
 
 def data_page() -> None:

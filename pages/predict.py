@@ -45,7 +45,7 @@ def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None) ->
     if upload is None:
         return
     try:
-        table = reading.read_table(upload.getvalue(), upload.name, training=False)
+        table = reading.read_table_bounded(upload.getvalue(), upload.name, training=False)
         rows = explain.rows_to_X(tree, table, encoding)
     except (data.DataError, explain.ColumnMismatch) as exc:
         st.error(common.plain(f"{upload.name}: {exc}"))
