@@ -1,7 +1,7 @@
 """Uploads built to hurt the reader (issue 18), and the largest legitimate ones, generated in memory at any size.
 
 Workbooks are written part by part as raw XML, streamed into the zip in 1 MB chunks, so a member that expands to
-gigabytes is built without ever holding it: the tests build small ones, ``bench.hostile_uploads`` the issue's sizes.
+gigabytes is built without ever holding it: the tests build small ones, ``bench.studies.hostile_uploads`` the issue's sizes.
 """
 
 from __future__ import annotations

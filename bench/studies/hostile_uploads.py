@@ -1,11 +1,11 @@
 """Hostile uploads (issue 18) and the largest legitimate ones: time to a result or a refusal, and peak memory.
 
-Each file is read in a fresh process (``python -m bench.hostile_uploads --read FILE``) whose peak RSS is taken from
+Each file is read in a fresh process (``python -m bench.studies.hostile_uploads --read FILE``) whose peak RSS is taken from
 ``wait4``; that process runs under an address-space cap (``--cap-mb``) so that measuring an unbounded reader cannot
 take the machine down: "cap" in the table means the reader hit it. Results go to stdout as a Markdown table.
 
-    python -m bench.hostile_uploads                   # every case, with the reader the pages call
-    python -m bench.hostile_uploads --reader read_table --cases xlsx_shared_string
+    python -m bench.studies.hostile_uploads                   # every case, with the reader the pages call
+    python -m bench.studies.hostile_uploads --reader read_table --cases xlsx_shared_string
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def measure(path: Path, reader: str, cap_mb: int, timeout_s: float) -> dict:
         resource.setrlimit(resource.RLIMIT_AS, (cap_mb << 20, cap_mb << 20))
 
     start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "bench.hostile_uploads", "--read", str(path), "--reader", reader],
+    child = subprocess.Popen([sys.executable, "-m", "bench.studies.hostile_uploads", "--read", str(path), "--reader", reader],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=cap)
     process, peak, helper_peak = psutil.Process(child.pid), 0, 0
     while child.poll() is None and time.perf_counter() - start < timeout_s:
