@@ -26,6 +26,7 @@ def cell_lines(result: dict) -> list[str]:
     return Path(result["run"]["cells_file"]).read_text().splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_the_bench_runs_end_to_end_on_two_small_slices_and_writes_json_and_markdown(tmp_path):
     doc = tmp_path / "BENCHMARKS.md"
@@ -213,6 +214,7 @@ def cluster():
         yield local
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_tiny_sweep_runs_on_a_dask_cluster(tmp_path, cluster):
     result = run(tmp_path, "--methods", "cart", "get", "--dask-scheduler", cluster.scheduler_address)
@@ -223,6 +225,7 @@ def test_a_tiny_sweep_runs_on_a_dask_cluster(tmp_path, cluster):
     assert again["run"]["cells_fitted"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_get_regressor_in_grid_search_cv_runs_on_joblibs_dask_backend(cluster):
     import joblib

@@ -148,6 +148,7 @@ def test_a_run_with_bad_data_fails_with_the_data_message(tmp_path):
     assert "at least 20" in run.error and "traceback" in store.list_artifacts(run_id)
 
 
+@pytest.mark.slow
 def test_cancel_stops_a_worker_within_two_seconds_and_keeps_its_best_tree(file_store):
     run_id = submit(file_store, LONG, dispatch=True)
     wait_for(lambda: len(file_store.list_metrics(run_id)) > 8, 90)  # training is under way
@@ -160,6 +161,7 @@ def test_cancel_stops_a_worker_within_two_seconds_and_keeps_its_best_tree(file_s
     assert run.test_r2 is not None and run.progress < 0.5
 
 
+@pytest.mark.slow
 def test_a_worker_killed_with_sigkill_is_marked_failed_with_a_reason(file_store):
     run_id = submit(file_store, LONG, dispatch=True)
     run = wait_for(lambda: (r := file_store.get_run(run_id)).worker_pid and r.progress > 0 and r, 90)
@@ -180,6 +182,7 @@ def test_a_claimed_run_whose_worker_never_beats_expires(tmp_path):
     assert store.get_run(run_id).status is RunStatus.FAILED
 
 
+@pytest.mark.slow
 def test_the_queue_runs_one_at_a_time_and_starts_the_next_when_a_slot_frees(file_store, monkeypatch):
     monkeypatch.setenv(launch.MAX_RUNNING_ENV, "1")
     first = submit(file_store, LONG, dispatch=True)
@@ -193,6 +196,7 @@ def test_the_queue_runs_one_at_a_time_and_starts_the_next_when_a_slot_frees(file
     assert file_store.get_run(second).status is RunStatus.FINISHED
 
 
+@pytest.mark.slow
 def test_cancel_while_fitting_the_baselines_keeps_the_scores_and_starts_the_next_queued_run(file_store, monkeypatch):
     monkeypatch.setenv(launch.MAX_RUNNING_ENV, "1")
     first = submit(file_store, TINY, table=wide(20_000), dispatch=True)
