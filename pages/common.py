@@ -44,11 +44,14 @@ def plain(text: Any) -> str:
 # mode (PagesManager.uses_pages_directory), which runs the URL's file from pages/ directly (script_runner._mpa_v1),
 # never app.py, and lists every module of pages/ (common, results ui, ...) as a page, until some run calls
 # st.navigation (which clears the flag for the whole process). So a bookmark such as /tree?run=3&node=5 as a fresh
-# server's first request lost the router, its wide layout and its sidebar, for every later visit too. No setting
-# turns that mode off (client.showSidebarNavigation only hides the list) and no project code runs before the first
-# script run, so every module of pages/ calls use_the_router() first: in a legacy run it clears the flag and reruns,
-# which keeps the page (its hash is its URL path, the same in both modes) and the query string, and app.py's
-# st.navigation takes over from then on. Guarded by tests/e2e/test_deep_link.py (a deep link as the first request).
+# server's first request lost the router, its wide layout and its sidebar, for every later visit too.
+# Streamlit 1.67 has no supported switch: the mode is decided from the folder's existence alone (PagesManager), no
+# setting turns it off (client.showSidebarNavigation only hides the list), Streamlit's own advice is to rename the
+# folder (which the brief rules out), and no project code runs before that first script run (app.py does not run
+# in it, so it cannot be called from there). So every page body, through ``guarded``, calls use_the_router() first:
+# in a legacy run it clears the flag and reruns, which keeps the page (its hash is its URL path, the same in both
+# modes) and the query string, and app.py's st.navigation takes over from then on. This is the one place that
+# touches Streamlit internals. Guarded by tests/e2e/test_deep_link.py (a deep link as the first request).
 def _legacy_pages_run(pages_manager: type) -> bool:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -83,9 +86,6 @@ def use_the_router() -> None:
     st.rerun()  # same page hash and query string; app.py's st.navigation resolves them
 
 
-use_the_router()  # this module run as a page, or imported first by a page run from the pages folder
-
-
 @st.cache_resource(show_spinner=False)
 def _open_store(path: str) -> RunStore:
     return RunStore(path)
@@ -116,7 +116,7 @@ def guarded(body: Callable[[], None]) -> Callable[[], None]:
 
     @functools.wraps(body)
     def page() -> None:
-        use_the_router()  # every page run: the import above happens once per process
+        use_the_router()  # first thing in every page run (see the router handover above)
         try:
             body()
         except (DataError, StoreError) as exc:

@@ -11,9 +11,6 @@ from typing import Callable
 import streamlit as st
 
 from get_core.views import diagram
-from pages import common
-
-common.use_the_router()  # a helper, not a page: reached by URL, hand over to app.py
 
 _ASSETS = diagram.component_assets()
 _COMPONENT = st.components.v2.component("get_explorer.tree_diagram", js=_ASSETS["js"], css=_ASSETS["css"])

@@ -15,8 +15,6 @@ from get_core.runs.results import RunResults, load_results, runs_with_models
 from get_core.tree import ModelFormatError, ObliqueTree
 from pages import common
 
-common.use_the_router()  # a helper, not a page: reached by URL, hand over to app.py
-
 UPLOADED = "uploaded_model"  # session key: (file name, ObliqueTree)
 VIEW_PARAMS = ("node", "expand")  # query parameters that belong to one model
 

@@ -4,7 +4,8 @@ Deep trees (depth up to 12, 8191 nodes) are shown a few levels at a time: ``visi
 levels below the view root plus ``levels`` more under every node in ``expanded``; a shown branch whose children are
 hidden says how many nodes it hides. Rows never reach the children of an empty node, so those are pruned.
 
-Clicking: ``clickable_svg`` renders with ``dot -Tsvg``; each node's ``<g>`` carries ``id="get-node-<heap id>"`` and
+Built as a ``graphviz.Digraph`` (the package quotes names and attributes) and rendered through the package's ``pipe``
+with Graphviz's ``dot``. Clicking: in ``clickable_svg`` each node's ``<g>`` carries ``id="get-node-<heap id>"`` and
 class ``get-node``, so the browser side (``diagram_component/tree.js``, mounted by the page as a Streamlit
 components-v2 component) maps a click to a node id. ``layout`` gives the same positions as data (``dot -Tjson0``).
 
@@ -16,22 +17,25 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import graphviz
 import numpy as np
 
 from get_core.tree import ObliqueTree
 from get_core.views import labels
 
 NODE_ID_PREFIX = "get-node-"
-DOT_TIMEOUT = 60.0  # seconds; a full depth-12 tree lays out in well under this
+# graphviz's pipe has no timeout, so what dot is given is bounded instead. Its time grows faster than the node count
+# and slowly with text (2 shared cores, 200 features, tooltips at MAX_DOT_STRING: 2047 nodes 6 s, 4095 nodes 29 s).
+MAX_DRAWN_NODES = 2047  # a full depth-10 tree; the page draws at most 127 nodes until subtrees are expanded
+MAX_DOT_STRING = 16_000  # bytes; Graphviz (2.43) refuses a quoted string longer than 16384
 ASSETS = Path(__file__).with_name("diagram_component")
 LOW, MID, HIGH = (198, 219, 239), (255, 255, 204), (253, 174, 97)  # leaf fill: light blue - yellow - orange
 BRANCH_FILL = "#f7f7f7"
 SELECTED_COLOR = "#d62728"
+_NODE_STATEMENT = re.compile(r"^\tn\d+ \[", re.M)  # one per node in to_dot's output; no text holds a line break
 
 
 class GraphvizError(RuntimeError):
@@ -50,7 +54,7 @@ class DiagramOptions:
     selected: int | None = None
     digits: int = 3
     max_terms: int = 3
-    max_name: int = 22  # feature names longer than this are cut in labels (tooltips keep them whole)
+    max_name: int = 22  # feature names longer than this are cut in labels (tooltips keep them, up to MAX_DOT_STRING)
     prune_empty: bool = True
     rankdir: str = "TB"
 
@@ -189,55 +193,74 @@ def color_scale(u: float) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- DOT
-def to_dot(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> str:
-    """DOT source of the diagram: HTML-like labels, node ids ``get-node-<t>``, edges labelled ``≤`` / ``>``."""
+def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> graphviz.Digraph:
+    """The diagram as a ``graphviz.Digraph``: HTML-like labels, node ids ``get-node-<t>``, edges labelled ``≤`` /
+    ``>``. The package quotes every identifier and attribute; ``escape_dot_string`` and ``escape_html_label`` make
+    user-given text show verbatim inside those quotes."""
     shown = visible_nodes(tree, options)
     shown_set = set(shown)
     colors = leaf_colors(tree)
-    title = "GET oblique tree" if options.root == 1 else f"Subtree under node {options.root}"
-    out = [
-        "digraph GET {",
-        f'  graph [rankdir={options.rankdir}, nodesep=0.25, ranksep=0.45, fontname="Helvetica", '
-        f'label={dot_quote(title)}, labelloc=t, fontsize=12, tooltip={dot_quote(title)}];',
-        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, margin="0.12,0.06"];',
-        '  edge [fontname="Helvetica", fontsize=9, arrowsize=0.6];',
-    ]
+    title = escape_dot_string("GET oblique tree" if options.root == 1 else f"Subtree under node {options.root}")
+    graph = graphviz.Digraph(
+        "GET",
+        graph_attr={"rankdir": options.rankdir, "nodesep": "0.25", "ranksep": "0.45", "fontname": "Helvetica",
+                    "label": title, "labelloc": "t", "fontsize": "12", "tooltip": title},
+        node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10",
+                   "margin": "0.12,0.06"},
+        edge_attr={"fontname": "Helvetica", "fontsize": "9", "arrowsize": "0.6"})
     for node in shown:
-        attrs = {
-            "id": NODE_ID_PREFIX + str(node),
-            "class": "get-node " + ("get-leaf" if tree.is_leaf(node) else "get-branch"),
-            "tooltip": node_tooltip(tree, node),
-        }
-        if tree.is_empty(node):
-            attrs.update(style="rounded,dashed", color="#aaaaaa", fontcolor="#888888", fillcolor="white")
-        else:
-            attrs["fillcolor"] = colors.get(node, BRANCH_FILL)
         hidden = hidden_count(tree, node, shown_set) if not (options.prune_empty and tree.is_empty(node)) else 0
-        if hidden:
-            attrs["penwidth"] = "2"
-        if node == options.selected:
-            attrs.update(color=SELECTED_COLOR, penwidth="3")
-        rendered = ", ".join(f"{k}={dot_quote(v)}" for k, v in attrs.items())
-        out.append(f"  n{node} [label=<{node_label(tree, node, options, hidden)}>, {rendered}];")
+        graph.node(f"n{node}", f"<{node_label(tree, node, options, hidden)}>",
+                   _attributes=_node_attributes(tree, node, options, colors, hidden))
     for node in shown:
         for child, text in ((2 * node, labels.LEQ), (2 * node + 1, ">")):
             if child in shown_set:
-                out.append(f'  n{node} -> n{child} [label="{text}", id="get-edge-{node}-{child}"];')
-    out.append("}")
-    return "\n".join(out) + "\n"
+                graph.edge(f"n{node}", f"n{child}", label=text, id=f"get-edge-{node}-{child}")
+    return graph
 
 
-def dot_quote(value: str) -> str:
-    """A DOT double-quoted escString (``tooltip``, ``label``, ``id``) that Graphviz shows verbatim.
+def _node_attributes(tree: ObliqueTree, node: int, options: DiagramOptions, colors: dict[int, str],
+                     hidden: int) -> dict[str, str]:
+    attrs = {
+        "id": NODE_ID_PREFIX + str(node),  # tree.js maps a click to a node through this id and the class
+        "class": "get-node " + ("get-leaf" if tree.is_leaf(node) else "get-branch"),
+        "tooltip": escape_dot_string(node_tooltip(tree, node)),
+    }
+    if tree.is_empty(node):
+        attrs.update(style="rounded,dashed", color="#aaaaaa", fontcolor="#888888", fillcolor="white")
+    else:
+        attrs["fillcolor"] = colors.get(node, BRANCH_FILL)
+    if hidden:
+        attrs["penwidth"] = "2"
+    if node == options.selected:
+        attrs.update(color=SELECTED_COLOR, penwidth="3")
+    return attrs
+
+
+def to_dot(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> str:
+    """DOT source of the diagram (what ``render_svg`` and the page's DOT download take)."""
+    return to_graph(tree, options).source
+
+
+def escape_dot_string(text: str) -> str:
+    """``text`` for a DOT escString (``tooltip``, ``label``) that Graphviz shows verbatim; the graphviz package adds
+    the quotes and escapes ``"``.
 
     Graphviz (2.43) unescapes such strings twice (``\\\\`` -> ``\\``, then ``\\N``, ``\\G`` ... are
-    substituted) and decodes XML entities, so a backslash becomes four backslashes, ``& < >`` become entities and ``"``
-    becomes ``\\"``; line breaks become spaces and other control characters are dropped. tests/views/test_diagram.py
-    checks the round trip through ``dot -Tsvg`` for names with backslashes, entities, quotes and markup.
+    substituted) and decodes XML entities, so a backslash becomes four backslashes and ``& < >`` become entities;
+    line breaks become spaces and other control characters are dropped; text that would pass Graphviz's string limit
+    is cut with an ellipsis. Marked ``nohtml`` so that no value is ever read as an HTML-like label.
+    tests/views/test_diagram.py checks the round trip through ``dot -Tsvg``.
     """
-    value = _printable(value)
-    value = value.replace("\\", "\\" * 4).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return '"' + value.replace('"', '\\"') + '"'
+    text = _printable(text)
+    escaped = _escape_esc_string(text)
+    if len(escaped.encode("utf-8")) > MAX_DOT_STRING:  # cut: every character escapes to at most 5 bytes (&amp;)
+        escaped = _escape_esc_string(text[:MAX_DOT_STRING // 5 - 1] + labels.ELLIPSIS)
+    return graphviz.nohtml(escaped)
+
+
+def _escape_esc_string(text: str) -> str:
+    return text.replace("\\", "\\" * 4).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def escape_html_label(text: str) -> str:
@@ -253,33 +276,28 @@ def _printable(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- rendering
-def dot_path() -> str:
-    path = shutil.which("dot")
-    if path is None:
-        raise GraphvizError("Graphviz's 'dot' program was not found. Install Graphviz (Debian: apt-get install "
-                            "graphviz; the README's set-up command does this) and restart the app.")
-    return path
-
-
-def render(dot_source: str, fmt: str = "svg", timeout: float = DOT_TIMEOUT) -> bytes:
-    """Run ``dot -T<fmt>`` on ``dot_source`` and return its output bytes."""
-    if not re.fullmatch(r"[a-z0-9_:]+", fmt):
-        raise ValueError(f"Unsupported Graphviz format {fmt!r}.")
+def render(dot_source: str, fmt: str = "svg") -> bytes:
+    """``dot_source`` laid out by Graphviz's ``dot`` into ``fmt`` (``svg``, ``json0`` ...), through the graphviz
+    package. The package has no timeout, so the number of nodes is bounded instead (``MAX_DRAWN_NODES``)."""
+    nodes = len(_NODE_STATEMENT.findall(dot_source))
+    if nodes > MAX_DRAWN_NODES:
+        raise GraphvizError(f"This view has {nodes:,} nodes, more than the {MAX_DRAWN_NODES:,} that can be drawn "
+                            "quickly; collapse expanded subtrees or show fewer levels (the DOT download has them all).")
     try:
-        done = subprocess.run([dot_path(), f"-T{fmt}"], input=dot_source.encode("utf-8"), capture_output=True,
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        raise GraphvizError(f"Graphviz took longer than {timeout:.0f} s; show fewer levels.") from None
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise GraphvizError(f"Graphviz failed (exit {done.returncode}): {message[:500]}")
-    return done.stdout
+        return graphviz.Source(dot_source, engine="dot").pipe(format=fmt, quiet=True)
+    except graphviz.ExecutableNotFound:
+        raise GraphvizError("Graphviz's 'dot' program was not found. Install Graphviz (Debian: apt-get install "
+                            "graphviz; the README's set-up command does this) and restart the app.") from None
+    except graphviz.CalledProcessError as exc:
+        message = (exc.stderr or b"").decode("utf-8", "replace").strip()
+        raise GraphvizError(f"Graphviz failed (exit {exc.returncode}): {message[:500]}") from None
+    except OSError as exc:  # dot stopped reading its input (the package writes it line by line)
+        raise GraphvizError(f"Graphviz failed: {exc}") from None
 
 
-def render_svg(dot_source: str, timeout: float = DOT_TIMEOUT) -> str:
+def render_svg(dot_source: str) -> str:
     """SVG markup (no XML prolog, doctype or comments) ready to inline in HTML."""
-    svg = render(dot_source, "svg", timeout).decode("utf-8")
-    return clean_svg(svg)
+    return clean_svg(render(dot_source, "svg").decode("utf-8"))
 
 
 def clean_svg(svg: str) -> str:
@@ -318,9 +336,9 @@ class Layout:
     edges: list[tuple[int, int]]
 
 
-def layout(dot_source: str, timeout: float = DOT_TIMEOUT) -> Layout:
+def layout(dot_source: str) -> Layout:
     """Node positions and sizes from ``dot -Tjson0`` for a DOT made by ``to_dot`` (ids are heap numbers)."""
-    data = json.loads(render(dot_source, "json0", timeout).decode("utf-8"))
+    data = json.loads(render(dot_source, "json0").decode("utf-8"))
     _, _, width, height = (float(v) for v in data["bb"].split(","))
     nodes: dict[int, NodeBox] = {}
     gvid_to_node: dict[int, int] = {}

@@ -14,7 +14,7 @@ import pytest
 from get_core.runs.store import RunStatus, RunStore
 from tests.e2e.streamlit_app import ROOT, browser_page, require_chromium, serve_app
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 EXAMPLE = ROOT / "data" / "examples" / "airfoil_self_noise.csv"
 

@@ -16,7 +16,7 @@ from get_core.views import labels
 from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
 from tests.explorer_runs import finished_run
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NAMES = ["temp", "<b>pressure</b>", 'wind "speed"', "rain"]
 

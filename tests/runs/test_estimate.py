@@ -6,12 +6,15 @@ import os
 import threading
 import time
 
+import pytest
+
 from get_core.runs import estimate, launch
 from tests.runs.test_worker import wait_for
 
 CONFIG = {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 20, "n_alphas": 1}
 
 
+@pytest.mark.slow
 def test_a_measurement_running_longer_than_the_timeout_is_not_started_twice(tmp_path, monkeypatch):
     monkeypatch.setenv(launch.MAX_RUNNING_ENV, "2")
     cache = tmp_path / "calibration.json"
@@ -26,6 +29,7 @@ def test_a_measurement_running_longer_than_the_timeout_is_not_started_twice(tmp_
     assert estimate.cached_estimate(200, 3, CONFIG, cache) is not None
 
 
+@pytest.mark.slow
 def test_a_marker_left_by_a_killed_measurement_does_not_block_the_next(tmp_path, monkeypatch):
     monkeypatch.setenv(launch.MAX_RUNNING_ENV, "2")
     cache = tmp_path / "calibration.json"

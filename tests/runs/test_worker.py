@@ -170,6 +170,7 @@ def test_a_run_with_bad_data_fails_with_the_data_message(tmp_path):
     assert "at least 20" in run.error and "traceback" in store.list_artifacts(run_id)
 
 
+@pytest.mark.slow
 def test_cancel_stops_a_worker_within_two_seconds_and_keeps_its_best_tree(file_store):
     run_id = submit(file_store, LONG, dispatch=True)
     wait_for(lambda: len(file_store.list_metrics(run_id)) > 8, 90)  # training is under way
@@ -202,6 +203,7 @@ def kill_and_time_recovery(store: RunStore) -> tuple[float, float, int]:
     return failed_at, started_at, first
 
 
+@pytest.mark.slow
 def test_a_sigkilled_workers_run_fails_and_the_next_starts_with_no_page_open(file_store, monkeypatch):
     monkeypatch.setenv(launch.MAX_RUNNING_ENV, "1")
     failed_after, next_after, first = kill_and_time_recovery(file_store)
@@ -242,6 +244,7 @@ def test_a_claimed_run_whose_worker_never_beats_expires(tmp_path):
     assert store.get_run(run_id).status is RunStatus.FAILED
 
 
+@pytest.mark.slow
 def test_the_queue_runs_one_at_a_time_and_starts_the_next_when_a_slot_frees(file_store, monkeypatch):
     monkeypatch.setenv(launch.MAX_RUNNING_ENV, "1")
     first = submit(file_store, LONG, dispatch=True)
@@ -255,6 +258,7 @@ def test_the_queue_runs_one_at_a_time_and_starts_the_next_when_a_slot_frees(file
     assert file_store.get_run(second).status is RunStatus.FINISHED
 
 
+@pytest.mark.slow
 def test_cancel_while_fitting_the_baselines_keeps_the_scores_and_starts_the_next_queued_run(file_store, monkeypatch):
     monkeypatch.setenv(launch.MAX_RUNNING_ENV, "1")
     first = submit(file_store, TINY, table=wide(20_000), dispatch=True)

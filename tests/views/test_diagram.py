@@ -79,9 +79,11 @@ def test_dot_escapes_feature_names_with_html_and_quotes():
     assert dot.count("->") == 2 and 'id="get-node-1"' in dot
 
 
-def test_dot_quote_and_html_label_escape_the_special_characters():
-    assert diagram.dot_quote('a"b\\c<d>&') == '"a\\"b\\\\\\\\c&lt;d&gt;&amp;"'
+def test_dot_strings_and_html_labels_escape_the_special_characters():
+    assert diagram.escape_dot_string('a"b\\c<d>&') == 'a"b\\\\\\\\c&lt;d&gt;&amp;'
     assert diagram.escape_html_label('x<y & "z"\\N\n') == "x&lt;y &amp; &quot;z&quot;&#92;&#92;N "
+    dot = diagram.to_dot(stump(('a"b\\c<d>&', "other")))
+    assert 'tooltip="node 1: left if 2*a\\"b\\\\\\\\c&lt;d&gt;&amp; - 1*other &lt;= 3"' in dot  # quoted by graphviz
 
 
 @needs_dot
@@ -97,6 +99,45 @@ def test_names_survive_graphviz_verbatim_in_labels_and_tooltips(name):
     assert f"2\u00b7{name}" in text
     assert f"2*{name}" in tooltip
     assert not root.findall(f".//{SVG}script")
+
+
+HOSTILE_NAMES = [
+    'say "hi"', "back\\slash\\", "a<b", "a>b", "AT&T", "{set}", "a|b", "two\nlines", "\r\ttabbed",
+    "<b>bold</b>", '<<table><tr><td>x</td></tr></table>>', "&amp;", "\\N\\G\\L", "node", "graph", "subgraph",
+    "edge", "digraph", "strict", "--", "->", "a -> b [color=red]", "}; n9 [label=x]; {", "x" * 20_000,
+    "\u05e9\u05dc\u05d5\u05dd \u0639\u0631\u0628\u064a", "\u202eevil\u202c", "\U0001f333 tree \U0001f9ea",
+    "e\u0301\u0327 n\u0303", "\x00\x07bell", "",
+]
+
+
+def _words(text: str) -> str:
+    """Whitespace runs as one space (Graphviz draws repeated spaces as no-break spaces)."""
+    return " ".join(text.replace("\xa0", " ").split())
+
+
+@needs_dot
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=range(len(HOSTILE_NAMES)))
+def test_hostile_names_render_as_parseable_svg_with_their_text_and_clickable_nodes(name):
+    tree = stump((name, "other"))
+    svg = diagram.clickable_svg(tree, DiagramOptions(max_name=60))
+    root = ET.fromstring(svg)  # well-formed XML, nothing injected
+    groups = {g.get("id"): g for g in root.iter(f"{SVG}g") if "get-node" in (g.get("class") or "").split()}
+    assert sorted(groups) == ["get-node-1", "get-node-2", "get-node-3"]  # what tree.js maps a click through
+    assert "get-branch" in groups["get-node-1"].get("class") and "get-leaf" in groups["get-node-3"].get("class")
+    text = " ".join("".join(t.itertext()) for t in groups["get-node-1"].iter(f"{SVG}text"))
+    tooltip = groups["get-node-1"].find(f".//{SVG}a").get("{http://www.w3.org/1999/xlink}title")
+    shown = "".join(" " if ord(ch) < 32 else ch for ch in name)  # control characters as spaces
+    in_label = shown if len(shown) <= 60 else shown[:59] + labels.ELLIPSIS
+    assert _words(f"2\u00b7{in_label} \u2212 1\u00b7other") in _words(text)
+    assert _words(tooltip).startswith(_words(f"node 1: left if 2*{shown[:3000]}"))  # whole, or cut if very long
+    plain = ET.fromstring(diagram.clickable_svg(stump(("temp", "other")), DiagramOptions(max_name=60)))
+    assert [e.tag for e in root.iter()] == [e.tag for e in plain.iter()]  # the same elements: nothing injected
+
+
+def test_a_tooltip_past_graphvizs_string_limit_is_cut_with_an_ellipsis():
+    escaped = diagram.escape_dot_string("&" * 20_000)
+    assert len(escaped.encode()) <= diagram.MAX_DOT_STRING and escaped.endswith(labels.ELLIPSIS)
+    assert diagram.escape_dot_string("&" * 100) == "&amp;" * 100  # short text is never cut
 
 
 @needs_dot
@@ -124,10 +165,25 @@ def test_layout_puts_children_below_and_left_child_left():
     assert result.width >= max(b.x for b in result.nodes.values())
 
 
-def test_render_reports_a_missing_graphviz(monkeypatch):
-    monkeypatch.setattr(diagram.shutil, "which", lambda _: None)
+def test_render_reports_a_missing_graphviz(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no dot on the PATH
     with pytest.raises(diagram.GraphvizError, match="apt-get install graphviz"):
         diagram.render("digraph {}")
+
+
+@needs_dot
+def test_render_reports_dots_own_message_when_the_source_is_broken():
+    with pytest.raises(diagram.GraphvizError, match=r"Graphviz failed \(exit 1\): .*syntax error"):
+        diagram.render("digraph { a -> }")
+
+
+def test_a_view_with_too_many_nodes_is_refused_before_dot_runs(monkeypatch, tmp_path):
+    tree, _, _ = make_tree(depth=11, p=2, n_rows=50)
+    dot = diagram.to_dot(tree, DiagramOptions(levels=12, prune_empty=False))  # every node: 4095
+    assert dot.count("get-node-") == 4095 and dot.count(" -> ") == 4094  # the DOT download keeps them all
+    monkeypatch.setenv("PATH", str(tmp_path))  # refused before dot is looked for
+    with pytest.raises(diagram.GraphvizError, match="4,095 nodes, more than the 2,047 .* collapse expanded subtrees"):
+        diagram.render_svg(dot)
 
 
 def test_node_id_from_element_id():
