@@ -3,7 +3,7 @@
 The heavy modules (torch) load lazily so that importing the package is cheap and has no global side effects.
 """
 
-from get_core.tree import ModelFormatError, ObliqueTree
+from get_core.tree import ObliqueTree
 
 __all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "ENGINE_VERSION",
            "CONSTANT_LEAF_ENGINE_VERSION"]
@@ -27,4 +27,8 @@ def __getattr__(name: str):
         from get_core import estimator
 
         return getattr(estimator, name)
+    if name == "ModelFormatError":
+        from get_core import model_file
+
+        return model_file.ModelFormatError
     raise AttributeError(name)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from get_core.export import load_model_json, model_json
+from get_core.model_file import load_model_json, model_json
 from get_core.optimize import GETConfig, resolve_device
 from get_core.tree import ObliqueTree
 

@@ -1,5 +1,6 @@
 """The GET optimizer: recovers planted oblique trees, never loses to its CART start, reports and cancels."""
 
+import copy
 import time
 from dataclasses import replace
 
@@ -13,7 +14,6 @@ from get_core import leaves
 from get_core.data import squeezed_features
 from get_core.optimize import GETConfig, MinMax, alpha_schedule, make_generator, train
 from get_core.schedule import alpha_stage_bounds, stage_midpoints
-from get_core.tree import ObliqueTree
 
 
 def r2(y, pred):
@@ -76,7 +76,7 @@ def test_a_warm_start_tree_fitted_on_a_subset_is_never_lost_on_all_rows(leaf):
     subset = train(X[:250], y[:250], config)
     warm = train(X, y, GETConfig(depth=3, leaf=leaf, n_starts=1, n_epochs=1, random_state=5), warm_start=subset)
 
-    same_splits = leaves.refit_tree_leaves(ObliqueTree.from_dict(subset.to_dict()), X,
+    same_splits = leaves.refit_tree_leaves(copy.deepcopy(subset), X,
                                            (y - subset.y_min) / subset.y_scale, config.linear_leaves,
                                            config.clip_leaves)  # subset's regions, leaves from all rows
     assert warm.meta["train_r2"] >= r2(y, same_splits.predict(X)) - 1e-6
