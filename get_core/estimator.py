@@ -9,21 +9,30 @@ from __future__ import annotations
 import warnings
 from dataclasses import fields
 from numbers import Integral, Real
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from get_core.checkpoint import SearchCheckpoint, fit_fingerprint
-from get_core.data import SQUEEZED_SHARE, squeezed_features
+from get_core.data import SQUEEZED_SHARE, DataError, squeezed_features
+from get_core.encoding import MAX_ABS, refuse_too_large
 from get_core.optimize import SCALINGS, GETConfig, train
 from get_core.progress import ProgressCallback
-from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree
+from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH, ObliqueTree, feature_name_problem
 
 _CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
+
+
+class _Interval(Interval):
+    """scikit-learn's Interval without booleans: a bool is an Integral, but ``depth=True`` is a slip, not depth 1."""
+
+    def is_satisfied_by(self, val) -> bool:
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 
 class GETRegressor(RegressorMixin, BaseEstimator):
@@ -41,18 +50,18 @@ class GETRegressor(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
+        "depth": [_Interval(Integral, 1, MAX_DEPTH, closed="both")],
         "leaf": [StrOptions({"constant", "linear"})],
         "linear_leaves": [StrOptions(set(LINEAR_LEAF_RULES))],
         "clip_leaves": ["boolean"],
-        "n_starts": [Interval(Integral, 1, None, closed="left")],
-        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "n_starts": [_Interval(Integral, 1, None, closed="left")],
+        "n_epochs": [_Interval(Integral, 1, None, closed="left")],
         "alpha_range": [tuple, list],
-        "n_alphas": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "l1": [Interval(Real, 0, None, closed="left")],
+        "n_alphas": [_Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [_Interval(Real, 0, None, closed="neither")],
+        "l1": [_Interval(Real, 0, None, closed="left")],
         "polish": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": [None, _Interval(Integral, 0, 2 ** 32 - 1, closed="both"), np.random.RandomState],
         "device": [StrOptions({"auto", "cpu", "cuda"})],
         "scaling": [StrOptions(set(SCALINGS))],
     }
@@ -88,11 +97,31 @@ class GETRegressor(RegressorMixin, BaseEstimator):
     def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressor":
         """Train on X (n, p) and y (n,); ``on_progress`` receives ``progress.Progress`` and may return True to stop."""
         self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        self._warn_if_squeezed(X)
+        X, y = self._training_data(X, y)
         names = getattr(self, "feature_names_in_", None)
         self.tree_ = train(X, y, self._config(), on_progress, None if names is None else list(names))
         return self
+
+    def _training_data(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+        """X and y validated as scikit-learn does, and for what GET needs beyond that; each refusal is a DataError (a
+        ValueError) that names the column: no complex numbers (their imaginary part would be dropped), distinct
+        column names that a file can hold (exports and model files carry them), and no value beyond ±MAX_ABS (the
+        min-max scales and squared errors would overflow)."""
+        _refuse_complex(X, "X")
+        _refuse_complex(y, "y")
+        columns = getattr(X, "columns", None)
+        problem = None if columns is None else feature_name_problem([str(c) for c in columns])
+        if problem:
+            raise DataError(f"X's columns need distinct names that a file can hold, but {problem}: rename it.")
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        too_large = np.flatnonzero(np.any(np.abs(X) > MAX_ABS, axis=0))
+        if too_large.size:
+            names = getattr(self, "feature_names_in_", None)
+            j = int(too_large[0])
+            refuse_too_large(X[:, j], np.arange(len(X)), str(names[j]) if names is not None else f"x{j}", "Feature")
+        refuse_too_large(y, np.arange(len(y)), "y", "Target")
+        self._warn_if_squeezed(X)
+        return X, y
 
     def _warn_if_squeezed(self, X: np.ndarray) -> None:
         squeezed = squeezed_features(X) if self.scaling == "minmax" else []
@@ -131,11 +160,11 @@ class GETRegressorCV(GETRegressor):
 
     _parameter_constraints: dict = {
         **{k: v for k, v in GETRegressor._parameter_constraints.items() if k not in ("depth", "l1")},
-        "l1": [Interval(Real, 0, None, closed="left"), "array-like"],
+        "l1": [_Interval(Real, 0, None, closed="left"), "array-like"],
         "depths": ["array-like", range],
-        "patience": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "patience": [_Interval(Integral, 1, None, closed="left")],
+        "tol": [_Interval(Real, 0, None, closed="left")],
+        "validation_fraction": [_Interval(Real, 0, 1, closed="neither")],
         "refit_from_search": ["boolean"],
     }
 
@@ -170,8 +199,7 @@ class GETRegressorCV(GETRegressor):
         fit of the same data and parameters takes them from there instead of fitting again (same result, see
         ``checkpoint``)."""
         self._validate_params()
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        self._warn_if_squeezed(X)
+        X, y = self._training_data(X, y)
         given = list(self.depths)
         if not given or not all(isinstance(d, Integral) and not isinstance(d, bool) and 1 <= d <= MAX_DEPTH
                                 for d in given):
@@ -243,6 +271,17 @@ def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Pr
         if not tree.meta.get("cancelled"):
             checkpoint.save(key, tree)
     return tree
+
+
+def _refuse_complex(values: Any, what: str) -> None:
+    """Refuse complex numbers, naming the table's column: converting them to float would drop the imaginary part."""
+    if hasattr(values, "columns"):
+        columns = [c for c, dtype in values.dtypes.items() if pd.api.types.is_complex_dtype(dtype)]
+        if columns:
+            raise DataError(f"{what}'s column '{columns[0]}' holds complex numbers; GET needs real numbers.",
+                            column=str(columns[0]))
+    elif np.iscomplexobj(values):
+        raise DataError(f"{what} holds complex numbers; GET needs real numbers.")
 
 
 def _l1_values(l1) -> list[float]:

@@ -3,22 +3,41 @@
 ``to_dict`` / ``from_dict`` are the format as plain data (what the run store keeps); ``model_json`` /
 ``load_model_json`` the file's text, with the run's ``Encoding`` in ``meta["encoding"]`` (``model_encoding``). A file
 anyone may have edited is refused with a ``ModelFormatError`` whose sentence names the field at fault.
+
+Bounds, each far beyond what GET Explorer writes and each checked before the step it protects:
+- the text, before ``json.loads`` builds anything: ``MAX_MODEL_MB`` bytes, ``MAX_MODEL_ITEMS`` commas and brackets,
+  ``MAX_MODEL_STRINGS`` strings, ``MAX_MODEL_NESTING`` levels. The largest model the app writes (depth 12, 200
+  features, linear leaves, ``indent=1``, every number 24 characters long) is 47 MB (62 MB re-indented by 4) with
+  1.69 million commas and brackets, about 850 strings and 5 levels.
+- the numbers: offsets within ``MAX_ABS`` and scales up to ``2 * MAX_ABS`` (what training on data within ±MAX_ABS
+  gives), every field in scaled units (weights, thresholds, leaf values and bounds) within ``MAX_SCALED``. Then
+  ``y_min + y_scale * (intercept + coefs · xs)`` stays finite for rows up to a million training ranges away, so a
+  loaded model never predicts inf.
+- the text in it: feature names distinct and, like every string in ``meta``, writable as UTF-8 (no lone surrogate).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import numpy as np
 
-from get_core.encoding import Encoding
-from get_core.tree import LEAF_TYPES, MAX_DEPTH, ObliqueTree
+from get_core.encoding import MAX_ABS, Encoding
+from get_core.tree import LEAF_TYPES, MAX_DEPTH, ObliqueTree, feature_name_problem
 
 SCHEMA = "get-explorer/oblique-tree"
 SCHEMA_VERSION = 2  # 2 added leaf_lower / leaf_upper; version 1 files (no bounds) still load
 READABLE_VERSIONS = (1, 2)
+MAX_MODEL_MB = 64
+MAX_MODEL_ITEMS = 4_000_000
+MAX_MODEL_STRINGS = 100_000
+MAX_MODEL_NESTING = 20
+MAX_SCALED = 1e100
+#: Fields in original units and their bound; every other number of the file is in scaled units (``MAX_SCALED``).
+_ORIGINAL_UNITS = {"x_min": MAX_ABS, "y_min": MAX_ABS, "x_scale": 2 * MAX_ABS, "y_scale": 2 * MAX_ABS}
 
 
 class ModelFormatError(ValueError):
@@ -69,6 +88,9 @@ def from_dict(data: Any) -> ObliqueTree:
     names = data.get("feature_names")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
         raise ModelFormatError("Field 'feature_names' must be a non-empty list of strings.")
+    problem = feature_name_problem(names)
+    if problem:
+        raise ModelFormatError(f"Field 'feature_names' must hold distinct names a file can hold: {problem}.")
     p, n_leaves = len(names), 2 ** depth
     arrays = {
         "x_min": (p,), "x_scale": (p,), "weights": (n_leaves - 1, p), "thresholds": (n_leaves - 1,),
@@ -92,6 +114,8 @@ def from_dict(data: Any) -> ObliqueTree:
     scalars = {key: _scalar_field(data, key) for key in ("y_min", "y_scale")}
     if scalars["y_scale"] <= 0:
         raise ModelFormatError("Field 'y_scale' must be positive.")
+    for key, values in {**loaded, **scalars}.items():
+        _check_magnitude(key, np.asarray(values))
     leaf_type = data.get("leaf_type")
     if leaf_type not in LEAF_TYPES:
         raise ModelFormatError(f"Field 'leaf_type' must be one of {LEAF_TYPES}; got {leaf_type!r}.")
@@ -104,6 +128,9 @@ def from_dict(data: Any) -> ObliqueTree:
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise ModelFormatError("Field 'meta' must be an object.")
+    if not all(_writable(text) for text in _texts(meta)):
+        raise ModelFormatError("Field 'meta' holds text with a lone surrogate (such as \\udcff), which no file can "
+                               "hold; export the model again from GET Explorer.")
     return ObliqueTree(feature_names=names, leaf_type=leaf_type, meta=plain(meta), **loaded, **scalars)
 
 
@@ -121,14 +148,21 @@ def model_json(tree: ObliqueTree, indent: int | None = None, encoding: Encoding 
 
 
 def load_model_json(source: str | bytes) -> ObliqueTree:
-    """Parse and validate model JSON; raises ModelFormatError with a readable message for anything malformed."""
-    if isinstance(source, bytes):
-        try:
-            source = source.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ModelFormatError("The model file is not UTF-8 text; export it again from GET Explorer.") from None
-    if not isinstance(source, str):
+    """Parse and validate model JSON; raises ModelFormatError with a readable message for anything malformed.
+
+    The text is bounded (size, items, strings, nesting: see the module docstring) before it is parsed."""
+    if isinstance(source, str):
+        if not _writable(source):
+            raise ModelFormatError("The model file holds a lone surrogate, which is not text; export it again from "
+                                   "GET Explorer.")
+        source = source.encode("utf-8")
+    if not isinstance(source, bytes):
         raise ModelFormatError(f"A model file is JSON text; got {type(source).__name__}.")
+    _check_bounds(source)
+    try:
+        source = source.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFormatError("The model file is not UTF-8 text; export it again from GET Explorer.") from None
     if not source.strip():
         raise ModelFormatError("The model file is empty.")
     try:
@@ -162,6 +196,76 @@ def model_encoding(tree: ObliqueTree) -> Encoding | None:
         raise ModelFormatError("Field 'meta.encoding' belongs to another model: its 'feature_names' must be the "
                                "model's.")
     return encoding
+
+
+# ---------------------------------------------------------------------------------------------- bounds
+def _check_bounds(data: bytes) -> None:
+    """Refuse text larger, fuller or deeper than any model file, before ``json.loads`` builds it (its objects take
+    up to 25 times the text's bytes). Counts include characters inside strings, so they only ever over-count."""
+    size_mb = len(data) / 2 ** 20
+    advice = "it is not a model GET Explorer wrote; export the model again"
+    if size_mb > MAX_MODEL_MB:
+        raise ModelFormatError(f"The model file is {size_mb:.0f} MB; a model file is at most {MAX_MODEL_MB} MB "
+                               f"(the largest GET Explorer writes is 47 MB): {advice}.")
+    items = sum(data.count(c) for c in (b",", b"[", b"]", b"{", b"}"))
+    if items > MAX_MODEL_ITEMS:
+        raise ModelFormatError(f"The model file holds {items:,} commas and brackets; a model file holds at most "
+                               f"{MAX_MODEL_ITEMS:,} (1.7 million for the largest GET Explorer writes): {advice}.")
+    if data.count(b'"') > 2 * MAX_MODEL_STRINGS:
+        raise ModelFormatError(f"The model file holds more than {MAX_MODEL_STRINGS:,} strings; a model file holds a "
+                               f"few thousand: {advice}.")
+    depth = _nesting(data)
+    if depth > MAX_MODEL_NESTING:
+        raise ModelFormatError(f"The model file nests lists and objects {depth} deep; a model file nests at most "
+                               f"{MAX_MODEL_NESTING} deep: {advice}.")
+
+
+def _nesting(data: bytes) -> int:
+    """How deep lists and objects nest in JSON text ``data``, brackets inside strings ignored. Escaped backslashes
+    go first, then escaped quotes (leftmost pairs, as a JSON reader takes them), then everything but quotes and
+    brackets; what is left between two quotes was inside a string."""
+    skeleton = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    brackets = re.sub(rb'"[^"]*"', b"", skeleton)
+    steps = np.frombuffer(brackets, dtype=np.uint8)
+    if not steps.size:
+        return 0
+    levels = np.cumsum(np.where((steps == ord("[")) | (steps == ord("{")), 1, -1), dtype=np.int64)
+    return int(levels.max())
+
+
+_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
+
+
+def _texts(value: Any):
+    """Every string in ``value`` (dict keys too), walked without recursion like ``_holds_text``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _writable(text: str) -> bool:
+    """True when UTF-8 can write ``text``: it holds no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_magnitude(key: str, values: np.ndarray) -> None:
+    """Refuse a number beyond the field's bound (module docstring); infinities stand for absent leaf bounds."""
+    limit = _ORIGINAL_UNITS.get(key, MAX_SCALED)
+    finite = np.abs(values[np.isfinite(values)])
+    if finite.size and finite.max() > limit:
+        raise ModelFormatError(f"Field '{key}' holds {finite.max():.3g}, beyond the bound of {limit:.0e} that keeps "
+                               "predictions finite; a trained model's numbers are far smaller.")
 
 
 # ---------------------------------------------------------------------------------------------- fields

@@ -55,14 +55,14 @@ class GETConfig:
     def validate(self) -> None:
         """Raise ValueError naming the first bad parameter."""
         checks = [
-            (isinstance(self.depth, (int, np.integer)) and 1 <= self.depth <= MAX_DEPTH, "depth",
+            (_integer(self.depth) and 1 <= self.depth <= MAX_DEPTH, "depth",
              f"an integer from 1 to {MAX_DEPTH}"),
             (self.leaf in ("constant", "linear"), "leaf", "'constant' or 'linear'"),
             (self.linear_leaves in LINEAR_LEAF_RULES, "linear_leaves", f"one of {LINEAR_LEAF_RULES}"),
             (isinstance(self.clip_leaves, (bool, np.bool_)), "clip_leaves", "True or False"),
-            (isinstance(self.n_starts, (int, np.integer)) and self.n_starts >= 1, "n_starts", "an integer >= 1"),
-            (isinstance(self.n_epochs, (int, np.integer)) and self.n_epochs >= 1, "n_epochs", "an integer >= 1"),
-            (isinstance(self.n_alphas, (int, np.integer)) and self.n_alphas >= 1, "n_alphas", "an integer >= 1"),
+            (_integer(self.n_starts) and self.n_starts >= 1, "n_starts", "an integer >= 1"),
+            (_integer(self.n_epochs) and self.n_epochs >= 1, "n_epochs", "an integer >= 1"),
+            (_integer(self.n_alphas) and self.n_alphas >= 1, "n_alphas", "an integer >= 1"),
             (0 < _real(self.alpha_range, 0) <= _real(self.alpha_range, 1) < math.inf, "alpha_range",
              "(min, max) with 0 < min <= max, both finite"),
             (0 < _real(self.learning_rate) < math.inf, "learning_rate", "a finite number > 0"),
@@ -75,6 +75,11 @@ class GETConfig:
         for ok, name, expected in checks:
             if not ok:
                 raise ValueError(f"{name} must be {expected}; got {getattr(self, name)!r}")
+
+
+def _integer(value: object) -> bool:
+    """An int, not a bool: ``depth=True`` is a slip, not depth 1."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def _real(value: object, index: int | None = None) -> float:

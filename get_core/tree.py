@@ -196,6 +196,23 @@ class ObliqueTree:
         return self.y_min + self.y_scale * float(self.node_values[node - 1])
 
 
+def feature_name_problem(names: Sequence[str]) -> str | None:
+    """Why ``names`` cannot name a model's inputs, or None. Each must be text that UTF-8 can write: every export is
+    a file, and a lone surrogate (``"\\udcff"``, which a JSON escape or a DataFrame column may hold) cannot be
+    written. No two may be the same: a table is scored by column name, so a repeated name would feed one column into
+    several inputs."""
+    seen: set[str] = set()
+    for name in names:
+        try:
+            str(name).encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{ascii(name)} holds a lone surrogate, which is not text UTF-8 can write"
+        if name in seen:
+            return f"{ascii(name)} appears more than once"
+        seen.add(name)
+    return None
+
+
 def _one_line(text: Any) -> str:
     """``text`` on one line with single spaces: a name with a line break must not break a message."""
     return " ".join(str(text).split())
@@ -216,6 +233,9 @@ def _check_shapes(tree: ObliqueTree) -> None:
             raise ValueError(f"{name} must have shape {shape}; got {getattr(tree, name).shape}.")
     if len(tree.feature_names) != p:
         raise ValueError(f"feature_names must have {p} entries; got {len(tree.feature_names)}.")
+    problem = feature_name_problem(tree.feature_names)
+    if problem:
+        raise ValueError(f"feature_names must be distinct text: {problem}.")
     if tree.leaf_type not in LEAF_TYPES:
         raise ValueError(f"leaf_type must be one of {LEAF_TYPES}; got {tree.leaf_type!r}.")
 

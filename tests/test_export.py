@@ -13,7 +13,8 @@ import pytest
 from get_core import codegen, export, model_file
 from tests.trees import make_tree, stump
 
-NASTY = ["temp", '<b>x</b> & "y"', "a\\Nb", "ünï cödé", "class", "2nd-stage", "*/ end", "it's ?? =", "temp"]
+# 'temp' and 'temp!' become the same identifier
+NASTY = ["temp", '<b>x</b> & "y"', "a\\Nb", "ünï cödé", "class", "2nd-stage", "*/ end", "it's ?? =", "temp!"]
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot not installed")
 

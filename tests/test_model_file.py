@@ -146,7 +146,7 @@ def test_malformed_model_json_is_refused_naming_the_field(mutate, field):
     ('{"schema": NaN}', "'NaN' is not a JSON number"),  # Python's json reads NaN and Infinity; JSON has neither
     ('{"y_min": 1e400}', "beyond the range of a double"),
     ('{"y_min": 1' + "0" * 5000 + "}", "not a GET Explorer model"),  # Python's limit on integer digits
-    ("[" * 100_000 + "]" * 100_000, "not a GET Explorer model"),  # deeper than Python's stack
+    ("[" * 100_000 + "]" * 100_000, "nests lists and objects 100000 deep"),  # deeper than Python's stack
     (123, "JSON text; got int"),
 ])
 def test_malformed_model_files_are_refused_with_a_message(text, message):
@@ -159,13 +159,19 @@ def test_malformed_model_files_are_refused_with_a_message(text, message):
     ("x_min", [10 ** 400], "'x_min' must hold only numbers within the range of a double"),
     ("y_scale", 10 ** 400, "'y_scale' must be a finite number"),
     ("n_samples", [1e300, 1, 1], "'n_samples' must hold non-negative integers"),  # would wrap around in int64
-    ("weights", json.loads("[" * 600 + '"x"' + "]" * 600), "'weights' must be a list of numbers"),  # deep nesting
 ])
 def test_out_of_range_or_mistyped_fields_are_refused_by_name(field, value, message):
     data = json.loads(model_file.model_json(stump()))
     data[field] = value
     with pytest.raises(ModelFormatError, match=message):
         model_file.load_model_json(json.dumps(data))
+
+
+def test_a_deeply_nested_field_of_a_dict_is_refused_without_exhausting_the_stack():
+    data = model_file.to_dict(stump())
+    data["weights"] = json.loads("[" * 600 + '"x"' + "]" * 600)  # a file this deep is refused before parsing
+    with pytest.raises(ModelFormatError, match="'weights' must be a list of numbers"):
+        model_file.from_dict(data)
 
 
 def test_model_json_with_a_wrong_shape_names_the_field():
