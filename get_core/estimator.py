@@ -274,14 +274,15 @@ def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Pr
 
 
 def _refuse_complex(values: Any, what: str) -> None:
-    """Refuse complex numbers, naming the table's column: converting them to float would drop the imaginary part."""
+    """Refuse complex numbers, naming the table's column: converting them to float would drop the imaginary part.
+    The message starts as scikit-learn's does (its estimator checks look for it), without the array it appends."""
     if hasattr(values, "columns"):
         columns = [c for c, dtype in values.dtypes.items() if pd.api.types.is_complex_dtype(dtype)]
         if columns:
-            raise DataError(f"{what}'s column '{columns[0]}' holds complex numbers; GET needs real numbers.",
-                            column=str(columns[0]))
-    elif np.iscomplexobj(values):
-        raise DataError(f"{what} holds complex numbers; GET needs real numbers.")
+            raise DataError(f"Complex data not supported: {what}'s column '{columns[0]}' holds complex numbers; GET "
+                            "needs real numbers.", column=str(columns[0]))
+    elif np.asarray(values).dtype.kind == "c":
+        raise DataError(f"Complex data not supported: {what} holds complex numbers; GET needs real numbers.")
 
 
 def _l1_values(l1) -> list[float]:

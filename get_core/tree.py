@@ -139,14 +139,13 @@ class ObliqueTree:
 
     def decision_path(self, X: Any) -> np.ndarray:
         """Node ids (heap numbering) visited by each row from root to leaf, shape (n, depth+1)."""
-        xs = self.scale_X(X)
-        n = xs.shape[0]
+        xs_t = self.scale_X(X).T  # (p, n)
+        n = xs_t.shape[1]
         path = np.empty((n, self.depth + 1), dtype=np.int64)
         node = np.ones(n, dtype=np.int64)
         path[:, 0] = node
         for level in range(self.depth):
-            w = self.weights[node - 1]  # (n, p)
-            go_right = np.einsum("ij,ij->i", xs, w) > self.thresholds[node - 1]
+            go_right = _dot(self.weights.T[:, node - 1], xs_t) > self.thresholds[node - 1]
             node = 2 * node + go_right
             path[:, level + 1] = node
         return path
@@ -156,11 +155,10 @@ class ObliqueTree:
         return self.decision_path(X)[:, -1]
 
     def predict_scaled(self, X: Any) -> np.ndarray:
-        xs = self.scale_X(X)
         leaf = self.apply(X) - self.n_leaves
         raw = self.leaf_intercepts[leaf]
         if self.leaf_type == "linear":  # a constant leaf ignores x: 0 * NaN must not hide its value (as in codegen)
-            raw = raw + np.einsum("ij,ij->i", xs, self.leaf_coefs[leaf])
+            raw = raw + _dot(self.leaf_coefs.T[:, leaf], self.scale_X(X).T)
         return np.clip(raw, self.leaf_lower[leaf], self.leaf_upper[leaf])
 
     def predict(self, X: Any) -> np.ndarray:
@@ -194,6 +192,18 @@ class ObliqueTree:
 
     def node_value_original(self, node: int) -> float:
         return self.y_min + self.y_scale * float(self.node_values[node - 1])
+
+
+def _dot(a_t: np.ndarray, b_t: np.ndarray) -> np.ndarray:
+    """Per row i, the sum over features j of ``a_t[j, i] * b_t[j, i]`` (both (p, n)), added left to right from 0.0:
+    the order the generated Python and C code add in, so that they predict bit for bit what ``predict`` does
+    (einsum and matmul add in orders of their own, which can differ in the last bits or, through cancellation,
+    send a row the other way)."""
+    total = np.zeros(a_t.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as IEEE gives them, as the generated code does
+        for a, b in zip(a_t, b_t):
+            total += a * b
+    return total
 
 
 def feature_name_problem(names: Sequence[str]) -> str | None:

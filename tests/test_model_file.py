@@ -3,6 +3,8 @@ name (ModelFormatError) before anything reads it."""
 
 import json
 import re
+import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -56,8 +58,10 @@ def test_a_version_1_model_without_bounds_still_loads_unbounded():
     data["version"] = 1
     old = model_file.from_dict(data)
     assert np.all(np.isinf(old.leaf_lower)) and np.all(np.isinf(old.leaf_upper)) and not old.has_leaf_bounds
-    np.testing.assert_array_equal(old.predict_scaled(X), old.leaf_intercepts[old.apply(X) - old.n_leaves]
-                                  + np.einsum("ij,ij->i", old.scale_X(X), old.leaf_coefs[old.apply(X) - old.n_leaves]))
+    leaf = old.apply(X) - old.n_leaves
+    line = old.leaf_intercepts[leaf] + [sum(k * x for k, x in zip(old.leaf_coefs[i], xs))  # unclamped
+                                        for i, xs in zip(leaf, old.scale_X(X))]
+    np.testing.assert_array_equal(old.predict_scaled(X), line)
 
 
 def test_crossed_leaf_bounds_are_refused():
@@ -234,3 +238,96 @@ def test_a_malformed_encoding_in_a_model_file_is_refused_by_name(abalone, mutate
     data["meta"]["encoding"] = mutate(data["meta"]["encoding"])
     with pytest.raises(ModelFormatError, match=re.escape("Field 'meta.encoding' ") + ".*" + re.escape(message)):
         model_file.load_model_json(json.dumps(data))
+
+
+# ---------------------------------------------------------------------------------------------- issue 18
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.update(feature_names=["temp", "\udcff"]), r"'feature_names'.*'\\udcff' holds a lone surrogate"),
+    (lambda d: d["meta"].update(target="\udcff"), "'meta' holds text with a lone surrogate"),
+    (lambda d: d["meta"].update({"\ud800": 1}), "'meta' holds text with a lone surrogate"),
+])
+def test_a_lone_surrogate_in_a_model_file_is_refused_when_it_loads_not_when_it_is_exported(mutate, message):
+    data = _file(stump())
+    mutate(data)
+    text = json.dumps(data)  # ensure_ascii: the surrogate travels as the escape \udcff, as in the hostile file
+    with pytest.raises(ModelFormatError, match=message):
+        model_file.load_model_json(text)
+    with pytest.raises(ModelFormatError, match="lone surrogate"):
+        model_file.load_model_json(json.dumps(data, ensure_ascii=False))  # as text holding the surrogate itself
+
+
+def test_a_model_file_that_repeats_a_feature_name_is_refused():
+    data = _file(make_tree(depth=1, p=3, names=["a", "b", "c"])[0])
+    data["feature_names"] = ["a", "a", "a"]  # one column 'a' would feed all three inputs
+    with pytest.raises(ModelFormatError, match="'feature_names'.*'a' appears more than once"):
+        model_file.load_model_json(json.dumps(data))
+
+
+@pytest.mark.parametrize("field, value", [
+    ("y_scale", 1e308), ("y_min", 1e308), ("y_min", -1e200), ("x_scale", [1e300, 1.0]), ("x_min", [0.0, -1e151]),
+    ("weights", [[1e101, 0.0]]), ("leaf_intercepts", [1e200, 20.0]), ("thresholds", [-1e300]),
+])
+def test_numbers_whose_products_overflow_are_refused_so_a_loaded_model_never_predicts_inf(field, value):
+    data = _file(stump())
+    data[field] = value
+    with pytest.raises(ModelFormatError, match=f"Field '{field}' holds .*beyond the bound"):
+        model_file.load_model_json(json.dumps(data))
+
+
+def test_a_model_at_every_bound_still_predicts_finite_values_a_million_ranges_away():
+    tree, X, _ = make_tree(depth=2, p=200, leaf="linear", seed=1)
+    data = _file(tree)
+    data.update(x_min=[-model_file.MAX_ABS] * 200, x_scale=[2 * model_file.MAX_ABS] * 200,
+                y_min=model_file.MAX_ABS, y_scale=2 * model_file.MAX_ABS,
+                leaf_intercepts=[model_file.MAX_SCALED] * 4, leaf_coefs=[[model_file.MAX_SCALED] * 200] * 4,
+                leaf_lower=[None] * 4, leaf_upper=[None] * 4)
+    loaded = model_file.load_model_json(json.dumps(data))
+    far = -model_file.MAX_ABS + 1e6 * 2 * model_file.MAX_ABS * np.ones((1, 200))  # xs = 1e6 for every feature
+    assert np.isfinite(loaded.predict(far)).all()
+
+
+@pytest.mark.parametrize("make, message", [  # built in the test: parameters stay alive for the whole session
+    (lambda: b'{"meta": "' + b"x" * (model_file.MAX_MODEL_MB * 2 ** 20) + b'"}', "the largest GET Explorer writes is 47"),
+    (lambda: b'{"meta": [' + b"{}," * 5_000_000 + b"{}]}", "holds 15,000,006 commas and brackets"),
+    (lambda: b'{"meta": [' + b'"a",' * 200_000 + b'"a"]}', "more than 100,000 strings"),
+    (lambda: b'{"meta": ' + b"[" * 21 + b"]" * 21 + b"}", "nests lists and objects 22 deep"),
+])
+def test_a_model_file_beyond_the_bounds_is_refused_before_it_is_parsed(make, message):
+    with pytest.raises(ModelFormatError, match=message):
+        model_file.load_model_json(make())
+
+
+def test_brackets_and_quotes_inside_names_do_not_count_as_nesting():
+    names = ["[[[[[[[[[[[[[[[[[[[[[[", '{"\\', "\\", 'a"]]]]]]]]]]]]]]]]]]]]]]]]]' + "\\" * 3]
+    tree, X, _ = make_tree(depth=1, p=4, names=names)
+    loaded = model_file.load_model_json(model_file.model_json(tree, indent=1))
+    assert loaded.feature_names == names
+
+
+def test_a_48_mb_hostile_model_file_is_refused_in_bounded_time_and_memory():
+    """Issue 18: a 48 MB model JSON cost 1.35 GB and 6 s before it was refused."""
+    hostile = b'{"schema": "get-explorer/oblique-tree", "meta": [' + b"{}," * 16_000_000 + b"{}]}"
+    tracemalloc.start()
+    started = time.perf_counter()
+    with pytest.raises(ModelFormatError, match="commas and brackets"):
+        model_file.load_model_json(hostile)
+    seconds = time.perf_counter() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(hostile) > 48e6 and peak < 1e6 and seconds < 5  # counting allocates nothing; it takes ~0.1 s
+
+
+@pytest.mark.slow
+def test_the_largest_model_the_app_writes_loads():
+    rng = np.random.default_rng(0)
+    p, leaves = 200, 2 ** 12
+    tree = model_file.ObliqueTree(
+        weights=-rng.random((leaves - 1, p)) * 1e-123, thresholds=rng.random(leaves - 1),
+        leaf_intercepts=rng.random(leaves), leaf_coefs=-rng.random((leaves, p)) * 1e-123,
+        n_samples=np.zeros(2 * leaves - 1), node_values=rng.random(2 * leaves - 1), x_min=-rng.random(p),
+        x_scale=rng.random(p), feature_names=[f"feature number {j:03d} (units)" for j in range(p)],
+        leaf_type="linear", leaf_lower=-rng.random(leaves), leaf_upper=rng.random(leaves))
+    text = model_file.model_json(tree, indent=1)  # what the Tree page's download writes
+    assert 45e6 < len(text) < model_file.MAX_MODEL_MB * 2 ** 20
+    loaded = model_file.load_model_json(text)
+    np.testing.assert_array_equal(loaded.leaf_coefs, tree.leaf_coefs)

@@ -37,7 +37,8 @@ def test_vectorized_inference_equals_a_per_row_loop(leaf, depth):
 def test_a_linear_leaf_with_bounds_clamps_its_line_and_says_so_in_its_rule():
     tree, X, _ = make_tree(depth=2, p=3, leaf="linear", seed=2)
     leaf = tree.apply(X) - tree.n_leaves
-    line = tree.leaf_intercepts[leaf] + np.einsum("ij,ij->i", tree.scale_X(X), tree.leaf_coefs[leaf])
+    line = tree.leaf_intercepts[leaf] + [sum(k * x for k, x in zip(tree.leaf_coefs[i], xs))  # left to right
+                                         for i, xs in zip(leaf, tree.scale_X(X))]
     pred = tree.predict_scaled(X)
     bounded = leaf < tree.n_leaves - 1
     lower, upper = tree.leaf_lower[leaf[bounded]], tree.leaf_upper[leaf[bounded]]
@@ -49,6 +50,13 @@ def test_a_linear_leaf_with_bounds_clamps_its_line_and_says_so_in_its_rule():
     assert tree.leaf_bounds_original(2 * tree.n_leaves - 1) is None
     rules = export.rule_lines(tree)
     assert sum("clip(" in line for line in rules) == tree.n_leaves - 1
+
+
+@pytest.mark.parametrize("names, message", [
+    (("temp", "\udcff"), "'\\\\udcff' holds a lone surrogate"), (("a", "a"), "'a' appears more than once")])
+def test_a_tree_refuses_feature_names_that_an_export_could_not_write_or_a_table_could_not_tell_apart(names, message):
+    with pytest.raises(ValueError, match=message):
+        stump(names=names)
 
 
 def test_decision_path_walks_parent_to_child_and_ends_in_the_leaf():
