@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from get_core.encoding import MAX_ABS, Encoding
-from get_core.tree import LEAF_TYPES, MAX_DEPTH, ObliqueTree, feature_name_problem
+from get_core.tree import LEAF_TYPES, MAX_DEPTH, ObliqueTree, feature_name_problem, writable
 
 SCHEMA = "get-explorer/oblique-tree"
 SCHEMA_VERSION = 2  # 2 added leaf_lower / leaf_upper; version 1 files (no bounds) still load
@@ -128,7 +128,7 @@ def from_dict(data: Any) -> ObliqueTree:
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise ModelFormatError("Field 'meta' must be an object.")
-    if not all(_writable(text) for text in _texts(meta)):
+    if not all(writable(text) for text in _texts(meta)):
         raise ModelFormatError("Field 'meta' holds text with a lone surrogate (such as \\udcff), which no file can "
                                "hold; export the model again from GET Explorer.")
     return ObliqueTree(feature_names=names, leaf_type=leaf_type, meta=plain(meta), **loaded, **scalars)
@@ -152,7 +152,7 @@ def load_model_json(source: str | bytes) -> ObliqueTree:
 
     The text is bounded (size, items, strings, nesting: see the module docstring) before it is parsed."""
     if isinstance(source, str):
-        if not _writable(source):
+        if not writable(source):
             raise ModelFormatError("The model file holds a lone surrogate, which is not text; export it again from "
                                    "GET Explorer.")
         source = source.encode("utf-8")
@@ -248,15 +248,6 @@ def _texts(value: Any):
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-
-
-def _writable(text: str) -> bool:
-    """True when UTF-8 can write ``text``: it holds no lone surrogate."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _check_magnitude(key: str, values: np.ndarray) -> None:

@@ -213,14 +213,21 @@ def feature_name_problem(names: Sequence[str]) -> str | None:
     several inputs."""
     seen: set[str] = set()
     for name in names:
-        try:
-            str(name).encode("utf-8")
-        except UnicodeEncodeError:
+        if not writable(str(name)):
             return f"{ascii(name)} holds a lone surrogate, which is not text UTF-8 can write"
         if name in seen:
             return f"{ascii(name)} appears more than once"
         seen.add(name)
     return None
+
+
+def writable(text: str) -> bool:
+    """True when UTF-8 can write ``text``: it holds no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _one_line(text: Any) -> str:

@@ -287,7 +287,7 @@ def test_a_model_at_every_bound_still_predicts_finite_values_a_million_ranges_aw
 
 
 @pytest.mark.parametrize("make, message", [  # built in the test: parameters stay alive for the whole session
-    (lambda: b'{"meta": "' + b"x" * (model_file.MAX_MODEL_MB * 2 ** 20) + b'"}', "the largest GET Explorer writes is 47"),
+    (lambda: b'{"meta": "' + b"x" * (model_file.MAX_MODEL_MB * 2 ** 20) + b'"}', "the largest GET Explorer writes"),
     (lambda: b'{"meta": [' + b"{}," * 5_000_000 + b"{}]}", "holds 15,000,006 commas and brackets"),
     (lambda: b'{"meta": [' + b'"a",' * 200_000 + b'"a"]}', "more than 100,000 strings"),
     (lambda: b'{"meta": ' + b"[" * 21 + b"]" * 21 + b"}", "nests lists and objects 22 deep"),
