@@ -4,7 +4,7 @@ The heavy modules (torch) load lazily so that importing the package is cheap and
 """
 
 from get_core.config import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION
-from get_core.tree import ModelFormatError, ObliqueTree
+from get_core.tree import ObliqueTree
 
 __all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "ENGINE_VERSION",
            "CONSTANT_LEAF_ENGINE_VERSION"]
@@ -15,4 +15,8 @@ def __getattr__(name: str):
         from get_core import estimator  # the estimators load torch: only when asked for
 
         return getattr(estimator, name)
+    if name == "ModelFormatError":
+        from get_core import model_file
+
+        return model_file.ModelFormatError
     raise AttributeError(name)

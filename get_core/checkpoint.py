@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from get_core.config import ENGINE_VERSION, GETConfig
-from get_core.export import load_model_json, model_json
+from get_core.model_file import load_model_json, model_json
 from get_core.optimize import resolve_device
 from get_core.tree import ObliqueTree
 

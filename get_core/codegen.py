@@ -4,8 +4,8 @@ Generated code reproduces ``ObliqueTree.predict`` step by step in scaled units: 
 branch t go right when ``sum_j W[t-1][j] * xs[j] > B[t-1]`` (so NaN goes left, as in numpy); leaf value
 ``y_min + y_scale * (h + sum_j K[j] * xs[j])``. Every constant is written with Python's ``repr`` (the shortest
 decimal that round-trips, exact for any correctly rounding C compiler), so the code uses the model's doubles bit
-for bit. Sums run left to right; numpy's einsum may add in another order, so margins and linear-leaf outputs can
-differ in the last bits (relative 1e-15); constant-leaf outputs are identical.
+for bit. Sums run left to right from 0.0, as ``ObliqueTree``'s do, so the code predicts exactly what ``predict``
+does (C compiled without fused multiply-add, see its header).
 
 Feature names become identifiers by ``feature_identifiers`` (documented there and listed in each generated file).
 """
@@ -23,6 +23,8 @@ import numpy as np
 
 from get_core.tree import ObliqueTree
 
+PY_INFINITY = "float('inf')"
+C_INFINITY = "HUGE_VAL"  # <math.h>: a constant expression, positive infinity on IEEE doubles
 C_KEYWORDS = frozenset("""
 auto break case char const continue default do double else enum extern float for goto if inline int long register
 restrict return short signed sizeof static struct switch typedef union unsigned void volatile while _Bool _Complex
@@ -144,8 +146,8 @@ def python_source(tree: ObliqueTree) -> str:
         intercepts=_py_floats(tree.leaf_intercepts),
         leaf_coef_table=(f"LEAF_COEF = (\n{rows(tree.leaf_coefs)}\n)\n"
                          "# a linear leaf's value (scaled units) is clamped to [LEAF_LOWER, LEAF_UPPER]\n"
-                         f"LEAF_LOWER = {_py_floats(_bounds(tree.leaf_lower))}\n"
-                         f"LEAF_UPPER = {_py_floats(_bounds(tree.leaf_upper))}\n") if linear else "",
+                         f"LEAF_LOWER = {_py_tuple(_bounds(tree.leaf_lower, PY_INFINITY))}\n"
+                         f"LEAF_UPPER = {_py_tuple(_bounds(tree.leaf_upper, PY_INFINITY))}\n") if linear else "",
         leaf_value=_PYTHON_LINEAR_LEAF if linear else _PYTHON_CONSTANT_LEAF)
 
 
@@ -157,6 +159,8 @@ _C = Template("""/* Standalone prediction for a GET oblique regression tree, gen
  * For results equal to the Python model's, compile without fused multiply-add contraction
  * (gcc/clang: -ffp-contract=off; the pragmas below ask for it) and with SSE2 doubles, not x87 (-mfpmath=sse).
  */
+#include <math.h>
+
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
@@ -235,8 +239,10 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
     coef_table = f"static const double {P}_LEAF_COEF[{tree.n_leaves}][{tree.n_features}] = {{\n" \
                  f"{rows(tree.leaf_coefs)}\n}};\n" \
                  "/* a linear leaf's value (scaled units) is clamped to [LEAF_LOWER, LEAF_UPPER] */\n" \
-                 f"static const double {P}_LEAF_LOWER[{tree.n_leaves}] = {_c_floats(_bounds(tree.leaf_lower))};\n" \
-                 f"static const double {P}_LEAF_UPPER[{tree.n_leaves}] = {_c_floats(_bounds(tree.leaf_upper))};\n"
+                 f"static const double {P}_LEAF_LOWER[{tree.n_leaves}] = " \
+                 f"{{{', '.join(_bounds(tree.leaf_lower, C_INFINITY))}}};\n" \
+                 f"static const double {P}_LEAF_UPPER[{tree.n_leaves}] = " \
+                 f"{{{', '.join(_bounds(tree.leaf_upper, C_INFINITY))}}};\n"
     return _C.substitute(
         prefix=prefix, P=P, depth=tree.depth, leaf_type=tree.leaf_type, p=tree.n_features,
         n_branches=tree.n_branches, n_leaves=tree.n_leaves,
@@ -257,10 +263,10 @@ def _f(value: float) -> str:
     return repr(value)
 
 
-def _bounds(values: np.ndarray) -> np.ndarray:
-    """Leaf bounds for code: an absent (infinite) bound becomes the largest double, which clamps no finite value."""
-    top = np.finfo(np.float64).max
-    return np.clip(values, -top, top)
+def _bounds(values: np.ndarray, infinity: str) -> list[str]:
+    """Leaf bounds as literals; an absent bound is an infinity (``infinity``), which clamps nothing, not even a
+    value that overflowed to infinity: as in ``predict``."""
+    return [_f(v) if math.isfinite(v) else ("-" if v < 0 else "") + infinity for v in values.tolist()]
 
 
 def _py_floats(values: Any) -> str:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from get_core.data import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
                            first_non_number)
+from get_core.tree import feature_name_problem
 
 #: Text that is a whole number written as a float ('1.0', '2.00'), as a column of codes is once a blank or a text
 #: cell made pandas read it as floats or text.
@@ -222,6 +223,10 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
             raise DataError(f"Column '{column}' has {len(levels)} distinct values; one-hot encoding allows at most "
                             f"{MAX_CATEGORIES}: deselect it or group its values.", column=column)
     names = _input_names(spec.features, categories)
+    problem = feature_name_problem(names)
+    if problem:  # 'a=b' twice: a numeric column of that name and level 'b' of column 'a'; or a name no file can hold
+        raise DataError(f"The model inputs need distinct names that a file can hold, but {problem}: rename that "
+                        "column.")
     if len(names) > MAX_FEATURES:
         raise DataError(f"The chosen columns make {len(names)} model inputs after one-hot encoding; the limit is "
                         f"{MAX_FEATURES}: deselect some columns or categorical columns with many values.")
@@ -279,13 +284,24 @@ def _check_spec(df: pd.DataFrame, spec: DataSpec) -> None:
                         column=spec.target)
     if len(set(spec.features)) != len(spec.features):
         raise DataError("A feature column is chosen twice: choose each column once.")
+    problem = feature_name_problem([spec.target, *spec.features])  # distinct by now: only unwritable text is left
+    if problem:
+        raise DataError(f"Column names must be text that a file can hold, but {problem}: rename that column.")
+    for column in (spec.target, *spec.features):
+        copies = int(np.count_nonzero(df.columns == column))
+        if copies > 1:
+            raise DataError(f"The table has {copies} columns named '{column}': rename them so that each column has a "
+                            "name of its own.", column=column)
+        if pd.api.types.is_complex_dtype(df[column]):
+            raise DataError(f"Column '{column}' holds complex numbers; GET needs real numbers: put the real and "
+                            "imaginary parts in columns of their own, or deselect it.", column=column)
     if spec.missing not in MISSING_POLICIES:
         raise DataError(f"Missing values policy must be one of {MISSING_POLICIES}; got {spec.missing!r}.")
 
 
 def _check_target_kind(df: pd.DataFrame, target: str, kind: ColumnKind) -> None:
     if kind is ColumnKind.NUMERIC:
-        _refuse_too_large(as_float(df[target]), np.arange(1, len(df) + 1), target, "Target")
+        refuse_too_large(as_float(df[target]), np.arange(1, len(df) + 1), target, "Target")
         return
     if kind is ColumnKind.MIXED:
         row, value = first_non_number(df[target])
@@ -316,10 +332,10 @@ def _check_feature_kinds(df: pd.DataFrame, spec: DataSpec, kinds: Mapping[str, C
                         f"{'them' if len(refused) > 1 else 'it'} ({reasons}).", column=first, row=row)
     for column in spec.features:
         if kinds[column] is ColumnKind.NUMERIC:
-            _refuse_too_large(as_float(df[column]), np.arange(1, len(df) + 1), column)
+            refuse_too_large(as_float(df[column]), np.arange(1, len(df) + 1), column)
 
 
-def _refuse_too_large(numbers: np.ndarray, rows: Any, column: str, what: str = "Column") -> None:
+def refuse_too_large(numbers: np.ndarray, rows: Any, column: str, what: str = "Column") -> None:
     """Infinite values, and finite ones beyond ``MAX_ABS`` (min-max ranges and squared errors overflow), named by
     the row number in ``rows`` of the first one."""
     bad = np.abs(numbers) > MAX_ABS

@@ -11,9 +11,10 @@ import inspect
 import warnings
 from dataclasses import fields
 from numbers import Integral, Real
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -21,13 +22,21 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from get_core.checkpoint import SearchCheckpoint, fit_fingerprint
 from get_core.config import ALLOWED, DEFAULTS, Allowed, Choice, Flag, GETConfig, Integer, Number, Seed, Span
-from get_core.data import SQUEEZED_SHARE, squeezed_features
+from get_core.data import SQUEEZED_SHARE, DataError, squeezed_features
+from get_core.encoding import MAX_ABS, refuse_too_large
 from get_core.progress import ProgressCallback
 from get_core.train import train
-from get_core.tree import ObliqueTree
+from get_core.tree import ObliqueTree, feature_name_problem
 
 _CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
 _DEPTH = ALLOWED["depth"]
+
+
+class _Interval(Interval):
+    """scikit-learn's Interval without booleans: a bool is an Integral, but ``depth=True`` is a slip, not depth 1."""
+
+    def is_satisfied_by(self, val) -> bool:
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 
 def _sklearn_constraint(allowed: Allowed) -> list:
@@ -35,9 +44,9 @@ def _sklearn_constraint(allowed: Allowed) -> list:
     built in ``fit``."""
     match allowed:
         case Integer(low, high):
-            return [Interval(Integral, low, high, closed="left" if high is None else "both")]
+            return [_Interval(Integral, low, high, closed="left" if high is None else "both")]
         case Number(low, inclusive, optional):
-            return [Interval(Real, low, None, closed="left" if inclusive else "neither"), *([None] if optional else [])]
+            return [_Interval(Real, low, None, closed="left" if inclusive else "neither"), *([None] if optional else [])]
         case Choice(options):
             return [StrOptions(set(options))]
         case Flag():
@@ -66,9 +75,24 @@ class _GETEstimator(RegressorMixin, BaseEstimator):
         return GETConfig(**params)
 
     def _training_data(self, X, y) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
-        """Validated parameters and (X, y), and the feature names (None for a plain array)."""
+        """Validated parameters and (X, y), and the feature names (None for a plain array). Beyond scikit-learn's
+        checks, each refusal is a DataError (a ValueError) naming the column: no complex numbers (their imaginary part
+        would be dropped), distinct column names that a file can hold (exports and model files carry them), and no
+        value beyond ±MAX_ABS (the min-max scales and squared errors would overflow)."""
         self._validate_params()
+        _refuse_complex(X, "X")
+        _refuse_complex(y, "y")
+        columns = getattr(X, "columns", None)
+        problem = None if columns is None else feature_name_problem([str(c) for c in columns])
+        if problem:
+            raise DataError(f"X's columns need distinct names that a file can hold, but {problem}: rename it.")
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        too_large = np.flatnonzero(np.any(np.abs(X) > MAX_ABS, axis=0))
+        if too_large.size:
+            names = getattr(self, "feature_names_in_", None)
+            j = int(too_large[0])
+            refuse_too_large(X[:, j], np.arange(len(X)), str(names[j]) if names is not None else f"x{j}", "Feature")
+        refuse_too_large(y, np.arange(len(y)), "y", "Target")
         self._warn_if_squeezed(X)
         names = getattr(self, "feature_names_in_", None)
         return X, y, None if names is None else list(names)
@@ -183,11 +207,11 @@ class GETRegressorCV(_GETEstimator):
 
     _parameter_constraints: dict = {
         **config_constraints(__init__),
-        "l1": [Interval(Real, 0, None, closed="left"), "array-like"],
+        "l1": [_Interval(Real, 0, None, closed="left"), "array-like"],
         "depths": ["array-like", range],
-        "patience": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "patience": [_Interval(Integral, 1, None, closed="left")],
+        "tol": [_Interval(Real, 0, None, closed="left")],
+        "validation_fraction": [_Interval(Real, 0, 1, closed="neither")],
         "refit_from_search": ["boolean"],
     }
 
@@ -285,3 +309,15 @@ def _seed(random_state) -> int | None:
 def _r2(y: np.ndarray, pred: np.ndarray) -> float:
     ss = float(np.sum((y - np.mean(y)) ** 2))
     return 1.0 - float(np.sum((y - pred) ** 2)) / ss if ss > 0 else 0.0
+
+
+def _refuse_complex(values: Any, what: str) -> None:
+    """Refuse complex numbers, naming the table's column: converting them to float would drop the imaginary part.
+    The message starts as scikit-learn's does (its estimator checks look for it), without the array it appends."""
+    if hasattr(values, "columns"):
+        columns = [c for c, dtype in values.dtypes.items() if pd.api.types.is_complex_dtype(dtype)]
+        if columns:
+            raise DataError(f"Complex data not supported: {what}'s column '{columns[0]}' holds complex numbers; GET "
+                            "needs real numbers.", column=str(columns[0]))
+    elif np.asarray(values).dtype.kind == "c":
+        raise DataError(f"Complex data not supported: {what} holds complex numbers; GET needs real numbers.")

@@ -1,12 +1,13 @@
-"""Exports of a fitted ``ObliqueTree``: model JSON, rules text, DOT/SVG and the HTML review report.
+"""Exports of a fitted ``ObliqueTree``: rules text, DOT/SVG and the HTML review report.
 
-Free functions reading the model arrays; standalone Python and C source is ``get_core.codegen``.
+Free functions reading the model arrays. Every split and leaf is worded by the one node-label helper,
+``get_core.views.labels``, as in the diagram. The model file is ``get_core.model_file``; standalone Python and C
+source is ``get_core.codegen``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime, timezone
 from html import escape
 from typing import Any
@@ -15,79 +16,54 @@ import numpy as np
 
 from get_core import compare
 from get_core.encoding import Encoding
-from get_core.tree import ModelFormatError, ObliqueTree, one_line
-from get_core.views import diagram
-
-# ---------------------------------------------------------------------------------------------- model JSON
-def model_json(tree: ObliqueTree, indent: int | None = None, encoding: Encoding | None = None) -> str:
-    """The model as JSON text (``ObliqueTree.to_dict``), loadable by ``load_model_json``.
-
-    The run's ``encoding`` goes into ``meta["encoding"]`` so that the file scores the raw columns the run was trained
-    on, as the run does on the Predict page; a tree loaded from such a file keeps it (``model_encoding``).
-    """
-    data = tree.to_dict()
-    if encoding is not None:
-        data["meta"]["encoding"] = encoding.to_dict()
-    return json.dumps(data, indent=indent, allow_nan=False, default=_json_default)
-
-
-def load_model_json(source: str | bytes) -> ObliqueTree:
-    """Parse and validate model JSON; raises ModelFormatError with a readable message for anything malformed."""
-    if isinstance(source, bytes):
-        try:
-            source = source.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ModelFormatError("The model file is not UTF-8 text; export it again from GET Explorer.") from None
-    if not isinstance(source, str):
-        raise ModelFormatError(f"A model file is JSON text; got {type(source).__name__}.")
-    if not source.strip():
-        raise ModelFormatError("The model file is empty.")
-    try:
-        data = json.loads(source, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except json.JSONDecodeError as exc:
-        raise ModelFormatError(f"The model file is not valid JSON (line {exc.lineno}, column {exc.colno}: "
-                               f"{exc.msg}).") from None
-    except (ValueError, RecursionError) as exc:  # an over-long integer literal, nesting deeper than Python's stack
-        raise ModelFormatError(f"The model file is not a GET Explorer model ({type(exc).__name__}: "
-                               f"{str(exc)[:120]}); export it again from GET Explorer.") from None
-    try:
-        tree = ObliqueTree.from_dict(data)
-    except ModelFormatError:
-        raise
-    except (ValueError, TypeError) as exc:  # shape checks in the constructor
-        raise ModelFormatError(f"The model file is inconsistent: {exc}") from None
-    model_encoding(tree)  # a bad encoding is refused with the file, not when rows are scored
-    return tree
-
-
-def model_encoding(tree: ObliqueTree) -> Encoding | None:
-    """The run's encoding saved with the model (``model_json``), or None for a model saved without one; raises
-    ModelFormatError naming what is wrong with it."""
-    if "encoding" not in tree.meta:
-        return None
-    try:
-        encoding = Encoding.from_json(tree.meta["encoding"])
-    except ValueError as exc:
-        raise ModelFormatError(f"Field 'meta.encoding' is malformed: {exc}.") from None
-    if list(encoding.feature_names) != tree.feature_names:
-        raise ModelFormatError("Field 'meta.encoding' belongs to another model: its 'feature_names' must be the "
-                               "model's.")
-    return encoding
+from get_core.model_file import model_json, plain
+from get_core.tree import ObliqueTree
+from get_core.views import diagram, labels
 
 
 # ---------------------------------------------------------------------------------------------- rules
 def rules_text(tree: ObliqueTree, decimals: int = 4, target_name: str | None = None) -> str:
-    """Nested if/else rules in original units (``ObliqueTree.export_text``) under a short header."""
+    """Nested if/else rules in original units (``rule_lines``) under a short header."""
     target = target_name or tree.meta.get("target") or "the target"
     header = [
         f"# GET oblique regression tree: depth {tree.depth}, {tree.leaf_type} leaves, {tree.n_features} features, "
         f"{tree.n_parameters} parameters.",
-        f"# Each 'if' is a weighted sum of features in their original units; 'return' gives {one_line(target)}.",
+        f"# Each 'if' is a weighted sum of features in their original units; 'return' gives "
+        f"{labels.shorten(str(target), None)}.",
         "# Terms are ordered by their size over the feature's training range, largest first.",
     ]
     if tree.has_leaf_bounds:
         header.append("# clip(v, lo, hi) keeps v within [lo, hi], the range of the training targets in that leaf.")
-    return "\n".join(header) + "\n\n" + tree.export_text(decimals=decimals)
+    return "\n".join(header + [""] + rule_lines(tree, decimals)) + "\n"
+
+
+def rule_lines(tree: ObliqueTree, decimals: int = 4) -> list[str]:
+    """The tree as nested if/else rules, one line per test or leaf, every term shown: each test is the node's
+    hyperplane and each return its leaf's model, as the diagram labels them (``views.labels``) in plain ASCII."""
+    lines: list[str] = []
+    _add_rules(tree, 1, 0, decimals, lines)
+    return lines
+
+
+def _add_rules(tree: ObliqueTree, node: int, indent: int, decimals: int, out: list[str]) -> None:
+    pad = "    " * indent
+    if tree.is_leaf(node):
+        out.append(f"{pad}return {_leaf_rule(tree, node, decimals)}  # leaf {node}, "
+                   f"{tree.n_samples[node - 1]} train rows")
+        return
+    out.append(f"{pad}if {labels.split_text(tree, node, decimals, None, unicode=False)}:  # node {node}")
+    _add_rules(tree, 2 * node, indent + 1, decimals, out)
+    out.append(f"{pad}else:")
+    _add_rules(tree, 2 * node + 1, indent + 1, decimals, out)
+
+
+def _leaf_rule(tree: ObliqueTree, leaf: int, decimals: int) -> str:
+    """``23.4``, ``0.5*temp + 3.1``, or ``clip(0.5*temp + 3.1, 10, 40)`` for a linear leaf with bounds."""
+    line = labels.leaf_line(tree, leaf, decimals, None, unicode=False)
+    bounds = tree.leaf_bounds_original(leaf)
+    if bounds is None:
+        return line
+    return f"clip({line}, {labels.fmt(bounds[0], decimals, False)}, {labels.fmt(bounds[1], decimals, False)})"
 
 
 # ---------------------------------------------------------------------------------------------- diagram
@@ -205,26 +181,5 @@ def _html_cell(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         return f'<td class="num">{float(value):.4g}</td>'
     if isinstance(value, (dict, list, tuple)):
-        value = json.dumps(value, default=_json_default, ensure_ascii=False)
+        value = json.dumps(plain(value), ensure_ascii=False)
     return f"<td>{escape(str(value))}</td>"
-
-
-# ---------------------------------------------------------------------------------------------- helpers
-def _refuse_constant(name: str) -> float:
-    """JSON has no NaN or Infinity and ``model_json`` never writes them (a missing value is null)."""
-    raise ValueError(f"'{name}' is not a JSON number; a GET Explorer model writes missing values as null")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text[:30]} is beyond the range of a double")
-    return value
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

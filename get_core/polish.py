@@ -10,6 +10,7 @@ skipped.
 
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
@@ -38,7 +39,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
            reporter: Reporter) -> ObliqueTree:
     """Polish ``tree`` (trained on X, y in original units) in place of a copy; returns the polished tree."""
     t0 = time.perf_counter()
-    tree = ObliqueTree.from_dict(tree.to_dict())
+    tree = copy.deepcopy(tree)
     ys = (np.asarray(y, dtype=np.float64) - tree.y_min) / tree.y_scale
     Xs = tree.scale_X(X)
     device = resolve_device(config.device)

@@ -8,7 +8,8 @@ Routing is defined once, in scaled units: ``xs = (x - x_min) / x_scale``; a row 
 ``weights[t-1] @ xs <= thresholds[t-1]``. Training, inference and every export compute exactly this, so they agree
 bit for bit; rules shown to people are converted to original units by ``split_in_original_units``.
 
-This module imports nothing from the project (lowest floor) and never imports torch.
+The model file (JSON) is ``get_core.model_file``; the rules text and other exports are ``get_core.export`` and
+``get_core.codegen``. This module imports nothing from the project (lowest floor) and never imports torch.
 """
 
 from __future__ import annotations
@@ -19,18 +20,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-SCHEMA = "get-explorer/oblique-tree"
-SCHEMA_VERSION = 2  # 2 added leaf_lower / leaf_upper; version 1 files (no bounds) still load
-READABLE_VERSIONS = (1, 2)
 LEAF_TYPES = ("constant", "linear")
 #: How a linear tree's leaves are fitted from its hard splits (``get_core.leaves``): keep a leaf's least squares only
 #: where generalized cross-validation prefers it to the mean ("gcv"), or wherever rows allow ("ols", the paper's).
 LINEAR_LEAF_RULES = ("gcv", "ols")
 MAX_DEPTH = 12
-
-
-class ModelFormatError(ValueError):
-    """A serialized tree is malformed; the message says which field and what was expected."""
 
 
 @dataclass
@@ -145,14 +139,13 @@ class ObliqueTree:
 
     def decision_path(self, X: Any) -> np.ndarray:
         """Node ids (heap numbering) visited by each row from root to leaf, shape (n, depth+1)."""
-        xs = self.scale_X(X)
-        n = xs.shape[0]
+        xs_t = self.scale_X(X).T  # (p, n)
+        n = xs_t.shape[1]
         path = np.empty((n, self.depth + 1), dtype=np.int64)
         node = np.ones(n, dtype=np.int64)
         path[:, 0] = node
         for level in range(self.depth):
-            w = self.weights[node - 1]  # (n, p)
-            go_right = np.einsum("ij,ij->i", xs, w) > self.thresholds[node - 1]
+            go_right = _dot(self.weights.T[:, node - 1], xs_t) > self.thresholds[node - 1]
             node = 2 * node + go_right
             path[:, level + 1] = node
         return path
@@ -162,11 +155,10 @@ class ObliqueTree:
         return self.decision_path(X)[:, -1]
 
     def predict_scaled(self, X: Any) -> np.ndarray:
-        xs = self.scale_X(X)
         leaf = self.apply(X) - self.n_leaves
         raw = self.leaf_intercepts[leaf]
         if self.leaf_type == "linear":  # a constant leaf ignores x: 0 * NaN must not hide its value (as in codegen)
-            raw = raw + np.einsum("ij,ij->i", xs, self.leaf_coefs[leaf])
+            raw = raw + _dot(self.leaf_coefs.T[:, leaf], self.scale_X(X).T)
         return np.clip(raw, self.leaf_lower[leaf], self.leaf_upper[leaf])
 
     def predict(self, X: Any) -> np.ndarray:
@@ -201,145 +193,46 @@ class ObliqueTree:
     def node_value_original(self, node: int) -> float:
         return self.y_min + self.y_scale * float(self.node_values[node - 1])
 
-    # ------------------------------------------------------------------ text rules
-    def export_text(self, decimals: int = 4, max_terms: int | None = None) -> str:
-        """Nested if/else rules in original units, one line per test or leaf."""
-        lines: list[str] = []
-        self._rules(1, 0, decimals, max_terms, lines)
-        return "\n".join(lines) + "\n"
 
-    def _rules(self, node: int, indent: int, decimals: int, max_terms: int | None, out: list[str]) -> None:
-        pad = "    " * indent
-        if self.is_leaf(node):
-            out.append(f"{pad}return {self.leaf_expression(node, decimals)}  # leaf {node}, "
-                       f"{self.n_samples[node - 1]} train rows")
-            return
-        out.append(f"{pad}if {self.split_expression(node, decimals, max_terms)}:  # node {node}")
-        self._rules(2 * node, indent + 1, decimals, max_terms, out)
-        out.append(f"{pad}else:")
-        self._rules(2 * node + 1, indent + 1, decimals, max_terms, out)
-
-    def split_expression(self, node: int, decimals: int = 4, max_terms: int | None = None) -> str:
-        """``0.82*temp - 0.31*pressure <= 12.4`` in original units, largest standardized terms first."""
-        w, c = self.split_in_original_units(node)
-        importance = np.abs(self.weights[node - 1])
-        return f"{linear_expression(w, self.feature_names, importance, decimals, max_terms)} <= {c:.{decimals}g}"
-
-    def leaf_expression(self, leaf_node: int, decimals: int = 4) -> str:
-        """``23.4``, ``0.5*temp + 3.1``, or ``clip(0.5*temp + 3.1, 10, 40)`` for a linear leaf with bounds."""
-        h, k = self.leaf_in_original_units(leaf_node)
-        if self.leaf_type == "constant" or not np.any(k):
-            return f"{h:.{decimals}g}"
-        importance = np.abs(self.leaf_coefs[leaf_node - self.n_leaves])
-        terms = linear_expression(k, self.feature_names, importance, decimals, None)
-        sign = "-" if h < 0 else "+"
-        line = f"{terms} {sign} {abs(h):.{decimals}g}"
-        bounds = self.leaf_bounds_original(leaf_node)
-        return line if bounds is None else f"clip({line}, {bounds[0]:.{decimals}g}, {bounds[1]:.{decimals}g})"
-
-    # ------------------------------------------------------------------ JSON
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (lists and plain numbers, ``meta`` too) that ``from_dict`` restores exactly; it shares
-        nothing with the tree."""
-        return {
-            "schema": SCHEMA,
-            "version": SCHEMA_VERSION,
-            "depth": self.depth,
-            "leaf_type": self.leaf_type,
-            "feature_names": list(self.feature_names),
-            "x_min": self.x_min.tolist(),
-            "x_scale": self.x_scale.tolist(),
-            "y_min": self.y_min,
-            "y_scale": self.y_scale,
-            "weights": self.weights.tolist(),
-            "thresholds": self.thresholds.tolist(),
-            "leaf_intercepts": self.leaf_intercepts.tolist(),
-            "leaf_coefs": self.leaf_coefs.tolist(),
-            "n_samples": self.n_samples.tolist(),
-            "node_values": [None if math.isnan(v) else v for v in self.node_values.tolist()],
-            "leaf_lower": _finite_or_none(self.leaf_lower),
-            "leaf_upper": _finite_or_none(self.leaf_upper),
-            "meta": _plain(self.meta),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> "ObliqueTree":
-        """Validate and load a dict made by ``to_dict``; raises ModelFormatError naming the bad field."""
-        if not isinstance(data, dict):
-            raise ModelFormatError(f"A model must be a JSON object; got {type(data).__name__}.")
-        if data.get("schema") != SCHEMA:
-            raise ModelFormatError(f"Not a GET Explorer model: field 'schema' must be '{SCHEMA}'.")
-        version = data.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version not in READABLE_VERSIONS:
-            raise ModelFormatError(
-                f"Unsupported model version {data.get('version')!r}; this version reads versions "
-                f"{', '.join(map(str, READABLE_VERSIONS))}."
-            )
-        depth = data.get("depth")
-        if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
-            raise ModelFormatError(f"Field 'depth' must be an integer from 1 to {MAX_DEPTH}; got {depth!r}.")
-        names = data.get("feature_names")
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            raise ModelFormatError("Field 'feature_names' must be a non-empty list of strings.")
-        p, n_leaves = len(names), 2 ** depth
-        arrays = {
-            "x_min": (p,), "x_scale": (p,), "weights": (n_leaves - 1, p), "thresholds": (n_leaves - 1,),
-            "leaf_intercepts": (n_leaves,), "leaf_coefs": (n_leaves, p), "n_samples": (2 * n_leaves - 1,),
-        }
-        loaded = {key: _array_field(data, key, shape) for key, shape in arrays.items()}
-        loaded["node_values"] = _array_field(data, "node_values", (2 * n_leaves - 1,), allow_nan=True)
-        for key, missing in (("leaf_lower", -np.inf), ("leaf_upper", np.inf)):  # absent in version 1: no bounds
-            if version >= 2 or key in data:  # a version 2 file always has them (null: no bound)
-                bound = _array_field(data, key, (n_leaves,), allow_nan=True)
-            else:
-                bound = np.full(n_leaves, missing)
-            loaded[key] = np.where(np.isnan(bound), missing, bound)
-        if np.any(loaded["leaf_lower"] > loaded["leaf_upper"]):
-            raise ModelFormatError("Field 'leaf_lower' must not exceed 'leaf_upper' for any leaf.")
-        if np.any(loaded["x_scale"] <= 0):
-            raise ModelFormatError("Field 'x_scale' must hold positive numbers.")
-        counts = loaded["n_samples"]
-        if np.any(counts < 0) or np.any(counts != np.round(counts)) or np.any(counts > 2 ** 53):
-            raise ModelFormatError("Field 'n_samples' must hold non-negative integers.")
-        scalars = {key: _scalar_field(data, key) for key in ("y_min", "y_scale")}
-        if scalars["y_scale"] <= 0:
-            raise ModelFormatError("Field 'y_scale' must be positive.")
-        leaf_type = data.get("leaf_type")
-        if leaf_type not in LEAF_TYPES:
-            raise ModelFormatError(f"Field 'leaf_type' must be one of {LEAF_TYPES}; got {leaf_type!r}.")
-        if leaf_type == "constant" and np.any(loaded["leaf_coefs"] != 0):
-            raise ModelFormatError("Field 'leaf_coefs' must be all zeros in a model with constant leaves.")
-        if leaf_type == "constant" and (np.isfinite(loaded["leaf_lower"]).any()
-                                        or np.isfinite(loaded["leaf_upper"]).any()):
-            raise ModelFormatError("Fields 'leaf_lower' and 'leaf_upper' must be null in a model with constant leaves "
-                                   "(only linear leaves are clamped).")
-        meta = data.get("meta", {})
-        if not isinstance(meta, dict):
-            raise ModelFormatError("Field 'meta' must be an object.")
-        return cls(feature_names=names, leaf_type=leaf_type, meta=_plain(meta), **loaded, **scalars)
+def _dot(a_t: np.ndarray, b_t: np.ndarray) -> np.ndarray:
+    """Per row i, the sum over features j of ``a_t[j, i] * b_t[j, i]`` (both (p, n)), added left to right from 0.0:
+    the order the generated Python and C code add in, so that they predict bit for bit what ``predict`` does
+    (einsum and matmul add in orders of their own, which can differ in the last bits or, through cancellation,
+    send a row the other way)."""
+    total = np.zeros(a_t.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as IEEE gives them, as the generated code does
+        for a, b in zip(a_t, b_t):
+            total += a * b
+    return total
 
 
-def one_line(text: Any) -> str:
-    """``text`` on one line with single spaces: a name with a line break must not break a rule or a comment."""
+def feature_name_problem(names: Sequence[str]) -> str | None:
+    """Why ``names`` cannot name a model's inputs, or None. Each must be text that UTF-8 can write: every export is
+    a file, and a lone surrogate (``"\\udcff"``, which a JSON escape or a DataFrame column may hold) cannot be
+    written. No two may be the same: a table is scored by column name, so a repeated name would feed one column into
+    several inputs."""
+    seen: set[str] = set()
+    for name in names:
+        if not writable(str(name)):
+            return f"{ascii(name)} holds a lone surrogate, which is not text UTF-8 can write"
+        if name in seen:
+            return f"{ascii(name)} appears more than once"
+        seen.add(name)
+    return None
+
+
+def writable(text: str) -> bool:
+    """True when UTF-8 can write ``text``: it holds no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _one_line(text: Any) -> str:
+    """``text`` on one line with single spaces: a name with a line break must not break a message."""
     return " ".join(str(text).split())
-
-
-def linear_expression(coefs: np.ndarray, names: Sequence[str], importance: np.ndarray, decimals: int,
-                      max_terms: int | None) -> str:
-    """``0.82*temp - 0.31*pressure + ... (+3 terms)``: nonzero terms ordered by ``importance``, largest first."""
-    order = [j for j in np.argsort(-importance, kind="stable") if coefs[j] != 0]
-    if not order:
-        return "0"
-    shown = order if max_terms is None else order[:max(1, max_terms)]
-    parts = []
-    for i, j in enumerate(shown):
-        value = f"{abs(coefs[j]):.{decimals}g}*{one_line(names[j])}"
-        sign = ("-" if coefs[j] < 0 else "") if i == 0 else (" - " if coefs[j] < 0 else " + ")
-        parts.append(sign + value)
-    rest = len(order) - len(shown)
-    if rest:
-        parts.append(f" + ... ({rest} more terms)")
-    return "".join(parts)
 
 
 def _check_shapes(tree: ObliqueTree) -> None:
@@ -357,6 +250,9 @@ def _check_shapes(tree: ObliqueTree) -> None:
             raise ValueError(f"{name} must have shape {shape}; got {getattr(tree, name).shape}.")
     if len(tree.feature_names) != p:
         raise ValueError(f"feature_names must have {p} entries; got {len(tree.feature_names)}.")
+    problem = feature_name_problem(tree.feature_names)
+    if problem:
+        raise ValueError(f"feature_names must be distinct text: {problem}.")
     if tree.leaf_type not in LEAF_TYPES:
         raise ValueError(f"leaf_type must be one of {LEAF_TYPES}; got {tree.leaf_type!r}.")
 
@@ -387,60 +283,8 @@ def _check_frame_columns(X: Any, names: Sequence[str]) -> None:
 
 
 def _quoted(names: Sequence[str], limit: int = 10) -> str:
-    shown = ", ".join(repr(one_line(n)) for n in names[:limit])
+    shown = ", ".join(repr(_one_line(n)) for n in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def _array_field(data: dict, key: str, shape: tuple[int, ...], allow_nan: bool = False) -> np.ndarray:
-    if key not in data:
-        raise ModelFormatError(f"Field '{key}' is missing.")
-    raw = data[key]
-    if not isinstance(raw, list) or _holds_text(raw):
-        raise ModelFormatError(f"Field '{key}' must be a list of numbers.")
-    try:
-        values = np.array(raw if not allow_nan else _nulls_to_nan(raw), dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        raise ModelFormatError(f"Field '{key}' must hold only numbers within the range of a double.") from None
-    if values.shape != shape:
-        raise ModelFormatError(f"Field '{key}' must have shape {shape}; got {values.shape}.")
-    if np.any(np.isinf(values)) or (not allow_nan and np.any(np.isnan(values))):
-        raise ModelFormatError(f"Field '{key}' holds a non-finite number"
-                               f"{' (only null may stand for a missing value)' if allow_nan else ''}.")
-    return values
-
-
-def _plain(value: Any) -> Any:
-    """A deep copy of ``value`` with numpy scalars and arrays as Python numbers and lists, and tuples as lists:
-    what JSON writes (a trainer may put ``np.int64`` in ``meta``), sharing nothing with ``value``. Walked without
-    recursion, like ``_holds_text``."""
-    root = [value]
-    stack = [(root, 0)]  # (container, index or key) whose item is still to be copied
-    while stack:
-        holder, key = stack.pop()
-        item = holder[key]
-        if isinstance(item, (np.ndarray, np.generic)):
-            item = item.tolist()
-        if isinstance(item, dict):
-            item = dict(item)
-            stack.extend((item, k) for k in item)
-        elif isinstance(item, (list, tuple)):
-            item = list(item)
-            stack.extend((item, i) for i in range(len(item)))
-        holder[key] = item
-    return root[0]
-
-
-def _holds_text(raw: list) -> bool:
-    """True if a string or boolean sits anywhere in the nested lists (walked without recursion: a hand-made file
-    may nest deeper than Python's stack)."""
-    stack = [raw]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, list):
-            stack.extend(value)
-        elif isinstance(value, (bool, str)):
-            return True
-    return False
 
 
 def _bound(values: Any, n_leaves: int, missing: float) -> np.ndarray:
@@ -448,23 +292,3 @@ def _bound(values: Any, n_leaves: int, missing: float) -> np.ndarray:
     if values is None:
         return np.full(n_leaves, missing)
     return np.asarray(values, dtype=np.float64)
-
-
-def _finite_or_none(values: np.ndarray) -> list[float | None]:
-    """JSON has no infinities: an absent bound is written as null."""
-    return [v if math.isfinite(v) else None for v in values.tolist()]
-
-
-def _nulls_to_nan(raw: Any) -> Any:
-    return [math.nan if v is None else v for v in raw] if isinstance(raw, list) else raw
-
-
-def _scalar_field(data: dict, key: str) -> float:
-    value = data.get(key)
-    try:
-        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
-    except OverflowError:  # an integer beyond the range of a double
-        number = math.inf
-    if not math.isfinite(number):
-        raise ModelFormatError(f"Field '{key}' must be a finite number; got {str(value)[:40]}.")
-    return number

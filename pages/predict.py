@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core import data, export, reading
+from get_core import data, model_file, reading
 from get_core.encoding import Encoding
 from get_core.tree import ObliqueTree
 from get_core.views import explain
@@ -26,7 +26,7 @@ def predict_page() -> None:
     if source is None:
         return
     tree = source.tree
-    encoding = source.results.encoding if source.results is not None else export.model_encoding(tree)
+    encoding = source.results.encoding if source.results is not None else model_file.model_encoding(tree)
     target = source.results.target if source.results is not None else encoding.target if encoding else None
     columns = list(encoding.columns) if encoding is not None else list(tree.feature_names)
     st.caption(f"The rows need the model's {len(columns)} input columns: "

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from get_core import export
+from get_core import model_file
+from get_core.model_file import ModelFormatError
 from get_core.runs.results import RunResults, load_results, runs_with_models
-from get_core.tree import ModelFormatError, ObliqueTree
+from get_core.tree import ObliqueTree
 from pages import common
 
 UPLOADED = "uploaded_model"  # session key: (file name, ObliqueTree)
@@ -85,7 +86,7 @@ def _model_from_file() -> ModelSource | None:
     upload = st.file_uploader("Model JSON (exported from GET Explorer)", type=["json"], key="model_file")
     if upload is not None:
         try:
-            tree = export.load_model_json(upload.getvalue())
+            tree = model_file.load_model_json(upload.getvalue())
         except ModelFormatError as exc:
             st.error(common.plain(f"{upload.name}: {exc}"))
             return None

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core import codegen, compare, export, schedule
+from get_core import codegen, compare, export, model_file, schedule
 from get_core.tree import ObliqueTree
 from get_core.views import diagram, labels, node, teaching
 from pages import common, diagram_widget, results_ui
@@ -248,8 +248,9 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
     stem = f"get_run{results.run.run_id}" if results is not None else "get_model"
     cols = st.columns(5)
     encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
-    cols[0].download_button("Model JSON", lambda: export.model_json(tree, indent=1, encoding=encoding), f"{stem}.json",
-                            "application/json", key="dl_json", help="Loads back into GET Explorer and get_core")
+    cols[0].download_button("Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
+                            f"{stem}.json", "application/json", key="dl_json",
+                            help="Loads back into GET Explorer and get_core")
     cols[1].download_button("Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
                             key="dl_rules")
     cols[2].download_button("Python code", lambda: codegen.python_source(tree), f"{stem}.py", "text/x-python",

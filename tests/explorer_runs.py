@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from get_core import compare
+from get_core import compare, model_file
 from get_core.data import to_parquet_bytes
 from get_core.encoding import DataSpec, prepare
 from get_core.runs.store import RunStatus, RunStore
@@ -32,7 +32,7 @@ def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", nam
     store.put_json(run_id, "encoding", prepared.encoding.to_dict())
     store.put_json(run_id, "split", {"seed": seed, "train": train.tolist(), "test": test.tolist(),
                                      "row_ids": prepared.row_ids.tolist()})
-    store.put_json(run_id, "model", tree.to_dict())
+    store.put_json(run_id, "model", model_file.to_dict(tree))
     y_pred = tree.predict(prepared.X[test])
     store.put_json(run_id, "predictions", {"test": test.tolist(), "y_true": prepared.y[test].tolist(),
                                            "y_pred": y_pred.tolist()})

@@ -534,6 +534,29 @@ def test_a_value_too_large_to_scale_names_its_row(table):
         encoding.transform(table.head(3).assign(temp=[1.0, np.inf, 2.0]).set_axis([1, 2, 3]))
 
 
+def test_duplicated_column_labels_are_refused_by_name_not_with_an_attribute_error(table):
+    doubled = pd.concat([table, table[["temp"]]], axis=1)  # two columns labelled 'temp'
+    with pytest.raises(DataError, match="The table has 2 columns named 'temp': rename them") as error:
+        prepare(doubled, spec(table))
+    assert error.value.column == "temp"
+
+
+@pytest.mark.parametrize("column", ["temp", "y"])
+def test_a_complex_column_is_refused_not_cut_to_its_real_part(table, column):
+    table[column] = table[column] + 1j
+    with pytest.raises(DataError, match=f"Column '{column}' holds complex numbers"):
+        prepare(table, spec(table))
+
+
+def test_model_inputs_must_have_distinct_names_that_a_file_can_hold(table):
+    clash = table.assign(**{"colour=red": 1.0})  # and level 'red' of 'colour' makes the input 'colour=red' too
+    with pytest.raises(DataError, match="'colour=red' appears more than once: rename that column"):
+        prepare(clash, spec(clash))
+    surrogate = table.set_axis(pd.Index(["temp", "colour", "\udcff", "y"], dtype=object), axis=1)
+    with pytest.raises(DataError, match="lone surrogate"):
+        prepare(surrogate, spec(surrogate))
+
+
 def test_too_few_rows_after_dropping_says_how_to_keep_them(table):
     table.loc[: len(table) - 10, "temp"] = np.nan
     table.loc[0, "temp"] = np.nan

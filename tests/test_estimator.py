@@ -10,6 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from get_core import GETRegressor, GETRegressorCV
 from get_core.config import DEFAULTS, GETConfig
+from get_core.data import DataError
 
 
 @parametrize_with_checks([GETRegressor(depth=2, n_starts=2, n_epochs=4, random_state=0),
@@ -62,6 +63,44 @@ def test_depth_search_refuses_depths_that_are_not_whole_numbers_from_1_to_12(dep
     X, y = np.random.default_rng(0).random((40, 2)), np.arange(40.0)
     with pytest.raises(ValueError, match="depths must be integers from 1 to 12"):
         GETRegressorCV(depths=depths, n_starts=1, n_epochs=2).fit(X, y)
+
+
+@pytest.mark.parametrize("estimator, name", [
+    (GETRegressor, "depth"), (GETRegressor, "n_starts"), (GETRegressor, "n_epochs"), (GETRegressor, "n_alphas"),
+    (GETRegressor, "learning_rate"), (GETRegressor, "l1"), (GETRegressor, "random_state"),
+    (GETRegressorCV, "patience"), (GETRegressorCV, "tol"), (GETRegressorCV, "l1"),
+])
+def test_a_boolean_is_refused_where_a_number_is_expected(estimator, name):
+    X, y = np.random.default_rng(0).random((40, 2)), np.arange(40.0)
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of {estimator.__name__} must be .* Got True"):
+        estimator(**{"n_starts": 1, "n_epochs": 2, name: True}).fit(X, y)
+    with pytest.raises(ValueError, match="depth must be an integer from 1 to 12; got True"):
+        GETConfig(depth=True).validate()
+
+
+@pytest.mark.parametrize("estimator", [GETRegressor, GETRegressorCV])
+def test_values_too_large_to_scale_are_refused_naming_the_column(estimator):
+    X = pd.DataFrame(np.random.default_rng(0).random((40, 2)), columns=["a", "b"])
+    y = np.arange(40.0)
+    y[[3, 4]] = 1e308, -1e308  # the range overflows: "Input y contains NaN" came from inside the CART start
+    with pytest.raises(DataError, match="Target 'y' is 1e\\+308, beyond ±1e\\+150 .* in row 3"):
+        estimator(n_starts=1, n_epochs=2).fit(X, y)
+    X.loc[5, "b"] = -1e308  # an infinite feature scale that the model file could not hold
+    with pytest.raises(DataError, match="Feature 'b' is -1e\\+308, beyond ±1e\\+150 .* in row 5"):
+        estimator(n_starts=1, n_epochs=2).fit(X, np.arange(40.0))
+
+
+@pytest.mark.parametrize("make_X, y_part, message", [
+    (lambda X: pd.DataFrame({"a": X[:, 0] + 1j, "b": X[:, 1]}), 0, "X's column 'a' holds complex numbers"),
+    (lambda X: X + 0j, 0, "X holds complex numbers"),
+    (lambda X: X, 1j, "y holds complex numbers"),
+    (lambda X: pd.DataFrame(X, columns=["a", "a"]), 0, "'a' appears more than once"),
+    (lambda X: pd.DataFrame(X, columns=pd.Index(["a", "\udcff"], dtype=object)), 0, "'\\\\udcff' holds a lone"),
+])
+def test_fit_refuses_complex_data_and_column_names_no_file_can_hold(make_X, y_part, message):
+    X = np.random.default_rng(0).random((40, 2))
+    with pytest.raises(DataError, match=message):
+        GETRegressor(n_starts=1, n_epochs=2).fit(make_X(X), np.arange(40.0) + y_part)
 
 
 def test_depth_search_takes_numpy_integers_and_searches_each_depth_once():

@@ -1,52 +1,18 @@
 """The model's input/output surface: model files that are edited or inconsistent, and the tables a tree scores."""
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import codegen, export
-from get_core.tree import ModelFormatError, ObliqueTree
-from tests.trees import make_tree, stump
-
-
-def _file(tree: ObliqueTree) -> dict:
-    return json.loads(export.model_json(tree))
-
-
-@pytest.mark.parametrize("key", ["leaf_lower", "leaf_upper"])
-def test_a_version_2_file_without_its_leaf_bounds_is_refused_not_loaded_unbounded(key):
-    tree, _, _ = make_tree(depth=2, leaf="linear", seed=1)
-    data = _file(tree)
-    del data[key]
-    with pytest.raises(ModelFormatError, match=key):
-        export.load_model_json(json.dumps(data))
-
-
-def test_the_version_must_be_an_integer_not_a_boolean():
-    data = _file(stump())
-    data["version"] = True
-    with pytest.raises(ModelFormatError, match="version"):
-        export.load_model_json(json.dumps(data))
-
-
-def test_a_constant_leaf_file_with_slopes_or_bounds_is_refused():
-    data = _file(stump())
-    data["leaf_coefs"][0][0] = 1.0  # predict ignores it, the rules would not
-    with pytest.raises(ModelFormatError, match="leaf_coefs"):
-        export.load_model_json(json.dumps(data))
-    data = _file(stump())
-    data["leaf_lower"][0] = 12.0  # predict would clamp leaf 2 to 12, the generated code and the rules would not
-    with pytest.raises(ModelFormatError, match="leaf_lower"):
-        export.load_model_json(json.dumps(data))
+from get_core import codegen, export, model_file
+from tests.trees import make_tree
 
 
 def test_a_linear_tree_leaf_that_holds_a_constant_shows_the_value_predict_gives():
     tree, X, _ = make_tree(depth=1, p=2, leaf="linear", seed=4)
     tree.leaf_coefs[0] = 0.0  # the leaf holds its mean (GCV), and its bounds exclude that mean
     tree.leaf_intercepts[0], tree.leaf_lower[0], tree.leaf_upper[0] = 0.5, 0.6, 0.9
-    loaded = export.load_model_json(export.model_json(tree))
+    loaded = model_file.load_model_json(model_file.model_json(tree))
     row = X[loaded.apply(X) == 2][:1]
     predicted = loaded.predict(row)[0]
     assert predicted == loaded.y_min + loaded.y_scale * 0.6

@@ -1,5 +1,6 @@
 """The training pipeline: recovers planted oblique trees, keeps a warm start, is seeded, and scales robustly."""
 
+import copy
 from dataclasses import replace
 
 import numpy as np
@@ -48,7 +49,7 @@ def test_a_warm_start_tree_fitted_on_a_subset_is_never_lost_on_all_rows(leaf):
     subset = train(X[:250], y[:250], config)
     warm = train(X, y, GETConfig(depth=3, leaf=leaf, n_starts=1, n_epochs=1, random_state=5), warm_start=subset)
 
-    same_splits = leaves.refit_tree_leaves(ObliqueTree.from_dict(subset.to_dict()), X,
+    same_splits = leaves.refit_tree_leaves(copy.deepcopy(subset), X,
                                            (y - subset.y_min) / subset.y_scale, config.linear_leaves,
                                            config.clip_leaves)  # subset's regions, leaves from all rows
     assert warm.meta["train_r2"] >= r2_score(y, same_splits.predict(X)) - 1e-6

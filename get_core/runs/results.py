@@ -15,8 +15,9 @@ import numpy as np
 from get_core import schedule
 from get_core.data import from_parquet_bytes
 from get_core.encoding import Encoding
+from get_core.model_file import ModelFormatError, from_dict
 from get_core.runs.store import Run, RunStore, StoreError
-from get_core.tree import ModelFormatError, ObliqueTree
+from get_core.tree import ObliqueTree
 
 
 class ResultsUnavailable(StoreError):
@@ -69,7 +70,7 @@ def load_results(store: RunStore, run_id: int) -> RunResults:
         state = run.status.value.lower()
         raise ResultsUnavailable(f"Run {run_id} ({state}) has no trained tree yet: open a finished run.")
     try:
-        tree = ObliqueTree.from_dict(model)
+        tree = from_dict(model)
     except ModelFormatError as exc:
         raise ResultsUnavailable(f"Run {run_id}'s stored model cannot be read: {exc}") from None
     encoding_data = store.get_json(run_id, "encoding")

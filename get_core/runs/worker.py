@@ -181,6 +181,7 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
 
 
 def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
+    from get_core import model_file
     from get_core.data import from_parquet_bytes
     from get_core.encoding import DataSpec, prepare, usable_rows
     from get_core.train import train  # torch: only the worker's training path loads it
@@ -215,7 +216,7 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
     tree = train(X_train, y_train, config, on_progress=on_progress, feature_names=prepared.feature_names)
     if beat.lost.is_set():
         raise RunFinishedError(f"Run {run.run_id} was ended while training.")
-    store.put_json(run.run_id, "model", tree.to_dict())
+    store.put_json(run.run_id, "model", model_file.to_dict(tree))
     beat.if_stopped = Ending(RunStatus.CANCELLED, "Cancelled by request; the best tree found so far is kept.")
     y_pred = tree.predict(X_test)
     scores = regression_scores(y_test, y_pred)

@@ -21,6 +21,7 @@ MINUS = "\u2212"
 TIMES = "\u00b7"
 LEQ = "\u2264"
 ELLIPSIS = "\u2026"
+LINE_SEPARATORS = "\u2028\u2029"  # besides control characters, what ``str.splitlines`` breaks at
 
 
 @dataclass(frozen=True)
@@ -86,15 +87,21 @@ def leaf_text(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | No
               max_name: int | None = None) -> str:
     """The leaf's prediction: ``23.4``, or ``0.5·temp + 0.2·wind + … (3 more) + 3.1`` for a linear leaf, followed by
     ``, kept within [10, 40]`` when the leaf clamps its line to its training targets' range."""
+    text = leaf_line(tree, leaf, digits, max_terms, unicode, max_name)
+    bounds = bounds_text(tree, leaf, digits, unicode)
+    return text if bounds is None else f"{text}, {bounds}"
+
+
+def leaf_line(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
+              max_name: int | None = None) -> str:
+    """The leaf's model before any clamp: ``23.4``, or ``0.5·temp + 0.2·wind + … (3 more) + 3.1``."""
     h, _ = tree.leaf_in_original_units(leaf)
     terms = leaf_terms(tree, leaf)
     if not terms:
         return fmt(h, digits, unicode)
     parts = format_terms(terms, digits, max_terms, unicode, max_name)
     sign = (MINUS if unicode else "-") if h < 0 else "+"
-    text = " ".join(parts) + f" {sign} {fmt(abs(h), digits, unicode)}"
-    bounds = bounds_text(tree, leaf, digits, unicode)
-    return text if bounds is None else f"{text}, {bounds}"
+    return " ".join(parts) + f" {sign} {fmt(abs(h), digits, unicode)}"
 
 
 def bounds_text(tree: ObliqueTree, leaf: int, digits: int = 3, unicode: bool = True) -> str | None:
@@ -129,8 +136,9 @@ def node_kind(tree: ObliqueTree, node: int) -> str:
 
 
 def shorten(name: str, max_len: int | None) -> str:
-    """``name`` cut to ``max_len`` characters with an ellipsis; control characters become spaces."""
-    name = "".join(" " if ord(ch) < 32 or ord(ch) == 127 else ch for ch in name)
+    """``name`` cut to ``max_len`` characters with an ellipsis; control characters and line separators become
+    spaces, so a name never breaks a label, a rule or a code comment across lines."""
+    name = "".join(" " if ord(ch) < 32 or 127 <= ord(ch) <= 159 or ch in LINE_SEPARATORS else ch for ch in name)
     if max_len is None or len(name) <= max_len:
         return name
     return name[: max(1, max_len - 1)] + ELLIPSIS

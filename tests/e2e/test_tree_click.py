@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from get_core import model_file
 from get_core.runs.store import RunStore
 from get_core.tree import ObliqueTree
 from get_core.views import labels
@@ -29,7 +30,7 @@ def app(tmp_path_factory):
     db = tmp_path_factory.mktemp("e2e") / "runs.sqlite"
     store = RunStore(db)
     run_id = finished_run(store, depth=4, names=NAMES, n_rows=240, name="click test")
-    tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
+    tree = model_file.from_dict(store.get_json(run_id, "model"))
     store.close()
     with serve_app(db) as url:
         yield url, run_id, tree

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from get_core import model_file
 from get_core.runs import estimate
 from get_core.runs.store import RunStatus, RunStore
-from get_core.tree import ObliqueTree
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -164,7 +164,7 @@ def test_linear_leaves_offer_their_rule_and_the_run_trains_with_it(db):
     assert run.status is RunStatus.FINISHED
     assert run.params["config"]["leaf"] == "linear" and run.params["config"]["linear_leaves"] == "ols"
     assert run.params["config"]["clip_leaves"] is False
-    assert not ObliqueTree.from_dict(RunStore(db).get_json(1, "model")).has_leaf_bounds  # the worker used it
+    assert not model_file.from_dict(RunStore(db).get_json(1, "model")).has_leaf_bounds  # the worker used it
 
 
 def test_cancel_from_the_live_panel(db):

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from get_core import model_file
 from get_core.runs.store import RunStatus, RunStore
-from get_core.tree import ObliqueTree
 from pages import common
 from tests.pages.test_app import app, assert_no_traceback, db, texts, train_tiny_run, upload  # noqa: F401 (db: fixture)
 
@@ -36,6 +36,6 @@ def test_a_far_outlier_is_named_and_the_run_can_train_with_robust_scaling(db):  
     run = train_tiny_run(at, db, depth=2).get_run(1)
     assert run.status is RunStatus.FINISHED and run.params["config"]["scaling"] == "robust"
     assert "robust scaling" in common.describe_params(run.params)
-    tree = ObliqueTree.from_dict(RunStore(db).get_json(1, "model"))
+    tree = model_file.from_dict(RunStore(db).get_json(1, "model"))
     income = tree.feature_names.index("income")
     assert tree.x_scale[income] < 100  # the percentile span the worker scaled by, not the 99,989 range

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from get_core import export
+from get_core import model_file
 from get_core.data import to_parquet_bytes
 from get_core.encoding import DataSpec
 from get_core.runs import worker
@@ -38,7 +38,7 @@ def trained(tmp_path_factory, abalone):
     assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
     results = load_results(store, run_id)
     store.close()
-    return path, results, export.model_json(results.tree, indent=1, encoding=results.encoding).encode()
+    return path, results, model_file.model_json(results.tree, indent=1, encoding=results.encoding).encode()
 
 
 @pytest.fixture(params=["A run", "A model file"])

@@ -7,12 +7,12 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from get_core import model_file
 from get_core.data import to_parquet_bytes
 from get_core.encoding import DataSpec
 from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
-from get_core.tree import ObliqueTree
 from get_core.views import node
 from tests.explorer_runs import finished_run
 
@@ -51,7 +51,7 @@ def test_tree_page_shows_the_node_named_in_the_url(run_id, store):
     _ok(at)
     assert at.subheader[0].value == "Node 3 (branch, level 1)"
     assert at.number_input(key="node_pick").value == 3
-    tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
+    tree = model_file.from_dict(store.get_json(run_id, "model"))
     assert any("<b>pressure</b>" in c.value for c in at.code)  # names shown verbatim, not as markup
     results = load_results(store, run_id)
     expected = int(node.reaches(tree, results.X_train, 3).sum())
@@ -112,7 +112,7 @@ def test_tree_page_without_runs_says_what_to_do(store):
 
 
 def test_tree_page_uses_a_loaded_model_file_without_rows(store, run_id):
-    tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
+    tree = model_file.from_dict(store.get_json(run_id, "model"))
     at = AppTest.from_file(str(ROOT / "pages" / "tree.py"), default_timeout=60)
     at.session_state["uploaded_model"] = ("model.json", tree)
     at.session_state["model_source"] = "A model file"
@@ -145,7 +145,7 @@ def test_predict_page_scores_one_typed_row(run_id, store):
         box.set_value(value)
     at.button[0].click().run()  # the form's submit button
     _ok(at)
-    tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
+    tree = model_file.from_dict(store.get_json(run_id, "model"))
     shown = {m.label: m.value for m in at.metric}
     assert float(shown["Prediction"]) == pytest.approx(tree.predict(np.array([values]))[0], rel=1e-5)
     assert int(shown["Leaf"]) == tree.apply(np.array([values]))[0]
@@ -155,7 +155,7 @@ def test_predict_page_scores_one_typed_row(run_id, store):
     _ok(at)
     assert not at.metric  # another model: no result until its own Predict
     typed = [w.value for w in at.number_input if w.key.startswith("one_row_")]
-    other_tree = ObliqueTree.from_dict(store.get_json(other, "model"))
+    other_tree = model_file.from_dict(store.get_json(other, "model"))
     assert typed == [float(f"{lo + scale / 2:.4g}") for lo, scale in zip(other_tree.x_min, other_tree.x_scale)]
 
 

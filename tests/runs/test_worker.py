@@ -11,12 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import data, reading
+from get_core import data, model_file, reading
 from get_core.encoding import DataSpec, Encoding
 from get_core.runs import launch, supervisor, worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
-from get_core.tree import ObliqueTree
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "examples" / "airfoil_self_noise.csv"
 TINY = {"depth": 2, "leaf": "constant", "n_starts": 2, "n_epochs": 20, "alpha_range": [5.0, 150.0], "n_alphas": 2,
@@ -112,7 +111,7 @@ def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
     assert run.progress == 1.0 and run.test_r2 is not None and run.test_rmse > 0 and run.error is None
     artifacts = set(store.list_artifacts(run_id))
     assert {"model", "split", "predictions", "encoding"} <= artifacts
-    tree = ObliqueTree.from_dict(store.get_json(run_id, "model"))
+    tree = model_file.from_dict(store.get_json(run_id, "model"))
     split, predictions = store.get_json(run_id, "split"), store.get_json(run_id, "predictions")
     assert len(split["train"]) + len(split["test"]) == run.n_rows and split["seed"] == 3
     table = data.from_parquet_bytes(store.get_dataset(run_id).data)
@@ -179,7 +178,7 @@ def test_cancel_stops_a_worker_within_two_seconds_and_keeps_its_best_tree(file_s
     run = wait_for(lambda: (r := file_store.get_run(run_id)).status.is_finished() and r, 10, interval=0.02)
     assert time.monotonic() - asked < 2.0
     assert run.status is RunStatus.CANCELLED and "kept" in run.error
-    ObliqueTree.from_dict(file_store.get_json(run_id, "model"))  # the best tree so far was handed back and kept
+    model_file.from_dict(file_store.get_json(run_id, "model"))  # the best tree so far was handed back and kept
     assert run.test_r2 is not None and run.progress < 0.5
 
 
