@@ -54,7 +54,8 @@ def _sklearn_constraint(allowed: Allowed) -> list:
         case Span():
             return [tuple, list]
         case Seed():
-            return ["random_state"]  # a RandomState too: ``_seed`` draws an int from it
+            # a RandomState too: ``_seed`` draws an int from it
+            return [None, _Interval(Integral, 0, 2 ** 32 - 1, closed="both"), np.random.RandomState]
     raise TypeError(f"no scikit-learn constraint for {allowed!r}")
 
 

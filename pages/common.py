@@ -18,6 +18,7 @@ import streamlit as st
 
 from get_core.config import DEFAULTS
 from get_core.data import DataError
+from get_core.model_file import ModelFormatError
 from get_core.runs import launch
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
@@ -119,7 +120,7 @@ def guarded(body: Callable[[], None]) -> Callable[[], None]:
         use_the_router()  # first thing in every page run (see the router handover above)
         try:
             body()
-        except (DataError, StoreError) as exc:
+        except (DataError, ModelFormatError, StoreError) as exc:  # the project's own errors carry a sentence
             st.error(plain(str(exc)))
         except Exception as exc:  # the UI never shows a traceback; the server log keeps it
             _LOG.error("page %s failed:\n%s", body.__name__, traceback.format_exc())

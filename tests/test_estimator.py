@@ -129,11 +129,3 @@ def test_both_estimators_take_their_shared_defaults_and_constraints_from_the_con
     assert {"leaf", "n_starts", "n_epochs", "alpha_range", "learning_rate", "scaling"} <= shared
     assert {name: params[name] for name in shared} == {name: getattr(DEFAULTS, name) for name in shared}
     assert set(estimator._parameter_constraints) == set(params)
-
-
-@pytest.mark.parametrize("estimator, name", [(GETRegressor(depth=True), "depth"),
-                                             (GETRegressorCV(depths=(1,), n_epochs=True), "n_epochs")])
-def test_a_bool_for_an_integer_parameter_is_refused_naming_it(estimator, name):
-    X, y = np.random.default_rng(0).random((30, 2)), np.arange(30.0)
-    with pytest.raises(ValueError, match=f"{name} must be an integer .*; got True$"):
-        estimator.fit(X, y)
