@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from get_core.compare import fit_baselines
 from get_core.config import GETConfig
 from get_core.runs.records import MetricPoint, RunFinishedError, RunStatus, StoreError
 
@@ -119,6 +118,8 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel) -> En
 def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                    y_test: np.ndarray, config: GETConfig, feature_names: list[str]) -> None:
     """CART and random forest on the same split (issue 5); a failing baseline never fails the run."""
+    from get_core.compare import fit_baselines  # scikit-learn: kept out of the supervisor, which imports this module
+
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
     channel.report(progress=1.0, phase="baselines", stage=config.n_alphas - 1, n_stages=config.n_alphas,
                    epoch=config.n_epochs, n_epochs=config.n_epochs)
