@@ -5,7 +5,8 @@ task ``train_remote`` runs the same body as the local worker (``training.train_r
 as Parquet bytes, the parameters as JSON text); everything travels over Dask itself:
   * progress and metric points, and a beat every ``BEAT_PERIOD_S``, go as JSON text into a ``distributed.Queue``
     named for the run; every message carries the task's attempt token;
-  * the cancel flag is a ``distributed.Variable`` the task polls every ``CANCEL_POLL_S``;
+  * the cancel flag is a ``distributed.Variable`` the task polls every ``CANCEL_POLL_S``; the relay deletes it when
+    it lets the run go, and a task that finds it gone stops (a future cannot interrupt a running task);
   * the artifacts and the ending come back as the future's result: JSON text and plain values only.
 On the app side the ``DaskRelay`` lives in the queue's supervisor (``get_core.runs.supervisor``), which already
 outlives page renders and lives as long as the queue has work. Every ``RELAY_POLL_S`` it claims queued runs while
@@ -57,7 +58,7 @@ class RemoteChannel:
         self.queue, self.flag = queue, flag
         self.attempt = uuid.uuid4().hex  # a task Dask starts again elsewhere sends a new one
         self.artifacts: dict[str, str] = {}  # name -> JSON text
-        self._cancel, self._halt = threading.Event(), threading.Event()
+        self._cancel, self._lost, self._halt = threading.Event(), threading.Event(), threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="get-explorer-cancel-watch", daemon=True)
 
     def __enter__(self) -> RemoteChannel:
@@ -71,7 +72,7 @@ class RemoteChannel:
 
     def report(self, *, metrics: Any = (), **fields: Any) -> bool:
         self._send("progress", fields=fields, metrics=[astuple(m) for m in metrics])
-        return self._cancel.is_set()
+        return self._cancel.is_set() or self._lost.is_set()
 
     def put_json(self, name: str, value: Any) -> None:
         self.artifacts[name] = json.dumps(value, allow_nan=False)
@@ -80,7 +81,7 @@ class RemoteChannel:
         return self._cancel.is_set()
 
     def ended_elsewhere(self) -> bool:
-        return False  # the relay drops a run ended in the store and cancels its future
+        return self._lost.is_set()
 
     def on_stop(self, ending: Ending) -> None:
         pass  # the relay enforces the stop (CANCEL_GRACE_S)
@@ -92,8 +93,13 @@ class RemoteChannel:
         last_beat = time.monotonic()
         while not self._halt.wait(CANCEL_POLL_S):
             try:
-                if self.flag.get(timeout=CONNECT_TIMEOUT_S):
-                    self._cancel.set()
+                cancel = self.flag.get(timeout=CONNECT_TIMEOUT_S)
+            except Exception:  # the relay deleted the flag (it let the run go) or the scheduler is gone: stop
+                self._lost.set()
+                return
+            if cancel:
+                self._cancel.set()
+            try:
                 if time.monotonic() - last_beat >= BEAT_PERIOD_S:
                     self._send("beat")
                     last_beat = time.monotonic()
@@ -103,9 +109,10 @@ class RemoteChannel:
 
 def train_remote(dataset: bytes, params_json: str, queue_name: str, flag_name: str) -> dict[str, Any]:
     """The Dask task: train one run; returns its ending and artifacts as plain values (JSON text for artifacts)."""
-    from distributed import Queue, Variable
+    from distributed import Queue, Variable, get_client
 
-    with RemoteChannel(Queue(queue_name), Variable(flag_name)) as channel:
+    client = get_client()  # bound here: the channel's watch thread is not a task thread and cannot look it up
+    with RemoteChannel(Queue(queue_name, client=client), Variable(flag_name, client=client)) as channel:
         try:
             ending, failure = train_run(dataset, json.loads(params_json), channel), None
         except Exception as exc:
@@ -239,6 +246,7 @@ class DaskRelay:
             self._drop(run_id)
 
     def _drop(self, run_id: int) -> None:
+        """Let a run go: a task still running (a restarted attempt, an overdue one) stops when its flag is gone."""
         remote = self.runs.pop(run_id, None)
         if remote is None:
             return

@@ -3,6 +3,8 @@ their progress, cancel and results travel over Dask into a real SQLite store."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -62,3 +64,22 @@ def test_an_unreachable_scheduler_fails_the_queued_run_with_one_sentence(store, 
     assert run.status is RunStatus.FAILED
     assert run.error.startswith("Could not reach the Dask scheduler at 'tcp://127.0.0.1:9'")
     assert "\n" not in run.error and "Traceback" not in run.error
+
+
+@pytest.mark.slow
+def test_a_run_whose_dask_worker_dies_ends_failed_with_a_sentence(store, monkeypatch):
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as local, \
+            Client(local) as client:
+        monkeypatch.setenv(launch.DASK_ENV, local.scheduler_address)
+        run_id = submit(store, LONG, dispatch=True)
+        wait_for(lambda: store.list_metrics(run_id), 90)
+        (pid,) = client.run(os.getpid).values()
+        os.kill(pid, signal.SIGKILL)  # its nanny starts a new worker, and Dask starts the task there again
+        run = wait_for(lambda: (r := store.get_run(run_id)).status.is_finished() and r, 60)
+        after = submit(store, TINY, dispatch=True)  # the restarted task stops: the only worker thread is free
+        wait_for(lambda: store.get_run(after).status.is_finished(), 60)
+    assert run.status is RunStatus.FAILED
+    assert "Dask" in run.error and "start the run again" in run.error and "\n" not in run.error
+    assert store.get_run(after).status is RunStatus.FINISHED
