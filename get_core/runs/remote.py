@@ -8,12 +8,12 @@ as Parquet bytes, the parameters as JSON text); everything travels over Dask its
   * the cancel flag is a ``distributed.Variable`` the task polls every ``CANCEL_POLL_S``; the relay deletes it when
     it lets the run go, and a task that finds it gone stops (a future cannot interrupt a running task);
   * the artifacts and the ending come back as the future's result: JSON text and plain values only.
-On the app side the ``DaskRelay`` lives in the queue's supervisor (``get_core.runs.supervisor``), which already
-outlives page renders and lives as long as the queue has work. Every ``RELAY_POLL_S`` it claims queued runs while
-the cluster has room (``GET_EXPLORER_MAX_RUNNING``, default one run per Dask worker) and submits them, writes each
-run's messages to the store (a beat or progress message is the run's heartbeat), turns a cancel request into the
-run's Variable, and stores a finished future's result with the run's ending. So the store's contract is unchanged:
-the relay is the run's only writer while it is RUNNING, as the local worker would be.
+On the app side the ``DaskRelay`` lives in the queue's supervisor (``get_core.runs.supervisor``), which already outlives
+page renders and lives as long as the queue has work. Every ``RELAY_POLL_S`` it claims queued runs while the cluster has
+room (``GET_EXPLORER_MAX_RUNNING``, default one run per Dask worker thread) and submits them, writes each run's messages
+to the store (a beat or progress message is the run's heartbeat), turns a cancel request into the run's Variable, and
+stores a finished future's result with the run's ending. So the store's contract is unchanged: the relay is the run's
+only writer while it is RUNNING, as the local worker would be.
 
 Failures end FAILED with a sentence: a task error or a worker lost for good (``KilledWorker``) through the future; a
 task Dask started again after its worker died (a second attempt token: its first attempt's progress is not to be
@@ -25,6 +25,7 @@ A scheduler that cannot be reached fails the queued runs with one sentence namin
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 import traceback
@@ -33,7 +34,7 @@ from dataclasses import astuple, dataclass
 from typing import Any
 
 from get_core.runs import launch
-from get_core.runs.records import MetricPoint, RunStatus, StoreError
+from get_core.runs.records import MetricPoint, RunFinishedError, RunNotFound, RunStatus, StoreError
 from get_core.runs.store import JSON, RunStore
 from get_core.runs.training import Ending, describe, train_run
 
@@ -165,17 +166,28 @@ class DaskRelay:
         self.client.close()
 
     def capacity(self) -> int:
-        return launch.max_running(default=len(self.client.scheduler_info().get("workers", {})))
+        """Runs at once: ``GET_EXPLORER_MAX_RUNNING``, else one per Dask worker thread (a task holds one thread)."""
+        return launch.max_running(default=sum(self.client.nthreads().values()))
 
     def poll(self) -> None:
-        """One round: stale runs FAILED, every remote run's news relayed, queued runs submitted while there is room."""
+        """One round: stale runs FAILED, every remote run's news relayed, queued runs submitted while there is room.
+
+        The cluster's trouble (a lost connection) is logged and tried again next round; if it lasts, the runs' beats
+        stop and the heartbeat rule fails them."""
         self.store.fail_stale_runs()
         for run_id in list(self.runs):
             try:
                 self._relay(run_id, self.runs[run_id])
-            except StoreError:  # ended in the store meanwhile (stale, forced stop, deleted)
+            except (RunFinishedError, RunNotFound):  # ended in the store meanwhile (stale, forced stop, deleted)
                 self._drop(run_id)
-        while (run := self.store.claim_next_run(self.capacity())) is not None:
+            except Exception as exc:
+                print(f"relay: run {run_id}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        try:
+            room = self.capacity()
+        except Exception as exc:
+            print(f"relay: cannot ask the cluster its size: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            return
+        while (run := self.store.claim_next_run(room)) is not None:
             self._submit(run.run_id, dict(run.params))
 
     def _submit(self, run_id: int, params: dict[str, Any]) -> None:
