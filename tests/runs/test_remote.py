@@ -7,11 +7,15 @@ import os
 import signal
 import time
 
+from pathlib import Path
+
 import pytest
 
 from get_core.runs import launch
 from get_core.runs.store import RunStatus, RunStore
 from tests.runs.test_worker import LONG, TINY, stop_everything, submit, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -33,7 +37,6 @@ def store(tmp_path):
     runs.close()
 
 
-@pytest.mark.slow
 def test_two_runs_on_a_dask_cluster_stream_progress_and_the_cancelled_one_ends_cancelled(store, cluster,
                                                                                             monkeypatch):
     monkeypatch.setenv(launch.DASK_ENV, cluster.scheduler_address)
@@ -57,13 +60,19 @@ def test_two_runs_on_a_dask_cluster_stream_progress_and_the_cancelled_one_ends_c
     assert "model" in store.list_artifacts(long) and took < 3, f"Cancel took {took:.1f} s"
 
 
-def test_an_unreachable_scheduler_fails_the_queued_run_with_one_sentence(store, monkeypatch):
+def test_an_unreachable_scheduler_fails_the_queued_run_with_one_sentence_the_runs_page_shows(store, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
     monkeypatch.setenv(launch.DASK_ENV, "tcp://127.0.0.1:9")  # the discard port: nothing listens there
+    monkeypatch.setenv("GET_EXPLORER_DB", store.path)
     run_id = submit(store, TINY, dispatch=True)
     run = wait_for(lambda: (r := store.get_run(run_id)).status.is_finished() and r, 30)
     assert run.status is RunStatus.FAILED
     assert run.error.startswith("Could not reach the Dask scheduler at 'tcp://127.0.0.1:9'")
     assert "\n" not in run.error and "Traceback" not in run.error
+    page = AppTest.from_file(str(ROOT / "pages" / "runs.py"), default_timeout=60).run()
+    assert not page.exception, [e.message for e in page.exception]
+    assert any(e.value.startswith("Could not reach the Dask scheduler") for e in page.error)
 
 
 @pytest.mark.slow
