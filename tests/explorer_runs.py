@@ -8,7 +8,7 @@ from get_core import compare, model_file
 from get_core.data import to_parquet_bytes
 from get_core.encoding import DataSpec, prepare
 from get_core.runs.store import RunStatus, RunStore
-from get_core.runs.worker import regression_scores, split_rows
+from get_core.runs.training import regression_scores, split_rows
 from tests.trees import make_tree
 
 TARGET = "yield"

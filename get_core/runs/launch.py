@@ -19,6 +19,8 @@ supervisor process (``get_core.runs.supervisor``, one per database, holding ``su
 plus a second. The supervisor exits once nothing is QUEUED or RUNNING.
 Cancelling goes through the store (``cancel_run``): a QUEUED run is cancelled at once, a RUNNING worker sees the
 flag within a fraction of a second and stops within two (see ``worker``).
+With ``GET_EXPLORER_DASK_SCHEDULER`` set, ``fill_slots`` only fails stale runs: the supervisor claims queued runs and
+hands them to the Dask cluster through its relay (``get_core.runs.remote``), so no local worker is spawned.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any, Mapping
 from get_core.runs.store import DB_ENV, GRACE_ENV, RunStatus, RunStore, StoreError
 
 MAX_RUNNING_ENV = "GET_EXPLORER_MAX_RUNNING"
+DASK_ENV = "GET_EXPLORER_DASK_SCHEDULER"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -44,10 +47,18 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def max_running() -> int:
-    """How many runs may be RUNNING at once."""
+def max_running(default: int | None = None) -> int:
+    """How many runs may be RUNNING at once: ``GET_EXPLORER_MAX_RUNNING``, else ``default`` (the Dask relay passes
+    the cluster's worker count), else the cores available here."""
     value = os.environ.get(MAX_RUNNING_ENV, "")
-    return max(1, int(value)) if value.strip().isdigit() else available_cores()
+    if value.strip().isdigit():
+        return max(1, int(value))
+    return max(1, available_cores() if default is None else default)
+
+
+def dask_scheduler() -> str | None:
+    """The Dask scheduler's address when runs go to a cluster (``get_core.runs.remote``), else None."""
+    return os.environ.get(DASK_ENV, "").strip() or None
 
 
 def threads_per_worker() -> int:
@@ -82,6 +93,8 @@ def fill_slots(store: RunStore) -> list[int]:
     if not store.is_file:  # a worker process cannot see an in-memory database
         return []
     store.fail_stale_runs()
+    if dask_scheduler():  # the supervisor's relay hands queued runs to the cluster (get_core.runs.remote)
+        return []
     started = []
     while (run := store.claim_next_run(max_running())) is not None:
         try:

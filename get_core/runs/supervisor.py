@@ -6,6 +6,9 @@ its slot for good. The supervisor closes that gap: every ``POLL_S`` it calls ``l
 RUNNING runs with a stale heartbeat FAILED (the store's rule, ``RunStore.fail_stale_runs``) and starts queued runs
 in the freed slots.
 
+With ``GET_EXPLORER_DASK_SCHEDULER`` set it also hosts the relay that hands runs to the Dask cluster and writes
+their progress and results to the store (``get_core.runs.remote``), polling every ``remote.RELAY_POLL_S``.
+
 One per database: it holds an exclusive ``flock`` on ``launch.supervisor_lock_path`` (released by the kernel however
 it dies) and exits at once if another holds it. ``launch.supervise`` starts it (from ``dispatch``: on submit, on
 every page render, when a worker ends) whenever runs are QUEUED or RUNNING and the lock is free.
@@ -21,8 +24,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import Any, Callable
 
-from get_core.runs import launch
+from get_core.runs import launch, remote
 from get_core.runs.store import RunStore, StoreError
 
 POLL_S = 1.0  # the target is the heartbeat grace plus 5 s; a second's poll costs one indexed query
@@ -30,10 +34,32 @@ POLL_S = 1.0  # the target is the heartbeat grace plus 5 s; a second's poll cost
 
 def watch(store: RunStore, poll: float = POLL_S) -> None:
     """Fill the queue's slots every ``poll`` seconds while it has work; returns when it has none, or when another
-    supervisor holds the lock."""
+    supervisor holds the lock. With ``GET_EXPLORER_DASK_SCHEDULER`` set, the slots are the cluster's and each round
+    is the Dask relay's (``get_core.runs.remote``); a scheduler it cannot reach fails the queued runs."""
     lock = _acquire(store)
+    if lock is None:
+        return
+    address = launch.dask_scheduler()
+    if address is None:
+        _drain(store, lock, lambda: launch.fill_slots(store), poll)
+        return
+    try:
+        relay = remote.DaskRelay.connect(store, address)
+    except remote.SchedulerUnreachable as exc:
+        print(f"supervisor: {exc}", file=sys.stderr, flush=True)
+        remote.fail_queued(store, str(exc))
+        os.close(lock)
+        return
+    try:
+        _drain(store, lock, relay.poll, min(poll, remote.RELAY_POLL_S))
+    finally:
+        relay.close()
+
+
+def _drain(store: RunStore, lock: int | None, step: Callable[[], Any], poll: float) -> None:
+    """Call ``step`` every ``poll`` seconds while the queue has work, then release ``lock``."""
     while lock is not None:
-        launch.fill_slots(store)
+        step()
         if _has_work(store):
             time.sleep(poll)
             continue

@@ -1,11 +1,9 @@
 """The worker: ``python -m get_core.runs.worker RUN_ID`` trains one run in its own process.
 
-It loads the run's parameters and dataset from the store (``GET_EXPLORER_DB``), splits the usable rows train/test
-with the run's seed, encodes them with ``get_core.encoding.prepare`` (fill values and category levels learned from the
-training rows only), trains GET, fits the baselines of issue 5 (CART of
-the same depth and a random forest, ``get_core.compare.fit_baselines``), and writes everything back:
-heartbeats, progress and metrics while training; artifacts ``encoding``, ``split``, ``model``, ``predictions``,
-``baselines`` (and ``traceback`` on failure); finally the status with test R2 and RMSE.
+It loads the run's parameters and dataset from the store (``GET_EXPLORER_DB``), trains it with
+``get_core.runs.training.train_run`` (split, encoding, GET, baselines) through a ``StoreChannel`` that writes
+everything back as it arrives: heartbeats, progress and metrics while training; artifacts ``encoding``, ``split``,
+``model``, ``predictions``, ``baselines`` (and ``traceback`` on failure); finally the status with test R2 and RMSE.
 
 Liveness and cancellation:
   * a heartbeat thread writes a heartbeat every ``HEARTBEAT_PERIOD_S`` and polls the cancel flag every
@@ -24,42 +22,21 @@ When it is done the worker asks the launcher to start the next queued run in the
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from get_core.compare import fit_baselines
-from get_core.config import GETConfig
-from get_core.runs.store import (MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError,
-                                 StoreUnavailable)
+from get_core.runs.store import RunFinishedError, RunStatus, RunStore, StoreError, StoreUnavailable
+from get_core.runs.training import Ending, describe, train_run
 
 HEARTBEAT_PERIOD_S = 1.0
 CANCEL_POLL_S = 0.2
 HARD_STOP_S = 1.5
 NO_MODEL = "Cancelled by request; the trainer had not reached a checkpoint, so no model is kept."
-BASELINES_SKIPPED = ("Cancelled by request while fitting the baselines: the trained tree and its test scores are kept; "
-                     "the baseline comparison was skipped.")
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How a run ends: its final status, why, and its test scores (R2, RMSE) once they are known."""
-
-    status: RunStatus
-    error: str | None = None
-    scores: tuple[float | None, float | None] = (None, None)
-
-    def write(self, store: RunStore, run_id: int) -> RunStatus:
-        r2, rmse = self.scores
-        return store.set_status(run_id, self.status, error=self.error, test_r2=r2, test_rmse=rmse).status
 
 
 class Heartbeat(threading.Thread):
@@ -163,7 +140,8 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
     previous = _on_sigterm(beat.request_cancel)
     beat.start()
     try:
-        return _train(store, run, beat)
+        return train_run(store.get_dataset(run_id).data, run.params, StoreChannel(store, run_id, beat)).write(
+            store, run_id)
     except RunFinishedError:
         return store.get_run(run_id).status
     except Exception as exc:
@@ -171,7 +149,7 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
         print(text, file=sys.stderr, flush=True)
         try:
             store.put_artifact(run_id, "traceback", text)
-            store.set_status(run_id, RunStatus.FAILED, error=_describe(exc))
+            store.set_status(run_id, RunStatus.FAILED, error=describe(exc))
         except StoreError:
             pass
         return store.get_run(run_id).status
@@ -180,102 +158,30 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
         _restore_sigterm(previous)
 
 
-def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
-    from get_core import model_file
-    from get_core.data import from_parquet_bytes
-    from get_core.encoding import DataSpec, prepare, usable_rows
-    from get_core.train import train  # torch: only the worker's training path loads it
+class StoreChannel:
+    """The local worker's channel: results go straight to the store; the heartbeat thread holds the cancel flag."""
 
-    params = run.params
-    seed = int(params.get("seed", 0))
-    df, spec = from_parquet_bytes(store.get_dataset(run.run_id).data), DataSpec.from_dict(params["data"])
-    n_rows = len(usable_rows(df, spec))
-    train_idx, test_idx = split_rows(n_rows, float(params.get("test_fraction", 0.25)), seed)
-    prepared = prepare(df, spec, fit_rows=train_idx)  # fill values and category levels from training rows only
-    store.put_json(run.run_id, "encoding", prepared.encoding.to_dict())
-    store.put_json(run.run_id, "split", {"seed": seed, "train": train_idx.tolist(), "test": test_idx.tolist(),
-                                          "row_ids": prepared.row_ids.tolist()})
-    config = GETConfig(**{**params["config"], "random_state": seed})
-    X_train, y_train = prepared.X[train_idx], prepared.y[train_idx]
-    X_test, y_test = prepared.X[test_idx], prepared.y[test_idx]
+    def __init__(self, store: RunStore, run_id: int, beat: Heartbeat) -> None:
+        self.store, self.run_id, self.beat = store, run_id, beat
 
-    def on_progress(progress: Any) -> bool:
-        metrics = [MetricPoint(progress.phase, r.start, progress.stage, progress.epoch,
-                               progress.stage * progress.n_epochs + progress.epoch, r.alpha, r.soft_loss,
-                               r.hard_loss) for r in progress.records]
+    def report(self, **fields: Any) -> bool:
         try:
-            cancel = store.record_progress(
-                run.run_id, progress=progress.fraction, phase=progress.phase, stage=progress.stage,
-                n_stages=progress.n_stages, epoch=progress.epoch, n_epochs=progress.n_epochs,
-                best_hard_r2=progress.best_hard_r2, metrics=metrics)
+            return self.store.record_progress(self.run_id, **fields)
         except RunFinishedError:
-            beat.lost.set()
+            self.beat.lost.set()
             return True
-        return cancel or beat.cancel.is_set()
 
-    tree = train(X_train, y_train, config, on_progress=on_progress, feature_names=prepared.feature_names)
-    if beat.lost.is_set():
-        raise RunFinishedError(f"Run {run.run_id} was ended while training.")
-    store.put_json(run.run_id, "model", model_file.to_dict(tree))
-    beat.if_stopped = Ending(RunStatus.CANCELLED, "Cancelled by request; the best tree found so far is kept.")
-    y_pred = tree.predict(X_test)
-    scores = regression_scores(y_test, y_pred)
-    store.put_json(run.run_id, "predictions", {"test": test_idx.tolist(), "y_true": y_test.tolist(),
-                                                "y_pred": y_pred.tolist()})
-    if tree.meta.get("cancelled") or beat.cancel.is_set():
-        done = f"{100 * store.get_run(run.run_id).progress:.0f}%"
-        return Ending(RunStatus.CANCELLED, f"Cancelled by request at {done}; the best tree found so far is kept.",
-                      scores).write(store, run.run_id)
-    beat.if_stopped = Ending(RunStatus.CANCELLED, BASELINES_SKIPPED, scores)
-    _fit_baselines(store, run.run_id, X_train, y_train, X_test, y_test, config, prepared.feature_names)
-    if beat.cancel.is_set():
-        return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
-                      "the trained tree, its test scores and the baseline comparison are kept.",
-                      scores).write(store, run.run_id)
-    return Ending(RunStatus.FINISHED, scores=scores).write(store, run.run_id)
+    def put_json(self, name: str, value: Any) -> None:
+        self.store.put_json(self.run_id, name, value)
 
+    def cancelled(self) -> bool:
+        return self.beat.cancel.is_set()
 
-def _fit_baselines(store: RunStore, run_id: int, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                   y_test: np.ndarray, config: GETConfig, feature_names: list[str]) -> None:
-    """CART and random forest on the same split (issue 5); a failing baseline never fails the run."""
-    # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
-    store.record_progress(run_id, progress=1.0, phase="baselines", stage=config.n_alphas - 1,
-                          n_stages=config.n_alphas, epoch=config.n_epochs, n_epochs=config.n_epochs)
-    try:
-        result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
-                               feature_names=feature_names)
-    except Exception as exc:
-        traceback.print_exc()
-        store.put_json(run_id, "baselines_error", {"error": _describe(exc)})
-        return
-    store.put_json(run_id, "baselines", result)
+    def ended_elsewhere(self) -> bool:
+        return self.beat.lost.is_set()
 
-
-def split_rows(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (train, test) row positions: a seeded permutation, ``round(n * test_fraction)`` rows (>= 1) to test."""
-    n_test = min(n - 2, max(1, int(round(n * test_fraction))))
-    order = np.random.default_rng(seed).permutation(n)
-    return np.sort(order[n_test:]), np.sort(order[:n_test])
-
-
-def regression_scores(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float | None, float | None]:
-    """(R2, RMSE) in the target's units; R2 is None when the test target is constant or has < 2 rows."""
-    if len(y_true) == 0:
-        return None, None
-    residual = float(np.sum((y_true - y_pred) ** 2))
-    total = float(np.sum((y_true - y_true.mean()) ** 2))
-    rmse = math.sqrt(residual / len(y_true))
-    return (1.0 - residual / total if len(y_true) > 1 and total > 0 else None), rmse
-
-
-def _describe(exc: BaseException) -> str:
-    from get_core.data import DataError
-
-    if isinstance(exc, (DataError, StoreError)):
-        return str(exc)
-    if isinstance(exc, MemoryError):
-        return "Out of memory: use fewer rows, starts or a smaller depth."
-    return f"The worker failed: {type(exc).__name__}: {exc}. The full traceback is kept as the run's 'traceback'."
+    def on_stop(self, ending: Ending) -> None:
+        self.beat.if_stopped = ending
 
 
 def _on_sigterm(handler: Any) -> Any:

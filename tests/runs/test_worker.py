@@ -13,7 +13,7 @@ import pytest
 
 from get_core import data, model_file, reading
 from get_core.encoding import DataSpec, Encoding
-from get_core.runs import launch, supervisor, worker
+from get_core.runs import launch, supervisor, training, worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
 
@@ -90,17 +90,17 @@ def file_store(tmp_path, monkeypatch):
 
 
 def test_split_rows_is_a_seeded_partition():
-    train, test = worker.split_rows(100, 0.25, seed=1)
+    train, test = training.split_rows(100, 0.25, seed=1)
     assert len(test) == 25 and sorted(np.concatenate([train, test]).tolist()) == list(range(100))
-    again = worker.split_rows(100, 0.25, seed=1)
-    assert np.array_equal(again[1], test) and not np.array_equal(worker.split_rows(100, 0.25, seed=2)[1], test)
+    again = training.split_rows(100, 0.25, seed=1)
+    assert np.array_equal(again[1], test) and not np.array_equal(training.split_rows(100, 0.25, seed=2)[1], test)
 
 
 def test_regression_scores_match_their_definitions():
     y, pred = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0, 5.0])
-    r2, rmse = worker.regression_scores(y, pred)
+    r2, rmse = training.regression_scores(y, pred)
     assert r2 == pytest.approx(1 - 1 / 5) and rmse == pytest.approx(0.5)
-    assert worker.regression_scores(np.array([2.0]), np.array([1.0]))[0] is None
+    assert training.regression_scores(np.array([2.0]), np.array([1.0]))[0] is None
 
 
 def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
@@ -144,7 +144,7 @@ def test_a_finished_run_keeps_the_stage_layout_its_loss_curves_are_drawn_with(tm
 def test_the_encoding_learns_fill_values_and_levels_from_the_training_rows_only(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     table = example(200)
-    train, test = worker.split_rows(200, 0.25, seed=3)  # the run's split: every row is usable
+    train, test = training.split_rows(200, 0.25, seed=3)  # the run's split: every row is usable
     column = table.columns[0]
     table.loc[test, column] = 1e6  # test rows that would move a median taken over every row
     table.loc[train[::7], column] = np.nan
