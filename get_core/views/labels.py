@@ -34,9 +34,12 @@ class Term:
     importance: float  # |coef| in scaled units, the ordering key
 
 
-def fmt(value: float, digits: int = 3, unicode: bool = True) -> str:
-    """``value`` with ``digits`` significant digits; unicode minus in display form."""
-    text = f"{value + 0.0:.{digits}g}"  # + 0.0 turns -0.0 into 0.0
+def fmt(value: float, digits: int | None = 3, unicode: bool = True) -> str:
+    """``value`` with ``digits`` significant digits, or with ``digits=None`` the shortest text that reads back as the
+    same double (``repr``): the exact form, for rules that must route rows as ``predict`` does. Unicode minus in
+    display form."""
+    value = float(value) + 0.0  # + 0.0 turns -0.0 into 0.0
+    text = repr(value).removesuffix(".0") if digits is None else f"{value:.{digits}g}"
     return text.replace("-", MINUS) if unicode and text.startswith("-") else text
 
 
