@@ -178,6 +178,18 @@ def test_cancel_from_the_live_panel(db):
     assert any("best tree found so far is kept" in w for w in texts(at, "warning"))
 
 
+def test_a_constant_target_column_is_refused_in_words_not_swapped_for_another(db):
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"a": rng.random(40), "b": rng.random(40), "target": 3.0, "c": rng.random(40)})
+    at = upload(app(), "flat.csv", table.to_csv(index=False).encode())
+    assert_no_traceback(at)
+    assert widget(at.selectbox, TARGET_LABEL).value == "target"
+    errors = texts(at, "error")
+    assert len(errors) == 1 and "'target' has the same value (3) in every usable row" in errors[0], errors
+    assert "choose another target" in errors[0]
+    assert not texts(at, "success") and "data_ready" not in at.session_state
+
+
 def bad_table() -> pd.DataFrame:
     rng = np.random.default_rng(1)
     return pd.DataFrame({"x": rng.random(30), "colour": rng.choice(["red", "blue"], 30), "blank": np.nan,
@@ -190,7 +202,9 @@ def bad_table() -> pd.DataFrame:
     ("one_row.csv", b"a,b,c\n1,2,3\n", "detect", "has only 1 data row; GET needs at least 20"),
     ("dup.csv", b"a,b,a\n" + b"1,2,3\n" * 25, "detect", "Column name 'a' appears twice"),
     ("model.parquet", b"\x80\x04K\x01.", "detect", "not a readable Parquet file"),  # a pickle is never loaded
-], ids=["wrong-delimiter", "empty", "one-row", "duplicate-columns", "pickle-as-parquet"])
+    ("notes.txt", b"Hello there, this is a note.\nIt has a few lines of prose\nand nothing like a table.\n"
+     b"Just words, written by a person.\nThe end.\n", "detect", "'notes.txt' does not look like a table"),
+], ids=["wrong-delimiter", "empty", "one-row", "duplicate-columns", "pickle-as-parquet", "prose"])
 def test_bad_files_show_a_clear_message_and_no_traceback(db, name, content, delimiter, message):
     at = app()
     widget(at.selectbox, "Delimiter (text files)").set_value(delimiter).run()
