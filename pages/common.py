@@ -26,8 +26,11 @@ from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore, StoreErro
 from get_core.views.curves import loss_curves_figure
 
 LIVE_REFRESH_S = 1.0  # the live panel's refresh period while a run is QUEUED or RUNNING
-STATUS_ICONS = {RunStatus.QUEUED: "⏳", RunStatus.RUNNING: "🏃", RunStatus.FINISHED: "✅",
-                RunStatus.FAILED: "❌", RunStatus.CANCELLED: "⏹️"}
+# Streamlit's Material icons for Markdown (titles, captions): they ship with Streamlit, while emoji need a colour emoji
+# font the machine may lack (empty boxes). Plain-text places (select options, table cells) show the status word only.
+STATUS_ICONS = {RunStatus.QUEUED: ":material/hourglass_empty:", RunStatus.RUNNING: ":material/directions_run:",
+                RunStatus.FINISHED: ":material/check_circle:", RunStatus.FAILED: ":material/error:",
+                RunStatus.CANCELLED: ":material/stop_circle:"}
 _LOG = logging.getLogger("get_explorer")
 _ROUTER_HANDOVER = "_router_handover"  # session key: this session already left Streamlit's legacy pages mode
 # A run's caption names these settings when they are not GETConfig's defaults.
@@ -149,7 +152,7 @@ def select_run(run_id: int | None) -> None:
 
 
 def run_label(run: Run) -> str:
-    return f"#{run.run_id} {run.name} ({STATUS_ICONS[run.status]} {run.status.value.lower()})"
+    return f"#{run.run_id} {run.name} ({run.status.value.lower()})"
 
 
 def remember(keys: list[str], defaults: dict[str, Any]) -> None:

@@ -54,7 +54,7 @@ def _runs_table(active: bool) -> None:
 def _row(run: Run) -> dict:
     config = run.params.get("config", {})
     duration = run.duration()
-    return {"id": run.run_id, "name": run.name, "status": f"{common.STATUS_ICONS[run.status]} {run.status.value}",
+    return {"id": run.run_id, "name": run.name, "status": run.status.value.lower(),
             "progress": run.progress, "dataset": run.dataset_name, "rows": run.n_rows, "depth": config.get("depth"),
             "leaf": config.get("leaf"), "starts": config.get("n_starts"), "epochs": config.get("n_epochs"),
             "test R²": run.test_r2, "test RMSE": run.test_rmse,

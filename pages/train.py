@@ -119,12 +119,12 @@ def _estimate_panel(n_rows: int, n_features: int, config: dict) -> None:
         found = estimate.cached_estimate(n_rows, n_features, config, path)
         if found is None:
             estimate.start_measurement(n_rows, n_features, config, path)  # no-op while another one runs
-            st.caption("⏱️ Measuring this machine for a run-time estimate (a few seconds, once per tree shape)...")
+            st.caption(":material/timer: Measuring this machine for a run-time estimate (a few seconds, once per tree shape)...")
             return
         store = common.get_store()
         busy = store.count_running()
         note = f"; {busy} run(s) are training now, so it will take longer" if busy else ""
-        st.caption(f"⏱️ Estimated run time: {found.describe()}{note}.")
+        st.caption(f":material/timer: Estimated run time: {found.describe()}{note}.")
         if waiting:
             st.rerun()
 

@@ -18,6 +18,7 @@ from get_core.runs.store import RunStatus, RunStore
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 EXAMPLE = ROOT / "data" / "examples" / "airfoil_self_noise.csv"
+EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u23E9-\u23FF\uFE0F]")  # shown as boxes without a font
 TARGET_LABEL = "Target (the number the tree predicts)"
 
 
@@ -98,7 +99,7 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     at.button(key="start").click().run()
     assert_no_traceback(at)
     assert at.query_params["run"] == ["1"] or at.query_params["run"] == "1"
-    run_until(at, lambda a: any("✅" in s for s in texts(a, "subheader")), timeout=120)
+    run_until(at, lambda a: any(":material/check_circle:" in s for s in texts(a, "subheader")), timeout=120)
     assert texts(at, "metric")[2] != "–"  # test R²
     run = RunStore(db).get_run(1)
     assert run.status is RunStatus.FINISHED and run.params["data"]["target"] == "sound"
@@ -106,7 +107,9 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     at.switch_page("pages/runs.py").run()
     assert_no_traceback(at)
     table = at.dataframe[0].value
-    assert table["id"].tolist() == [1] and table["status"].iloc[0].endswith("FINISHED")
+    assert table["id"].tolist() == [1] and table["status"].iloc[0] == "finished"
+    shown = [*table["status"], *texts(at, "subheader"), *(o for s in at.selectbox for o in s.options)]
+    assert any(o.startswith("#1 ") for o in shown) and not [t for t in shown if EMOJI.search(t)]  # no font needed
 
 
 def test_a_semicolon_file_with_decimal_commas_is_read_as_numbers_and_said_so(db):
@@ -174,7 +177,7 @@ def test_cancel_from_the_live_panel(db):
     at.button(key="start").click().run()
     run_until(at, lambda a: RunStore(db).get_run(1).progress > 0, timeout=90)
     widget(at.button, "Cancel run").click().run()
-    run_until(at, lambda a: any("⏹️" in s for s in texts(a, "subheader")), timeout=10)
+    run_until(at, lambda a: any(":material/stop_circle:" in s for s in texts(a, "subheader")), timeout=10)
     assert any("best tree found so far is kept" in w for w in texts(at, "warning"))
 
 
