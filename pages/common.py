@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import re
 import time
 import traceback
@@ -35,6 +36,24 @@ _LOG = logging.getLogger("get_explorer")
 _ROUTER_HANDOVER = "_router_handover"  # session key: this session already left Streamlit's legacy pages mode
 # A run's caption names these settings when they are not GETConfig's defaults.
 OPTIMIZER_DEFAULTS = {"learning_rate": DEFAULTS.learning_rate, "l1": DEFAULTS.l1}
+
+
+# Human names of GETConfig's settings, as the Train page's widgets call them (Compare two shows these, not field names).
+CONFIG_LABELS = {"depth": "Depth", "leaf": "Leaves", "linear_leaves": "Linear leaves",
+                 "clip_leaves": "Keep each leaf within the targets it saw", "n_starts": "Starts",
+                 "n_epochs": "Epochs per alpha stage", "alpha_range": "Alpha range (min, max)",
+                 "n_alphas": "Alpha stages", "learning_rate": "Learning rate", "l1": "L1 penalty",
+                 "weight_decay": "Weight decay", "polish": "Polish subtrees", "random_state": "Optimizer seed",
+                 "device": "Device", "fixed_alpha": "Fixed alpha", "scaling": "Feature scaling"}
+
+
+def number(value: Any, digits: int = 4) -> str:
+    """``value`` for people: ``digits`` significant digits, whole numbers from 1,000 up with thousands separators
+    (``12,345`` rather than ``1.234e+04``), an en dash for a missing or infinite value."""
+    if value is None or not math.isfinite(float(value)):
+        return "\u2013"
+    value = float(value)
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.{digits}g}"
 
 
 def plain(text: Any) -> str:

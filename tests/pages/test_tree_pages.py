@@ -14,6 +14,7 @@ from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
 from get_core.views import node
+from pages import common
 from tests.explorer_runs import finished_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,3 +177,30 @@ def test_predict_page_scores_uploaded_rows_and_warns_about_values_never_seen_in_
     assert at.success[0].value == "Scored 3 rows."
     assert [w.value for w in at.warning] == [
         "Column 'site': 2 rows hold 'east', never seen in training; scored with every 'site=...' input at 0."]
+
+
+def test_node_metrics_and_the_forest_table_show_rounded_values_under_readable_names(run_id):
+    at = _page("tree", run=run_id, node=2)
+    _ok(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert {"RMSE train", "RMSE test"} <= set(metrics) and not [v for v in metrics.values() if " / " in v]
+    forest = at.dataframe[-1].value
+    assert list(forest.columns) == ["rows", "reaching this node", "tree RMSE", "forest RMSE", "tree MAE", "forest MAE"]
+    digits = [len(v.replace(",", "").replace(".", "").replace("-", "").lstrip("0")) for v in forest["tree RMSE"]]
+    assert digits and max(digits) <= 4, forest["tree RMSE"].tolist()
+
+
+def test_compare_two_names_settings_as_the_train_page_does(store):
+    for seed in (0, 1):
+        finished_run(store, depth=2, seed=seed)
+    at = _page("runs")
+    _ok(at)
+    table = at.dataframe[-1].value
+    assert {"Starts", "Epochs per alpha stage", "Alpha stages", "L1 penalty"} <= set(table.index)
+    assert not [k for k in table.index if "_" in k], list(table.index)
+
+
+@pytest.mark.parametrize("value, shown", [(12345.6, "12,346"), (4.36512, "4.365"), (-2500.0, "-2,500"),
+                                          (None, "\u2013"), (float("nan"), "\u2013")])
+def test_numbers_for_people_have_thousands_separators_and_four_digits(value, shown):
+    assert common.number(value) == shown
