@@ -20,7 +20,7 @@ import streamlit as st
 from get_core.config import DEFAULTS
 from get_core.data import DataError
 from get_core.model_file import ModelFormatError
-from get_core.runs import launch
+from get_core.runs import estimate, launch
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
 from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore, StoreError, default_db_path
@@ -121,8 +121,7 @@ def get_store() -> RunStore:
 
 def calibration_path() -> Path:
     store = get_store()
-    base = Path(store.path).parent if store.is_file else Path(default_db_path()).parent
-    return base / "calibration.json"
+    return estimate.calibration_path(store.path, store.is_file)
 
 
 def refresh_queue() -> None:
@@ -242,8 +241,14 @@ def _panel_body(run: Run) -> None:
     else:
         st.success(f"Finished in {format_seconds(run.duration() or 0)}.")
     figure = loss_curves_figure(store.list_metrics(run.run_id, phase="optimize"), n_epochs=run.n_epochs,
-                                n_stages=run.n_stages)
+                                n_stages=run.n_stages, y_scale=target_scale(store, run.run_id))
     st.plotly_chart(figure, key=f"curves-{run.run_id}")
+
+
+def target_scale(store: RunStore, run_id: int) -> float | None:
+    """The run's target scale (``views.curves``), None for runs stored before the worker wrote it."""
+    scale = store.get_json(run_id, "target_scale")
+    return float(scale["y_scale"]) if isinstance(scale, dict) else None
 
 
 def progress_text(run: Run) -> str:
@@ -252,10 +257,10 @@ def progress_text(run: Run) -> str:
         parts.append({RunStatus.FINISHED: "done", RunStatus.FAILED: "failed",
                       RunStatus.CANCELLED: "stopped"}[run.status])
     elif run.phase == "baselines":
-        parts.append("fitting the CART and random-forest baselines")
+        parts.append("step 2 of 2: fitting the CART and random-forest baselines")
     elif run.stage is not None and run.n_stages:
-        parts.append(f"{run.phase or 'optimize'}: stage {run.stage + 1}/{run.n_stages}, epoch {run.epoch}/"
-                     f"{run.n_epochs}")
+        parts.append(f"step 1 of 2, {run.phase or 'optimize'}: stage {run.stage + 1}/{run.n_stages}, epoch "
+                     f"{run.epoch}/{run.n_epochs}")
     eta = run.eta_seconds()
     if eta is not None:
         parts.append(f"about {format_seconds(eta)} left")

@@ -38,6 +38,7 @@ import numpy as np
 
 from get_core.compare import fit_baselines
 from get_core.config import GETConfig
+from get_core.runs import estimate
 from get_core.runs.store import (MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError,
                                  StoreUnavailable)
 
@@ -184,7 +185,7 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
     from get_core import model_file
     from get_core.data import from_parquet_bytes
     from get_core.encoding import DataSpec, prepare, usable_rows
-    from get_core.train import train  # torch: only the worker's training path loads it
+    from get_core.train import MinMax, train  # torch: only the worker's training path loads it
 
     params = run.params
     seed = int(params.get("seed", 0))
@@ -198,6 +199,9 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
     config = GETConfig(**{**params["config"], "random_state": seed})
     X_train, y_train = prepared.X[train_idx], prepared.y[train_idx]
     X_test, y_test = prepared.X[test_idx], prepared.y[test_idx]
+    # the trainer's y scale: the loss curves show RMSE in the target's units (views.curves)
+    store.put_json(run.run_id, "target_scale", {"y_scale": MinMax.fit(X_train, y_train).y_scale})
+    share = _training_share(store, len(prepared.y), prepared.X.shape[1], params["config"])
 
     def on_progress(progress: Any) -> bool:
         metrics = [MetricPoint(progress.phase, r.start, progress.stage, progress.epoch,
@@ -205,7 +209,7 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
                                r.hard_loss) for r in progress.records]
         try:
             cancel = store.record_progress(
-                run.run_id, progress=progress.fraction, phase=progress.phase, stage=progress.stage,
+                run.run_id, progress=progress.fraction * share, phase=progress.phase, stage=progress.stage,
                 n_stages=progress.n_stages, epoch=progress.epoch, n_epochs=progress.n_epochs,
                 best_hard_r2=progress.best_hard_r2, metrics=metrics)
         except RunFinishedError:
@@ -227,7 +231,7 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
         return Ending(RunStatus.CANCELLED, f"Cancelled by request at {done}; the best tree found so far is kept.",
                       scores).write(store, run.run_id)
     beat.if_stopped = Ending(RunStatus.CANCELLED, BASELINES_SKIPPED, scores)
-    _fit_baselines(store, run.run_id, X_train, y_train, X_test, y_test, config, prepared.feature_names)
+    _fit_baselines(store, run.run_id, X_train, y_train, X_test, y_test, config, prepared.feature_names, share)
     if beat.cancel.is_set():
         return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
                       "the trained tree, its test scores and the baseline comparison are kept.",
@@ -236,10 +240,10 @@ def _train(store: RunStore, run: Run, beat: Heartbeat) -> RunStatus:
 
 
 def _fit_baselines(store: RunStore, run_id: int, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                   y_test: np.ndarray, config: GETConfig, feature_names: list[str]) -> None:
+                   y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float = 1.0) -> None:
     """CART and random forest on the same split (issue 5); a failing baseline never fails the run."""
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
-    store.record_progress(run_id, progress=1.0, phase="baselines", stage=config.n_alphas - 1,
+    store.record_progress(run_id, progress=share, phase="baselines", stage=config.n_alphas - 1,
                           n_stages=config.n_alphas, epoch=config.n_epochs, n_epochs=config.n_epochs)
     try:
         result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
@@ -249,6 +253,13 @@ def _fit_baselines(store: RunStore, run_id: int, X_train: np.ndarray, y_train: n
         store.put_json(run_id, "baselines_error", {"error": _describe(exc)})
         return
     store.put_json(run_id, "baselines", result)
+
+
+def _training_share(store: RunStore, n_rows: int, n_features: int, config: dict) -> float:
+    """The share of the progress bar training fills, the rest left to the baselines, from this machine's run-time
+    estimate (``estimate.Estimate.training_share``); the whole bar when this shape was never measured."""
+    found = estimate.cached_estimate(n_rows, n_features, config, estimate.calibration_path(store.path, store.is_file))
+    return 1.0 if found is None else min(1.0, max(0.05, found.training_share))
 
 
 def split_rows(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
