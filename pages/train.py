@@ -140,6 +140,9 @@ def _submit(ready: dict, config: dict) -> None:
                                n_rows=ready["n_rows"], n_features=ready["n_features"], name=name)
     common.select_run(run_id)
     st.toast(f"Run #{run_id} started.")
+    # The button sits at the bottom of a long form, where a rerun would keep the view: open the run on the Runs page,
+    # which starts at the top with the new run's live panel, instead of leaving it below the fold.
+    st.switch_page("pages/runs.py", query_params={"run": str(run_id)})
 
 
 common.guarded(train_page)()

@@ -99,6 +99,8 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     at.button(key="start").click().run()
     assert_no_traceback(at)
     assert at.query_params["run"] == ["1"] or at.query_params["run"] == "1"
+    assert at.title[0].value == "Runs" and widget(at.selectbox, "Run").value == 1  # the new run in view, opened
+    assert texts(at, "subheader")[0].endswith("Run #1: sound.csv · depth 2 constant")
     run_until(at, lambda a: any(":material/check_circle:" in s for s in texts(a, "subheader")), timeout=120)
     assert texts(at, "metric")[2] != "–"  # test R²
     run = RunStore(db).get_run(1)
