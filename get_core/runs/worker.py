@@ -39,6 +39,7 @@ import numpy as np
 from get_core.compare import fit_baselines
 from get_core.config import GETConfig
 from get_core.runs import estimate
+from get_core.runs.results import load_results
 from get_core.runs.store import (MetricPoint, Run, RunFinishedError, RunStatus, RunStore, StoreError,
                                  StoreUnavailable)
 
@@ -253,6 +254,19 @@ def _fit_baselines(store: RunStore, run_id: int, X_train: np.ndarray, y_train: n
         store.put_json(run_id, "baselines_error", {"error": _describe(exc)})
         return
     store.put_json(run_id, "baselines", result)
+
+
+def fit_missing_baselines(store: RunStore, run_id: int) -> None:
+    """Fit the baselines of a finished run that stopped before them (cancelled while training) on its stored split,
+    as ``_fit_baselines`` would have, and store them (``RunStore.add_baselines``): called by the Compare page."""
+    results = load_results(store, run_id)
+    if not results.has_data:
+        raise StoreError(f"Run {run_id}'s rows could not be rebuilt ({results.data_note}), so its baselines cannot "
+                         "be fitted.")
+    params = results.run.params
+    store.add_baselines(run_id, fit_baselines(results.X_train, results.y_train, results.X_test, results.y_test,
+                                              int(params["config"]["depth"]), int(params.get("seed", 0)),
+                                              feature_names=results.tree.feature_names))
 
 
 def _training_share(store: RunStore, n_rows: int, n_features: int, config: dict) -> float:

@@ -131,6 +131,17 @@ def test_compare_page_lists_get_cart_and_forest(run_id):
     assert (table["Parameters"] > 0).all()
 
 
+def test_a_run_cancelled_before_its_baselines_offers_to_fit_them_and_compare_shows_them(store):
+    run_id = finished_run(store, depth=2, baselines=False, status=RunStatus.CANCELLED)
+    at = _page("compare", run=run_id)
+    _ok(at)
+    assert "ended before its CART and random-forest baselines were fitted" in at.info[0].value
+    at.button(key="fit_baselines").click().run()
+    _ok(at)
+    assert list(at.dataframe[0].value["Model"]) == ["GET", "CART", "Random forest"]
+    assert set(store.get_json(run_id, "baselines")["models"]) == {"cart", "random_forest"}
+
+
 def test_compare_page_explains_missing_baselines(store):
     bare = finished_run(store, depth=2, names=NAMES, baselines=False)
     at = _page("compare", run=bare)
