@@ -48,12 +48,15 @@ CONFIG_LABELS = {"depth": "Depth", "leaf": "Leaves", "linear_leaves": "Linear le
 
 
 def number(value: Any, digits: int = 4) -> str:
-    """``value`` for people: ``digits`` significant digits, whole numbers from 1,000 up with thousands separators
-    (``12,345`` rather than ``1.234e+04``), an en dash for a missing or infinite value."""
+    """``value`` for people: ``digits`` significant digits (more for a large whole part), from 1,000 up with
+    thousands separators (``12,346`` or ``1,234.57``, never ``1.235e+04``), an en dash for a missing or infinite
+    value."""
     if value is None or not math.isfinite(float(value)):
         return "\u2013"
     value = float(value)
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.{digits}g}"
+    if abs(value) < 1000:
+        return f"{value:.{digits}g}"
+    return f"{value:,.{max(0, digits - len(str(int(abs(value)))))}f}"
 
 
 def plain(text: Any) -> str:

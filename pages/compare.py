@@ -39,7 +39,9 @@ def compare_page() -> None:
     entry = _get_entry(common.get_store().path, results.run.run_id)
     rows = compare.comparison_rows(results.baselines, entry)
     table = pd.DataFrame(rows).rename(columns=COLUMNS)
-    st.dataframe(table, hide_index=True)
+    st.dataframe(table, hide_index=True, column_config={  # thousands separators for the large counts
+        COLUMNS[key]: st.column_config.NumberColumn(format="localized")
+        for key in ("n_parameters", "parameter_bytes", "size_bytes")})
     st.caption("Parameters as the paper counts them: CART and each forest tree 2 per branch node (feature and "
                "threshold) and 1 per leaf; the oblique tree p+1 per branch node and 1 per constant leaf (p+1 per "
                "linear leaf). Size: the pickled model object. Prediction time: median of several single-threaded "

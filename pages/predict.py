@@ -124,7 +124,7 @@ def _one_row(tree: ObliqueTree, encoding: Encoding | None, scope: str) -> None:
 def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:
     result = explain.explain_row(tree, x)
     cols = st.columns(3)
-    cols[0].metric("Prediction", f"{result['prediction']:.6g}")
+    cols[0].metric("Prediction", common.number(result["prediction"], 6))
     cols[1].metric("Leaf", result["leaf"])
     cols[2].metric("Path", " \u2192 ".join(map(str, result["path"])))
     steps = pd.DataFrame([{

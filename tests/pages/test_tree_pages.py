@@ -211,7 +211,8 @@ def test_compare_two_names_settings_as_the_train_page_does(store):
     assert not [k for k in table.index if "_" in k], list(table.index)
 
 
-@pytest.mark.parametrize("value, shown", [(12345.6, "12,346"), (4.36512, "4.365"), (-2500.0, "-2,500"),
-                                          (None, "\u2013"), (float("nan"), "\u2013")])
-def test_numbers_for_people_have_thousands_separators_and_four_digits(value, shown):
-    assert common.number(value) == shown
+@pytest.mark.parametrize("value, digits, shown", [
+    (12345.6, 4, "12,346"), (4.36512, 4, "4.365"), (-2500.0, 4, "-2,500"), (1234.567, 6, "1,234.57"),
+    (None, 4, "\u2013"), (float("nan"), 4, "\u2013")])
+def test_numbers_for_people_have_thousands_separators_and_their_digits(value, digits, shown):
+    assert common.number(value, digits) == shown
