@@ -161,6 +161,10 @@ def test_predict_page_scores_one_typed_row(run_id, store):
     shown = {m.label: m.value for m in at.metric}
     assert float(shown["Prediction"]) == pytest.approx(tree.predict(np.array([values]))[0], rel=1e-5)
     assert int(shown["Leaf"]) == tree.apply(np.array([values]))[0]
+    steps = at.dataframe[0].value  # contributions from the middle of each feature's range, and said so
+    middle = tree.x_min + tree.x_scale / 2
+    assert f"({values[0]:.4g} \u2212 {middle[0]:.4g})" in " ".join(steps["largest contributions"])
+    assert any("middle of the feature's training range" in c.value for c in at.caption)
     other = finished_run(store, depth=2, names=NAMES, seed=7)
     at.run()  # the run list now holds it
     next(w for w in at.selectbox if w.label == "Run").set_value(other).run()
