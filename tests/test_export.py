@@ -12,9 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from get_core import codegen, export, model_file
 from get_core.estimator import GETRegressor
+from get_core.views import labels
 from tests.trees import make_tree, stump
 
 # 'temp' and 'temp!' become the same identifier
@@ -224,6 +227,11 @@ def test_rules_as_written_route_every_training_row_of_a_real_dataset_as_predict_
     lines, rows = export.rule_lines(tree), X.to_numpy(dtype=float)
     by_rules = np.array([_leaf_by_rules(lines, tree.feature_names, row) for row in rows])
     np.testing.assert_array_equal(by_rules, tree.apply(rows))  # 4 significant digits sent a row astray here
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_number_written_in_full_reads_back_as_the_same_double(value):
+    assert float(labels.fmt(value, None, unicode=False)) == value + 0.0
 
 
 def test_rounded_rules_say_they_are_rounded():
