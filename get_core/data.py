@@ -123,11 +123,14 @@ def _counts_rows(series: pd.Series) -> bool:
 
 
 def default_target(infos: Sequence[ColumnInfo]) -> str | None:
-    """A column named 'target' if numeric, else the last numeric column (the benchmark files' convention)."""
-    numeric = [info.name for info in infos if info.kind is ColumnKind.NUMERIC and info.n_distinct > 1]
-    if "target" in numeric:
+    """A column named 'target' if numeric, else the last numeric column that varies (the benchmark files'
+    convention). A constant 'target' is still chosen: the user named it, so the Data page says why it cannot be
+    learned rather than quietly training on another column."""
+    numeric = [info for info in infos if info.kind is ColumnKind.NUMERIC]
+    if any(info.name == "target" for info in numeric):
         return "target"
-    return numeric[-1] if numeric else None
+    varying = [info.name for info in numeric if info.n_distinct > 1]
+    return varying[-1] if varying else None
 
 
 # ---------------------------------------------------------------------------------------------------- numbers

@@ -22,8 +22,10 @@ from get_core.views import diagram, labels
 
 
 # ---------------------------------------------------------------------------------------------- rules
-def rules_text(tree: ObliqueTree, decimals: int = 4, target_name: str | None = None) -> str:
-    """Nested if/else rules in original units (``rule_lines``) under a short header."""
+def rules_text(tree: ObliqueTree, decimals: int | None = None, target_name: str | None = None) -> str:
+    """Nested if/else rules in original units (``rule_lines``) under a short header. Numbers are exact by default
+    (``decimals=None``: each the shortest text that reads back as the model's double), so the rules route rows as
+    ``predict`` does; with ``decimals`` they are rounded to that many significant digits and the header says so."""
     target = target_name or tree.meta.get("target") or "the target"
     header = [
         f"# GET oblique regression tree: depth {tree.depth}, {tree.leaf_type} leaves, {tree.n_features} features, "
@@ -31,13 +33,17 @@ def rules_text(tree: ObliqueTree, decimals: int = 4, target_name: str | None = N
         f"# Each 'if' is a weighted sum of features in their original units; 'return' gives "
         f"{labels.shorten(str(target), None)}.",
         "# Terms are ordered by their size over the feature's training range, largest first.",
+        "# Numbers are written in full (each reads back as the model's own double), so the rules send a row to the "
+        "leaf the model does." if decimals is None else
+        f"# Numbers are rounded to {decimals} significant digits: a row near a split may go the other way than in the "
+        "model.",
     ]
     if tree.has_leaf_bounds:
         header.append("# clip(v, lo, hi) keeps v within [lo, hi], the range of the training targets in that leaf.")
     return "\n".join(header + [""] + rule_lines(tree, decimals)) + "\n"
 
 
-def rule_lines(tree: ObliqueTree, decimals: int = 4) -> list[str]:
+def rule_lines(tree: ObliqueTree, decimals: int | None = None) -> list[str]:
     """The tree as nested if/else rules, one line per test or leaf, every term shown: each test is the node's
     hyperplane and each return its leaf's model, as the diagram labels them (``views.labels``) in plain ASCII."""
     lines: list[str] = []
@@ -45,7 +51,7 @@ def rule_lines(tree: ObliqueTree, decimals: int = 4) -> list[str]:
     return lines
 
 
-def _add_rules(tree: ObliqueTree, node: int, indent: int, decimals: int, out: list[str]) -> None:
+def _add_rules(tree: ObliqueTree, node: int, indent: int, decimals: int | None, out: list[str]) -> None:
     pad = "    " * indent
     if tree.is_leaf(node):
         out.append(f"{pad}return {_leaf_rule(tree, node, decimals)}  # leaf {node}, "
@@ -57,7 +63,7 @@ def _add_rules(tree: ObliqueTree, node: int, indent: int, decimals: int, out: li
     _add_rules(tree, 2 * node + 1, indent + 1, decimals, out)
 
 
-def _leaf_rule(tree: ObliqueTree, leaf: int, decimals: int) -> str:
+def _leaf_rule(tree: ObliqueTree, leaf: int, decimals: int | None) -> str:
     """``23.4``, ``0.5*temp + 3.1``, or ``clip(0.5*temp + 3.1, 10, 40)`` for a linear leaf with bounds."""
     line = labels.leaf_line(tree, leaf, decimals, None, unicode=False)
     bounds = tree.leaf_bounds_original(leaf)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from get_core import upload_bounds
 from get_core.confined import ConfinedError, run_confined
-from get_core.data import MIN_ROWS, DataError
+from get_core.data import MIN_ROWS, ColumnKind, DataError, column_kind
 
 MAX_UPLOAD_MB = 50  # keep equal to server.maxUploadSize in .streamlit/config.toml
 MAX_ROWS = 100_000
@@ -74,7 +74,8 @@ def read_table(data: bytes, filename: str, *, delimiter: str | None = None, trai
         df = _read_csv(data, filename, delimiter, training)
     else:
         raise DataError(f"'{filename}' has an unsupported type '{suffix}': upload one of {', '.join(SUFFIXES)}.")
-    return _check_shape(_formatted_numbers(_without_empty_tail(_blank_cells_missing(df))), filename, training)
+    return _check_shape(_formatted_numbers(_without_empty_tail(_blank_cells_missing(df))), filename, training,
+                        text=suffix in (*TEXT_SUFFIXES, ""))
 
 
 def read_table_bounded(data: bytes, filename: str, *, delimiter: str | None = None,
@@ -578,10 +579,16 @@ def _check_size(n_rows: int, n_columns: int, filename: str) -> None:
                         f"{MAX_ROWS:,} rows first.")
 
 
-def _check_shape(df: pd.DataFrame, filename: str, training: bool) -> pd.DataFrame:
+def _check_shape(df: pd.DataFrame, filename: str, training: bool, text: bool = False) -> pd.DataFrame:
+    """Size limits, then (to train on) at least MIN_ROWS rows; a text file none of whose columns holds numbers is
+    prose or a list rather than a table, and is told so instead of being counted short."""
     _check_size(len(df), df.shape[1], filename)
     if len(df) == 0:
         raise DataError(f"'{filename}' has a header but no data rows: add rows below the header.")
+    if training and text and not any(column_kind(df[c]) is ColumnKind.NUMERIC for c in df.columns):
+        raise DataError(f"'{filename}' does not look like a table: none of its {df.shape[1]} columns holds numbers, "
+                        "and GET predicts a number from numbers. Upload a table (CSV, Parquet or Excel) whose first "
+                        "line names the columns and whose rows hold the values, or check the delimiter.")
     if len(df) < MIN_ROWS and training:
         raise DataError(f"'{filename}' has only {len(df)} data row{'s' if len(df) > 1 else ''}; "
                         f"GET needs at least {MIN_ROWS}: use a larger table.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import re
 import time
 import traceback
@@ -19,19 +20,43 @@ import streamlit as st
 from get_core.config import DEFAULTS
 from get_core.data import DataError
 from get_core.model_file import ModelFormatError
-from get_core.runs import launch
+from get_core.runs import estimate, launch
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
 from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore, StoreError, default_db_path
 from get_core.views.curves import loss_curves_figure
 
 LIVE_REFRESH_S = 1.0  # the live panel's refresh period while a run is QUEUED or RUNNING
-STATUS_ICONS = {RunStatus.QUEUED: "⏳", RunStatus.RUNNING: "🏃", RunStatus.FINISHED: "✅",
-                RunStatus.FAILED: "❌", RunStatus.CANCELLED: "⏹️"}
+# Streamlit's Material icons for Markdown (titles, captions): they ship with Streamlit, while emoji need a colour emoji
+# font the machine may lack (empty boxes). Plain-text places (select options, table cells) show the status word only.
+STATUS_ICONS = {RunStatus.QUEUED: ":material/hourglass_empty:", RunStatus.RUNNING: ":material/directions_run:",
+                RunStatus.FINISHED: ":material/check_circle:", RunStatus.FAILED: ":material/error:",
+                RunStatus.CANCELLED: ":material/stop_circle:"}
 _LOG = logging.getLogger("get_explorer")
 _ROUTER_HANDOVER = "_router_handover"  # session key: this session already left Streamlit's legacy pages mode
 # A run's caption names these settings when they are not GETConfig's defaults.
 OPTIMIZER_DEFAULTS = {"learning_rate": DEFAULTS.learning_rate, "l1": DEFAULTS.l1}
+
+
+# Human names of GETConfig's settings, as the Train page's widgets call them (Compare two shows these, not field names).
+CONFIG_LABELS = {"depth": "Depth", "leaf": "Leaves", "linear_leaves": "Linear leaves",
+                 "clip_leaves": "Keep each leaf within the targets it saw", "n_starts": "Starts",
+                 "n_epochs": "Epochs per alpha stage", "alpha_range": "Alpha range (min, max)",
+                 "n_alphas": "Alpha stages", "learning_rate": "Learning rate", "l1": "L1 penalty",
+                 "weight_decay": "Weight decay", "polish": "Polish subtrees", "random_state": "Optimizer seed",
+                 "device": "Device", "fixed_alpha": "Fixed alpha", "scaling": "Feature scaling"}
+
+
+def number(value: Any, digits: int = 4) -> str:
+    """``value`` for people: ``digits`` significant digits (more for a large whole part), from 1,000 up with
+    thousands separators (``12,346`` or ``1,234.57``, never ``1.235e+04``), an en dash for a missing or infinite
+    value."""
+    if value is None or not math.isfinite(float(value)):
+        return "\u2013"
+    value = float(value)
+    if abs(value) < 1000:
+        return f"{value:.{digits}g}"
+    return f"{value:,.{max(0, digits - len(str(int(abs(value)))))}f}"
 
 
 def plain(text: Any) -> str:
@@ -99,8 +124,7 @@ def get_store() -> RunStore:
 
 def calibration_path() -> Path:
     store = get_store()
-    base = Path(store.path).parent if store.is_file else Path(default_db_path()).parent
-    return base / "calibration.json"
+    return estimate.calibration_path(store.path, store.is_file)
 
 
 def refresh_queue() -> None:
@@ -149,7 +173,7 @@ def select_run(run_id: int | None) -> None:
 
 
 def run_label(run: Run) -> str:
-    return f"#{run.run_id} {run.name} ({STATUS_ICONS[run.status]} {run.status.value.lower()})"
+    return f"#{run.run_id} {run.name} ({run.status.value.lower()})"
 
 
 def remember(keys: list[str], defaults: dict[str, Any]) -> None:
@@ -220,8 +244,14 @@ def _panel_body(run: Run) -> None:
     else:
         st.success(f"Finished in {format_seconds(run.duration() or 0)}.")
     figure = loss_curves_figure(store.list_metrics(run.run_id, phase="optimize"), n_epochs=run.n_epochs,
-                                n_stages=run.n_stages)
+                                n_stages=run.n_stages, y_scale=target_scale(store, run.run_id))
     st.plotly_chart(figure, key=f"curves-{run.run_id}")
+
+
+def target_scale(store: RunStore, run_id: int) -> float | None:
+    """The run's target scale (``views.curves``), None for runs stored before the worker wrote it."""
+    scale = store.get_json(run_id, "target_scale")
+    return float(scale["y_scale"]) if isinstance(scale, dict) else None
 
 
 def progress_text(run: Run) -> str:
@@ -230,10 +260,10 @@ def progress_text(run: Run) -> str:
         parts.append({RunStatus.FINISHED: "done", RunStatus.FAILED: "failed",
                       RunStatus.CANCELLED: "stopped"}[run.status])
     elif run.phase == "baselines":
-        parts.append("fitting the CART and random-forest baselines")
+        parts.append("step 2 of 2: fitting the CART and random-forest baselines")
     elif run.stage is not None and run.n_stages:
-        parts.append(f"{run.phase or 'optimize'}: stage {run.stage + 1}/{run.n_stages}, epoch {run.epoch}/"
-                     f"{run.n_epochs}")
+        parts.append(f"step 1 of 2, {run.phase or 'optimize'}: stage {run.stage + 1}/{run.n_stages}, epoch "
+                     f"{run.epoch}/{run.n_epochs}")
     eta = run.eta_seconds()
     if eta is not None:
         parts.append(f"about {format_seconds(eta)} left")

@@ -6,6 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from get_core import compare
+from get_core.runs import worker
+from get_core.runs.store import RunStatus
 from get_core.views import node
 from pages import common, results_ui
 
@@ -29,9 +31,7 @@ def compare_page() -> None:
         return
     results = source.results
     if not results.baselines:
-        reason = results.baselines_error or ("the run ended before they were fitted" if results.run.status.value !=
-                                             "FINISHED" else "this run did not store them")
-        st.info(f"No CART / random-forest baselines for this run: {reason}.")
+        _offer_baselines(results)
         return
     if not results.has_data:
         st.warning("The run's test rows could not be rebuilt, so GET cannot be put on the same footing.")
@@ -39,7 +39,9 @@ def compare_page() -> None:
     entry = _get_entry(common.get_store().path, results.run.run_id)
     rows = compare.comparison_rows(results.baselines, entry)
     table = pd.DataFrame(rows).rename(columns=COLUMNS)
-    st.dataframe(table, hide_index=True)
+    st.dataframe(table, hide_index=True, column_config={  # thousands separators for the large counts
+        COLUMNS[key]: st.column_config.NumberColumn(format="localized")
+        for key in ("n_parameters", "parameter_bytes", "size_bytes")})
     st.caption("Parameters as the paper counts them: CART and each forest tree 2 per branch node (feature and "
                "threshold) and 1 per leaf; the oblique tree p+1 per branch node and 1 per constant leaf (p+1 per "
                "linear leaf). Size: the pickled model object. Prediction time: median of several single-threaded "
@@ -52,6 +54,24 @@ def compare_page() -> None:
         figure = node.predicted_actual_figure(results.y_test, {name: predictions}, results.target)
         figure.update_layout(title=f"{name}: predicted against actual", showlegend=False, height=380)
         col.plotly_chart(figure, key=f"pva_{name}")
+
+
+def _offer_baselines(results) -> None:
+    """No baselines stored: say why, and for a run that stopped before them, offer to fit them now."""
+    if results.baselines_error:
+        st.info(f"No CART / random-forest baselines for this run: {common.plain(results.baselines_error)}.")
+        return
+    if results.run.status is RunStatus.FINISHED or not results.has_data:
+        st.info("No CART / random-forest baselines for this run: "
+                + ("this run did not store them." if results.has_data else "its rows could not be rebuilt."))
+        return
+    st.info(f"Run #{results.run.run_id} ended before its CART and random-forest baselines were fitted. They can be "
+            "fitted now on the run's own train/test split (as the worker would have; usually a few seconds).")
+    if st.button("Fit the baselines now", key="fit_baselines", type="primary"):
+        with st.spinner("Fitting CART and a random forest on the run's training rows..."):
+            worker.fit_missing_baselines(common.get_store(), results.run.run_id)
+        results_ui.forget_results()
+        st.rerun()
 
 
 common.guarded(compare_page)()

@@ -156,9 +156,9 @@ def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> DataSpec:
 def _show_prepared(prepared: Prepared) -> None:
     columns = st.columns(4)
     columns[0].metric("Rows used", f"{len(prepared.y):,}")
-    columns[1].metric("Dropped: no target", prepared.n_target_missing)
-    columns[2].metric("Dropped: missing feature", prepared.n_dropped)
-    columns[3].metric("Cells imputed", sum(prepared.imputed.values()))
+    columns[1].metric("Dropped: no target", f"{prepared.n_target_missing:,}")
+    columns[2].metric("Dropped: missing feature", f"{prepared.n_dropped:,}")
+    columns[3].metric("Cells imputed", f"{sum(prepared.imputed.values()):,}")
     if prepared.imputed:
         st.caption("Imputed: " + ", ".join(f"{_names([c])} {n} cells" for c, n in prepared.imputed.items())
                    + ". Each run fills them from its own training rows, so its test rows never shape the inputs.")

@@ -124,18 +124,21 @@ def _one_row(tree: ObliqueTree, encoding: Encoding | None, scope: str) -> None:
 def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:
     result = explain.explain_row(tree, x)
     cols = st.columns(3)
-    cols[0].metric("Prediction", f"{result['prediction']:.6g}")
+    cols[0].metric("Prediction", common.number(result["prediction"], 6))
     cols[1].metric("Leaf", result["leaf"])
     cols[2].metric("Path", " \u2192 ".join(map(str, result["path"])))
     steps = pd.DataFrame([{
         "node": s["node"], "goes": s["direction"], "condition it meets": s["rule"],
         "margin (a\u00b7x \u2212 b)": s["margin"], "weighted sum": s["lhs"], "threshold": s["threshold"],
-        "largest contributions": "; ".join(f"{c['feature']}: {c['weight']:.4g} \u00d7 {c['value']:.4g} = "
-                                          f"{c['term']:.4g}" for c in s["contributions"]),
+        "largest contributions": "; ".join(f"{c['feature']}: {c['weight']:.4g} \u00d7 ({c['value']:.4g} \u2212 "
+                                          f"{c['reference']:.4g}) = {c['term']:+.4g}" for c in s["contributions"]),
     } for s in result["steps"]])
     st.dataframe(steps, hide_index=True)
-    st.caption("At each node the row goes left when the margin is \u2264 0; the contributions are the largest "
-               "terms weight \u00d7 value of that node's weighted sum.")
+    middle = "1st\u201399th percentiles" if tree.scaling == "robust" else "range"
+    st.caption("At each node the row goes left when the margin is \u2264 0. Contributions are weight \u00d7 (value "
+               f"\u2212 the middle of the feature's training {middle}): how far this row's value moves the weighted "
+               "sum from a mid-range row's, largest first. A feature that barely varies contributes little, however "
+               "large its values.")
     st.code(f"leaf {result['leaf']}: y = {result['leaf_model']}", language=None)
     if result["clamped"]:
         st.caption("This row's value of the leaf's line lies outside the range of targets the leaf saw in training, "

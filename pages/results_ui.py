@@ -32,6 +32,11 @@ def _cached_results(db_path: str, run_id: int) -> RunResults:
     return load_results(common.get_store(), run_id)
 
 
+def forget_results() -> None:
+    """Drop the cached results: after a finished run gained its baselines (the one later write a run takes)."""
+    _cached_results.clear()
+
+
 def run_results(run_id: int) -> RunResults:
     store = common.get_store()
     store.get_run(run_id)  # raises RunNotFound (shown by common.guarded) if it was deleted meanwhile

@@ -42,7 +42,10 @@ def _runs_table(active: bool) -> None:
     def table() -> None:
         runs = common.get_store().list_runs()
         st.dataframe(pd.DataFrame([_row(r) for r in runs]), hide_index=True, column_config={
-            "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0, format="percent"),
+            "id": st.column_config.NumberColumn(width="small"),
+            "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0, format="percent",
+                                                        width="small"),
+            "rows": st.column_config.NumberColumn(format="localized"),
             "test R²": st.column_config.NumberColumn(format="%.4f"),
             "test RMSE": st.column_config.NumberColumn(format="%.4g")})
         if active and all(r.status.is_finished() for r in runs):
@@ -54,12 +57,17 @@ def _runs_table(active: bool) -> None:
 def _row(run: Run) -> dict:
     config = run.params.get("config", {})
     duration = run.duration()
-    return {"id": run.run_id, "name": run.name, "status": f"{common.STATUS_ICONS[run.status]} {run.status.value}",
-            "progress": run.progress, "dataset": run.dataset_name, "rows": run.n_rows, "depth": config.get("depth"),
-            "leaf": config.get("leaf"), "starts": config.get("n_starts"), "epochs": config.get("n_epochs"),
+    return {"id": run.run_id, "name": run.name, "status": run.status.value.lower(),
+            "progress": run.progress, "dataset": run.dataset_name, "rows": run.n_rows,
+            "tree": f"depth {config.get('depth')}, {config.get('leaf')}",  # one column, so the table fits the page
+            "starts × epochs": f"{config.get('n_starts')} × {_thousands(config.get('n_epochs'))}",
             "test R²": run.test_r2, "test RMSE": run.test_rmse,
             "duration": format_seconds(duration) if duration is not None else "",
             "created": pd.Timestamp(run.created_at, unit="s", tz="UTC").tz_convert(None).strftime("%Y-%m-%d %H:%M")}
+
+
+def _thousands(value) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def _pick_run(label: str, ids: list[int], by_id: dict[int, Run], key: str) -> int | None:
@@ -88,18 +96,21 @@ def _compare(by_id: dict[int, Run]) -> None:
         with column:
             st.markdown(f"**#{run.run_id} {common.plain(run.name)}**")
             figure = loss_curves_figure(common.get_store().list_metrics(run.run_id, phase="optimize"),
-                                        n_epochs=run.n_epochs, n_stages=run.n_stages, height=380)
+                                        n_epochs=run.n_epochs, n_stages=run.n_stages, height=380,
+                                        y_scale=common.target_scale(common.get_store(), run.run_id))
             st.plotly_chart(figure, key=f"compare-curves-{run.run_id}")
 
 
 def _param_table(runs: list[Run]) -> pd.DataFrame:
     rows: dict[str, list] = {}
     for i, run in enumerate(runs):
-        flat = {"status": run.status.value, "dataset": run.dataset_name, "rows": run.n_rows,
+        flat = {"status": run.status.value.lower(), "dataset": run.dataset_name, "rows": _thousands(run.n_rows),
                 "model inputs": model_inputs(common.get_store(), run),
-                **{k: str(v) for k, v in run.params.get("config", {}).items()},
+                **{common.CONFIG_LABELS.get(k, k.replace("_", " ")): _thousands(v)
+                   for k, v in run.params.get("config", {}).items()},
                 "target": run.params.get("data", {}).get("target"), "test fraction": run.params.get("test_fraction"),
-                "seed": run.params.get("seed"), "test R²": run.test_r2, "test RMSE": run.test_rmse,
+                "seed": run.params.get("seed"), "test R²": common.number(run.test_r2),
+                "test RMSE": common.number(run.test_rmse),
                 "duration": format_seconds(run.duration() or 0)}
         for key, value in flat.items():
             rows.setdefault(key, [None] * len(runs))[i] = value

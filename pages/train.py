@@ -119,12 +119,12 @@ def _estimate_panel(n_rows: int, n_features: int, config: dict) -> None:
         found = estimate.cached_estimate(n_rows, n_features, config, path)
         if found is None:
             estimate.start_measurement(n_rows, n_features, config, path)  # no-op while another one runs
-            st.caption("⏱️ Measuring this machine for a run-time estimate (a few seconds, once per tree shape)...")
+            st.caption(":material/timer: Measuring this machine for a run-time estimate (a few seconds, once per tree shape)...")
             return
         store = common.get_store()
         busy = store.count_running()
         note = f"; {busy} run(s) are training now, so it will take longer" if busy else ""
-        st.caption(f"⏱️ Estimated run time: {found.describe()}{note}.")
+        st.caption(f":material/timer: Estimated run time: {found.describe()}{note}.")
         if waiting:
             st.rerun()
 
@@ -140,6 +140,9 @@ def _submit(ready: dict, config: dict) -> None:
                                n_rows=ready["n_rows"], n_features=ready["n_features"], name=name)
     common.select_run(run_id)
     st.toast(f"Run #{run_id} started.")
+    # The button sits at the bottom of a long form, where a rerun would keep the view: open the run on the Runs page,
+    # which starts at the top with the new run's live panel, instead of leaving it below the fold.
+    st.switch_page("pages/runs.py", query_params={"run": str(run_id)})
 
 
 common.guarded(train_page)()

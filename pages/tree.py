@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -177,15 +176,16 @@ def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
         st.metric("Training rows (from the model)", f"{int(tree.n_samples[selected - 1]):,}")
         return
     stats = node.node_stats(tree, selected, results.X_train, results.y_train, results.X_test, results.y_test)
-    cols = st.columns(5)
+    cols = st.columns(6)  # one value per metric: "4.365 / 4.…" was cut off
     cols[0].metric("Train rows", f"{stats['n_train']:,}")
     cols[1].metric("Test rows", f"{stats['n_test']:,}")
-    cols[2].metric(f"Mean {results.target}", _num(stats["mean_train"]),
+    cols[2].metric(f"Mean {results.target}", common.number(stats["mean_train"]),
                    help="Mean of the target over the training rows at this node")
-    cols[3].metric("Spread (SD)", _num(stats["std_train"]),
+    cols[3].metric("Spread (SD)", common.number(stats["std_train"]),
                    help="Standard deviation of the target at this node: the error of predicting its mean")
-    cols[4].metric("Tree RMSE train / test", f"{_num(stats['rmse_train'])} / {_num(stats['rmse_test'])}",
-                   help="Error of the tree's own predictions on the rows that reach this node")
+    for col, part in zip(cols[4:], ("train", "test")):
+        col.metric(f"RMSE {part}", common.number(stats[f"rmse_{part}"]),
+                   help=f"Error of the tree's own predictions on the {part} rows that reach this node")
     if stats["kind"] == "branch" and stats["n_train"]:
         st.caption(f"Of its training rows, {stats['n_left_train']:,} go left and {stats['n_right_train']:,} go "
                    f"right (test: {stats['n_left_test']:,} / {stats['n_right_test']:,}).")
@@ -194,7 +194,7 @@ def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
 def _weights_tab(tree: ObliqueTree, selected: int, x_std) -> None:
     if tree.is_leaf(selected) and tree.leaf_type == "constant":
         h, _ = tree.leaf_in_original_units(selected)
-        st.metric("Prediction", _num(h))
+        st.metric("Prediction", common.number(h))
         return
     units = ["original", "range"] + (["standardized"] if x_std is not None else [])
     robust = tree.scaling == "robust"  # x_scale: the 1st-99th percentile span
@@ -223,10 +223,21 @@ def _forest_tab(tree: ObliqueTree, selected: int, results, x_std) -> None:
             rows.append({"rows": "train (forest: out-of-bag)", **compare.node_forest_comparison(
                 tree, selected, results.X_train, results.y_train, oob)})
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        st.dataframe(_forest_table(rows), hide_index=True)
     importances = baselines.get("forest", {}).get("feature_importances")
     if importances and len(importances) == tree.n_features:
         st.plotly_chart(node.forest_importance_figure(tree, selected, importances, x_std), key="forest_importance")
+
+
+FOREST_COLUMNS = {"rows": "rows", "n": "reaching this node", "tree_rmse": "tree RMSE", "forest_rmse": "forest RMSE",
+                  "tree_mae": "tree MAE", "forest_mae": "forest MAE"}
+
+
+def _forest_table(rows: list[dict]) -> pd.DataFrame:
+    """``compare.node_forest_comparison``'s rows with readable headers and rounded numbers."""
+    shown = [{FOREST_COLUMNS[k]: (f"{v:,}" if k == "n" else common.number(v) if k != "rows" else v)
+              for k, v in row.items()} for row in rows]
+    return pd.DataFrame(shown, columns=list(FOREST_COLUMNS.values()))
 
 
 def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
@@ -283,10 +294,6 @@ def _report(source: ModelSource) -> str:
                               baselines=baselines, data_info=data_info, encoding=results.encoding,
                               params={k: json.dumps(v) if isinstance(v, (dict, list)) else v
                                       for k, v in params.items()})
-
-
-def _num(value) -> str:
-    return "\u2013" if value is None or (isinstance(value, float) and not np.isfinite(value)) else f"{value:.4g}"
 
 
 common.guarded(tree_page)()

@@ -15,8 +15,10 @@ TARGET = "yield"
 
 
 def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", names=None, n_rows: int = 160,
-                 seed: int = 0, baselines: bool = True, name: str | None = None) -> int:
-    """A FINISHED run whose model, split, encoding, predictions and (optionally) baselines are all consistent."""
+                 seed: int = 0, baselines: bool = True, name: str | None = None,
+                 status: RunStatus = RunStatus.FINISHED) -> int:
+    """A finished run (FINISHED unless ``status`` says otherwise) whose model, split, encoding, predictions and
+    (optionally) baselines are all consistent."""
     names = list(names or ["temp", "pressure", "wind"])
     tree, X, y = make_tree(depth=depth, p=len(names), leaf=leaf, seed=seed, names=names, n_rows=n_rows)
     frame = pd.DataFrame(X, columns=names)
@@ -41,5 +43,5 @@ def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", nam
             prepared.X[train], prepared.y[train], prepared.X[test], prepared.y[test], depth, seed,
             feature_names=names, n_repeats=1))
     r2, rmse = regression_scores(prepared.y[test], y_pred)
-    store.set_status(run_id, RunStatus.FINISHED, test_r2=r2, test_rmse=rmse)
+    store.set_status(run_id, status, test_r2=r2, test_rmse=rmse)
     return run_id

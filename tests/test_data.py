@@ -311,6 +311,12 @@ def test_a_short_table_is_refused_for_training_but_read_as_rows_to_score():
     assert list(one.columns) == ["temp"] and one["temp"].tolist() == [1.5, 2.5]
 
 
+def test_prose_is_refused_as_not_a_table_rather_than_as_too_short():
+    prose = b"Hello there, this is a note.\nIt has a few lines of prose\nJust words, written by a person.\nThe end.\n"
+    with pytest.raises(DataError, match="'notes.txt' does not look like a table: none of its 2 columns holds numbers"):
+        reading.read_table(prose, "notes.txt")
+
+
 @pytest.mark.parametrize("content", [b"", b"   \n\n"])
 def test_an_empty_file_is_refused(content):
     with pytest.raises(DataError, match="is empty"):
@@ -408,6 +414,12 @@ def test_describe_reports_missing_counts_and_ranges(table):
 def test_the_default_target_is_the_column_named_target_else_the_last_numeric(table):
     assert data.default_target(data.describe_columns(table)) == "y"
     assert data.default_target(data.describe_columns(table.rename(columns={"temp": "target"}))) == "target"
+
+
+def test_a_constant_column_named_target_is_still_the_default_target(table):
+    flat = table.rename(columns={"temp": "target"}).assign(target=3.0)
+    assert data.default_target(data.describe_columns(flat)) == "target"  # prepare says why, no silent swap
+    assert data.default_target(data.describe_columns(table.assign(y=3.0))) != "y"  # unnamed: a varying column
 
 
 # ------------------------------------------------------------------------------------------ encoding

@@ -7,14 +7,22 @@ import subprocess
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from get_core import codegen, export, model_file
+from get_core.estimator import GETRegressor
+from get_core.views import labels
 from tests.trees import make_tree, stump
 
 # 'temp' and 'temp!' become the same identifier
 NASTY = ["temp", '<b>x</b> & "y"', "a\\Nb", "ünï cödé", "class", "2nd-stage", "*/ end", "it's ?? =", "temp!"]
+EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot not installed")
 
@@ -106,6 +114,8 @@ def test_rules_text_of_a_hand_made_stump():
         "# GET oblique regression tree: depth 1, constant leaves, 2 features, 5 parameters.\n"
         "# Each 'if' is a weighted sum of features in their original units; 'return' gives the target.\n"
         "# Terms are ordered by their size over the feature's training range, largest first.\n"
+        "# Numbers are written in full (each reads back as the model's own double), so the rules send a row to the "
+        "leaf the model does.\n"
         "\n"
         "if 2*temp - 1*pressure <= 3:  # node 1\n"
         "    return 10  # leaf 2, 3 train rows\n"
@@ -185,6 +195,47 @@ def test_rules_keep_one_line_per_test_whatever_the_feature_names():
     rules = export.rule_lines(tree)
     assert rules[0] == "if 2*inlet temp - 1*pressure  (bar) <= 3:  # node 1"
     assert len("\n".join(rules).splitlines()) == 4
+
+
+def _leaf_by_rules(lines: list[str], names: list[str], row: np.ndarray) -> int:
+    """The leaf the rules send ``row`` to, each test evaluated as written (its terms added left to right in double
+    precision), as a reader who pastes them into a program would."""
+    values = dict(zip(names, map(float, row)))
+    term = re.compile(r"(-?)\s*([0-9.e+-]+)\*(\w+)")
+    i, depth = 0, 0
+    while True:
+        line = lines[i]
+        if line.strip().startswith("return"):
+            return int(re.search(r"# leaf (\d+)", line).group(1))
+        condition = line.strip()[3:line.strip().index(":  # node")]
+        lhs, threshold = condition.split(" <= ")
+        total = 0.0
+        for sign, coef, name in term.findall(lhs.replace("+ ", "").replace("- ", "-")):
+            total += (-1.0 if sign else 1.0) * float(coef) * values[name]
+        if total <= float(threshold):
+            i += 1
+        else:  # skip to this test's else, at the same depth
+            i = next(k for k in range(i + 1, len(lines))
+                     if lines[k] == "    " * depth + "else:") + 1
+        depth += 1
+
+
+def test_rules_as_written_route_every_training_row_of_a_real_dataset_as_predict_does():
+    frame = pd.read_csv(EXAMPLES / "airfoil_self_noise.csv")
+    X, y = frame.drop(columns="target"), frame["target"].to_numpy()
+    tree = GETRegressor(depth=4, n_starts=2, n_epochs=60, n_alphas=3, random_state=0).fit(X, y).tree_
+    lines, rows = export.rule_lines(tree), X.to_numpy(dtype=float)
+    by_rules = np.array([_leaf_by_rules(lines, tree.feature_names, row) for row in rows])
+    np.testing.assert_array_equal(by_rules, tree.apply(rows))  # 4 significant digits sent a row astray here
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_number_written_in_full_reads_back_as_the_same_double(value):
+    assert float(labels.fmt(value, None, unicode=False)) == value + 0.0
+
+
+def test_rounded_rules_say_they_are_rounded():
+    assert "# Numbers are rounded to 4 significant digits" in export.rules_text(stump(), decimals=4)
 
 
 def test_rules_text_explains_clip_only_for_a_tree_with_leaf_bounds():

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from get_core.runs import launch
+from get_core.runs.store import default_db_path
 
 MEASURE_ROWS = 10_000  # covers the usual table exactly; larger ones extrapolate linearly
 BASELINE_ROWS = 4000
@@ -48,6 +49,13 @@ class Estimate:
     training: float
     baselines: float
 
+    @property
+    def training_share(self) -> float:
+        """The part of the run after start-up spent training rather than fitting the baselines: the worker's
+        progress bar gives training this share, so it does not read 100% while the baselines still run."""
+        total = self.training + self.baselines
+        return self.training / total if total > 0 else 1.0
+
     def describe(self) -> str:
         return (f"about {format_seconds(self.seconds)} (start-up {format_seconds(self.startup)}, training "
                 f"{format_seconds(self.training)}, baselines {format_seconds(self.baselines)})")
@@ -59,6 +67,11 @@ def format_seconds(seconds: float) -> str:
     if seconds < 3600:
         return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
     return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
+
+
+def calibration_path(db_path: str | os.PathLike, is_file: bool = True) -> Path:
+    """The calibration cache beside the run database (beside the default one for an in-memory store)."""
+    return Path(db_path if is_file else default_db_path()).parent / "calibration.json"
 
 
 def shape_key(depth: int, leaf: str, n_starts: int, n_features: int, n_rows: int) -> str:

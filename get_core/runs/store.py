@@ -8,7 +8,8 @@ loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, enco
 
 Who writes what:
   * the app (pages, through ``launch``): ``create_run`` (a QUEUED run with its parameters and dataset),
-    ``rename_run``, ``request_cancel``, ``delete_run``;
+    ``rename_run``, ``request_cancel``, ``delete_run``, and ``add_baselines`` (a finished run that kept a model but
+    no baselines, typically one cancelled while training, gets them once, fitted later on its stored split);
   * the launcher (run by the app, by a worker that ends, or by the queue's supervisor): ``claim_next_run``
     (QUEUED -> RUNNING, counted against the concurrency limit in the same transaction), ``set_worker_pid``,
     ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
@@ -18,8 +19,9 @@ Who writes what:
 Invariants:
   * the lifecycle is ``RunStatus``: QUEUED -> RUNNING -> FINISHED | FAILED | CANCELLED, or QUEUED -> CANCELLED |
     FAILED; any other transition raises ``InvalidTransition``;
-  * a finished run is immutable: every write to it raises ``RunFinishedError``, except ``rename_run`` (its label)
-    and ``delete_run`` (which removes it whole). Only a finished run can be deleted;
+  * a finished run is immutable: every write to it raises ``RunFinishedError``, except ``rename_run`` (its label),
+    ``add_baselines`` (a missing comparison, written once, nothing else changed) and ``delete_run`` (which removes
+    it whole). Only a finished run can be deleted;
   * a RUNNING run whose heartbeat is older than ``heartbeat_grace`` seconds is stale: ``fail_stale_runs`` marks it
     FAILED with the reason; a late write from its worker then raises ``RunFinishedError`` and the worker stops;
   * reads return frozen dataclasses (``Run``, ``MetricPoint``, ``Artifact``, defined with the lifecycle and the
@@ -208,6 +210,18 @@ class RunStore:
         with self._transaction(write=True) as db:
             self._status_of(db, run_id)
             db.execute("UPDATE runs SET name = ? WHERE run_id = ?", (name[:200], run_id))
+
+    def add_baselines(self, run_id: int, baselines: Mapping[str, Any]) -> None:
+        """Store the ``baselines`` artifact of a finished run that has a model and none yet (the worker stopped
+        before fitting them); StoreError for a run still going, without a model, or with baselines already."""
+        blob = json.dumps(baselines, allow_nan=False).encode("utf-8")
+        with self._transaction(write=True) as db:
+            status = self._status_of(db, run_id)
+            names = {r[0] for r in db.execute("SELECT name FROM artifacts WHERE run_id = ?", (run_id,))}
+            if not status.is_finished() or "model" not in names or "baselines" in names:
+                raise StoreError(f"Run {run_id} cannot take baselines now: only a finished run with a model and no "
+                                 "baselines can.")
+            db.execute("INSERT INTO artifacts VALUES (?, ?, ?, ?, ?)", (run_id, "baselines", JSON, blob, time.time()))
 
     def request_cancel(self, run_id: int) -> RunStatus:
         """Cancel a QUEUED run at once; ask a RUNNING run's worker to stop (it keeps its best model so far)."""

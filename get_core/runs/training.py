@@ -65,12 +65,13 @@ class Channel(Protocol):
         """What a forced stop after a cancel request should record from now on (the best results so far)."""
 
 
-def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel) -> Ending:
-    """Train one run from its inputs to its ending; every result goes through ``channel``."""
+def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share: float = 1.0) -> Ending:
+    """Train one run from its inputs to its ending; every result goes through ``channel``. Training fills ``share``
+    of the progress bar and the baselines the rest, so the bar never reads 100% while they still run."""
     from get_core import model_file
     from get_core.data import from_parquet_bytes
     from get_core.encoding import DataSpec, prepare, usable_rows
-    from get_core.train import train  # torch: only the training path loads it
+    from get_core.train import MinMax, train  # torch: only the training path loads it
 
     seed = int(params.get("seed", 0))
     df, spec = from_parquet_bytes(dataset), DataSpec.from_dict(params["data"])
@@ -83,14 +84,16 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel) -> En
     config = GETConfig(**{**params["config"], "random_state": seed})
     X_train, y_train = prepared.X[train_idx], prepared.y[train_idx]
     X_test, y_test = prepared.X[test_idx], prepared.y[test_idx]
+    # the trainer's y scale: the loss curves show RMSE in the target's units (views.curves)
+    channel.put_json("target_scale", {"y_scale": MinMax.fit(X_train, y_train).y_scale})
     reached = [0.0]  # the last progress fraction reported, for the cancel message
 
     def on_progress(progress: Any) -> bool:
-        reached[0] = progress.fraction
+        reached[0] = progress.fraction * share
         metrics = [MetricPoint(progress.phase, r.start, progress.stage, progress.epoch,
                                progress.stage * progress.n_epochs + progress.epoch, r.alpha, r.soft_loss,
                                r.hard_loss) for r in progress.records]
-        stop = channel.report(progress=progress.fraction, phase=progress.phase, stage=progress.stage,
+        stop = channel.report(progress=reached[0], phase=progress.phase, stage=progress.stage,
                               n_stages=progress.n_stages, epoch=progress.epoch, n_epochs=progress.n_epochs,
                               best_hard_r2=progress.best_hard_r2, metrics=metrics)
         return stop or channel.cancelled()
@@ -108,7 +111,7 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel) -> En
         return Ending(RunStatus.CANCELLED, f"Cancelled by request at {100 * reached[0]:.0f}%; the best tree found "
                       "so far is kept.", scores)
     channel.on_stop(Ending(RunStatus.CANCELLED, BASELINES_SKIPPED, scores))
-    _fit_baselines(channel, X_train, y_train, X_test, y_test, config, prepared.feature_names)
+    _fit_baselines(channel, X_train, y_train, X_test, y_test, config, prepared.feature_names, share)
     if channel.cancelled():
         return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
                       "the trained tree, its test scores and the baseline comparison are kept.", scores)
@@ -116,12 +119,12 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel) -> En
 
 
 def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                   y_test: np.ndarray, config: GETConfig, feature_names: list[str]) -> None:
+                   y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float) -> None:
     """CART and random forest on the same split (issue 5); a failing baseline never fails the run."""
     from get_core.compare import fit_baselines  # scikit-learn: kept out of the supervisor, which imports this module
 
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
-    channel.report(progress=1.0, phase="baselines", stage=config.n_alphas - 1, n_stages=config.n_alphas,
+    channel.report(progress=share, phase="baselines", stage=config.n_alphas - 1, n_stages=config.n_alphas,
                    epoch=config.n_epochs, n_epochs=config.n_epochs)
     try:
         result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,

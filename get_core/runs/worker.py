@@ -30,7 +30,9 @@ import time
 import traceback
 from typing import Any
 
-from get_core.runs.store import RunFinishedError, RunStatus, RunStore, StoreError, StoreUnavailable
+from get_core.runs import estimate
+from get_core.runs.results import load_results
+from get_core.runs.store import Run, RunFinishedError, RunStatus, RunStore, StoreError, StoreUnavailable
 from get_core.runs.training import Ending, describe, train_run
 
 HEARTBEAT_PERIOD_S = 1.0
@@ -140,8 +142,9 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
     previous = _on_sigterm(beat.request_cancel)
     beat.start()
     try:
-        return train_run(store.get_dataset(run_id).data, run.params, StoreChannel(store, run_id, beat)).write(
-            store, run_id)
+        share = _training_share(store, run)
+        return train_run(store.get_dataset(run_id).data, run.params, StoreChannel(store, run_id, beat),
+                         share).write(store, run_id)
     except RunFinishedError:
         return store.get_run(run_id).status
     except Exception as exc:
@@ -197,3 +200,27 @@ def _restore_sigterm(previous: Any) -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def fit_missing_baselines(store: RunStore, run_id: int) -> None:
+    """Fit the baselines of a finished run that stopped before them (cancelled while training) on its stored split,
+    as the worker would have, and store them (``RunStore.add_baselines``): called by the Compare page."""
+    from get_core.compare import fit_baselines  # scikit-learn: only when asked for
+
+    results = load_results(store, run_id)
+    if not results.has_data:
+        raise StoreError(f"Run {run_id}'s rows could not be rebuilt ({results.data_note}), so its baselines cannot "
+                         "be fitted.")
+    params = results.run.params
+    store.add_baselines(run_id, fit_baselines(results.X_train, results.y_train, results.X_test, results.y_test,
+                                              int(params["config"]["depth"]), int(params.get("seed", 0)),
+                                              feature_names=results.tree.feature_names))
+
+
+def _training_share(store: RunStore, run: Run) -> float:
+    """The share of the progress bar training fills, the rest left to the baselines, from this machine's run-time
+    estimate (``estimate.Estimate.training_share``, keyed by the shape the Train page measured); the whole bar when
+    this shape was never measured."""
+    found = estimate.cached_estimate(run.n_rows, run.n_features, run.params["config"],
+                                     estimate.calibration_path(store.path, store.is_file))
+    return 1.0 if found is None else min(1.0, max(0.05, found.training_share))

@@ -3,10 +3,13 @@
 Points are any objects with the attributes of ``get_core.runs.store.MetricPoint``: ``phase``, ``start``, ``stage``,
 ``epoch``, ``step`` (stage * n_epochs + epoch, a run-wide epoch axis), ``alpha``, ``soft_loss`` and ``hard_loss``
 (MSE on the min-max scaled target; None where unknown, e.g. the soft loss before a stage's first epoch).
+With the run's ``y_scale`` (the training targets' range, by which the trainer divided them) the curves show RMSE in
+the target's own units, ``sqrt(MSE) * y_scale``, which people can compare with the run's test RMSE.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any, Iterable, Sequence
 
@@ -14,12 +17,14 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+WAITING_Y = 0.78  # the waiting note sits inside the top plot, clear of both subplot titles (paper y 1.0 and ~0.46)
 MAX_POINTS_PER_LINE = 400  # thinned evenly beyond this (always keeping the last point) so live redraws stay cheap
 
 
 def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_stages: int | None = None,
-                       title: str | None = None, height: int = 460) -> go.Figure:
-    """Soft loss (top) and hard loss (bottom) against epochs, one colour per start, stages split by dotted lines."""
+                       title: str | None = None, height: int = 460, y_scale: float | None = None) -> go.Figure:
+    """Soft loss (top) and hard loss (bottom) against epochs, one colour per start, stages split by dotted lines;
+    RMSE in the target's units when ``y_scale`` is given, else MSE of the scaled target."""
     by_start: dict[int, list[Any]] = defaultdict(list)
     for point in points:
         if point.phase == "optimize":
@@ -33,7 +38,7 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
         for row, attribute in ((1, "soft_loss"), (2, "hard_loss")):
             shown = [p for p in line if getattr(p, attribute) is not None]
             figure.add_trace(go.Scatter(
-                x=[p.step for p in shown], y=[getattr(p, attribute) for p in shown], mode="lines",
+                x=[p.step for p in shown], y=[_plotted(getattr(p, attribute), y_scale) for p in shown], mode="lines",
                 name=f"start {start}", legendgroup=f"start {start}", showlegend=row == 1,
                 line={"color": color, "width": 1.5},
                 customdata=[[p.stage + 1, p.epoch, p.alpha] for p in shown],
@@ -43,14 +48,19 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     if n_epochs and n_stages:
         for stage in range(1, n_stages):
             figure.add_vline(x=stage * n_epochs, line={"dash": "dot", "color": "grey", "width": 1})
-    figure.update_yaxes(type="log", title_text="MSE (scaled y)")
+    figure.update_yaxes(type="log", title_text="MSE (scaled y)" if y_scale is None else "RMSE (target units)")
     figure.update_xaxes(title_text="epoch (all stages)", row=2, col=1)
     figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
                          title=title, legend={"orientation": "h", "y": -0.15}, uirevision="keep-zoom")
     if not by_start:
         figure.add_annotation(text="waiting for the first epochs...", showarrow=False, xref="paper", yref="paper",
-                              x=0.5, y=0.5)
+                              x=0.5, y=WAITING_Y)
     return figure
+
+
+def _plotted(loss: float, y_scale: float | None) -> float:
+    """What the figure plots for a loss: the MSE as it is, or with ``y_scale`` the RMSE in the target's units."""
+    return loss if y_scale is None else math.sqrt(max(loss, 0.0)) * y_scale
 
 
 def _thin(line: Sequence[Any], limit: int = MAX_POINTS_PER_LINE) -> Sequence[Any]:

@@ -1,8 +1,11 @@
 """Why a row got its prediction: its decision path with each node's margin and largest contributions, and uploaded
 rows made model inputs (rows that cannot be scored and columns the model does not use are named, not refused).
 
-A branch node's rule is ``sum_j w_j x_j <= c`` in original units; the contribution of feature j at that node is
-``w_j x_j`` (the terms add up to the left-hand side), and the margin ``a·xs - b`` (= lhs - c) decides: <= 0 left.
+A branch node's rule is ``sum_j w_j x_j <= c`` in original units, and the margin ``a·xs - b`` (= lhs - c) decides:
+<= 0 left. The contribution of feature j at that node is ``w_j (x_j - m_j)``, with ``m_j`` the middle of the feature's
+training range (``reference``): how far this row's value moves the weighted sum from a mid-range row's. The raw term
+``w_j x_j`` would rank a feature by its magnitude: a feature always near 1010 would top every list however little it
+varies. (The tree stores no per-node feature means, so the reference is the model's own scaling.)
 """
 
 from __future__ import annotations
@@ -81,7 +84,8 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
     "leaf_contributions": [CONTRIB], "clamped": bool}`` (clamped: the leaf's line left the leaf's range and the
     prediction is its nearer bound) with STEP = ``{"node", "direction" ("left"/"right"), "margin", "lhs",
     "threshold", "rule" (the condition the row satisfied), "contributions": [CONTRIB, largest |term| first]}`` and
-    CONTRIB = ``{"feature", "weight", "value", "term"}`` (term = weight * value, original units).
+    CONTRIB = ``{"feature", "weight", "value", "reference", "term"}`` (term = weight * (value - reference), in the
+    weighted sum's units; reference = the middle of the feature's training range, see the module docstring).
     """
     x = np.asarray(x, dtype=np.float64).reshape(1, -1)
     path = tree.decision_path(x)[0]
@@ -116,7 +120,7 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
 
 def explain_rows(tree: ObliqueTree, X: Any, top_k: int = 3) -> pd.DataFrame:
     """One CSV-ready row per input row: prediction, leaf, path, and per level the node, its margin and its
-    largest contributions as ASCII text (``2*temp=50; -1*pressure=-7``)."""
+    largest contributions as ASCII text (``2*(temp-10)=50; -1*(pressure-3)=-7``: weight * (value - reference))."""
     X = np.asarray(X, dtype=np.float64)
     path = tree.decision_path(X) if len(X) else np.empty((0, tree.depth + 1), dtype=np.int64)
     out = {"prediction": tree.predict(X) if len(X) else np.empty(0), "leaf": path[:, -1],
@@ -130,17 +134,25 @@ def explain_rows(tree: ObliqueTree, X: Any, top_k: int = 3) -> pd.DataFrame:
         for i, node in enumerate(nodes):
             w, _ = tree.split_in_original_units(int(node))
             texts.append("; ".join(
-                f"{labels.fmt(c['weight'], 4, False)}*{c['feature']}={labels.fmt(c['term'], 4, False)}"
+                f"{labels.fmt(c['weight'], 4, False)}*({c['feature']}-{labels.fmt(c['reference'], 4, False)})="
+                f"{labels.fmt(c['term'], 4, False)}"
                 for c in _contributions(tree, w, X[i], top_k)))
         out[f"top_terms_{level}"] = texts
     return pd.DataFrame(out)
 
 
+def reference_row(tree: ObliqueTree) -> np.ndarray:
+    """(p,) the middle of each feature's training range (of its 1st-99th percentiles for robust scaling): the row
+    contributions are measured from."""
+    return tree.x_min + tree.x_scale / 2
+
+
 def _contributions(tree: ObliqueTree, w: np.ndarray, x: np.ndarray, top_k: int) -> list[dict]:
-    terms = w * x
+    reference = reference_row(tree)
+    terms = w * (x - reference)
     order = [j for j in np.argsort(-np.abs(terms), kind="stable") if w[j] != 0][:top_k]
-    return [{"feature": tree.feature_names[j], "weight": float(w[j]), "value": float(x[j]), "term": float(terms[j])}
-            for j in order]
+    return [{"feature": tree.feature_names[j], "weight": float(w[j]), "value": float(x[j]),
+             "reference": float(reference[j]), "term": float(terms[j])} for j in order]
 
 
 def quoted(names: Sequence[str], limit: int = 8) -> str:

@@ -34,9 +34,12 @@ class Term:
     importance: float  # |coef| in scaled units, the ordering key
 
 
-def fmt(value: float, digits: int = 3, unicode: bool = True) -> str:
-    """``value`` with ``digits`` significant digits; unicode minus in display form."""
-    text = f"{value + 0.0:.{digits}g}"  # + 0.0 turns -0.0 into 0.0
+def fmt(value: float, digits: int | None = 3, unicode: bool = True) -> str:
+    """``value`` with ``digits`` significant digits, or with ``digits=None`` the shortest text that reads back as the
+    same double (``repr``): the exact form, for rules that must route rows as ``predict`` does. Unicode minus in
+    display form."""
+    value = float(value) + 0.0  # + 0.0 turns -0.0 into 0.0
+    text = repr(value).removesuffix(".0") if digits is None else f"{value:.{digits}g}"
     return text.replace("-", MINUS) if unicode and text.startswith("-") else text
 
 
@@ -57,8 +60,9 @@ def leaf_terms(tree: ObliqueTree, leaf: int) -> list[Term]:
 def format_terms(terms: list[Term], digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
                  max_name: int | None = None) -> list[str]:
     """Signed term strings (``0.82·temp``, ``− 0.31·pressure``) for the first ``max_terms`` terms, then a summary
-    string (``+ … (5 more)``) if any are left out. The first term carries its sign without a space."""
-    shown = terms if max_terms is None else terms[:max_terms]
+    string (``+ … (5 more)``) if at least two are left out (one more term takes the room of its summary). The first
+    term carries its sign without a space."""
+    shown = terms if max_terms is None or len(terms) <= max_terms + 1 else terms[:max_terms]
     times, minus = (TIMES, MINUS) if unicode else ("*", "-")
     out = []
     for i, term in enumerate(shown):

@@ -66,7 +66,11 @@ def test_upload_train_watch_reload_and_find_the_run_finishing(server, page):
     page.wait_for_timeout(1000)  # let the rerun with the new value land before starting
     page.get_by_role("button", name="Start training").click()
 
-    page.get_by_text("Run #1:", exact=False).first.wait_for(timeout=60_000)
+    title = page.get_by_text("Run #1:", exact=False).first
+    title.wait_for(timeout=60_000)
+    title.wait_for(state="visible", timeout=10_000)  # the run opens on the Runs page, its panel at the top
+    box, viewport = title.bounding_box(), page.viewport_size
+    assert box is not None and 0 <= box["y"] < viewport["height"] / 2, (box, viewport)
     deadline = time.monotonic() + 90
     while _curve_length(page) == 0:  # the worker is starting (a few seconds for torch)
         assert time.monotonic() < deadline, "no loss curve appeared"
@@ -80,11 +84,11 @@ def test_upload_train_watch_reload_and_find_the_run_finishing(server, page):
     page.reload()  # a new browser session: nothing but the URL survives in the browser
     page.get_by_text("Run #1:", exact=False).first.wait_for(timeout=60_000)
     assert RunStore(db).get_run(1).status in (RunStatus.RUNNING, RunStatus.FINISHED)
-    page.get_by_text("✅ Run #1", exact=False).first.wait_for(timeout=180_000)
+    page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=180_000)
     page.get_by_text("Test R²").first.wait_for(timeout=10_000)
     run = RunStore(db).get_run(1)
     assert run.status is RunStatus.FINISHED and run.test_r2 is not None
 
     page.goto(url + "/runs")  # the runs table and the opened run, in yet another session
     page.get_by_role("heading", name="Runs").wait_for(timeout=30_000)
-    page.get_by_text("✅ Run #1", exact=False).first.wait_for(timeout=30_000)
+    page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=30_000)

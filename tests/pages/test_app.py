@@ -18,6 +18,7 @@ from get_core.runs.store import RunStatus, RunStore
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 EXAMPLE = ROOT / "data" / "examples" / "airfoil_self_noise.csv"
+EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u23E9-\u23FF\uFE0F]")  # shown as boxes without a font
 TARGET_LABEL = "Target (the number the tree predicts)"
 
 
@@ -98,7 +99,9 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     at.button(key="start").click().run()
     assert_no_traceback(at)
     assert at.query_params["run"] == ["1"] or at.query_params["run"] == "1"
-    run_until(at, lambda a: any("✅" in s for s in texts(a, "subheader")), timeout=120)
+    assert at.title[0].value == "Runs" and widget(at.selectbox, "Run").value == 1  # the new run in view, opened
+    assert texts(at, "subheader")[0].endswith("Run #1: sound.csv · depth 2 constant")
+    run_until(at, lambda a: any(":material/check_circle:" in s for s in texts(a, "subheader")), timeout=120)
     assert texts(at, "metric")[2] != "–"  # test R²
     run = RunStore(db).get_run(1)
     assert run.status is RunStatus.FINISHED and run.params["data"]["target"] == "sound"
@@ -106,7 +109,9 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     at.switch_page("pages/runs.py").run()
     assert_no_traceback(at)
     table = at.dataframe[0].value
-    assert table["id"].tolist() == [1] and table["status"].iloc[0].endswith("FINISHED")
+    assert table["id"].tolist() == [1] and table["status"].iloc[0] == "finished"
+    shown = [*table["status"], *texts(at, "subheader"), *(o for s in at.selectbox for o in s.options)]
+    assert any(o.startswith("#1 ") for o in shown) and not [t for t in shown if EMOJI.search(t)]  # no font needed
 
 
 def test_a_semicolon_file_with_decimal_commas_is_read_as_numbers_and_said_so(db):
@@ -174,8 +179,20 @@ def test_cancel_from_the_live_panel(db):
     at.button(key="start").click().run()
     run_until(at, lambda a: RunStore(db).get_run(1).progress > 0, timeout=90)
     widget(at.button, "Cancel run").click().run()
-    run_until(at, lambda a: any("⏹️" in s for s in texts(a, "subheader")), timeout=10)
+    run_until(at, lambda a: any(":material/stop_circle:" in s for s in texts(a, "subheader")), timeout=10)
     assert any("best tree found so far is kept" in w for w in texts(at, "warning"))
+
+
+def test_a_constant_target_column_is_refused_in_words_not_swapped_for_another(db):
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"a": rng.random(40), "b": rng.random(40), "target": 3.0, "c": rng.random(40)})
+    at = upload(app(), "flat.csv", table.to_csv(index=False).encode())
+    assert_no_traceback(at)
+    assert widget(at.selectbox, TARGET_LABEL).value == "target"
+    errors = texts(at, "error")
+    assert len(errors) == 1 and "'target' has the same value (3) in every usable row" in errors[0], errors
+    assert "choose another target" in errors[0]
+    assert not texts(at, "success") and "data_ready" not in at.session_state
 
 
 def bad_table() -> pd.DataFrame:
@@ -190,7 +207,9 @@ def bad_table() -> pd.DataFrame:
     ("one_row.csv", b"a,b,c\n1,2,3\n", "detect", "has only 1 data row; GET needs at least 20"),
     ("dup.csv", b"a,b,a\n" + b"1,2,3\n" * 25, "detect", "Column name 'a' appears twice"),
     ("model.parquet", b"\x80\x04K\x01.", "detect", "not a readable Parquet file"),  # a pickle is never loaded
-], ids=["wrong-delimiter", "empty", "one-row", "duplicate-columns", "pickle-as-parquet"])
+    ("notes.txt", b"Hello there, this is a note.\nIt has a few lines of prose\nand nothing like a table.\n"
+     b"Just words, written by a person.\nThe end.\n", "detect", "'notes.txt' does not look like a table"),
+], ids=["wrong-delimiter", "empty", "one-row", "duplicate-columns", "pickle-as-parquet", "prose"])
 def test_bad_files_show_a_clear_message_and_no_traceback(db, name, content, delimiter, message):
     at = app()
     widget(at.selectbox, "Delimiter (text files)").set_value(delimiter).run()

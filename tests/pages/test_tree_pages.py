@@ -14,6 +14,7 @@ from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
 from get_core.views import node
+from pages import common
 from tests.explorer_runs import finished_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,6 +131,17 @@ def test_compare_page_lists_get_cart_and_forest(run_id):
     assert (table["Parameters"] > 0).all()
 
 
+def test_a_run_cancelled_before_its_baselines_offers_to_fit_them_and_compare_shows_them(store):
+    run_id = finished_run(store, depth=2, baselines=False, status=RunStatus.CANCELLED)
+    at = _page("compare", run=run_id)
+    _ok(at)
+    assert "ended before its CART and random-forest baselines were fitted" in at.info[0].value
+    at.button(key="fit_baselines").click().run()
+    _ok(at)
+    assert list(at.dataframe[0].value["Model"]) == ["GET", "CART", "Random forest"]
+    assert set(store.get_json(run_id, "baselines")["models"]) == {"cart", "random_forest"}
+
+
 def test_compare_page_explains_missing_baselines(store):
     bare = finished_run(store, depth=2, names=NAMES, baselines=False)
     at = _page("compare", run=bare)
@@ -149,6 +161,10 @@ def test_predict_page_scores_one_typed_row(run_id, store):
     shown = {m.label: m.value for m in at.metric}
     assert float(shown["Prediction"]) == pytest.approx(tree.predict(np.array([values]))[0], rel=1e-5)
     assert int(shown["Leaf"]) == tree.apply(np.array([values]))[0]
+    steps = at.dataframe[0].value  # contributions from the middle of each feature's range, and said so
+    middle = tree.x_min + tree.x_scale / 2
+    assert f"({values[0]:.4g} \u2212 {middle[0]:.4g})" in " ".join(steps["largest contributions"])
+    assert any("middle of the feature's training range" in c.value for c in at.caption)
     other = finished_run(store, depth=2, names=NAMES, seed=7)
     at.run()  # the run list now holds it
     next(w for w in at.selectbox if w.label == "Run").set_value(other).run()
@@ -176,3 +192,31 @@ def test_predict_page_scores_uploaded_rows_and_warns_about_values_never_seen_in_
     assert at.success[0].value == "Scored 3 rows."
     assert [w.value for w in at.warning] == [
         "Column 'site': 2 rows hold 'east', never seen in training; scored with every 'site=...' input at 0."]
+
+
+def test_node_metrics_and_the_forest_table_show_rounded_values_under_readable_names(run_id):
+    at = _page("tree", run=run_id, node=2)
+    _ok(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert {"RMSE train", "RMSE test"} <= set(metrics) and not [v for v in metrics.values() if " / " in v]
+    forest = at.dataframe[-1].value
+    assert list(forest.columns) == ["rows", "reaching this node", "tree RMSE", "forest RMSE", "tree MAE", "forest MAE"]
+    digits = [len(v.replace(",", "").replace(".", "").replace("-", "").lstrip("0")) for v in forest["tree RMSE"]]
+    assert digits and max(digits) <= 4, forest["tree RMSE"].tolist()
+
+
+def test_compare_two_names_settings_as_the_train_page_does(store):
+    for seed in (0, 1):
+        finished_run(store, depth=2, seed=seed)
+    at = _page("runs")
+    _ok(at)
+    table = at.dataframe[-1].value
+    assert {"Starts", "Epochs per alpha stage", "Alpha stages", "L1 penalty"} <= set(table.index)
+    assert not [k for k in table.index if "_" in k], list(table.index)
+
+
+@pytest.mark.parametrize("value, digits, shown", [
+    (12345.6, 4, "12,346"), (4.36512, 4, "4.365"), (-2500.0, 4, "-2,500"), (1234.567, 6, "1,234.57"),
+    (None, 4, "\u2013"), (float("nan"), 4, "\u2013")])
+def test_numbers_for_people_have_thousands_separators_and_their_digits(value, digits, shown):
+    assert common.number(value, digits) == shown

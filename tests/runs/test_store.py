@@ -105,6 +105,22 @@ def test_finished_runs_are_immutable_except_their_name(store, final):
     assert store.get_run(run_id).name == "kept" and store.get_run(run_id).status is final
 
 
+def test_a_finished_run_with_a_model_takes_missing_baselines_once_and_nothing_else_changes(store):
+    run_id = running_run(store)
+    store.put_json(run_id, "model", {"m": 1})
+    with pytest.raises(StoreError, match="cannot take baselines now"):
+        store.add_baselines(run_id, {"models": {}})  # still running: the worker writes them
+    store.set_status(run_id, RunStatus.CANCELLED, error="Cancelled by request.")
+    before = store.get_run(run_id)
+    store.add_baselines(run_id, {"models": {"cart": {}}})
+    assert store.get_json(run_id, "baselines") == {"models": {"cart": {}}} and store.get_run(run_id) == before
+    with pytest.raises(StoreError, match="cannot take baselines now"):
+        store.add_baselines(run_id, {"models": {}})  # once only
+    without_model = finished_run(store, RunStatus.CANCELLED)
+    with pytest.raises(StoreError, match="cannot take baselines now"):
+        store.add_baselines(without_model, {"models": {}})
+
+
 def test_claims_take_the_oldest_queued_run_and_respect_the_limit(store):
     first, second, third = new_run(store), new_run(store), new_run(store)
     assert store.claim_next_run(2).run_id == first

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -273,3 +274,35 @@ def test_cancel_while_fitting_the_baselines_keeps_the_scores_and_starts_the_next
     wait_for(lambda: file_store.get_run(second).status is not RunStatus.QUEUED, 15)
     assert wait_for(lambda: file_store.get_run(second).status.is_finished(), 120)
     assert file_store.get_run(second).status is RunStatus.FINISHED
+
+
+def test_the_baselines_are_a_visible_stage_of_the_progress_bar_and_the_target_scale_is_stored(tmp_path):
+    from get_core.runs import estimate
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = submit(store, TINY)
+    key = estimate.shape_key(TINY["depth"], TINY["leaf"], TINY["n_starts"], 5, 300)
+    estimate.save_measurement(tmp_path / "calibration.json", key, {"per_epoch": 0.01, "per_stage": 0.5},
+                              {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.001})
+    share = 1.4 / 2.7  # training 2 * (0.5 + 20 * 0.01) s, baselines 1 + 300 * 0.001 s
+    seen: list[tuple[str | None, float]] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            run = store.get_run(run_id)
+            seen.append((run.phase, run.progress))
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    finally:
+        done.set()
+        watcher.join()
+    assert max(p for phase, p in seen if phase == "optimize") <= share + 1e-9
+    assert [p for phase, p in seen if phase == "baselines"] and {round(p, 6) for phase, p in seen
+                                                                  if phase == "baselines"} == {round(share, 6)}
+    y_train = example(300)["target"].to_numpy()[store.get_json(run_id, "split")["train"]]
+    assert store.get_json(run_id, "target_scale")["y_scale"] == float(y_train.max() - y_train.min())

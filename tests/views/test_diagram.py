@@ -45,7 +45,10 @@ def test_invalid_view_root_is_refused():
 def test_branch_label_puts_largest_terms_first_in_original_units():
     tree = stump(("temp", "pressure"))
     assert labels.split_text(tree, 1) == "2\u00b7temp \u2212 1\u00b7pressure \u2264 3"
-    assert labels.split_text(tree, 1, max_terms=1) == "2\u00b7temp + \u2026 (1 more) \u2264 3"
+    assert labels.split_text(tree, 1, max_terms=1) == "2\u00b7temp \u2212 1\u00b7pressure \u2264 3"  # no "(1 more)"
+    three = stump(("temp", "pressure", "wind"))
+    three.weights[0, 2] = 0.5
+    assert labels.split_text(three, 1, max_terms=1) == "2\u00b7temp + \u2026 (2 more) \u2264 3"
     assert labels.split_text(tree, 1, unicode=False, go_right=True) == "2*temp - 1*pressure > 3"
     assert diagram.node_label(tree, 1) == (
         '<B>#1</B>  5 rows<BR ALIGN="LEFT"/>2\u00b7temp \u2212 1\u00b7pressure<BR ALIGN="LEFT"/>\u2264 3'

@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from get_core.tree import ObliqueTree
 from get_core.views import explain, labels, node, teaching
 from tests.trees import make_tree, stump
 
@@ -141,7 +142,17 @@ def test_explain_row_gives_path_margins_and_contributions():
     assert step["lhs"] == pytest.approx(5.0) and step["threshold"] == 3.0
     assert step["rule"] == "2\u00b7temp \u2212 1\u00b7pressure > 3"
     assert [c["feature"] for c in step["contributions"]] == ["temp", "pressure"]
-    assert step["contributions"][0]["term"] == pytest.approx(6.0)
+    assert step["contributions"][0]["term"] == pytest.approx(5.0)  # 2 * (3 - 0.5), the range's middle
+    assert step["contributions"][1]["reference"] == 0.5
+
+
+def test_a_near_constant_feature_of_large_magnitude_does_not_top_the_contributions():
+    tree = ObliqueTree(weights=[[1.0, 1.0]], thresholds=[1.0], leaf_intercepts=[0.0, 1.0], leaf_coefs=np.zeros((2, 2)),
+                       n_samples=[4, 2, 2], node_values=[0.5, 0.0, 1.0], x_min=[1009.5, 0.0], x_scale=[1.0, 30.0],
+                       feature_names=["pressure", "temp"])
+    step = explain.explain_row(tree, [1010.2, 25.0])["steps"][0]
+    assert [c["feature"] for c in step["contributions"]] == ["temp", "pressure"]  # raw w*x: pressure, 1010 vs 0.8
+    assert step["contributions"][1]["term"] == pytest.approx(0.2)
 
 
 def test_explain_row_says_when_a_leaf_clamped_its_line():
@@ -160,7 +171,7 @@ def test_explain_rows_is_csv_ready():
     table = explain.explain_rows(stump(), ROWS)
     assert list(table.columns) == ["prediction", "leaf", "path", "node_0", "margin_0", "top_terms_0"]
     assert table["path"].iloc[0] == "1 > 2"
-    assert table["top_terms_0"].iloc[2] == "2*temp=6; -1*pressure=0"
+    assert table["top_terms_0"].iloc[2] == "2*(temp-0.5)=5; -1*(pressure-0.5)=0.5"
     assert "prediction" in table.to_csv(index=False)
 
 
@@ -211,6 +222,6 @@ def test_scored_table_keeps_unscored_rows_in_place_with_empty_predictions():
     table = explain.scored_table(stump(), frame, explain.rows_to_X(stump(), frame))
     assert table.to_csv(index=False).splitlines()[:4] == [
         "temp,pressure,leaf,prediction,get_leaf,path,node_0,margin_0,top_terms_0",
-        "1.0,0.0,x,10.0,2,1 > 2,1,-1.0,2*temp=2; -1*pressure=0",
+        "1.0,0.0,x,10.0,2,1 > 2,1,-1.0,2*(temp-0.5)=1; -1*(pressure-0.5)=0.5",
         ",1.0,y,,,,,,",
-        "3.0,0.0,z,20.0,3,1 > 3,1,3.0,2*temp=6; -1*pressure=0"]
+        "3.0,0.0,z,20.0,3,1 > 3,1,3.0,2*(temp-0.5)=5; -1*(pressure-0.5)=0.5"]

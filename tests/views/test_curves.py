@@ -1,0 +1,33 @@
+"""Loss curves: RMSE in the target's units when the run's scale is known, and a waiting note clear of the titles."""
+
+import math
+
+import pytest
+
+from get_core.runs.store import MetricPoint
+from get_core.views.curves import loss_curves_figure
+
+
+def _points() -> list[MetricPoint]:
+    return [MetricPoint("optimize", 0, 0, epoch, epoch, 5.0, 0.04 / (epoch + 1), 0.01 / (epoch + 1))
+            for epoch in range(5)]
+
+
+def test_the_curves_show_rmse_in_the_targets_units_given_its_scale():
+    figure = loss_curves_figure(_points(), y_scale=20.0)
+    hard = next(t for t in figure.data if t.yaxis == "y2")
+    assert hard.y[0] == pytest.approx(math.sqrt(0.01) * 20.0)  # 2.0 in the target's units, not MSE 0.01
+    assert figure.layout.yaxis.title.text == "RMSE (target units)"
+
+
+def test_without_a_scale_the_curves_say_they_are_scaled_mse():
+    figure = loss_curves_figure(_points())
+    assert next(t for t in figure.data if t.yaxis == "y2").y[0] == pytest.approx(0.01)
+    assert figure.layout.yaxis.title.text == "MSE (scaled y)"
+
+
+def test_the_waiting_note_does_not_overlap_a_subplot_title():
+    figure = loss_curves_figure([])
+    note = next(a for a in figure.layout.annotations if a.text.startswith("waiting"))
+    titles = [a for a in figure.layout.annotations if "loss" in a.text]
+    assert len(titles) == 2 and all(abs(note.y - title.y) > 0.1 for title in titles)
