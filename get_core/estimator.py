@@ -43,8 +43,9 @@ def _sklearn_constraint(allowed: Allowed) -> list:
     """scikit-learn's form of one of GETConfig's rules; the exact rule (finite, no bools) runs when the config is
     built in ``fit``."""
     match allowed:
-        case Integer(low, high):
-            return [_Interval(Integral, low, high, closed="left" if high is None else "both")]
+        case Integer(low, high, optional):
+            bounds = _Interval(Integral, low, high, closed="left" if high is None else "both")
+            return [bounds, *([None] if optional else [])]
         case Number(low, inclusive, optional):
             return [_Interval(Real, low, None, closed="left" if inclusive else "neither"), *([None] if optional else [])]
         case Choice(options):
@@ -131,7 +132,8 @@ class GETRegressor(_GETEstimator):
     training targets that reached it, so a line never extrapolates beyond what its leaf saw. ``scaling``: how each
     feature is mapped to [0, 1] before training, ``"minmax"`` (the paper's) or ``"robust"`` (1st-99th percentiles, for
     features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``data.squeezed_features``).
-    Defaults and allowed values: ``config.GETConfig``.
+    ``max_split_features=k`` (None: dense): every split uses at most k features, exactly (k=1: an axis-aligned tree
+    optimized as a whole); how, see ``sparse``. Defaults and allowed values: ``config.GETConfig``.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
@@ -139,7 +141,8 @@ class GETRegressor(_GETEstimator):
                  n_alphas: int = DEFAULTS.n_alphas, learning_rate: float = DEFAULTS.learning_rate,
                  l1: float = DEFAULTS.l1, polish: bool = DEFAULTS.polish, random_state=DEFAULTS.random_state,
                  device: str = DEFAULTS.device, linear_leaves: str = DEFAULTS.linear_leaves,
-                 clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling):
+                 clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling,
+                 max_split_features: int | None = DEFAULTS.max_split_features):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -154,6 +157,7 @@ class GETRegressor(_GETEstimator):
         self.random_state = random_state
         self.device = device
         self.scaling = scaling
+        self.max_split_features = max_split_features
 
     _parameter_constraints: dict = config_constraints(__init__)
 
@@ -186,7 +190,7 @@ class GETRegressorCV(_GETEstimator):
                  random_state=DEFAULTS.random_state, device: str = DEFAULTS.device, patience: int = 3,
                  tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
-                 scaling: str = DEFAULTS.scaling):
+                 scaling: str = DEFAULTS.scaling, max_split_features: int | None = DEFAULTS.max_split_features):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -205,6 +209,7 @@ class GETRegressorCV(_GETEstimator):
         self.validation_fraction = validation_fraction
         self.refit_from_search = refit_from_search
         self.scaling = scaling
+        self.max_split_features = max_split_features
 
     _parameter_constraints: dict = {
         **config_constraints(__init__),
