@@ -113,6 +113,17 @@ class ObliqueTree:
         return self.n_branches * (self.n_features + 1) + self.n_leaves + linear_leaves * self.n_features
 
     @property
+    def split_widths(self) -> np.ndarray:
+        """Features each branch node's split uses (its non-zero weights), shape (2^D - 1,)."""
+        return np.count_nonzero(self.weights, axis=1)
+
+    @property
+    def n_nonzero_parameters(self) -> int:
+        """``n_parameters`` with each split counting only its non-zero weights (and its threshold): what a reader has
+        to check in a sparse tree (``max_split_features``); equal to ``n_parameters`` for dense splits."""
+        return self.n_parameters - self.n_branches * self.n_features + int(self.split_widths.sum())
+
+    @property
     def has_leaf_bounds(self) -> bool:
         return bool(np.isfinite(self.leaf_lower).any() or np.isfinite(self.leaf_upper).any())
 

@@ -8,7 +8,7 @@ import pytest
 from sklearn.tree import DecisionTreeRegressor
 
 from get_core import export, model_file
-from get_core.estimator import GETRegressor
+from get_core.estimator import GETRegressor, GETRegressorCV, choose_split_features
 from get_core.model_file import ModelFormatError
 from get_core.views import labels
 
@@ -124,3 +124,33 @@ def test_the_model_file_keeps_k_and_refuses_a_file_whose_splits_break_it(sparse_
     data["meta"]["config"]["max_split_features"] = "two"
     with pytest.raises(ModelFormatError, match="max_split_features"):
         model_file.from_dict(data)
+
+
+def path_entry(k, r2):
+    return {"max_split_features": k, "validation_r2": r2}
+
+
+@pytest.mark.parametrize("tolerance, expected", [(0.0, None), (0.005, 3), (0.02, 2), (0.2, 1)])
+def test_the_path_chooses_the_fewest_features_per_split_within_the_tolerance_of_the_best(tolerance, expected):
+    path = [path_entry(1, 0.80), path_entry(2, 0.885), path_entry(3, 0.897), path_entry(5, 0.890),
+            path_entry(None, 0.900)]
+    assert choose_split_features(path, tolerance) == expected
+
+
+def test_the_depth_search_with_auto_reports_every_k_and_refits_the_one_it_chose():
+    X, y = planted(seed=2, n=400)
+    cv = GETRegressorCV(depths=(2,), n_starts=2, n_epochs=30, random_state=0, max_split_features="auto",
+                        sparsity_tolerance=0.01).fit(X, y)
+    path = cv.path_results_
+    assert [r["max_split_features"] for r in path] == [1, 2, 3, 5, None]
+    assert cv.best_max_split_features_ == choose_split_features(path, 0.01)
+    assert all(r["widest_split"] <= (r["max_split_features"] or X.shape[1]) for r in path)
+    assert path[0]["n_parameters"] < path[-1]["n_parameters"]
+    k = cv.best_max_split_features_
+    assert cv.tree_.meta["config"]["max_split_features"] == k
+    assert {r["max_split_features"] for r in cv.cv_results_} == {1, 2, 3, 5, None}
+
+
+def test_auto_is_refused_outside_the_depth_search():
+    with pytest.raises(ValueError, match="max_split_features"):
+        GETRegressor(max_split_features="auto").fit(np.ones((5, 2)), np.arange(5.0))
