@@ -154,3 +154,15 @@ def test_the_depth_search_with_auto_reports_every_k_and_refits_the_one_it_chose(
 def test_auto_is_refused_outside_the_depth_search():
     with pytest.raises(ValueError, match="max_split_features"):
         GETRegressor(max_split_features="auto").fit(np.ones((5, 2)), np.arange(5.0))
+
+
+def test_the_torch_path_finds_the_same_sparse_tree_as_the_fused_kernel(monkeypatch):
+    from get_core import native
+
+    X, y = planted(seed=3, n=1000)
+    settings = dict(depth=2, n_starts=3, n_epochs=200, random_state=0, max_split_features=2)
+    kernel_tree = GETRegressor(**settings).fit(X, y).tree_
+    monkeypatch.setattr(native, "available", lambda *a: False)
+    torch_tree = GETRegressor(**settings).fit(X, y).tree_
+    assert supports(torch_tree) == supports(kernel_tree)
+    assert torch_tree.meta["train_r2"] == pytest.approx(kernel_tree.meta["train_r2"], abs=0.01)
