@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -215,7 +215,10 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     params = _with_leaves(params, fit)
     best, best_loss = params.clone(), hard.clone()  # per model (start): the next stage's warm start
     sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense splits
-    kept, kept_loss = (best, best_loss) if sparsity is None else _scored(sparsity, params, evaluate)  # the result
+    kept, kept_loss = best, best_loss  # the result per start: its best tree, its best k-sparse tree with a k
+    if sparsity is not None:
+        trees, fit, hard = _projected(sparsity, params, evaluate)
+        kept, kept_loss = _with_leaves(trees, fit).clone(), hard.clone()
     n_stages, n_epochs = alphas.shape[1], config.n_epochs
     plan = list(range(n_stages)) + ([] if sparsity is None else [n_stages - 1])  # alpha column per stage
     checkpoints = set(np.linspace(n_epochs / CHECKPOINTS_PER_STAGE, n_epochs, CHECKPOINTS_PER_STAGE).round().astype(
@@ -242,7 +245,7 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
                 fit, hard = evaluate(params)
                 _keep_best(kept if masked else best, kept_loss if masked else best_loss, params, fit, hard)
                 if sparsity is not None and not masked:
-                    _keep_best(kept, kept_loss, *_scored(sparsity, params, evaluate, with_fit=True))
+                    _keep_best(kept, kept_loss, *_projected(sparsity, params, evaluate))
                 problem_best = kept_loss.view(-1, starts).min(dim=1).values
             if at_checkpoint or reporter.due():
                 reporter.report(stage, len(plan), epoch, n_epochs, alphas[:, column], soft, hard, problem_best,
@@ -253,12 +256,11 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     return _per_problem_best(kept, kept_loss, starts)
 
 
-def _scored(sparsity: Sparsifier, params: Params, evaluate, with_fit: bool = False):
-    """The top-k projection of ``params`` with its hard-split leaves and loss: (trees, loss), or (splits, fit, loss)
-    for ``_keep_best``."""
+def _projected(sparsity: Sparsifier, params: Params, evaluate: Callable[[Params], tuple[leaves.LeafFit, torch.Tensor]]
+               ) -> tuple[Params, leaves.LeafFit, torch.Tensor]:
+    """The top-k projection of ``params``'s splits, its hard-split leaves and its hard loss."""
     trees = sparsity.scored(params)
-    fit, loss = evaluate(trees)
-    return (trees, fit, loss) if with_fit else (_with_leaves(trees, fit).clone(), loss.clone())
+    return (trees, *evaluate(trees))
 
 
 def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.ndarray]], config: GETConfig,
