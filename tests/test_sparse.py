@@ -109,6 +109,7 @@ def test_a_nan_in_a_feature_no_split_uses_does_not_change_a_sparse_trees_predict
     rows = X[:50].copy()
     rows[:, unused] = np.nan
     np.testing.assert_array_equal(tree.apply(rows), tree.apply(X[:50]))
+    np.testing.assert_array_equal(tree.predict(rows), tree.predict(X[:50]))  # constant leaves ignore x too
 
 
 def test_the_model_file_keeps_k_and_refuses_a_file_whose_splits_break_it(sparse_tree):
