@@ -198,9 +198,9 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     with its hard-split leaves (Alg. 1 lines 8 and 12; the authors' code does the same). Why not from the stage's
     final splits: a soft first stage can leave a deep tree worse than its start, and the sharp stage did not recover
     (abalone, depth 8, paper budget: training R2 72.8, the CART start, against 75.2 from the best tree).
-    With ``config.max_split_features`` the dense stages run as above while every checkpoint also scores the
-    top-k projection of the current splits; one more stage at the last alpha then fine-tunes each start's best
-    k-sparse tree on its frozen support, and only k-sparse trees are returned (see ``sparse``).
+    With ``config.max_split_features`` every checkpoint also scores the top-k projection of the current splits, the
+    stages after the first prune the splits to k features as they go, and one more stage at the last alpha
+    fine-tunes each start's best k-sparse tree on its frozen support; only k-sparse trees are returned (``sparse``).
     """
     depth = (params.weights.shape[1] + 1).bit_length() - 1
     linear = config.linear_leaves if params.coefs is not None else None
@@ -229,7 +229,8 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
         masked = sparsity is not None and stage == len(plan) - 1
         if masked:
             params = kept.clone()
-            sparsity.freeze(params)
+        if sparsity is not None:
+            sparsity.begin_stage(params, frozen=masked)
         alpha = device_alphas[:, column].contiguous()
         adam = _Adam(params.tensors(), config.weight_decay)
         problem_best = kept_loss.view(-1, starts).min(dim=1).values
@@ -238,8 +239,8 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
         for epoch in range(1, n_epochs + 1):
             soft, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
             adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
-            if masked:
-                sparsity.mask(params)
+            if sparsity is not None:
+                sparsity.after_step(params, stage, epoch, n_epochs)
             at_checkpoint = epoch in checkpoints
             if at_checkpoint:
                 fit, hard = evaluate(params)
