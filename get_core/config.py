@@ -21,8 +21,8 @@ from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 #: (``linear_leaves="gcv"``) and GETRegressorCV's patience 3. 4: a linear leaf's prediction is clamped to its
 #: training targets' range (``clip_leaves=True``). "Same settings" includes the thread count: the fused CPU kernel
 #: splits rows into blocks per thread, so float sums (and, rarely, the tree) can differ between thread counts; the
-#: benchmarks pin one thread per fit. Options added later with defaults that train as before (``scaling``) need no
-#: bump.
+#: benchmarks pin one thread per fit. Options added later with defaults that train as before (``scaling``,
+#: ``max_split_features``) need no bump.
 ENGINE_VERSION = 4
 #: The last version that changed fixed-depth trees with constant leaves (GET, its polish, fixed-alpha ablations):
 #: the training-optimality tables, which use nothing else, keep the cells of that version.
@@ -49,16 +49,20 @@ def _real(value: object) -> float:
 
 @dataclass(frozen=True)
 class Integer:
-    """An integer from ``low`` to ``high`` (None: no upper bound)."""
+    """An integer from ``low`` to ``high`` (None: no upper bound); ``optional``: None is allowed too."""
 
     low: int
     high: int | None = None
+    optional: bool = False
 
     def accepts(self, value: object) -> bool:
+        if value is None:
+            return self.optional
         return _is_int(value) and self.low <= value and (self.high is None or value <= self.high)
 
     def describe(self) -> str:
-        return f"an integer >= {self.low}" if self.high is None else f"an integer from {self.low} to {self.high}"
+        text = f"an integer >= {self.low}" if self.high is None else f"an integer from {self.low} to {self.high}"
+        return f"None or {text}" if self.optional else text
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,8 @@ class GETConfig:
     fixed_alpha: float | None = setting(None, Number(0, optional=True),
                                         "ablation (paper Table 4): every stage uses this alpha instead")
     scaling: str = setting("minmax", Choice(SCALINGS), "how features map to [0, 1]; see train.MinMax.fit")
+    max_split_features: int | None = setting(None, Integer(1, optional=True),
+                                             "None: dense splits; k: every split uses at most k features (sparse.py)")
 
     def __post_init__(self) -> None:
         for name, allowed in ALLOWED.items():

@@ -43,8 +43,9 @@ def _sklearn_constraint(allowed: Allowed) -> list:
     """scikit-learn's form of one of GETConfig's rules; the exact rule (finite, no bools) runs when the config is
     built in ``fit``."""
     match allowed:
-        case Integer(low, high):
-            return [_Interval(Integral, low, high, closed="left" if high is None else "both")]
+        case Integer(low, high, optional):
+            bounds = _Interval(Integral, low, high, closed="left" if high is None else "both")
+            return [bounds, *([None] if optional else [])]
         case Number(low, inclusive, optional):
             return [_Interval(Real, low, None, closed="left" if inclusive else "neither"), *([None] if optional else [])]
         case Choice(options):
@@ -131,7 +132,8 @@ class GETRegressor(_GETEstimator):
     training targets that reached it, so a line never extrapolates beyond what its leaf saw. ``scaling``: how each
     feature is mapped to [0, 1] before training, ``"minmax"`` (the paper's) or ``"robust"`` (1st-99th percentiles, for
     features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``data.squeezed_features``).
-    Defaults and allowed values: ``config.GETConfig``.
+    ``max_split_features=k`` (None: dense): every split uses at most k features, exactly (k=1: an axis-aligned tree
+    optimized as a whole); how, see ``sparse``. Defaults and allowed values: ``config.GETConfig``.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
@@ -139,7 +141,8 @@ class GETRegressor(_GETEstimator):
                  n_alphas: int = DEFAULTS.n_alphas, learning_rate: float = DEFAULTS.learning_rate,
                  l1: float = DEFAULTS.l1, polish: bool = DEFAULTS.polish, random_state=DEFAULTS.random_state,
                  device: str = DEFAULTS.device, linear_leaves: str = DEFAULTS.linear_leaves,
-                 clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling):
+                 clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling,
+                 max_split_features: int | None = DEFAULTS.max_split_features):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -154,6 +157,7 @@ class GETRegressor(_GETEstimator):
         self.random_state = random_state
         self.device = device
         self.scaling = scaling
+        self.max_split_features = max_split_features
 
     _parameter_constraints: dict = config_constraints(__init__)
 
@@ -176,7 +180,13 @@ class GETRegressorCV(_GETEstimator):
     training R2 but left test R2 where it was on average (docs/BENCHMARKS.md), so the paper's refit stays the default.
     ``l1`` may also be several values: each depth is then fitted once per value and the pair with the best validation
     R2 wins (``best_l1_``); the paper's GET-Linear chose its L1 strength from (0, 1e-5) (its appendix on over-fitting).
-    The other parameters are GETRegressor's.
+    ``max_split_features="auto"`` runs that search once per k of ``SPLIT_FEATURE_PATH`` (1, 2, 3, 5 features per
+    split, then dense; values of k at or above the feature count are the dense tree) and keeps the smallest k whose
+    best validation R2 is within ``sparsity_tolerance`` of the best k's (default 0.005: half a point of R2, about
+    the spread of single fits between seeds at the fast budget), then refits that k at its depth
+    (``best_max_split_features_``). ``path_results_`` holds, per k tried, its depth, L1, validation R2, the
+    parameters a reader has to check (``ObliqueTree.n_nonzero_parameters``) and its widest split, so a person can
+    pick another point of the path; for a fixed k it holds that k's entry. The other parameters are GETRegressor's.
     """
 
     def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
@@ -186,7 +196,8 @@ class GETRegressorCV(_GETEstimator):
                  random_state=DEFAULTS.random_state, device: str = DEFAULTS.device, patience: int = 3,
                  tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
-                 scaling: str = DEFAULTS.scaling):
+                 scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
+                 sparsity_tolerance: float = 0.005):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -205,6 +216,8 @@ class GETRegressorCV(_GETEstimator):
         self.validation_fraction = validation_fraction
         self.refit_from_search = refit_from_search
         self.scaling = scaling
+        self.max_split_features = max_split_features
+        self.sparsity_tolerance = sparsity_tolerance
 
     _parameter_constraints: dict = {
         **config_constraints(__init__),
@@ -214,6 +227,8 @@ class GETRegressorCV(_GETEstimator):
         "tol": [_Interval(Real, 0, None, closed="left")],
         "validation_fraction": [_Interval(Real, 0, 1, closed="neither")],
         "refit_from_search": ["boolean"],
+        "max_split_features": [*config_constraints(__init__)["max_split_features"], StrOptions({"auto"})],
+        "sparsity_tolerance": [_Interval(Real, 0, None, closed="left")],
     }
 
     def fit(self, X, y, on_progress: ProgressCallback | None = None,
@@ -228,17 +243,44 @@ class GETRegressorCV(_GETEstimator):
         depths = sorted(set(int(d) for d in given))
         l1s = _l1_values(self.l1)
         seed = _seed(self.random_state)
-        X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)
-        self.cv_results_ = []
+        split = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)
+        self.cv_results_, self.path_results_ = [], []
+        chosen = {}  # k -> (depth, l1, validated tree) of its depth search
+        for k in _path(self.max_split_features, X.shape[1]):
+            search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
+                                                                  checkpoint)
+            chosen[k] = (search.best_depth, l1, validated)
+            self.path_results_.append({"max_split_features": k, "depth": search.best_depth, "l1": l1,
+                                       "validation_r2": search.best_score,
+                                       "n_parameters": validated.n_nonzero_parameters,
+                                       "widest_split": int(validated.split_widths.max())})
+            if cancelled:
+                break
+        k = choose_split_features(self.path_results_, self.sparsity_tolerance)
+        (self.best_depth_, self.best_l1_, validated), self.best_max_split_features_ = chosen[k], k
+        self.best_validation_r2_ = next(r["validation_r2"] for r in self.path_results_ if r["max_split_features"] == k)
+        warm_start = validated if self.refit_from_search else None
+        config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k)
+        self.tree_ = _search_fit(X, y, config, on_progress, names, checkpoint, warm_start)
+        return self
+
+    def _search_depth(self, split: list, depths: list[int], l1s: list[float], k: int | None,
+                      on_progress: ProgressCallback | None, names: list[str] | None,
+                      checkpoint: SearchCheckpoint | None) -> tuple["DepthSearch", ObliqueTree, float, bool]:
+        """The depth search (and L1 choice) for splits of at most ``k`` features on the train/validation ``split``;
+        appends to ``cv_results_``. Returns the search, its validated tree, that tree's L1, and whether it was
+        cancelled."""
+        X_tr, X_val, y_tr, y_val = split
+        seed = _seed(self.random_state)
         search = DepthSearch(depths[0], self.patience, self.tol)
         validated, best_l1, cancelled = None, l1s[0], False
         for depth in depths:
             scored = []  # (validation R2, l1, tree) of this depth, one per L1 value
             for l1 in l1s:
-                config = self._config(depth=depth, random_state=seed, l1=l1)
+                config = self._config(depth=depth, random_state=seed, l1=l1, max_split_features=k)
                 tree = _search_fit(X_tr, y_tr, config, on_progress, names, checkpoint)
                 r2 = _r2(y_val, tree.predict(X_val))
-                self.cv_results_.append({"depth": depth, "l1": l1, "validation_r2": r2,
+                self.cv_results_.append({"depth": depth, "l1": l1, "max_split_features": k, "validation_r2": r2,
                                          "train_r2": tree.meta["train_r2"]})
                 scored.append((r2, l1, tree))
                 cancelled = bool(tree.meta.get("cancelled"))
@@ -250,13 +292,26 @@ class GETRegressorCV(_GETEstimator):
                 validated, best_l1 = tree, l1
             if cancelled or stop:
                 break
-        self.best_depth_ = search.best_depth
-        self.best_l1_ = best_l1
-        self.best_validation_r2_ = search.best_score
-        warm_start = validated if self.refit_from_search else None
-        self.tree_ = _search_fit(X, y, self._config(depth=search.best_depth, random_state=seed, l1=best_l1),
-                                 on_progress, names, checkpoint, warm_start)
-        return self
+        return search, validated, best_l1, cancelled
+
+
+#: Features per split that ``max_split_features="auto"`` tries, fewest first (None: dense).
+SPLIT_FEATURE_PATH = (1, 2, 3, 5, None)
+
+
+def _path(max_split_features: int | str | None, p: int) -> list[int | None]:
+    """The values of k to search: the path for "auto" (k >= p is the dense tree, tried once as None), else the one
+    given."""
+    if max_split_features != "auto":
+        return [max_split_features]
+    return [k for k in SPLIT_FEATURE_PATH if k is None or k < p]
+
+
+def choose_split_features(path: list[dict], tolerance: float) -> int | None:
+    """The first entry of ``path`` (fewest features first) whose validation R2 is within ``tolerance`` of the best
+    one's: the most readable tree that costs at most that much validation R2."""
+    best = max(r["validation_r2"] for r in path)
+    return next(r["max_split_features"] for r in path if r["validation_r2"] >= best - tolerance)
 
 
 class DepthSearch:

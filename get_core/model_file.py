@@ -131,7 +131,25 @@ def from_dict(data: Any) -> ObliqueTree:
     if not all(writable(text) for text in _texts(meta)):
         raise ModelFormatError("Field 'meta' holds text with a lone surrogate (such as \\udcff), which no file can "
                                "hold; export the model again from GET Explorer.")
-    return ObliqueTree(feature_names=names, leaf_type=leaf_type, meta=plain(meta), **loaded, **scalars)
+    tree = ObliqueTree(feature_names=names, leaf_type=leaf_type, meta=plain(meta), **loaded, **scalars)
+    _check_split_features(meta, tree)
+    return tree
+
+
+def _check_split_features(meta: dict, tree: ObliqueTree) -> None:
+    """A file that states ``max_split_features`` k (in ``meta.config``, as training writes it) must keep it: no split
+    with more than k non-zero weights (an edited file would otherwise be shown as the sparse tree it is not)."""
+    config = meta.get("config")
+    k = config.get("max_split_features") if isinstance(config, dict) else None
+    if k is None:
+        return
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ModelFormatError(f"Field 'meta.config.max_split_features' must be null or an integer >= 1; got {k!r}.")
+    widths = tree.split_widths
+    if np.any(widths > k):
+        node = int(np.argmax(widths > k)) + 1
+        raise ModelFormatError(f"Field 'weights' breaks the model's own 'meta.config.max_split_features' = {k}: the "
+                               f"split of node {node} uses {int(widths[node - 1])} features.")
 
 
 # ---------------------------------------------------------------------------------------------- JSON text

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -20,6 +20,7 @@ from get_core.config import GETConfig
 from get_core.progress import Reporter
 from get_core.schedule import alpha_stage_bounds
 from get_core.soft import Params, Workspace, soft_loss_and_grad
+from get_core.sparse import Sparsifier
 from get_core.starts import cart_splits, random_splits
 
 #: Keep (models x branch nodes x rows) per soft-pass chunk under this many float32 elements (~64 MB per array).
@@ -197,40 +198,70 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     with its hard-split leaves (Alg. 1 lines 8 and 12; the authors' code does the same). Why not from the stage's
     final splits: a soft first stage can leave a deep tree worse than its start, and the sharp stage did not recover
     (abalone, depth 8, paper budget: training R2 72.8, the CART start, against 75.2 from the best tree).
+    With ``config.max_split_features`` every checkpoint also scores the top-k projection of the current splits, the
+    stages after the first prune the splits to k features as they go, and one more stage at the last alpha
+    fine-tunes each start's best k-sparse tree on its frozen support; only k-sparse trees are returned (``sparse``).
     """
     depth = (params.weights.shape[1] + 1).bit_length() - 1
     linear = config.linear_leaves if params.coefs is not None else None
     clip = config.clip_leaves and linear is not None
     M, N = params.weights.shape[:2]
     chunks = problems.chunks(M, N)
-    fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear, clip)
+
+    def evaluate(trees: Params) -> tuple[leaves.LeafFit, torch.Tensor]:
+        return _hard_evaluate(trees, problems, chunks, depth, starts, linear, clip)
+
+    fit, hard = evaluate(params)
     params = _with_leaves(params, fit)
-    best, best_loss = params.clone(), hard.clone()  # per model (start)
+    best, best_loss = params.clone(), hard.clone()  # per model (start): the next stage's warm start
+    sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense splits
+    kept, kept_loss = best, best_loss  # the result per start: its best tree, its best k-sparse tree with a k
+    if sparsity is not None:
+        trees, fit, hard = _projected(sparsity, params, evaluate)
+        kept, kept_loss = _with_leaves(trees, fit).clone(), hard.clone()
     n_stages, n_epochs = alphas.shape[1], config.n_epochs
+    plan = list(range(n_stages)) + ([] if sparsity is None else [n_stages - 1])  # alpha column per stage
     checkpoints = set(np.linspace(n_epochs / CHECKPOINTS_PER_STAGE, n_epochs, CHECKPOINTS_PER_STAGE).round().astype(
         int).tolist())
     device_alphas = alphas.to(problems.X.device, problems.X.dtype)
     workspaces: dict[int, Workspace] = {}
-    for stage in range(n_stages):
-        alpha = device_alphas[:, stage].contiguous()
+    for stage, column in enumerate(plan):
+        masked = sparsity is not None and stage == len(plan) - 1
+        if masked:
+            params = kept.clone()
+        if sparsity is not None:
+            sparsity.begin_stage(params, frozen=masked)
+        alpha = device_alphas[:, column].contiguous()
         adam = _Adam(params.tensors(), config.weight_decay)
-        problem_best = best_loss.view(-1, starts).min(dim=1).values
-        reporter.report(stage, n_stages, 0, n_epochs, alphas[:, stage], torch.full((M,), math.nan), hard,
+        problem_best = kept_loss.view(-1, starts).min(dim=1).values
+        reporter.report(stage, len(plan), 0, n_epochs, alphas[:, column], torch.full((M,), math.nan), hard,
                         problem_best, starts)
         for epoch in range(1, n_epochs + 1):
             soft, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
             adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
+            if sparsity is not None:
+                sparsity.after_step(params, stage, epoch, n_epochs)
             at_checkpoint = epoch in checkpoints
             if at_checkpoint:
-                fit, hard = _hard_evaluate(params, problems, chunks, depth, starts, linear, clip)
-                _keep_best(best, best_loss, params, fit, hard)
-                problem_best = best_loss.view(-1, starts).min(dim=1).values
+                fit, hard = evaluate(params)
+                _keep_best(kept if masked else best, kept_loss if masked else best_loss, params, fit, hard)
+                if sparsity is not None and not masked:
+                    _keep_best(kept, kept_loss, *_projected(sparsity, params, evaluate))
+                problem_best = kept_loss.view(-1, starts).min(dim=1).values
             if at_checkpoint or reporter.due():
-                reporter.report(stage, n_stages, epoch, n_epochs, alphas[:, stage], soft, hard, problem_best, starts)
+                reporter.report(stage, len(plan), epoch, n_epochs, alphas[:, column], soft, hard, problem_best,
+                                starts)
             if reporter.cancelled:
-                return _per_problem_best(best, best_loss, starts)
+                return _per_problem_best(kept, kept_loss, starts)
         params = best.clone()
-    return _per_problem_best(best, best_loss, starts)
+    return _per_problem_best(kept, kept_loss, starts)
+
+
+def _projected(sparsity: Sparsifier, params: Params, evaluate: Callable[[Params], tuple[leaves.LeafFit, torch.Tensor]]
+               ) -> tuple[Params, leaves.LeafFit, torch.Tensor]:
+    """The top-k projection of ``params``'s splits, its hard-split leaves and its hard loss."""
+    trees = sparsity.scored(params)
+    return (trees, *evaluate(trees))
 
 
 def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.ndarray]], config: GETConfig,

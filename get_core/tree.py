@@ -5,7 +5,8 @@ Nodes use the paper's breadth-first (heap) numbering: the root is node 1, node t
 order (branch node t is row t-1 of ``weights``; leaf t is row t-2^D of ``leaf_intercepts``).
 
 Routing is defined once, in scaled units: ``xs = (x - x_min) / x_scale``; a row goes left at node t when
-``weights[t-1] @ xs <= thresholds[t-1]``. Training, inference and every export compute exactly this, so they agree
+``weights[t-1] @ xs <= thresholds[t-1]`` over the non-zero weights (a split ignores the features it does not use,
+even NaN ones). Training, inference and every export compute exactly this, so they agree
 bit for bit; rules shown to people are converted to original units by ``split_in_original_units``.
 
 The model file (JSON) is ``get_core.model_file``; the rules text and other exports are ``get_core.export`` and
@@ -112,6 +113,17 @@ class ObliqueTree:
         return self.n_branches * (self.n_features + 1) + self.n_leaves + linear_leaves * self.n_features
 
     @property
+    def split_widths(self) -> np.ndarray:
+        """Features each branch node's split uses (its non-zero weights), shape (2^D - 1,)."""
+        return np.count_nonzero(self.weights, axis=1)
+
+    @property
+    def n_nonzero_parameters(self) -> int:
+        """``n_parameters`` with each split counting only its non-zero weights (and its threshold): what a reader has
+        to check in a sparse tree (``max_split_features``); equal to ``n_parameters`` for dense splits."""
+        return self.n_parameters - self.n_branches * self.n_features + int(self.split_widths.sum())
+
+    @property
     def has_leaf_bounds(self) -> bool:
         return bool(np.isfinite(self.leaf_lower).any() or np.isfinite(self.leaf_upper).any())
 
@@ -145,7 +157,7 @@ class ObliqueTree:
         node = np.ones(n, dtype=np.int64)
         path[:, 0] = node
         for level in range(self.depth):
-            go_right = _dot(self.weights.T[:, node - 1], xs_t) > self.thresholds[node - 1]
+            go_right = _dot(self.weights.T[:, node - 1], xs_t, skip_zeros=True) > self.thresholds[node - 1]
             node = 2 * node + go_right
             path[:, level + 1] = node
         return path
@@ -194,15 +206,17 @@ class ObliqueTree:
         return self.y_min + self.y_scale * float(self.node_values[node - 1])
 
 
-def _dot(a_t: np.ndarray, b_t: np.ndarray) -> np.ndarray:
+def _dot(a_t: np.ndarray, b_t: np.ndarray, skip_zeros: bool = False) -> np.ndarray:
     """Per row i, the sum over features j of ``a_t[j, i] * b_t[j, i]`` (both (p, n)), added left to right from 0.0:
     the order the generated Python and C code add in, so that they predict bit for bit what ``predict`` does
     (einsum and matmul add in orders of their own, which can differ in the last bits or, through cancellation,
-    send a row the other way)."""
+    send a row the other way). ``skip_zeros`` (splits): a zero weight's term is left out, so a split ignores the
+    features it does not use (a NaN there cannot route the row) and the exports write only its non-zero terms;
+    on finite rows this changes no comparison (adding a zero product only flips a zero sum's sign)."""
     total = np.zeros(a_t.shape[1])
     with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as IEEE gives them, as the generated code does
         for a, b in zip(a_t, b_t):
-            total += a * b
+            total += np.where(a != 0, a * b, 0.0) if skip_zeros else a * b
     return total
 
 

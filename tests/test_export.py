@@ -35,10 +35,19 @@ def _rows(tree, X, n=300, seed=1):
     return np.vstack([inside, outside])
 
 
-@pytest.fixture(params=["constant", "linear"])
+@pytest.fixture(params=["constant", "linear", "sparse"])
 def model(request):
-    tree, X, y = make_tree(depth=3, p=len(NASTY), leaf=request.param, names=NASTY, seed=4)
-    return tree, _rows(tree, X)
+    """A tree of each leaf type, and a sparse one: two features per split, scored on rows with NaN and infinities in
+    the features its splits leave out (which must not change where a row goes)."""
+    leaf = "linear" if request.param == "linear" else "constant"
+    tree, X, y = make_tree(depth=3, p=len(NASTY), leaf=leaf, names=NASTY, seed=4)
+    rows = _rows(tree, X)
+    if request.param == "sparse":
+        smallest = np.argsort(np.abs(tree.weights), axis=1)[:, :-2]
+        np.put_along_axis(tree.weights, smallest, 0.0, axis=1)
+        unused = np.flatnonzero(~tree.weights.any(axis=0))
+        rows[::3, unused[0]], rows[1::3, unused[-1]] = np.nan, -np.inf
+    return tree, rows
 
 
 def _assert_same_predictions(tree, rows, leaves, preds):
