@@ -198,10 +198,6 @@ def _restore_sigterm(previous: Any) -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def fit_missing_baselines(store: RunStore, run_id: int) -> None:
     """Fit the baselines of a finished run that stopped before them (cancelled while training) on its stored split,
     as the worker would have, and store them (``RunStore.add_baselines``): called by the Compare page."""
@@ -224,3 +220,7 @@ def _training_share(store: RunStore, run: Run) -> float:
     found = estimate.cached_estimate(run.n_rows, run.n_features, run.params["config"],
                                      estimate.calibration_path(store.path, store.is_file))
     return 1.0 if found is None else min(1.0, max(0.05, found.training_share))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
