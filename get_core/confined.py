@@ -28,7 +28,7 @@ class ConfinedError(Exception):
 
     def __init__(self, limit: str, amount: float) -> None:
         super().__init__(f"{limit} limit reached ({amount:g})")
-        self.limit = limit  # "memory" (MB), "time" (s), "result" (MB of the pickled result)
+        self.limit = limit  # "memory" (MB), "time" (s), "result" (MB of the pickled result), "crash" (exit code)
         self.amount = amount
 
 
@@ -102,8 +102,11 @@ def run_confined(function: Callable, *args: Any, expected: tuple[type, ...] = ()
         child.kill()
         child.join()
     if not payload:
-        over_time = payload is None or child.exitcode == -signal.SIGXCPU
-        raise ConfinedError("time", seconds) if over_time else ConfinedError("memory", memory_mb)
+        if payload is None or child.exitcode == -signal.SIGXCPU:
+            raise ConfinedError("time", seconds)
+        if child.exitcode in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS):  # a native reader gave up
+            raise ConfinedError("crash", child.exitcode)  # (a C++ std::bad_alloc under RLIMIT_AS aborts too)
+        raise ConfinedError("memory", memory_mb)
     status, value = pickle.loads(payload)
     if status == "ok":
         return value

@@ -15,6 +15,7 @@ Excel header skipped. What the page should warn about goes to ``df.attrs``: ``de
 from __future__ import annotations
 
 import csv
+import logging
 import io
 import re
 import zipfile
@@ -25,9 +26,10 @@ import numpy as np
 import pandas as pd
 
 from get_core import upload_bounds
-from get_core.confined import ConfinedError, run_confined
+from get_core.confined import ChildFailed, ConfinedError, run_confined
 from get_core.data import MIN_ROWS, ColumnKind, DataError, column_kind
 
+_LOG = logging.getLogger(__name__)
 MAX_UPLOAD_MB = 50  # keep equal to server.maxUploadSize in .streamlit/config.toml
 MAX_ROWS = 100_000
 MAX_COLUMNS = 200
@@ -88,12 +90,19 @@ def read_table_bounded(data: bytes, filename: str, *, delimiter: str | None = No
                             memory_mb=READ_MEMORY_MB, seconds=READ_SECONDS, result_mb=RESULT_MB)
     except ConfinedError as exc:
         raise DataError(_limit_message(filename, exc)) from None
+    except ChildFailed as exc:  # a reader bug or a damage no check foresaw: the user still gets a sentence
+        _LOG.error("reading %r failed in the child: %s", filename, exc)
+        raise DataError(f"'{filename}' could not be read ({exc}). If it opens in another program, save it again "
+                        "as CSV and upload that.") from None
 
 
 def _limit_message(filename: str, exc: ConfinedError) -> str:
     if exc.limit == "time":
         return (f"Reading '{filename}' took more than {exc.amount:g} seconds and was stopped: sample rows or drop "
                 "columns, or save it as CSV or Parquet.")
+    if exc.limit == "crash":
+        return (f"Reading '{filename}' stopped: the file is damaged, or it needs more than {READ_MEMORY_MB:,} MB of "
+                "memory. Save it again (CSV or Parquet) and upload that.")
     if exc.limit == "result":
         return (f"'{filename}' takes {exc.amount:,.0f} MB of memory once read; the limit is {RESULT_MB} MB: drop "
                 "text columns the model does not need, or sample rows.")
@@ -434,11 +443,16 @@ def _read_parquet(data: bytes, filename: str) -> pd.DataFrame:
                             f"{DECODED_MB} MB: drop text columns the model does not need, or sample rows.")
         text = [field.name for field in schema if _is_text(field.type)]
         table = _read_columns(pq.ParquetFile(io.BytesIO(data), read_dictionary=text), schema, filename)
+        table.validate(full=True)  # e.g. text cells that are not UTF-8, which pandas would trip on later
     except MemoryError:
         raise
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise DataError(f"'{filename}' is not a readable Parquet file ({exc}).") from None
-    df = table.to_pandas()
+    try:
+        df = table.to_pandas()
+    except (UnicodeDecodeError, TypeError, ValueError, KeyError):  # pandas' own metadata in the file is damaged
+        raise DataError(f"'{filename}' is not a readable Parquet file (its pandas metadata is damaged): save it "
+                        "again and upload that.") from None
     if any(name is not None for name in df.index.names):  # a named pandas index (e.g. 'house_id') is data
         df = df.reset_index()
     df.columns = [_column_name(c) for c in df.columns]

@@ -4,6 +4,7 @@ legitimate ones still load; ``read_table_bounded`` turns a limit reached in its 
 from __future__ import annotations
 
 import io
+import os
 import struct
 import time
 import zipfile
@@ -14,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from get_core import reading
+from get_core import confined, reading
 from get_core.data import DataError
 from tests import hostile_files as hostile
 
@@ -175,3 +176,33 @@ def test_a_limit_the_checks_do_not_foresee_is_reached_in_the_child_and_said(monk
     monkeypatch.setattr(reading, limit, value)
     with pytest.raises(DataError, match=message):
         reading.read_table_bounded(content, "big.csv")
+
+
+def test_a_parquet_file_whose_pandas_metadata_is_damaged_is_refused_in_words():
+    table = pa.table({"a": [1.0, 2.0], "b": [3.0, 4.0]})
+    metadata = {b"pandas": b'{"index_columns": [], "columns": [{"name": "a", "numpy_type": "floTt64"}]}'}
+    buffer = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata(metadata), buffer)
+    with pytest.raises(DataError, match="'t.parquet' is not a readable Parquet file \\(its pandas metadata is damaged\\)"):
+        reading.read_table(buffer.getvalue(), "t.parquet", training=False)
+
+
+def test_a_reader_that_aborts_the_process_is_reported_as_a_damaged_file():
+    with pytest.raises(confined.ConfinedError) as caught:
+        confined.run_confined(os.abort, memory_mb=256, seconds=30, result_mb=1)
+    assert caught.value.limit == "crash"
+    assert "the file is damaged" in reading._limit_message("t.parquet", caught.value)
+
+
+def test_parquet_text_cells_that_are_not_utf8_are_refused_in_words():
+    table = pa.table({"a": pa.array([b"ok", b"\xc2"], pa.binary()).cast(pa.string(), safe=False), "b": [1.0, 2.0]})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    with pytest.raises(DataError, match="'t.parquet' is not a readable Parquet file"):
+        reading.read_table(buffer.getvalue(), "t.parquet", training=False)
+
+
+def test_an_unexpected_failure_in_the_reading_child_reaches_the_page_as_a_sentence():
+    """A TypeError no check foresees (the data are not bytes) stands for any reader bug: a sentence, not a trace."""
+    with pytest.raises(DataError, match="'t.csv' could not be read \\(TypeError: .*save it again as CSV"):
+        reading.read_table_bounded(12345, "t.csv")
