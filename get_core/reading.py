@@ -130,7 +130,9 @@ def _blank_cells_missing(df: pd.DataFrame) -> pd.DataFrame:
         if blank.any():
             df[column] = df[column].mask(_per_row(codes, blank)).infer_objects()
         kept = [v for v, b in zip(values, blank) if not b]
-        if kept and all(isinstance(v, (bool, np.bool_)) for v in kept):
+        # factorize takes 0 == False and 1 == True as one value: only a column of real booleans is converted
+        if kept and all(isinstance(v, (bool, np.bool_)) for v in kept) and \
+                all(isinstance(v, (bool, np.bool_)) for v in df[column].dropna()):
             df[column] = df[column].astype("boolean")
     return df
 

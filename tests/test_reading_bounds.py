@@ -10,6 +10,7 @@ import time
 import zipfile
 
 import numpy as np
+import openpyxl
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -206,3 +207,14 @@ def test_an_unexpected_failure_in_the_reading_child_reaches_the_page_as_a_senten
     """A TypeError no check foresees (the data are not bytes) stands for any reader bug: a sentence, not a trace."""
     with pytest.raises(DataError, match="'t.csv' could not be read \\(TypeError: .*save it again as CSV"):
         reading.read_table_bounded(12345, "t.csv")
+
+
+def test_a_workbook_column_of_false_zero_and_blank_cells_is_read_not_crashed():
+    """Found by Hypothesis: pandas' factorize takes 0 for False, so the column looked boolean and failed to convert."""
+    book = openpyxl.Workbook()
+    for row in [["a", "b", "c"], [1.0, False, 2.0], [2.0, 0, 3.0], [3.0, " ", 4.0]]:
+        book.active.append(row)
+    buffer = io.BytesIO()
+    book.save(buffer)
+    df = reading.read_table(buffer.getvalue(), "t.xlsx", training=False)
+    assert df["b"].isna().tolist() == [False, False, True]
