@@ -85,7 +85,8 @@ def test_upload_train_watch_reload_and_find_the_run_finishing(server, page):
     page.get_by_text("Run #1:", exact=False).first.wait_for(timeout=60_000)
     assert RunStore(db).get_run(1).status in (RunStatus.RUNNING, RunStatus.FINISHED)
     page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=180_000)
-    page.get_by_text("Test R²").first.wait_for(timeout=10_000)
+    # exact: the runs table's hidden "test R²" column header matches a substring search too
+    page.get_by_text("Test R²", exact=True).first.wait_for(timeout=10_000)
     run = RunStore(db).get_run(1)
     assert run.status is RunStatus.FINISHED and run.test_r2 is not None
 
