@@ -31,6 +31,7 @@ NODE_ID_PREFIX = "get-node-"
 # and slowly with text (2 shared cores, 200 features, tooltips at MAX_DOT_STRING: 2047 nodes 6 s, 4095 nodes 29 s).
 MAX_DRAWN_NODES = 2047  # a full depth-10 tree; the page draws at most 127 nodes until subtrees are expanded
 MAX_DOT_STRING = 16_000  # bytes; Graphviz (2.43) refuses a quoted string longer than 16384
+SENTENCE_WIDTH = 48  # characters: a short split longer than this breaks before its threshold
 ASSETS = Path(__file__).with_name("diagram_component")
 LOW, MID, HIGH = (198, 219, 239), (255, 255, 204), (253, 174, 97)  # leaf fill: light blue - yellow - orange
 BRANCH_FILL = "#f7f7f7"
@@ -130,8 +131,9 @@ def node_label(tree: ObliqueTree, node: int, options: DiagramOptions = DiagramOp
     return head + '<BR ALIGN="LEFT"/>' + '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>'
 
 
-def node_tooltip(tree: ObliqueTree, node: int, digits: int = 4) -> str:
-    """Plain-text hover text: the full split or leaf model, every term, names uncut."""
+def node_tooltip(tree: ObliqueTree, node: int, digits: int | None = None) -> str:
+    """Plain-text hover text: the full split or leaf model, every term, names uncut, numbers exact by default (as
+    the rules export writes them, so the hover text routes rows as the model does)."""
     if tree.is_empty(node):
         return f"node {node}: no training row reaches it"
     if tree.is_leaf(node):
@@ -140,13 +142,24 @@ def node_tooltip(tree: ObliqueTree, node: int, digits: int = 4) -> str:
 
 
 def _branch_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
-    terms = labels.format_terms(labels.split_terms(tree, node), options.digits, options.max_terms,
-                                max_name=options.max_name)
+    """A short split (at most ``labels.SENTENCE_TERMS`` terms) as one sentence, ``0.8·temp − 0.3·vacuum ≤ 12.1``,
+    broken before its threshold only when it is long; a dense one two terms a line, its largest terms first and the
+    rest summarized, the threshold on its own line."""
+    split = labels.split_terms(tree, node)
+    terms = labels.format_terms(split, options.digits, options.max_terms, max_name=options.max_name)
     _, c = tree.split_in_original_units(node)
-    lines = [" ".join(terms[i:i + 2]) for i in range(0, len(terms), 2)]
-    lines = [escape_html_label(line) for line in lines]
-    lines.append(f"{labels.LEQ} {escape_html_label(labels.fmt(c, options.digits))}")
-    return lines
+    threshold = f"{labels.LEQ} {labels.fmt(c, options.digits)}"
+    if len(split) <= labels.SENTENCE_TERMS:
+        sentence = " ".join([*terms, threshold])
+        lines = [sentence] if len(sentence) <= SENTENCE_WIDTH else [" ".join(terms), threshold]
+    else:
+        lines = [" ".join(terms[i:i + 2]) for i in range(0, len(terms), 2)] + [threshold]
+    return [escape_html_label(line) for line in lines]
+
+
+def rounded_nodes(tree: ObliqueTree, nodes: list[int], digits: int | None) -> list[int]:
+    """The branch nodes among ``nodes`` whose drawn split is rounded (``labels.rounds``)."""
+    return [t for t in nodes if not tree.is_leaf(t) and not tree.is_empty(t) and labels.rounds(tree, t, digits)]
 
 
 def _leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
@@ -200,7 +213,10 @@ def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> g
     shown = visible_nodes(tree, options)
     shown_set = set(shown)
     colors = leaf_colors(tree)
-    title = escape_dot_string("GET oblique tree" if options.root == 1 else f"Subtree under node {options.root}")
+    title = "GET oblique tree" if options.root == 1 else f"Subtree under node {options.root}"
+    if rounded_nodes(tree, shown, options.digits):
+        title += f" (numbers rounded to {options.digits} significant digits; hover a node for its exact split)"
+    title = escape_dot_string(title)
     graph = graphviz.Digraph(
         "GET",
         graph_attr={"rankdir": options.rankdir, "nodesep": "0.25", "ranksep": "0.45", "fontname": "Helvetica",

@@ -3,7 +3,10 @@
 Every human-facing description of a split or a leaf goes through here, so the diagram, the path rules and the
 report say the same thing. Splits are shown in the user's original units (``ObliqueTree.split_in_original_units``)
 with terms ordered by their size in scaled units (|a_j|: the term's swing across the feature's training range),
-largest first, and the rest summarized: ``0.82·temp − 0.31·pressure + … (5 more) ≤ 12.4``.
+largest first, and the rest summarized: ``0.82·temp − 0.31·pressure + … (5 more) ≤ 12.4``. A split or leaf
+with at most ``SENTENCE_TERMS`` terms is always written whole, as one sentence: ``0.8·temp − 0.3·vacuum ≤ 12.1``
+(zero weights are never terms). Numbers are rounded to ``digits`` significant digits unless ``digits=None``, which
+writes each exactly (the rules export's form); ``rounds`` says whether a split's text is rounded.
 
 ``unicode=True`` gives the display form (``·``, ``−``, ``≤``); ``unicode=False`` gives plain ASCII (``*``, ``-``,
 ``<=``) for text files and code comments. Nothing here escapes: callers escape for their medium (DOT, HTML).
@@ -22,6 +25,7 @@ TIMES = "\u00b7"
 LEQ = "\u2264"
 ELLIPSIS = "\u2026"
 LINE_SEPARATORS = "\u2028\u2029"  # besides control characters, what ``str.splitlines`` breaks at
+SENTENCE_TERMS = 3  # a split (or leaf) with at most this many terms is never summarized with "… (n more)"
 
 
 @dataclass(frozen=True)
@@ -60,9 +64,10 @@ def leaf_terms(tree: ObliqueTree, leaf: int) -> list[Term]:
 def format_terms(terms: list[Term], digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
                  max_name: int | None = None) -> list[str]:
     """Signed term strings (``0.82·temp``, ``− 0.31·pressure``) for the first ``max_terms`` terms, then a summary
-    string (``+ … (5 more)``) if at least two are left out (one more term takes the room of its summary). The first
-    term carries its sign without a space."""
-    shown = terms if max_terms is None or len(terms) <= max_terms + 1 else terms[:max_terms]
+    string (``+ … (5 more)``) if at least two are left out (one more term takes the room of its summary); at most
+    ``SENTENCE_TERMS`` terms are all shown. The first term carries its sign without a space."""
+    whole = max_terms is None or len(terms) <= max(max_terms + 1, SENTENCE_TERMS)
+    shown = terms if whole else terms[:max_terms]
     times, minus = (TIMES, MINUS) if unicode else ("*", "-")
     out = []
     for i, term in enumerate(shown):
@@ -85,6 +90,15 @@ def split_text(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int | N
     lhs = " ".join(format_terms(split_terms(tree, node), digits, max_terms, unicode, max_name))
     op = ">" if go_right else (LEQ if unicode else "<=")
     return f"{lhs} {op} {fmt(c, digits, unicode)}"
+
+
+def rounds(tree: ObliqueTree, node: int, digits: int | None = 3) -> bool:
+    """Whether branch ``node``'s split written with ``digits`` significant digits changes one of its numbers (a
+    non-zero weight or the threshold, original units), so that a row near the split could read the other way."""
+    if digits is None:
+        return False
+    w, c = tree.split_in_original_units(node)
+    return any(float(fmt(v, digits, unicode=False)) != float(v) for v in [*w[w != 0], c])
 
 
 def leaf_text(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | None = 3, unicode: bool = True,

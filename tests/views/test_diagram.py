@@ -1,8 +1,10 @@
 """The diagram: visible levels, labels, escaping, DOT/SVG and layout."""
 
+import re
 import shutil
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from get_core.views import diagram, labels
@@ -48,11 +50,55 @@ def test_branch_label_puts_largest_terms_first_in_original_units():
     assert labels.split_text(tree, 1, max_terms=1) == "2\u00b7temp \u2212 1\u00b7pressure \u2264 3"  # no "(1 more)"
     three = stump(("temp", "pressure", "wind"))
     three.weights[0, 2] = 0.5
-    assert labels.split_text(three, 1, max_terms=1) == "2\u00b7temp + \u2026 (2 more) \u2264 3"
+    assert labels.split_text(three, 1, max_terms=1) == "2\u00b7temp \u2212 1\u00b7pressure + 0.5\u00b7wind \u2264 3"
+    four = stump(("temp", "pressure", "wind", "rain"))
+    four.weights[0, 2:] = 0.5, 0.25
+    assert labels.split_text(four, 1, max_terms=1) == "2\u00b7temp + \u2026 (3 more) \u2264 3"
     assert labels.split_text(tree, 1, unicode=False, go_right=True) == "2*temp - 1*pressure > 3"
     assert diagram.node_label(tree, 1) == (
-        '<B>#1</B>  5 rows<BR ALIGN="LEFT"/>2\u00b7temp \u2212 1\u00b7pressure<BR ALIGN="LEFT"/>\u2264 3'
-        '<BR ALIGN="LEFT"/>')
+        '<B>#1</B>  5 rows<BR ALIGN="LEFT"/>2\u00b7temp \u2212 1\u00b7pressure \u2264 3<BR ALIGN="LEFT"/>')
+
+
+def test_a_split_of_at_most_three_terms_is_one_whole_sentence_without_its_zero_weights():
+    tree = stump(("temperature", "vacuum", "humidity", "wind", "rain"))
+    tree.weights[0] = [0.8, -0.3, 0.0, 0.0, 0.05]  # identity scaling: original units are the weights themselves
+    tree.thresholds[0] = 12.1
+    label = diagram.node_label(tree, 1, DiagramOptions(max_terms=1))
+    sentence = "0.8\u00b7temperature \u2212 0.3\u00b7vacuum + 0.05\u00b7rain \u2264 12.1"
+    assert label == f'<B>#1</B>  5 rows<BR ALIGN="LEFT"/>{sentence}<BR ALIGN="LEFT"/>'
+    assert "humidity" not in label and "wind" not in label and labels.ELLIPSIS not in label
+    assert "numbers rounded" not in diagram.to_dot(tree)  # every number drawn is the model's own
+
+
+def test_a_long_sentence_breaks_before_its_threshold_and_a_dense_split_keeps_its_summary():
+    tree = stump(("a long feature name", "another feature name", "third", "fourth"))
+    tree.weights[0, 2] = 0.5
+    lines = diagram.node_label(tree, 1).split('<BR ALIGN="LEFT"/>')[1:-1]
+    assert lines == ["2\u00b7a long feature name \u2212 1\u00b7another feature name + 0.5\u00b7third",
+                     "\u2264 3"]
+    tree.weights[0, 3] = 0.25
+    assert "(3 more)" in diagram.node_label(tree, 1, DiagramOptions(max_terms=1))
+
+
+def test_a_rounded_sentence_says_so_and_its_hover_text_routes_every_row_as_the_model_does():
+    tree, X, _ = make_tree(depth=3, p=6, seed=4, names=[f"f{j}" for j in range(6)])
+    tree.weights[:, 2:] = 0.0  # two features per split: every label a whole sentence
+    dot = diagram.to_dot(tree, DiagramOptions(levels=4))
+    assert "numbers rounded to 3 significant digits" in dot
+    for t in range(1, tree.n_branches + 1):
+        assert labels.rounds(tree, t, 3) and not labels.rounds(tree, t, None)
+        text = diagram.node_tooltip(tree, t).split(": left if ")[1]
+        assert labels.ELLIPSIS not in text and text.count("*") == 2
+        assert np.array_equal(_sentence_holds(text, X), tree.margins(X)[:, t - 1] <= 0)
+
+
+def _sentence_holds(text: str, X: np.ndarray) -> np.ndarray:
+    """Rows of ``X`` (columns f0, f1, ...) for which a plain-ASCII split sentence holds, as a reader computes it."""
+    lhs, c = text.split(" <= ")
+    total = np.zeros(len(X))
+    for sign, coef, j in re.findall(r"(^|[+-] ?)(-?[0-9.e+-]+)\*f(\d+)", lhs):
+        total += (-1.0 if sign.strip() == "-" else 1.0) * float(coef) * X[:, int(j)]
+    return total <= float(c)
 
 
 def test_leaf_label_shows_prediction_and_count():
@@ -134,7 +180,13 @@ def test_hostile_names_render_as_parseable_svg_with_their_text_and_clickable_nod
     assert _words(f"2\u00b7{in_label} \u2212 1\u00b7other") in _words(text)
     assert _words(tooltip).startswith(_words(f"node 1: left if 2*{shown[:3000]}"))  # whole, or cut if very long
     plain = ET.fromstring(diagram.clickable_svg(stump(("temp", "other")), DiagramOptions(max_name=60)))
-    assert [e.tag for e in root.iter()] == [e.tag for e in plain.iter()]  # the same elements: nothing injected
+    assert _tags(root) == _tags(plain)  # the same elements: nothing injected
+
+
+def _tags(svg: ET.Element) -> list[str]:
+    """The SVG's element tags, a run of text lines as one (a long name breaks a split sentence over two)."""
+    tags = [e.tag for e in svg.iter()]
+    return [t for i, t in enumerate(tags) if not (t == f"{SVG}text" and i and tags[i - 1] == t)]
 
 
 def test_a_tooltip_past_graphvizs_string_limit_is_cut_with_an_ellipsis():
