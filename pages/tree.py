@@ -154,6 +154,8 @@ def _node_panel(source: ModelSource, selected: int) -> None:
                     "Teaching"])
     x_std = node.feature_std(results.X_train) if has_data else None
     with tabs[0]:
+        if kind == "branch" and has_data:
+            _terms_table(tree, selected, results)
         _weights_tab(tree, selected, x_std)
     with tabs[1]:
         if not has_data:
@@ -189,6 +191,26 @@ def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
     if stats["kind"] == "branch" and stats["n_train"]:
         st.caption(f"Of its training rows, {stats['n_left_train']:,} go left and {stats['n_right_train']:,} go "
                    f"right (test: {stats['n_left_test']:,} / {stats['n_right_test']:,}).")
+
+
+TERM_COLUMNS = {"feature": "feature", "weight": "weight (original units)", "share": "share of the split",
+                "r2_cost": "R\u00b2 lost if dropped"}
+
+
+def _terms_table(tree: ObliqueTree, selected: int, results) -> None:
+    table = node.term_table(tree, selected, results.X_train, results.y_train)
+    shown = pd.DataFrame({
+        TERM_COLUMNS["feature"]: table["feature"],
+        TERM_COLUMNS["weight"]: [common.number(v) for v in table["weight"]],
+        TERM_COLUMNS["share"]: ["\u2013" if pd.isna(v) else f"{v:.1f}%" for v in table["share"]],
+        TERM_COLUMNS["r2_cost"]: ["\u2013" if v is None or pd.isna(v) else f"{v:.3f}" for v in table["r2_cost"]]})
+    st.markdown("**Terms of the split**, largest share first")
+    st.dataframe(shown, hide_index=True, key="split_terms")
+    st.caption("Share: the term's weight times the feature's standard deviation on the training rows that reach "
+               "this node (standardized units, so features measured in different units compare), as a percentage "
+               "of the split's total. R\u00b2 lost: the tree's R\u00b2 on those rows minus its R\u00b2 when the "
+               "feature is held at its mean there (the term folded into the threshold) and the rows re-routed "
+               "through the subtree.")
 
 
 def _weights_tab(tree: ObliqueTree, selected: int, x_std) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import math
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -76,6 +77,45 @@ def feature_std(X: Any) -> np.ndarray:
     """Per-feature standard deviation of training rows (zeros replaced by 1 so standardizing never divides by 0)."""
     sd = np.asarray(X, dtype=np.float64).std(axis=0)
     return np.where(sd > 0, sd, 1.0)
+
+
+def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
+    """Branch ``node``'s non-zero terms ranked by their share of the split, with what dropping each costs.
+
+    ``share``: |w_j| * sd_j as a percentage of the sum over the split's terms, with w_j the weight in original units
+    and sd_j the feature's standard deviation on the rows of ``X`` that reach the node (all of ``X`` when fewer than
+    two do): how much of the split's swing on its own rows each term carries, comparable across units.
+    ``r2_cost``: the tree's R2 on those rows minus its R2 when the term is dropped (``drop_term``: x_j held at its
+    mean on those rows) and the rows are re-routed through the subtree; None where R2 is undefined (fewer than two
+    rows, or a constant target). Columns: feature, weight (original units), share (%), r2_cost; largest share first.
+    """
+    if labels.node_kind(tree, node) != "branch":
+        raise ValueError(f"Node {node} is a leaf; terms are ranked for branch nodes.")
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    mask = reaches(tree, X, node)
+    rows, targets = X[mask], y[mask]
+    terms = np.flatnonzero(tree.weights[node - 1])
+    w, _ = tree.split_in_original_units(node)
+    spread = (rows if len(rows) >= 2 else X)[:, terms].std(axis=0) if len(X) else np.zeros(terms.size)
+    swing = np.abs(w[terms]) * spread
+    share = 100.0 * swing / swing.sum() if swing.sum() > 0 else np.full(terms.size, np.nan)
+    before = _r2(targets, tree.predict(rows)) if len(rows) else None
+    costs = [None if before is None else before - _r2(targets, drop_term(tree, node, int(j), rows).predict(rows))
+             for j in terms]
+    table = pd.DataFrame({"feature": [tree.feature_names[j] for j in terms], "weight": w[terms], "share": share,
+                          "r2_cost": costs})
+    return table.iloc[np.argsort(-np.nan_to_num(share), kind="stable")].reset_index(drop=True)
+
+
+def drop_term(tree: ObliqueTree, node: int, feature: int, rows: np.ndarray) -> ObliqueTree:
+    """A copy of ``tree`` whose split at ``node`` no longer uses ``feature``: its term is held at the feature's mean
+    on ``rows`` (moved into the threshold), so those rows' split moves only by how they differ from that mean."""
+    weights, thresholds = tree.weights.copy(), tree.thresholds.copy()
+    mean = float(np.mean((rows[:, feature] - tree.x_min[feature]) / tree.x_scale[feature])) if len(rows) else 0.0
+    thresholds[node - 1] -= weights[node - 1, feature] * mean
+    weights[node - 1, feature] = 0.0
+    return replace(tree, weights=weights, thresholds=thresholds)
 
 
 def weight_table(tree: ObliqueTree, node: int, x_std: Sequence[float] | None = None) -> pd.DataFrame:
@@ -232,6 +272,12 @@ def predicted_actual_figure(y_true: Sequence[float], predictions: dict[str, Sequ
 
 
 # ---------------------------------------------------------------------------------------------- helpers
+def _r2(y: np.ndarray, pred: np.ndarray) -> float | None:
+    """R2 of ``pred`` on ``y``; None with fewer than two rows or a constant target."""
+    total = float(np.sum((y - y.mean()) ** 2)) if y.size >= 2 else 0.0
+    return 1.0 - float(np.sum((y - pred) ** 2)) / total if total > 0 else None
+
+
 def _node_margins(tree: ObliqueTree, node: int, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     if X is None or y is None:
         return np.empty(0), np.empty(0)

@@ -205,6 +205,21 @@ def test_node_metrics_and_the_forest_table_show_rounded_values_under_readable_na
     assert digits and max(digits) <= 4, forest["tree RMSE"].tolist()
 
 
+def test_the_node_panel_ranks_a_splits_terms_by_share_with_their_r2_cost(run_id, store):
+    at = _page("tree", run=run_id, node=2)
+    _ok(at)
+    terms = next(d.value for d in at.dataframe if "share of the split" in d.value.columns)
+    assert list(terms.columns) == ["feature", "weight (original units)", "share of the split", "R\u00b2 lost if dropped"]
+    results = load_results(store, run_id)
+    expected = node.term_table(results.tree, 2, results.X_train, results.y_train)
+    assert list(terms["feature"]) == list(expected["feature"])
+    assert terms["share of the split"].iloc[0] == f"{expected['share'].iloc[0]:.1f}%"
+    assert any("standardized units" in c.value for c in at.caption)
+    leaf = _page("tree", run=run_id, node=9)
+    _ok(leaf)
+    assert not any("share of the split" in d.value.columns for d in leaf.dataframe)
+
+
 def test_compare_two_names_settings_as_the_train_page_does(store):
     for seed in (0, 1):
         finished_run(store, depth=2, seed=seed)

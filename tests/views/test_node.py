@@ -225,3 +225,45 @@ def test_scored_table_keeps_unscored_rows_in_place_with_empty_predictions():
         "1.0,0.0,x,10.0,2,1 > 2,1,-1.0,2*(temp-0.5)=1; -1*(pressure-0.5)=0.5",
         ",1.0,y,,,,,,",
         "3.0,0.0,z,20.0,3,1 > 3,1,3.0,2*(temp-0.5)=5; -1*(pressure-0.5)=0.5"]
+
+
+def _three_term_stump() -> tuple[ObliqueTree, np.ndarray, np.ndarray]:
+    """Left iff 2*big - 0.5*mid + 0.001*tiny <= 3 (identity scaling), leaves 10 and 20; y is the tree plus noise."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 3, 400), rng.uniform(0, 3, 400), rng.uniform(0, 1, 400), np.full(400, 5.0)])
+    w = np.array([[2.0, -0.5, 0.001, 0.7]])
+    tree = ObliqueTree(weights=w, thresholds=[3.0 + 0.7 * 5.0], leaf_intercepts=[10.0, 20.0],
+                       leaf_coefs=np.zeros((2, 4)), n_samples=[400, 200, 200], node_values=[15.0, 10.0, 20.0],
+                       x_min=np.zeros(4), x_scale=np.ones(4), feature_names=["big", "mid", "tiny", "fixed"])
+    return tree, X, tree.predict(X) + rng.normal(scale=0.5, size=400)
+
+
+def test_terms_rank_by_their_standardized_share_and_the_dominant_one_costs_most_to_drop():
+    tree, X, y = _three_term_stump()
+    table = node.term_table(tree, 1, X, y)
+    assert list(table["feature"]) == ["big", "mid", "tiny", "fixed"]
+    spread = X.std(axis=0)
+    swing = np.abs(w := tree.weights[0]) * spread
+    np.testing.assert_allclose(table["share"], 100 * swing / swing.sum())
+    assert table["share"].sum() == pytest.approx(100.0) and table["share"].iloc[3] == 0.0  # constant: no swing
+    np.testing.assert_allclose(table["weight"], w)
+    cost = dict(zip(table["feature"], table["r2_cost"]))
+    assert cost["big"] > 0.5 and cost["big"] > cost["mid"] > 0.01  # the split is mostly 'big'
+    assert abs(cost["tiny"]) < 1e-3 and cost["fixed"] == 0.0  # no effect on the node's rows: nothing to lose
+
+
+def test_dropping_a_term_holds_it_at_the_node_rows_mean():
+    tree, X, _ = _three_term_stump()
+    dropped = node.drop_term(tree, 1, 1, X)
+    assert dropped.weights[0, 1] == 0.0 and tree.weights[0, 1] == -0.5  # a copy: the model is untouched
+    kept = X.copy()
+    kept[:, 1] = X[:, 1].mean()
+    np.testing.assert_allclose(dropped.margins(X)[:, 0], tree.margins(kept)[:, 0], atol=1e-12)
+
+
+def test_the_term_table_is_for_branches_and_says_none_where_r2_is_undefined():
+    tree, X, y = _three_term_stump()
+    with pytest.raises(ValueError, match="leaf"):
+        node.term_table(tree, 2, X, y)
+    constant = node.term_table(tree, 1, X, np.ones(len(y)))
+    assert constant["r2_cost"].isna().all() and constant["share"].notna().all()
