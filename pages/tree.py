@@ -14,7 +14,7 @@ import streamlit as st
 
 from get_core import codegen, compare, export, model_file, schedule
 from get_core.tree import ObliqueTree
-from get_core.views import diagram, labels, node, teaching
+from get_core.views import diagram, labels, node, summary, teaching
 from pages import common, diagram_widget, results_ui
 from pages.results_ui import ModelSource
 
@@ -36,6 +36,7 @@ def tree_page() -> None:
     options = _diagram_options(tree, selected)
     if run_id is not None:
         _keep_view(run_id)  # after the Expand and Collapse buttons changed it
+    _summary(source)
     _diagram(tree, options, selected)
     st.divider()
     _node_panel(source, selected)
@@ -98,6 +99,22 @@ def _diagram_options(tree: ObliqueTree, selected: int) -> diagram.DiagramOptions
         expanded = frozenset()
         _set_expanded(expanded)
     return diagram.reveal(tree, diagram.DiagramOptions(levels=levels, expanded=expanded), selected)
+
+
+# ---------------------------------------------------------------------------------------------- summary
+def _in_words(source: ModelSource) -> summary.Summary:
+    """The plain-language summary with whatever the source has: a run's rows and baselines, or the model alone."""
+    results = source.results
+    if results is None or not results.has_data:
+        return summary.summarize(source.tree, baselines=results.baselines if results is not None else None,
+                                 target=results.target if results is not None else None)
+    return summary.summarize(source.tree, results.X_train, results.X_test, results.y_test, results.baselines,
+                             results.target)
+
+
+def _summary(source: ModelSource) -> None:
+    with st.expander("In plain words", expanded=True):
+        st.markdown("\n".join(f"- {common.plain(s)}" for s in _in_words(source).sentences()))
 
 
 # ---------------------------------------------------------------------------------------------- diagram
@@ -300,7 +317,7 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
 def _report(source: ModelSource) -> str:
     tree, results = source.tree, source.results
     if results is None:
-        return export.html_report(tree, title=f"GET oblique tree ({source.label})")
+        return export.html_report(tree, title=f"GET oblique tree ({source.label})", in_words=_in_words(source))
     run = results.run
     metrics = {"Test R\u00b2": run.test_r2, "Test RMSE": run.test_rmse}
     baselines = dict(results.baselines) if results.baselines else None
@@ -314,6 +331,7 @@ def _report(source: ModelSource) -> str:
     name = common.get_store().get_run(run.run_id).name  # results are cached: the name may have changed since
     return export.html_report(tree, title=f"GET oblique tree: run {run.run_id} ({name})", metrics=metrics,
                               baselines=baselines, data_info=data_info, encoding=results.encoding,
+                              in_words=_in_words(source),
                               params={k: json.dumps(v) if isinstance(v, (dict, list)) else v
                                       for k, v in params.items()})
 

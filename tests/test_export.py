@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from get_core import codegen, export, model_file
 from get_core.estimator import GETRegressor
-from get_core.views import labels
+from get_core.views import labels, summary
 from tests.trees import make_tree, stump
 
 # 'temp' and 'temp!' become the same identifier
@@ -188,6 +188,17 @@ def test_html_report_is_self_contained_and_escapes_user_strings():
     assert "a & b.csv" in text and "CART" in text and "if " in text
     embedded = html.split('id="get-model">', 1)[1].split("</script>", 1)[0]
     assert model_file.load_model_json(embedded).feature_names == tree.feature_names
+
+
+def test_html_report_opens_with_the_summary_in_plain_words_escaped():
+    tree, X, y = make_tree(depth=2, p=3, names=["<b>temp</b>", "b", "c"], seed=5)
+    in_words = summary.summarize(tree, X[:150], X[150:], y[150:], target="yield & co")
+    html = export.html_report(tree, created="now", in_words=in_words)
+    section = html.split("<h2>In plain words</h2>", 1)[1].split("<h2>", 1)[0]
+    assert section.count("<li>") == len(in_words.sentences()) == 4
+    assert "yield &amp; co with 4 rules" in section and "least accurate in leaf" in section
+    assert "<b>temp" not in html and "&lt;b&gt;temp&lt;/b&gt; (" in section  # the top feature, escaped
+    assert "4 rules" in export.html_report(tree, created="now")  # the model alone still has its summary
 
 
 def test_rule_lines_of_a_stump_read_as_nested_rules():

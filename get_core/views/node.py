@@ -95,17 +95,24 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
     y = np.asarray(y, dtype=np.float64).ravel()
     mask = reaches(tree, X, node)
     rows, targets = X[mask], y[mask]
-    terms = np.flatnonzero(tree.weights[node - 1])
+    terms, share = term_shares(tree, node, rows if len(rows) >= 2 else X)
     w, _ = tree.split_in_original_units(node)
-    spread = (rows if len(rows) >= 2 else X)[:, terms].std(axis=0) if len(X) else np.zeros(terms.size)
-    swing = np.abs(w[terms]) * spread
-    share = 100.0 * swing / swing.sum() if swing.sum() > 0 else np.full(terms.size, np.nan)
     before = _r2(targets, tree.predict(rows)) if len(rows) else None
     costs = [None if before is None else before - _r2(targets, drop_term(tree, node, int(j), rows).predict(rows))
              for j in terms]
     table = pd.DataFrame({"feature": [tree.feature_names[j] for j in terms], "weight": w[terms], "share": share,
                           "r2_cost": costs})
     return table.iloc[np.argsort(-np.nan_to_num(share), kind="stable")].reset_index(drop=True)
+
+
+def term_shares(tree: ObliqueTree, node: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(features, shares): branch ``node``'s non-zero terms and each one's |w_j| * sd_j (original-unit weight times
+    the feature's standard deviation on ``rows``) as a percentage of their sum; NaN shares when the sum is 0."""
+    terms = np.flatnonzero(tree.weights[node - 1])
+    w, _ = tree.split_in_original_units(node)
+    spread = rows[:, terms].std(axis=0) if len(rows) else np.zeros(terms.size)
+    swing = np.abs(w[terms]) * spread
+    return terms, (100.0 * swing / swing.sum() if swing.sum() > 0 else np.full(terms.size, np.nan))
 
 
 def drop_term(tree: ObliqueTree, node: int, feature: int, rows: np.ndarray) -> ObliqueTree:

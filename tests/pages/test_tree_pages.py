@@ -13,7 +13,7 @@ from get_core.encoding import DataSpec
 from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
-from get_core.views import node
+from get_core.views import node, summary
 from pages import common
 from tests.explorer_runs import finished_run
 
@@ -218,6 +218,18 @@ def test_the_node_panel_ranks_a_splits_terms_by_share_with_their_r2_cost(run_id,
     leaf = _page("tree", run=run_id, node=9)
     _ok(leaf)
     assert not any("share of the split" in d.value.columns for d in leaf.dataframe)
+
+
+def test_the_tree_page_opens_with_the_summary_in_plain_words(run_id, store):
+    at = _page("tree", run=run_id)
+    _ok(at)
+    assert at.expander[0].label == "In plain words"
+    text = at.expander[0].markdown[0].value
+    results = load_results(store, run_id)
+    weakest = summary.weakest_leaves(results.tree, results.X_test, results.y_test)[0]
+    assert text.startswith("- The tree predicts yield with 8 rules, one per leaf")
+    assert "random forest of 100 trees" in text and f"least accurate in leaf {weakest.leaf} " in text
+    assert "\\<b\\>pressure\\</b\\> (" in text  # all three features listed, names escaped for Markdown
 
 
 def test_compare_two_names_settings_as_the_train_page_does(store):

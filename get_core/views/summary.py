@@ -1,0 +1,207 @@
+"""A plain-language summary of a fitted tree for a reviewer: how many rules, which features matter, how it compares
+with the random forest, and where it is weakest. Shown on the Tree page and in the HTML report.
+
+The numbers come from the model and the run's own rows:
+  * rules: one per leaf that training rows reach; a rule is the ``depth`` conditions on the path to its leaf, and
+    its length in terms is the number of non-zero weights along that path;
+  * feature shares: per split, each term's share in standardized units (``node.term_shares``: |w_j| times the
+    feature's standard deviation on the training rows reaching the split; without rows, the scaled weight |a_j|,
+    i.e. per training range), averaged over the splits weighted by the training rows each split sorts;
+  * comparison: test R2 and RMSE of the tree and of the stored forest baseline, on the same test rows;
+  * weakest leaves: RMSE of the tree on each leaf's test rows, largest first, with their row counts.
+Nothing here calls streamlit; sentences are plain text (callers escape them for Markdown or HTML).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from get_core.tree import ObliqueTree
+from get_core.views import node
+
+TOP_FEATURES = 3
+WEAKEST_LEAVES = 3
+
+
+@dataclass(frozen=True)
+class Weak:
+    """A leaf and the tree's error on the test rows that reach it."""
+
+    leaf: int
+    rmse: float
+    n_test: int
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the summary says, as numbers; ``sentences`` words it."""
+
+    n_rules: int  # leaves reached by training rows
+    n_empty: int  # leaves no training row reaches
+    n_conditions: int  # conditions in every rule: the depth
+    longest_terms: int  # feature terms along the longest rule
+    leaf_type: str
+    shares: list[tuple[str, float]]  # (feature, % of the splits' standardized weight), largest first
+    standardized: bool  # shares from the rows' standard deviations (else per training range)
+    tree_scores: tuple[float | None, float | None] | None  # test (R2, RMSE); None without test rows
+    forest_scores: tuple[float | None, float | None] | None  # the stored forest baseline's; None without one
+    n_test: int
+    weakest: list[Weak]
+    target: str
+
+    def sentences(self) -> list[str]:
+        """The summary as four or five short sentences for a reviewer."""
+        return [s for s in (self._rules(), self._features(), self._comparison(), self._weakest()) if s]
+
+    def _rules(self) -> str:
+        leaves = ("each leaf predicts one number" if self.leaf_type == "constant" else
+                  "each leaf predicts with a straight-line formula of the features")
+        text = (f"The tree predicts {self.target} with {self.n_rules:,} rule{_s(self.n_rules)}, one per leaf: a row "
+                f"answers {self.n_conditions} yes/no question{_s(self.n_conditions)} from the top of the tree down "
+                f"to its leaf, and {leaves}. The longest rule uses {self.longest_terms:,} feature "
+                f"term{_s(self.longest_terms)} in all.")
+        if self.n_empty:
+            one = self.n_empty == 1
+            text += (f" {self.n_empty:,} more {'leaf' if one else 'leaves'} received no training row and "
+                     f"{'is' if one else 'are'} never used.")
+        return text
+
+    def _features(self) -> str:
+        top = [(name, share) for name, share in self.shares if share > 0][:TOP_FEATURES]
+        if not top:
+            return "No split uses any feature with a non-zero weight."
+        listed = _join([f"{name} ({share:.0f}%)" for name, share in top])
+        how = ("each feature's weight times its spread (standard deviation) on the rows each question sorts"
+               if self.standardized else "each feature's weight over its training range")
+        return (f"The feature{'s' if len(top) > 1 else ''} that matter{'' if len(top) > 1 else 's'} most "
+                f"{'are' if len(top) > 1 else 'is'} {listed}: the share of the questions' weight, counting {how}, "
+                "with busier questions counting more.")
+
+    def _comparison(self) -> str:
+        if self.tree_scores is None:
+            return "The run's test rows are not available, so the tree's accuracy is not stated here."
+        r2, rmse = self.tree_scores
+        text = f"On the {self.n_test:,} test rows set aside before training, the tree "
+        text += (f"explains {_percent(r2)} of the variation in {self.target} (R\u00b2 {r2:.2f}), with"
+                 if r2 is not None else "has")
+        text += f" a typical error of {_num(rmse)} (root mean squared error, in {self.target}'s units)"
+        if self.forest_scores is None:
+            return text + "; no random forest was fitted for this run, so there is no comparison."
+        forest_r2, forest_rmse = self.forest_scores
+        text += ("; a random forest of 100 trees " + (f"explains {_percent(forest_r2)}" if forest_r2 is not None
+                                                      else "was fitted") + f" (typical error {_num(forest_rmse)})")
+        gap = _gap(r2, forest_r2)
+        return text + (f", {gap}." if gap else ".")
+
+    def _weakest(self) -> str:
+        if not self.weakest:
+            return ""
+        listed = _join([f"leaf {w.leaf} (typical error {_num(w.rmse)} on its {w.n_test:,} test row{_s(w.n_test)})"
+                        if i == 0 else f"leaf {w.leaf} ({_num(w.rmse)} on {w.n_test:,} row{_s(w.n_test)})"
+                        for i, w in enumerate(self.weakest)])
+        overall = self.tree_scores[1] if self.tree_scores else None
+        tail = f", against {_num(overall)} over all test rows" if overall is not None else ""
+        return f"It is least accurate in {listed}{tail}."
+
+
+def summarize(tree: ObliqueTree, X_train: Any = None, X_test: Any = None, y_test: Any = None,
+              baselines: Mapping[str, Any] | None = None, target: str | None = None) -> Summary:
+    """The summary of ``tree`` (the run's training rows for the feature shares, its test rows for the scores and
+    the weakest leaves, its stored ``baselines`` for the forest; each optional)."""
+    has_test = X_test is not None and y_test is not None and len(np.ravel(y_test)) > 0
+    leaves = range(tree.n_leaves, 2 * tree.n_leaves)
+    empty = sum(tree.is_empty(t) for t in leaves)
+    tree_scores = weakest = None
+    if has_test:
+        X_test = np.asarray(X_test, dtype=np.float64)
+        y_test = np.asarray(y_test, dtype=np.float64).ravel()
+        tree_scores = _r2_rmse(y_test, tree.predict(X_test))
+        weakest = weakest_leaves(tree, X_test, y_test)
+    forest = (baselines or {}).get("models", {}).get("random_forest")
+    return Summary(n_rules=tree.n_leaves - empty, n_empty=empty, n_conditions=tree.depth,
+                   longest_terms=longest_rule_terms(tree), leaf_type=tree.leaf_type,
+                   shares=feature_shares(tree, X_train), standardized=X_train is not None, tree_scores=tree_scores,
+                   forest_scores=(forest.get("r2"), forest.get("rmse")) if forest and has_test else None,
+                   n_test=len(y_test) if has_test else 0, weakest=weakest or [],
+                   target=str(target or tree.meta.get("target") or "the target"))
+
+
+def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, float]]:
+    """(feature, %) for every feature, largest first: its share of each split (``node.term_shares`` on the training
+    rows reaching the split, or the scaled weights without rows), averaged over the splits weighted by the training
+    rows each one sorts (the model's counts)."""
+    total = np.zeros(tree.n_features)
+    X = None if X_train is None else np.asarray(X_train, dtype=np.float64)
+    path = tree.decision_path(X) if X is not None and len(X) else None
+    for t in range(1, tree.n_branches + 1):
+        rows = int(tree.n_samples[t - 1])
+        if rows == 0:
+            continue
+        if path is not None:
+            reach = X[path[:, t.bit_length() - 1] == t]
+            terms, share = node.term_shares(tree, t, reach if len(reach) >= 2 else X)
+        else:
+            terms = np.flatnonzero(tree.weights[t - 1])
+            scaled = np.abs(tree.weights[t - 1, terms])
+            share = 100.0 * scaled / scaled.sum() if scaled.sum() > 0 else np.full(terms.size, np.nan)
+        total[terms] += rows * np.nan_to_num(share)
+    weight = total.sum()
+    shares = 100.0 * total / weight if weight > 0 else total
+    order = np.argsort(-shares, kind="stable")
+    return [(tree.feature_names[j], float(shares[j])) for j in order]
+
+
+def longest_rule_terms(tree: ObliqueTree) -> int:
+    """The most feature terms (non-zero split weights) on any root-to-leaf path."""
+    widths = tree.split_widths
+    best = np.zeros(2 * tree.n_leaves, dtype=np.int64)  # best[t]: terms from the root to node t, exclusive
+    for t in range(1, tree.n_branches + 1):
+        best[2 * t] = best[2 * t + 1] = best[t] + widths[t - 1]
+    return int(best[tree.n_leaves:].max())
+
+
+def weakest_leaves(tree: ObliqueTree, X_test: np.ndarray, y_test: np.ndarray, n: int = WEAKEST_LEAVES) -> list[Weak]:
+    """The ``n`` leaves with the largest RMSE on their test rows (leaves with none are skipped), largest first."""
+    leaf = tree.apply(X_test)
+    error = (tree.predict(X_test) - y_test) ** 2
+    found = [Weak(int(t), float(np.sqrt(error[leaf == t].mean())), int(np.sum(leaf == t))) for t in np.unique(leaf)]
+    return sorted(found, key=lambda w: (-w.rmse, w.leaf))[:n]
+
+
+def _r2_rmse(y: np.ndarray, pred: np.ndarray) -> tuple[float | None, float]:
+    sse = float(np.sum((y - pred) ** 2))
+    sst = float(np.sum((y - y.mean()) ** 2))
+    return (1.0 - sse / sst if y.size >= 2 and sst > 0 else None), float(np.sqrt(sse / y.size))
+
+
+def _percent(r2: float) -> str:
+    return f"{100 * r2:.0f}%"
+
+
+def _gap(tree_r2: float | None, forest_r2: float | None) -> str:
+    if tree_r2 is None or forest_r2 is None:
+        return ""
+    points = 100 * (forest_r2 - tree_r2)
+    if abs(points) < 0.5:
+        return "so the single readable tree is as accurate as the forest"
+    if points > 0:
+        return f"so the single readable tree gives up {points:.0f} percentage points of explained variation"
+    return f"so the single readable tree is {-points:.0f} percentage points more accurate than the forest"
+
+
+def _num(value: float | None) -> str:
+    """A number for people: 3 significant digits, thousands separators from 1,000 up."""
+    if value is None or not np.isfinite(value):
+        return "\u2013"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"

@@ -1,0 +1,60 @@
+"""The plain-language summary on a hand-made tree whose rules, shares and weak leaves are known."""
+
+import numpy as np
+import pytest
+
+from get_core.tree import ObliqueTree
+from get_core.views import summary
+
+
+def known_tree() -> ObliqueTree:
+    """Depth 2, identity scaling: root temp <= 5; node 2 temp + pressure <= 3; node 3 wind <= 0.5; leaves 10, 20,
+    30, 40, the last reached by no training row (100 rows: 60 left, 40 right)."""
+    w = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    return ObliqueTree(weights=w, thresholds=[5.0, 3.0, 0.5], leaf_intercepts=[10.0, 20.0, 30.0, 40.0],
+                       leaf_coefs=np.zeros((4, 3)), n_samples=[100, 60, 40, 30, 30, 40, 0],
+                       node_values=[0.0] * 6 + [np.nan], x_min=np.zeros(3), x_scale=np.ones(3),
+                       feature_names=["temp", "pressure", "wind"])
+
+
+def test_the_summary_counts_the_rules_and_the_longest_rules_terms():
+    s = summary.summarize(known_tree(), target="yield")
+    assert (s.n_rules, s.n_empty, s.n_conditions, s.longest_terms) == (3, 1, 2, 3)
+    first = s.sentences()[0]
+    assert first.startswith("The tree predicts yield with 3 rules, one per leaf: a row answers 2 yes/no questions")
+    assert "longest rule uses 3 feature terms" in first and "1 more leaf received no training row" in first
+
+
+def test_feature_shares_are_weighted_by_the_rows_each_split_sorts():
+    # per range: root temp 100% (100 rows), node 2 temp 50% pressure 50% (60 rows), node 3 wind 100% (40 rows)
+    assert summary.feature_shares(known_tree()) == [("temp", pytest.approx(65.0)), ("wind", pytest.approx(20.0)),
+                                                    ("pressure", pytest.approx(15.0))]
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 10, 500), rng.uniform(0, 1, 500), rng.uniform(0, 1, 500)])
+    standardized = dict(summary.feature_shares(known_tree(), X))
+    assert standardized["pressure"] < 15.0  # pressure spreads less than temp on node 2's rows: a smaller share
+    assert sum(standardized.values()) == pytest.approx(100.0)
+    assert "temp (" in summary.summarize(known_tree(), X).sentences()[1]
+
+
+def test_the_weakest_leaves_are_those_with_the_largest_test_error_and_the_forest_is_compared():
+    X = np.array([[1, 0, 0]] * 4 + [[4, 0, 0]] * 2 + [[9, 0, 0]] * 3, dtype=float)  # leaves 4, 5, 6
+    y = np.array([9, 11, 9, 11, 17, 23, 28, 32, 30], dtype=float)  # errors: leaf 4 +-1, leaf 5 +-3, leaf 6 2, 2, 0
+    forest = {"models": {"random_forest": {"r2": 0.99, "rmse": 0.5}}}
+    s = summary.summarize(known_tree(), X_test=X, y_test=y, baselines=forest, target="yield")
+    assert [(w.leaf, w.n_test) for w in s.weakest] == [(5, 2), (6, 3), (4, 4)]
+    assert s.weakest[0].rmse == pytest.approx(3.0) and s.weakest[1].rmse == pytest.approx(np.sqrt(8 / 3))
+    comparison, weakest = s.sentences()[2:]
+    rmse = np.sqrt(np.mean((known_tree().predict(X) - y) ** 2))
+    assert comparison.startswith("On the 9 test rows set aside before training, the tree explains")
+    assert f"typical error of {rmse:.3g}" in comparison and "random forest of 100 trees explains 99%" in comparison
+    assert "gives up" in comparison
+    assert weakest.startswith("It is least accurate in leaf 5 (typical error 3 on its 2 test rows), leaf 6")
+
+
+def test_without_rows_or_baselines_the_summary_says_what_it_cannot_state():
+    text = " ".join(summary.summarize(known_tree()).sentences())
+    assert "test rows are not available" in text and "least accurate" not in text
+    rows = np.array([[1.0, 0, 0], [9.0, 0, 0]])
+    text = " ".join(summary.summarize(known_tree(), X_test=rows, y_test=[10.0, 31.0]).sentences())
+    assert "no random forest was fitted" in text
