@@ -41,11 +41,11 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
 
         {"schema", "version", "depth", "random_state", "n_train", "n_test", "feature_names",
          "y_test": [...],
-         "models": {"cart": ENTRY, "random_forest": ENTRY},
+         "models": {"cart": ENTRY, "random_forest": ENTRY},  # the worker adds "get_sparse" or "get_dense"
          "forest": {"feature_importances": [...], "oob_train_predictions": [...]}}
 
     where each ENTRY is ``{"name", "r2", "rmse", "n_parameters", "parameter_bytes", "size_bytes",
-    "predict_ms_per_10k", "fit_seconds", "test_predictions"}``. ``r2``/``rmse`` are ``None`` when undefined (fewer
+    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}``. ``r2``/``rmse`` are ``None`` when undefined (fewer
     than two test rows). ``oob_train_predictions`` are the forest's out-of-bag predictions of the training rows
     (honest predictions on rows it trained on; ``None`` for a row no tree left out), used for the forest's error on
     one node's training rows.
@@ -74,6 +74,7 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
     forest_entry["n_parameters"] = sum(count_tree_parameters(t) for t in forest.estimators_)
     for entry in (cart_entry, forest_entry):
         entry["parameter_bytes"] = 8 * entry["n_parameters"]
+        entry["features_per_split"] = 1
 
     oob = getattr(forest, "oob_prediction_", None)
     return {
@@ -109,17 +110,33 @@ def evaluate_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "G
         "size_bytes": len(pickle.dumps(tree, protocol=5)),
         "predict_ms_per_10k": predict_ms(tree.predict, timing_X, n_repeats) if len(timing_X) else None,
         "fit_seconds": _float_or_none(fit_seconds),
+        "features_per_split": int(tree.split_widths.max()),
         "test_predictions": _floats(pred),
     }
 
 
+#: The baselines' models in table order: the run's GET fit with the other kind of splits (the worker adds one of
+#: the two, ``runs.training.fit_all_baselines``; older runs have neither), then CART and the forest.
+BASELINE_MODELS = ("get_sparse", "get_dense", "cart", "random_forest")
+
+
 def comparison_rows(baselines: dict, tree_entry: dict | None = None) -> list[dict]:
-    """Table rows (GET first when given, then CART and the forest) without the prediction lists."""
-    entries = ([tree_entry] if tree_entry else []) + [baselines["models"][k] for k in ("cart", "random_forest")
-                                                       if k in baselines.get("models", {})]
-    keys = ("name", "r2", "rmse", "n_parameters", "parameter_bytes", "size_bytes", "predict_ms_per_10k",
-            "fit_seconds")
+    """Table rows (GET first when given, then the stored models of ``BASELINE_MODELS``) without the prediction
+    lists. ``features_per_split``: the most features any split uses (CART and forest splits use one; entries stored
+    before the column existed get that 1)."""
+    models = baselines.get("models", {})
+    entries = ([tree_entry] if tree_entry else []) + [
+        {"features_per_split": 1, **models[k]} if k in ("cart", "random_forest") else models[k]
+        for k in BASELINE_MODELS if k in models]
+    keys = ("name", "r2", "rmse", "n_parameters", "features_per_split", "parameter_bytes", "size_bytes",
+            "predict_ms_per_10k", "fit_seconds")
     return [{k: e.get(k) for k in keys} for e in entries]
+
+
+def baseline_predictions(baselines: dict) -> dict[str, list]:
+    """Each stored model's test predictions by its display name, in ``BASELINE_MODELS`` order."""
+    models = baselines.get("models", {})
+    return {models[k]["name"]: models[k]["test_predictions"] for k in BASELINE_MODELS if k in models}
 
 
 def node_forest_comparison(tree: ObliqueTree, node: int, X: Any, y: Any, forest_predictions: Any) -> dict:

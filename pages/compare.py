@@ -6,13 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from get_core import compare
-from get_core.runs import worker
+from get_core.config import GETConfig
+from get_core.runs import training, worker
 from get_core.runs.store import RunStatus
 from get_core.views import node
 from pages import common, results_ui
 
 COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE", "n_parameters": "Parameters",
-           "parameter_bytes": "Parameter bytes (8 each)", "size_bytes": "Size (bytes, pickled)",
+           "features_per_split": "Features per split (most)", "parameter_bytes": "Parameter bytes (8 each)", "size_bytes": "Size (bytes, pickled)",
            "predict_ms_per_10k": "Prediction ms / 10,000 rows", "fit_seconds": "Fit seconds"}
 
 
@@ -24,8 +25,9 @@ def _get_entry(db_path: str, run_id: int) -> dict:
 
 def compare_page() -> None:
     st.title("Compare")
-    st.caption("GET's single oblique tree against CART of the same depth and a random forest (100 trees, "
-               "scikit-learn defaults), trained and tested on the run's own split, as in the paper's Tables 1 and 5.")
+    st.caption("GET's single oblique tree against the same GET fit with sparse (or dense) splits, CART of the same "
+               "depth and a random forest (100 trees, scikit-learn defaults), trained and tested on the run's own "
+               "split, as in the paper's Tables 1 and 5.")
     source = results_ui.choose_model(allow_file=False)
     if source is None:
         return
@@ -46,14 +48,28 @@ def compare_page() -> None:
                "threshold) and 1 per leaf; the oblique tree p+1 per branch node and 1 per constant leaf (p+1 per "
                "linear leaf). Size: the pickled model object. Prediction time: median of several single-threaded "
                "calls on 10,000 rows drawn from the test rows, measured on this machine.")
-    models = {"GET": entry["test_predictions"]}
-    for key in ("cart", "random_forest"):
-        models[results.baselines["models"][key]["name"]] = results.baselines["models"][key]["test_predictions"]
+    _counterpart_note(results)
+    models = {"GET": entry["test_predictions"], **compare.baseline_predictions(results.baselines)}
     cols = st.columns(len(models))
     for col, (name, predictions) in zip(cols, models.items()):
         figure = node.predicted_actual_figure(results.y_test, {name: predictions}, results.target)
         figure.update_layout(title=f"{name}: predicted against actual", showlegend=False, height=380)
         col.plotly_chart(figure, key=f"pva_{name}")
+
+
+def _counterpart_note(results) -> None:
+    """Why the table has no sparse (or dense) GET row, when it has none."""
+    stored = results.baselines.get("models", {})
+    if "get_sparse" in stored or "get_dense" in stored:
+        st.caption("The second GET row is the same fit (depth, leaves, budget, seed, training rows) with the other "
+                   "kind of splits: at most 3 features per split beside a dense run, dense beside a sparse one.")
+        return
+    config = GETConfig(**{**results.run.params["config"], "random_state": 0})
+    if training.counterpart_config(config, results.tree.n_features) is None:
+        st.caption("Every split of this tree already uses at most 3 features, so no sparse tree is fitted beside it.")
+    else:
+        st.caption("This run has no sparse (or dense) GET tree beside it: its baselines were fitted before that "
+                   "comparison existed, after a cancel, or the second fit was cancelled.")
 
 
 def _offer_baselines(results) -> None:

@@ -7,7 +7,8 @@ baselines`` (doubled training when polish is on, a rough guess until polish is m
     ``MEASURE_ROWS`` rows (after a warm-up fit; the faster of two tries each, since a shared machine only ever
     adds time); ``row_scale`` extrapolates linearly to more rows;
   * ``startup`` (interpreter, torch and project imports) and ``baselines`` (``get_core.compare.fit_baselines``,
-    intercept and slope in rows from two fits) are measured once per machine.
+    intercept and slope in rows from two fits) are measured once per machine; the baselines' GET fit with the other
+    kind of splits (``training.fit_all_baselines``) is counted as one more training.
 The measurement runs in a background subprocess (``start_measurement``, spawned through ``launch``) with the
 workers' thread count, so the app never waits on it nor imports torch, and the numbers match what a worker sees; it
 takes a few seconds once per shape (about ten the first time, with the machine constants); a marker file beside the
@@ -31,6 +32,7 @@ from typing import Any, Mapping
 
 from get_core.runs import launch
 from get_core.runs.store import default_db_path
+from get_core.runs.training import has_counterpart
 
 MEASURE_ROWS = 10_000  # covers the usual table exactly; larger ones extrapolate linearly
 BASELINE_ROWS = 4000
@@ -85,7 +87,7 @@ def cached_estimate(n_rows: int, n_features: int, config: Mapping[str, Any], cac
     entry = cache["shapes"].get(_key(n_rows, n_features, config))
     if entry is None or "machine" not in cache:
         return None
-    return _combine(entry, cache["machine"], n_rows, config)
+    return _combine(entry, cache["machine"], n_rows, n_features, config)
 
 
 def start_measurement(n_rows: int, n_features: int, config: Mapping[str, Any], cache_path: str | os.PathLike
@@ -141,13 +143,15 @@ def _key(n_rows: int, n_features: int, config: Mapping[str, Any]) -> str:
     return shape_key(int(config["depth"]), str(config["leaf"]), int(config["n_starts"]), n_features, n_rows)
 
 
-def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: int,
+def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: int, n_features: int,
              config: Mapping[str, Any]) -> Estimate:
     scale = max(1.0, n_rows / MEASURE_ROWS)
     training = int(config["n_alphas"]) * (shape["per_stage"] + int(config["n_epochs"]) * shape["per_epoch"]) * scale
     if config.get("polish"):
         training *= 2
     baselines = machine["baselines"] + machine["baselines_per_row"] * n_rows
+    if has_counterpart(config.get("max_split_features"), n_features):
+        baselines += training  # the same GET fit with the other kind of splits (training.fit_all_baselines)
     return Estimate(machine["startup"] + training + baselines, machine["startup"], training, baselines)
 
 

@@ -8,7 +8,8 @@ channel sends progress over Dask and returns the artifacts as the task's result 
 
 Steps: split the usable rows train/test with the run's seed, encode them with ``get_core.encoding.prepare`` (fill
 values and category levels learned from the training rows only), train GET, fit the baselines of issue 5 (CART of
-the same depth and a random forest, ``get_core.compare.fit_baselines``). Artifacts ``encoding``, ``split``,
+the same depth and a random forest, ``get_core.compare.fit_baselines``) and the same GET fit with the other kind
+of splits (sparse beside dense, dense beside sparse: ``fit_all_baselines``). Artifacts ``encoding``, ``split``,
 ``model``, ``predictions``, ``baselines`` (or ``baselines_error``).
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import math
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -120,20 +121,69 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
 
 def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                    y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float) -> None:
-    """CART and random forest on the same split (issue 5); a failing baseline never fails the run."""
-    from get_core.compare import fit_baselines  # scikit-learn: kept out of the supervisor, which imports this module
-
+    """CART and random forest on the same split (issue 5), then the GET counterpart (``counterpart_config``); a
+    failing baseline never fails the run."""
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
-    channel.report(progress=share, phase="baselines", stage=config.n_alphas - 1, n_stages=config.n_alphas,
-                   epoch=config.n_epochs, n_epochs=config.n_epochs)
+    done = {"phase": "baselines", "stage": config.n_alphas - 1, "n_stages": config.n_alphas,
+            "epoch": config.n_epochs, "n_epochs": config.n_epochs}
+    channel.report(progress=share, **done)
+
+    def on_progress(progress: Any) -> bool:  # the counterpart fills the rest of the bar; a cancel stops it
+        stop = channel.report(progress=share + (1.0 - share) * progress.fraction, **done)
+        return stop or channel.cancelled()
+
     try:
-        result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
-                               feature_names=feature_names)
+        result = fit_all_baselines(X_train, y_train, X_test, y_test, config, feature_names, on_progress)
     except Exception as exc:
         traceback.print_exc()
         channel.put_json("baselines_error", {"error": describe(exc)})
         return
     channel.put_json("baselines", result)
+
+
+def fit_all_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+                      config: GETConfig, feature_names: list[str], on_progress: Any = None) -> dict:
+    """``compare.fit_baselines`` (CART and the forest) plus, under ``models["get_sparse"]`` or
+    ``models["get_dense"]``, the run's GET fit again with the other kind of splits (``counterpart_config``), on the
+    same split. The counterpart is left out when it would be the same tree or when it was cancelled part way."""
+    from get_core.compare import evaluate_tree, fit_baselines  # scikit-learn: kept out of the supervisor
+    from get_core.train import train  # torch: only the worker loads it
+
+    result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
+                           feature_names=feature_names)
+    other = counterpart_config(config, X_train.shape[1])
+    if other is None:
+        return result
+    tree = train(X_train, y_train, other, on_progress=on_progress, feature_names=feature_names)
+    if not tree.meta.get("cancelled"):
+        key = "get_dense" if other.max_split_features is None else "get_sparse"
+        name = ("GET, dense splits" if other.max_split_features is None else
+                f"GET, at most {other.max_split_features} features per split")
+        result["models"][key] = evaluate_tree(tree, X_test, y_test, name=name, random_state=config.random_state)
+    return result
+
+
+#: Features per split of the sparse tree fitted beside a dense run: the most the diagram writes as a whole sentence
+#: (``views.labels.SENTENCE_TERMS``), and the sparsest level that kept dense accuracy in the first measurement
+#: (docs/BENCHMARKS.md "Sparse splits": k=3 within 0.1 point of dense with linear leaves; k=2 lost 10 more points
+#: than k=3 with constant leaves on electrical_grid_stability).
+COUNTERPART_K = 3
+
+
+def counterpart_config(config: GETConfig, n_features: int) -> GETConfig | None:
+    """The GET fit the Compare page puts beside the run's: a dense run's with ``COUNTERPART_K`` features per split,
+    a sparse run's dense; None when that is the run's own tree (a dense run on ``COUNTERPART_K`` features or fewer,
+    or a sparse run whose k already covers every feature)."""
+    k = config.max_split_features
+    if not has_counterpart(k, n_features):
+        return None
+    return replace(config, max_split_features=COUNTERPART_K if k is None else None)
+
+
+def has_counterpart(max_split_features: int | None, n_features: int) -> bool:
+    """Whether a run with this ``max_split_features`` on ``n_features`` features gets a counterpart fit."""
+    k = max_split_features
+    return n_features > (COUNTERPART_K if k is None else k)
 
 
 def split_rows(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -200,7 +200,9 @@ def _restore_sigterm(previous: Any) -> None:
 
 def fit_missing_baselines(store: RunStore, run_id: int) -> None:
     """Fit the baselines of a finished run that stopped before them (cancelled while training) on its stored split,
-    as the worker would have, and store them (``RunStore.add_baselines``): called by the Compare page."""
+    as the worker would have, and store them (``RunStore.add_baselines``): called by the Compare page. CART and the
+    forest only: the GET fit with the other kind of splits (``training.fit_all_baselines``) would hold the page as
+    long as the run that was cancelled, so such a run is compared without it."""
     from get_core.compare import fit_baselines  # scikit-learn: only when asked for
 
     results = load_results(store, run_id)

@@ -121,8 +121,24 @@ def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
     np.testing.assert_allclose(tree.predict(X_test), predictions["y_pred"])
     metrics = store.list_metrics(run_id)
     assert {m.start for m in metrics} == {0, 1} and {m.stage for m in metrics} == {0, 1}
-    if "baselines" in artifacts:  # issue 5's comparison data, when get_core.compare provides it
-        assert set(store.get_json(run_id, "baselines")["models"]) == {"cart", "random_forest"}
+    baselines = store.get_json(run_id, "baselines")  # 5 features, dense splits: a 3-sparse GET fit beside it
+    assert set(baselines["models"]) == {"cart", "random_forest", "get_sparse"}
+    sparse = baselines["models"]["get_sparse"]
+    assert sparse["name"] == "GET, at most 3 features per split" and sparse["features_per_split"] <= 3
+    assert len(sparse["test_predictions"]) == len(split["test"]) and sparse["r2"] is not None
+
+
+@pytest.mark.parametrize("k, p, other", [(None, 5, 3), (None, 3, "none"), (None, 2, "none"), (2, 5, None),
+                                         (3, 3, "none"), (1, 2, None)])
+def test_the_counterpart_of_a_dense_run_has_three_features_per_split_and_of_a_sparse_run_dense_ones(k, p, other):
+    from get_core.config import GETConfig
+
+    config = GETConfig(depth=3, max_split_features=k, n_epochs=7)
+    found = training.counterpart_config(config, p)
+    if other == "none":  # it would be the run's own tree
+        assert found is None and not training.has_counterpart(k, p)
+    else:
+        assert found.max_split_features == other and found.n_epochs == 7 and found.depth == 3
 
 
 def wide(rows: int, features: int = 10) -> pd.DataFrame:
@@ -284,7 +300,7 @@ def test_the_baselines_are_a_visible_stage_of_the_progress_bar_and_the_target_sc
     key = estimate.shape_key(TINY["depth"], TINY["leaf"], TINY["n_starts"], 5, 300)
     estimate.save_measurement(tmp_path / "calibration.json", key, {"per_epoch": 0.01, "per_stage": 0.5},
                               {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.001})
-    share = 1.4 / 2.7  # training 2 * (0.5 + 20 * 0.01) s, baselines 1 + 300 * 0.001 s
+    share = 1.4 / 4.1  # training 2 * (0.5 + 20 * 0.01) s, baselines 1 + 300 * 0.001 s and the 3-sparse GET fit 1.4
     seen: list[tuple[str | None, float]] = []
     done = threading.Event()
 
@@ -303,7 +319,7 @@ def test_the_baselines_are_a_visible_stage_of_the_progress_bar_and_the_target_sc
         done.set()
         watcher.join()
     assert max(p for phase, p in seen if phase == "optimize") <= share + 1e-9
-    assert [p for phase, p in seen if phase == "baselines"] and {round(p, 6) for phase, p in seen
-                                                                  if phase == "baselines"} == {round(share, 6)}
+    fitting = [p for phase, p in seen if phase == "baselines"]  # CART and the forest, then the sparse GET fit
+    assert fitting and fitting[0] == pytest.approx(share) and fitting == sorted(fitting) and fitting[-1] <= 1.0
     y_train = example(300)["target"].to_numpy()[store.get_json(run_id, "split")["train"]]
     assert store.get_json(run_id, "target_scale")["y_scale"] == float(y_train.max() - y_train.min())
