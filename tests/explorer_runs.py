@@ -8,7 +8,8 @@ from get_core import compare, model_file
 from get_core.data import to_parquet_bytes
 from get_core.encoding import DataSpec, prepare
 from get_core.runs.store import RunStatus, RunStore
-from get_core.runs.training import regression_scores, split_rows
+from get_core.config import GETConfig
+from get_core.runs.training import fit_all_baselines, regression_scores, split_rows
 from tests.trees import make_tree
 
 TARGET = "yield"
@@ -16,9 +17,10 @@ TARGET = "yield"
 
 def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", names=None, n_rows: int = 160,
                  seed: int = 0, baselines: bool = True, name: str | None = None,
-                 status: RunStatus = RunStatus.FINISHED) -> int:
+                 status: RunStatus = RunStatus.FINISHED, counterpart: bool = False) -> int:
     """A finished run (FINISHED unless ``status`` says otherwise) whose model, split, encoding, predictions and
-    (optionally) baselines are all consistent."""
+    (optionally) baselines are all consistent; with ``counterpart`` the baselines hold the worker's GET fit with the
+    other kind of splits too (a real, tiny fit: ``training.fit_all_baselines``)."""
     names = list(names or ["temp", "pressure", "wind"])
     tree, X, y = make_tree(depth=depth, p=len(names), leaf=leaf, seed=seed, names=names, n_rows=n_rows)
     frame = pd.DataFrame(X, columns=names)
@@ -38,7 +40,11 @@ def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", nam
     y_pred = tree.predict(prepared.X[test])
     store.put_json(run_id, "predictions", {"test": test.tolist(), "y_true": prepared.y[test].tolist(),
                                            "y_pred": y_pred.tolist()})
-    if baselines:
+    if baselines and counterpart:
+        config = GETConfig(**{**params["config"], "random_state": seed, "device": "cpu"})
+        store.put_json(run_id, "baselines", fit_all_baselines(
+            prepared.X[train], prepared.y[train], prepared.X[test], prepared.y[test], config, names))
+    elif baselines:
         store.put_json(run_id, "baselines", compare.fit_baselines(
             prepared.X[train], prepared.y[train], prepared.X[test], prepared.y[test], depth, seed,
             feature_names=names, n_repeats=1))

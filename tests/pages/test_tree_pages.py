@@ -131,6 +131,34 @@ def test_compare_page_lists_get_cart_and_forest(run_id):
     assert (table["Parameters"] > 0).all()
 
 
+def test_compare_page_puts_the_sparse_get_tree_beside_the_dense_one_with_features_per_split(store):
+    names = ["temp", "pressure", "wind", "rain", "sun"]
+    run_id = finished_run(store, depth=2, names=names, counterpart=True)
+    at = _page("compare", run=run_id)
+    _ok(at)
+    table = at.dataframe[0].value
+    assert list(table["Model"]) == ["GET", "GET, at most 3 features per split", "CART", "Random forest"]
+    widths = dict(zip(table["Model"], table["Features per split (most)"]))
+    assert widths["GET"] == 5 and 1 <= widths["GET, at most 3 features per split"] <= 3
+    assert widths["CART"] == widths["Random forest"] == 1
+    sparse = store.get_json(run_id, "baselines")["models"]["get_sparse"]
+    assert table["Test R\u00b2"].iloc[1] == pytest.approx(sparse["r2"])  # the stored fit, on the run's test rows
+    assert any("other kind of splits" in c.value for c in at.caption)
+    assert len(at.get("plotly_chart")) == 4  # predicted against actual for each model
+
+
+def test_compare_page_shows_an_old_run_without_the_sparse_tree_and_says_why(store):
+    old = finished_run(store, depth=2, names=["temp", "pressure", "wind", "rain"])
+    at = _page("compare", run=old)
+    _ok(at)
+    assert list(at.dataframe[0].value["Model"]) == ["GET", "CART", "Random forest"]
+    assert any("fitted before that comparison existed" in c.value for c in at.caption)
+    narrow = finished_run(store, depth=2, seed=1)  # three features: a 3-sparse tree would be the same tree
+    at = _page("compare", run=narrow)
+    _ok(at)
+    assert any("already uses at most 3 features" in c.value for c in at.caption)
+
+
 def test_a_run_cancelled_before_its_baselines_offers_to_fit_them_and_compare_shows_them(store):
     run_id = finished_run(store, depth=2, baselines=False, status=RunStatus.CANCELLED)
     at = _page("compare", run=run_id)
