@@ -240,11 +240,17 @@ def _leaf_by_rules(lines: list[str], names: list[str], row: np.ndarray) -> int:
         depth += 1
 
 
-def test_rules_as_written_route_every_training_row_of_a_real_dataset_as_predict_does():
+@pytest.mark.parametrize("k", [None, 2])
+def test_rules_as_written_route_every_training_row_of_a_real_dataset_as_predict_does(k):
     frame = pd.read_csv(EXAMPLES / "airfoil_self_noise.csv")
     X, y = frame.drop(columns="target"), frame["target"].to_numpy()
-    tree = GETRegressor(depth=4, n_starts=2, n_epochs=60, n_alphas=3, random_state=0).fit(X, y).tree_
+    tree = GETRegressor(depth=4, n_starts=2, n_epochs=60, n_alphas=3, random_state=0,
+                        max_split_features=k).fit(X, y).tree_
     lines, rows = export.rule_lines(tree), X.to_numpy(dtype=float)
+    tests = [line for line in lines if line.lstrip().startswith("if ")]
+    assert [line.count("*") for line in tests] == [int(tree.split_widths[int(line.rsplit("# node ", 1)[1]) - 1])
+                                                    for line in tests]  # only the non-zero terms are written
+    assert k is None or tree.split_widths.max() <= k
     by_rules = np.array([_leaf_by_rules(lines, tree.feature_names, row) for row in rows])
     np.testing.assert_array_equal(by_rules, tree.apply(rows))  # 4 significant digits sent a row astray here
 

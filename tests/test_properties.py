@@ -25,8 +25,10 @@ from get_core.data import DataError
 from get_core.encoding import MISSING_POLICIES, DataSpec, prepare
 from get_core.model_file import ModelFormatError
 from get_core.tree import LEAF_TYPES, ObliqueTree
+from get_core.views import diagram, labels
 
-EXAMPLES = {"round_trip": 300, "code": 200, "exporters": 100, "c": 10, "mutated": 500, "text": 500, "prepare": 400}
+EXAMPLES = {"round_trip": 300, "code": 200, "exporters": 100, "c": 10, "mutated": 500, "text": 500, "prepare": 400,
+            "sparse": 150}
 
 
 def examples(kind: str):
@@ -71,6 +73,26 @@ def trees(draw) -> ObliqueTree:
         y_scale=draw(st.floats(1e-3, 1e3)), feature_names=names, leaf_type=leaf_type,
         meta=draw(st.dictionaries(NAME.filter(lambda key: key != "encoding"), JSON_VALUE, max_size=3)),
         leaf_lower=lower, leaf_upper=upper)  # meta["encoding"] must be a run's encoding: test_model_file
+
+
+@st.composite
+def sparse_trees(draw) -> ObliqueTree:
+    """A tree whose every split uses 1-3 of 4-8 features (``max_split_features``' trees), names f0, f1, ..."""
+    depth, p = draw(st.integers(1, 4)), draw(st.integers(4, 8))
+    branches, leaves = 2 ** depth - 1, 2 ** depth
+    weights = np.zeros((branches, p))
+    for row in weights:
+        support = draw(st.lists(st.integers(0, p - 1), min_size=1, max_size=3, unique=True))
+        # no subnormal weights: divided by x_scale one can underflow to an original-unit 0 (training never makes one)
+        row[support] = [draw(st.floats(-1e3, 1e3).filter(lambda v: abs(v) > 1e-6)) for _ in support]
+    numbers = lambda shape, elements=FINITE: draw(arrays(np.float64, shape, elements=elements))  # noqa: E731
+    leaf_type = draw(st.sampled_from(LEAF_TYPES))
+    return ObliqueTree(
+        weights=weights, thresholds=numbers(branches), leaf_intercepts=numbers(leaves),
+        leaf_coefs=numbers((leaves, p)) if leaf_type == "linear" else np.zeros((leaves, p)),
+        n_samples=np.ones(2 * leaves - 1, dtype=np.int64), node_values=np.zeros(2 * leaves - 1),
+        x_min=numbers(p), x_scale=numbers(p, st.floats(1e-3, 1e3)), y_min=draw(FINITE),
+        y_scale=draw(st.floats(1e-3, 1e3)), feature_names=[f"f{j}" for j in range(p)], leaf_type=leaf_type)
 
 
 def rows(p: int):
@@ -127,6 +149,24 @@ def test_every_exporter_writes_any_valid_model_and_the_rules_keep_one_line_per_n
     texts = exports(tree)
     assert len(texts["rules"].split("\n\n", 1)[1].splitlines()) == 2 * tree.n_branches + tree.n_leaves
     assert model_file.load_model_json(texts["model"]).feature_names == tree.feature_names
+
+
+@examples("sparse")
+@given(sparse_trees(), st.data())
+def test_a_sparse_trees_rules_labels_and_code_show_only_its_nonzero_terms_and_predict_as_it_does(tree, data):
+    widths = tree.split_widths
+    for line in export.rule_lines(tree):  # "if 2.5*f1 - 0.3*f4 <= 12.1:  # node 3"
+        if line.lstrip().startswith("if "):
+            node = int(line.rsplit("# node ", 1)[1])
+            assert line.count("*") == widths[node - 1] and "more)" not in line
+    for node in range(1, tree.n_branches + 1):  # at most three terms: the diagram writes the whole sentence
+        label = diagram.node_label(tree, node, diagram.DiagramOptions(max_terms=1))
+        assert label.count("\u00b7") == widths[node - 1] and labels.ELLIPSIS not in label
+    namespace: dict[str, Any] = {}
+    exec(compile(codegen.python_source(tree), "generated.py", "exec"), namespace)
+    X = data.draw(rows(tree.n_features))
+    assert [namespace["leaf"](list(x)) for x in X] == tree.apply(X).tolist()
+    np.testing.assert_array_equal([namespace["predict"](list(x)) for x in X], tree.predict(X))
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
