@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from get_core import compare
 from get_core.tree import ObliqueTree
 from get_core.views import labels
 
@@ -280,9 +281,7 @@ def predicted_actual_figure(y_true: Sequence[float], predictions: dict[str, Sequ
 
 # ---------------------------------------------------------------------------------------------- helpers
 def _r2(y: np.ndarray, pred: np.ndarray) -> float | None:
-    """R2 of ``pred`` on ``y``; None with fewer than two rows or a constant target."""
-    total = float(np.sum((y - y.mean()) ** 2)) if y.size >= 2 else 0.0
-    return 1.0 - float(np.sum((y - pred) ** 2)) / total if total > 0 else None
+    return compare.regression_metrics(y, pred)["r2"]
 
 
 def _node_margins(tree: ObliqueTree, node: int, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from get_core import compare
 from get_core.tree import ObliqueTree
 from get_core.views import node
 
@@ -118,7 +119,8 @@ def summarize(tree: ObliqueTree, X_train: Any = None, X_test: Any = None, y_test
     if has_test:
         X_test = np.asarray(X_test, dtype=np.float64)
         y_test = np.asarray(y_test, dtype=np.float64).ravel()
-        tree_scores = _r2_rmse(y_test, tree.predict(X_test))
+        scores = compare.regression_metrics(y_test, tree.predict(X_test))
+        tree_scores = scores["r2"], scores["rmse"]
         weakest = weakest_leaves(tree, X_test, y_test)
     forest = (baselines or {}).get("models", {}).get("random_forest")
     return Summary(n_rules=tree.n_leaves - empty, n_empty=empty, n_conditions=tree.depth,
@@ -169,12 +171,6 @@ def weakest_leaves(tree: ObliqueTree, X_test: np.ndarray, y_test: np.ndarray, n:
     error = (tree.predict(X_test) - y_test) ** 2
     found = [Weak(int(t), float(np.sqrt(error[leaf == t].mean())), int(np.sum(leaf == t))) for t in np.unique(leaf)]
     return sorted(found, key=lambda w: (-w.rmse, w.leaf))[:n]
-
-
-def _r2_rmse(y: np.ndarray, pred: np.ndarray) -> tuple[float | None, float]:
-    sse = float(np.sum((y - pred) ** 2))
-    sst = float(np.sum((y - y.mean()) ** 2))
-    return (1.0 - sse / sst if y.size >= 2 and sst > 0 else None), float(np.sqrt(sse / y.size))
 
 
 def _percent(r2: float) -> str:
