@@ -99,8 +99,14 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
     terms, share = term_shares(tree, node, rows if len(rows) >= 2 else X)
     w, _ = tree.split_in_original_units(node)
     before = _r2(targets, tree.predict(rows)) if len(rows) else None
-    costs = [None if before is None else before - _r2(targets, drop_term(tree, node, int(j), rows).predict(rows))
-             for j in terms]
+    costs: list[float | None] = [None] * terms.size
+    if before is not None:
+        # what drop_term's tree predicts, from two passes: every row sent left, and right, below this node
+        left, right = (_sent(tree, node, side).predict(rows) for side in ("left", "right"))
+        xs = tree.scale_X(rows)
+        for i, j in enumerate(terms):
+            weights, threshold = _dropped_split(tree, node, int(j), rows)
+            costs[i] = before - _r2(targets, np.where(_split_sum(weights, xs) > threshold, right, left))
     table = pd.DataFrame({"feature": [tree.feature_names[j] for j in terms], "weight": w[terms], "share": share,
                           "r2_cost": costs})
     return table.iloc[np.argsort(-np.nan_to_num(share), kind="stable")].reset_index(drop=True)
@@ -120,10 +126,34 @@ def drop_term(tree: ObliqueTree, node: int, feature: int, rows: np.ndarray) -> O
     """A copy of ``tree`` whose split at ``node`` no longer uses ``feature``: its term is held at the feature's mean
     on ``rows`` (moved into the threshold), so those rows' split moves only by how they differ from that mean."""
     weights, thresholds = tree.weights.copy(), tree.thresholds.copy()
-    mean = float(np.mean((rows[:, feature] - tree.x_min[feature]) / tree.x_scale[feature])) if len(rows) else 0.0
-    thresholds[node - 1] -= weights[node - 1, feature] * mean
-    weights[node - 1, feature] = 0.0
+    weights[node - 1], thresholds[node - 1] = _dropped_split(tree, node, feature, rows)
     return replace(tree, weights=weights, thresholds=thresholds)
+
+
+def _dropped_split(tree: ObliqueTree, node: int, feature: int, rows: np.ndarray) -> tuple[np.ndarray, float]:
+    """(weights, threshold) of ``node``'s split, scaled units, with ``feature`` held at its mean on ``rows``."""
+    weights = tree.weights[node - 1].copy()
+    mean = float(np.mean((rows[:, feature] - tree.x_min[feature]) / tree.x_scale[feature])) if len(rows) else 0.0
+    threshold = float(tree.thresholds[node - 1] - weights[feature] * mean)
+    weights[feature] = 0.0
+    return weights, threshold
+
+
+def _sent(tree: ObliqueTree, node: int, side: str) -> ObliqueTree:
+    """A copy of ``tree`` whose split at ``node`` sends every row to ``side`` ("left" or "right")."""
+    weights, thresholds = tree.weights.copy(), tree.thresholds.copy()
+    weights[node - 1] = 0.0
+    thresholds[node - 1] = np.inf if side == "left" else -np.inf
+    return replace(tree, weights=weights, thresholds=thresholds)
+
+
+def _split_sum(weights: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """``weights · xs`` per row over the non-zero weights, added in feature order from 0.0: the sum
+    ``ObliqueTree.decision_path`` compares, bit for bit."""
+    total = np.zeros(len(xs))
+    for j in np.flatnonzero(weights):
+        total += weights[j] * xs[:, j]
+    return total
 
 
 def weight_table(tree: ObliqueTree, node: int, x_std: Sequence[float] | None = None) -> pd.DataFrame:

@@ -267,3 +267,16 @@ def test_the_term_table_is_for_branches_and_says_none_where_r2_is_undefined():
         node.term_table(tree, 2, X, y)
     constant = node.term_table(tree, 1, X, np.ones(len(y)))
     assert constant["r2_cost"].isna().all() and constant["share"].notna().all()
+
+
+def test_the_drop_costs_equal_re_routing_each_dropped_tree_in_full():
+    tree, X, y = make_tree(depth=4, p=6, seed=2, n_rows=300)
+    for t in (1, 3, 6):
+        table = node.term_table(tree, t, X, y)
+        rows = X[node.reaches(tree, X, t)]
+        targets = y[node.reaches(tree, X, t)]
+        before = node._r2(targets, tree.predict(rows))
+        by_index = {name: j for j, name in enumerate(tree.feature_names)}
+        for name, cost in zip(table["feature"], table["r2_cost"]):
+            full = node.drop_term(tree, t, by_index[name], rows).predict(rows)
+            assert cost == before - node._r2(targets, full)  # the same rows on the same sides: the same doubles
