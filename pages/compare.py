@@ -6,7 +6,6 @@ import pandas as pd
 import streamlit as st
 
 from get_core import compare
-from get_core.config import GETConfig
 from get_core.runs import training, worker
 from get_core.runs.store import RunStatus
 from get_core.views import node
@@ -64,9 +63,9 @@ def _counterpart_note(results) -> None:
         st.caption("The second GET row is the same fit (depth, leaves, budget, seed, training rows) with the other "
                    "kind of splits: at most 3 features per split beside a dense run, dense beside a sparse one.")
         return
-    config = GETConfig(**{**results.run.params["config"], "random_state": 0})
-    if training.counterpart_config(config, results.tree.n_features) is None:
-        st.caption("Every split of this tree already uses at most 3 features, so no sparse tree is fitted beside it.")
+    if not training.has_counterpart(results.run.params["config"].get("max_split_features"), results.tree.n_features):
+        st.caption("A sparse (or dense) GET fit would be this same tree: its data has too few features for the "
+                   "limit to change any split, so none is fitted beside it.")
     else:
         st.caption("This run has no sparse (or dense) GET tree beside it: its baselines were fitted before that "
                    "comparison existed, after a cancel, or the second fit was cancelled.")
