@@ -1,4 +1,5 @@
-"""The node panel: statistics of one node and its plotly figures (weights, projection, leaf fit, forest view).
+"""The node panel: statistics of one node, its split's terms ranked with what each costs to drop, and its plotly figures
+(weights, projection, leaf fit, forest view).
 
 Pure functions of an ``ObliqueTree`` and data arrays; nothing here calls streamlit. Row sets are "the rows that
 reach the node by hard routing" (``reaches``). Margins are ``a·xs - b`` in scaled units, which equals ``w·x - c``
