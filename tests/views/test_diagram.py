@@ -155,6 +155,24 @@ def test_clickable_svg_groups_carry_node_ids():
 
 
 @needs_dot
+def test_every_drawn_node_is_focusable_and_named_for_a_screen_reader():
+    names = ['wind "speed"', "<b>pressure</b>", "rain & snow"]
+    tree, _, _ = make_tree(depth=2, p=3, names=names, empty_subtree=True)
+    root = ET.fromstring(diagram.clickable_svg(tree, DiagramOptions(levels=3, prune_empty=False)))
+    groups = {diagram.node_id_from_element_id(g.get("id")): g for g in root.iter(f"{SVG}g")
+              if "get-node" in (g.get("class") or "").split()}
+    assert sorted(groups) == list(range(1, 8))
+    for node, group in groups.items():
+        assert (group.get("tabindex"), group.get("role")) == ("0", "button")
+        assert group.get("aria-label") == diagram.node_name(tree, node)  # entities decoded: names verbatim
+    assert groups[1].get("aria-label").startswith("split 1: left if ")
+    assert any(n in groups[1].get("aria-label") for n in names)
+    assert groups[5].get("aria-label") == f"leaf 5: y = {labels.leaf_text(tree, 5, 3, diagram.ARIA_TERMS)}"
+    assert groups[7].get("aria-label") == "leaf 7: empty, no training row reaches it"  # the root sends all left
+    assert groups[3].get("aria-label") == "split 3: empty, no training row reaches it"
+
+
+@needs_dot
 def test_layout_puts_children_below_and_left_child_left():
     tree, _, _ = make_tree(depth=3, p=3)
     result = diagram.layout(diagram.to_dot(tree, DiagramOptions(levels=4)))
