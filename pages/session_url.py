@@ -100,10 +100,10 @@ def keep(ready: dict, settings: dict[str, Any], defaults: dict[str, Any]) -> Non
               "onehot": json.dumps(list(spec.get("categorical", []))) if spec.get("categorical") else None,
               "missing": spec.get("missing") if spec.get("missing", "drop") != "drop" else None,
               "train": encode_settings(settings, defaults) or None}
-    for name, value in wanted.items():
+    for name, value in wanted.items():  # written on every run: a page switch may have cleared the browser's URL
         if value is None:
             st.query_params.pop(name, None)
-        elif st.query_params.get(name) != value:
+        else:
             st.query_params[name] = value
 
 

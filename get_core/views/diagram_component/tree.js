@@ -40,8 +40,8 @@ function build(parentElement) {
   host.className = "get-tree-host";
   const tools = document.createElement("div");
   tools.className = "get-tree-tools";
-  const buttons = [["\u2212", "Zoom out", (h) => zoomBy(h, 1 / STEP)], ["+", "Zoom in", (h) => zoomBy(h, STEP)],
-    ["Fit", "Fit the whole tree in view", (h) => fit(h)], ["100%", "Natural size", (h) => natural(h)]];
+  const buttons = [["\u2212", "Zoom the tree out", (h) => zoomBy(h, 1 / STEP)], ["+", "Zoom the tree in", (h) => zoomBy(h, STEP)],
+    ["Fit", "Fit the whole tree in view", (h) => fit(h)], ["100%", "Show the tree at its natural size", (h) => natural(h)]];
   for (const [text, label, act] of buttons) {
     const button = document.createElement("button");
     button.type = "button";
