@@ -4,35 +4,17 @@ node panel; a node is reached with Tab and chosen with Enter."""
 
 from __future__ import annotations
 
-import shutil
 import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import model_file
-from get_core.runs.store import RunStore
 from get_core.views import diagram
-from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
-from tests.explorer_runs import finished_run
+from tests.e2e.streamlit_app import browser_page
+from tests.e2e.test_tree_click import app  # noqa: F401  (the fixture: the app on a store with a depth-4 run)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-NAMES = ["temp", "<b>pressure</b>", 'wind "speed"', "rain"]
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    require_chromium()
-    if shutil.which("dot") is None:
-        pytest.skip("Graphviz dot is not installed (make system-deps)")
-    db = tmp_path_factory.mktemp("e2e") / "runs.sqlite"
-    store = RunStore(db)
-    run_id = finished_run(store, depth=4, names=NAMES, n_rows=240, name="fit test")
-    tree = model_file.from_dict(store.get_json(run_id, "model"))
-    store.close()
-    with serve_app(db) as url:
-        yield url, run_id, tree
 
 
 @pytest.fixture
