@@ -201,7 +201,7 @@ def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
         st.metric("Training rows (from the model)", f"{int(tree.n_samples[selected - 1]):,}")
         return
     stats = node.node_stats(tree, selected, results.X_train, results.y_train, results.X_test, results.y_test)
-    cols = st.columns(3) + st.columns(3)  # one value per metric ("4.365 / 4.…" was cut off), 3 a row beside the diagram
+    cols = st.columns(3) + st.columns(3)  # one value per metric ("4.365 / 4.…" was cut off), 3 a row: a narrow column
     cols[0].metric("Train rows", f"{stats['n_train']:,}")
     cols[1].metric("Test rows", f"{stats['n_test']:,}")
     cols[2].metric(f"Mean {results.target}", common.number(stats["mean_train"]),

@@ -451,8 +451,8 @@ class RunStore:
 
 
 def _drop_old_unused_datasets(db: sqlite3.Connection, now: float) -> None:
-    db.execute("DELETE FROM datasets WHERE created_at < ? AND fingerprint NOT IN (SELECT dataset_fingerprint FROM runs)",
-               (now - KEEP_UNUSED_DATASET_S,))
+    db.execute("DELETE FROM datasets WHERE created_at < ? AND fingerprint NOT IN "
+               "(SELECT dataset_fingerprint FROM runs)", (now - KEEP_UNUSED_DATASET_S,))
 
 
 def _to_run(row: Sequence[Any]) -> Run:

@@ -40,8 +40,9 @@ function build(parentElement) {
   host.className = "get-tree-host";
   const tools = document.createElement("div");
   tools.className = "get-tree-tools";
-  const buttons = [["\u2212", "Zoom the tree out", (h) => zoomBy(h, 1 / STEP)], ["+", "Zoom the tree in", (h) => zoomBy(h, STEP)],
-    ["Fit", "Fit the whole tree in view", (h) => fit(h)], ["100%", "Show the tree at its natural size", (h) => natural(h)]];
+  const buttons = [["\u2212", "Zoom the tree out", (h) => zoomBy(h, 1 / STEP)],
+    ["+", "Zoom the tree in", (h) => zoomBy(h, STEP)], ["Fit", "Fit the whole tree in view", (h) => fit(h)],
+    ["100%", "Show the tree at its natural size", (h) => natural(h)]];
   for (const [text, label, act] of buttons) {
     const button = document.createElement("button");
     button.type = "button";
@@ -164,15 +165,22 @@ function reveal(host, group) {
   view.scrollTop = 0;
   const box = group.getBoundingClientRect();
   const frame = view.getBoundingClientRect();
-  if (box.left < frame.left || box.right > frame.right) pic.x += frame.left + frame.width / 2 - (box.left + box.width / 2);
-  if (box.top < frame.top || box.bottom > frame.bottom) pic.y += frame.top + frame.height / 2 - (box.top + box.height / 2);
+  if (box.left < frame.left || box.right > frame.right) {
+    pic.x += frame.left + frame.width / 2 - (box.left + box.width / 2);
+  }
+  if (box.top < frame.top || box.bottom > frame.bottom) {
+    pic.y += frame.top + frame.height / 2 - (box.top + box.height / 2);
+  }
   apply(host);
 }
 
 function centreOf(group, pic) {
   const box = group.getBoundingClientRect();
   const origin = pic.svg.getBoundingClientRect();
-  return { x: (box.left + box.width / 2 - origin.left) / pic.scale, y: (box.top + box.height / 2 - origin.top) / pic.scale };
+  return {
+    x: (box.left + box.width / 2 - origin.left) / pic.scale,
+    y: (box.top + box.height / 2 - origin.top) / pic.scale,
+  };
 }
 
 // ------------------------------------------------------------------------------------------- events
