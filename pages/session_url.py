@@ -135,7 +135,7 @@ def restore(defaults: dict[str, Any]) -> dict | None:
     st.session_state["dataset"] = {"name": stored.name, "df": table, "token": token}
     st.session_state["data_choices"] = {"token": token, **spec.to_dict()}
     return {"name": stored.name, "table": table, "spec": spec.to_dict(), "n_rows": len(prepared.y),
-            "n_features": prepared.X.shape[1], "token": token,
+            "n_features": prepared.X.shape[1], "token": token, "fingerprint": data.fingerprint(stored.data),
             "outliers": data.outlier_notes(prepared.X, prepared.feature_names)}
 
 

@@ -103,6 +103,16 @@ def test_zoom_and_pan_keep_node_clicks_a_drag_selects_nothing_and_every_level_sh
     page.get_by_text(f"Node {chosen} (", exact=False).first.wait_for(timeout=30_000)
     assert f"node={chosen}" in page.url and page.locator(f"#get-node-{chosen}.get-selected").count() == 1
     assert float(page.locator(".get-tree-host").get_attribute("data-scale")) == zoomed  # the rerun kept the zoom
+    box = view.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -100)  # one notch up: zoom in
+    page.wait_for_timeout(300)
+    assert float(page.locator(".get-tree-host").get_attribute("data-scale")) == pytest.approx(zoomed * 1.25, rel=0.01)
+
+    page.set_viewport_size({"width": 1000, "height": 900})  # a narrow window: the panel goes below the diagram
+    page.wait_for_timeout(500)
+    panel, frame = page.get_by_text(f"Node {chosen} (", exact=False).first.bounding_box(), view.bounding_box()
+    assert panel["y"] > frame["y"] + frame["height"]
 
 
 def test_tab_reaches_a_named_node_and_enter_selects_it(app, page):

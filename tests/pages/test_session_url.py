@@ -59,6 +59,7 @@ def test_a_new_session_on_the_train_pages_address_gets_the_dataset_choices_and_s
     assert any("Dataset **noise.csv**: 80 rows, 2 model inputs, target 'target'" in c for c in texts(at, "caption"))
     assert at.slider(key="cfg_depth").value == 5 and at.radio(key="cfg_scaling").value == "robust"
     assert at.number_input(key="cfg_starts").value == DEFAULTS["cfg_starts"]
+    assert at.query_params["data"] in (address["data"], [address["data"]])  # the same stored table, not a copy
 
     at.switch_page("pages/data.py").run()  # the Data page shows the same table and choices
     assert_no_traceback(at)
