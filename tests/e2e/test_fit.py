@@ -115,7 +115,7 @@ def test_zoom_and_pan_keep_node_clicks_a_drag_selects_nothing_and_every_level_sh
     assert panel["y"] > frame["y"] + frame["height"]
 
 
-def test_tab_reaches_a_named_node_and_enter_selects_it(app, page):
+def test_tab_reaches_a_named_node_enter_selects_it_and_arrows_walk_the_tree(app, page):
     url, run_id, tree = app
     _open_tree(page, url, run_id)
     page.get_by_role("button", name="Show the tree at its natural size").focus()
@@ -131,3 +131,8 @@ def test_tab_reaches_a_named_node_and_enter_selects_it(app, page):
     page.keyboard.press("Enter")
     page.get_by_text("Node 2 (branch, level 1)").wait_for(timeout=30_000)
     assert "node=2" in page.url
+    for key in ("ArrowDown", "ArrowRight", "ArrowUp", "ArrowRight"):  # arrows walk the tree: 2 -> 4 -> 5 -> 2 -> 3
+        page.keyboard.press(key)
+    page.keyboard.press(" ")
+    page.get_by_text("Node 3 (branch, level 1)").wait_for(timeout=30_000)
+    assert "node=3" in page.url

@@ -1,7 +1,8 @@
 // Browser side of the clickable tree diagram (a Streamlit components-v2 component, mounted by pages/tree.py).
 // data: {svg: Graphviz SVG whose node groups have id "get-node-<heap id>" (focusable and named by
 // diagram.with_node_names), selected: node id or null}.
-// A click on a node, or Enter / Space on a focused node, sets the trigger value "clicked" to its heap id.
+// A click on a node, or Enter / Space on a focused node, sets the trigger value "clicked" to its heap id; Tab and the
+// arrow keys move the focus between nodes.
 // The picture pans (drag) and zooms (wheel, the +/- buttons) inside a fixed viewport at a readable scale instead of
 // shrinking to the width; "Fit" shows it whole, "100%" at its natural size. A click that ends a drag selects nothing.
 const PREFIX = "get-node-";
@@ -54,7 +55,7 @@ function build(parentElement) {
   }
   const hint = document.createElement("span");
   hint.className = "get-tree-hint";
-  hint.textContent = "drag to pan, wheel to zoom; Tab to a node, Enter to select";
+  hint.textContent = "drag to pan, wheel to zoom; Tab to a node, arrows to move, Enter to select";
   tools.appendChild(hint);
   const view = document.createElement("div");
   view.className = "get-tree-view";
@@ -223,6 +224,10 @@ function wire(host, view) {
     choose(host, event);
   });
   view.addEventListener("keydown", (event) => {
+    if (event.key in MOVES) {
+      if (move(view, event.target, MOVES[event.key])) event.preventDefault();
+      return;
+    }
     if (event.key !== "Enter" && event.key !== " " && event.key !== "Spacebar") return;
     if (choose(host, event)) event.preventDefault(); // Space would scroll the page
   });
@@ -239,6 +244,21 @@ function wire(host, view) {
     const notches = clamp(-event.deltaY / (event.deltaMode === 1 ? 3 : 100), -3, 3);
     zoomAt(host, Math.pow(STEP, notches), event.clientX - frame.left, event.clientY - frame.top);
   }, { passive: false });
+}
+
+// Arrow keys walk the tree from a focused node: up to the parent, down to the left child, left and right along the
+// level (heap ids: the children of t are 2t and 2t + 1; a level's ids are consecutive; 0 is no node).
+const sameLevel = (t, u) => (Math.clz32(t) === Math.clz32(u) ? u : 0);
+const MOVES = { ArrowUp: (t) => t >> 1, ArrowDown: (t) => 2 * t, ArrowLeft: (t) => sameLevel(t, t - 1),
+  ArrowRight: (t) => sameLevel(t, t + 1) };
+
+function move(view, target, step) {
+  const group = target.closest && target.closest("g.get-node");
+  if (!group) return false;
+  const next = view.querySelector("#" + PREFIX + String(step(parseInt(group.id.slice(PREFIX.length), 10))));
+  if (!next) return false;
+  next.focus();
+  return true;
 }
 
 function choose(host, event) {
