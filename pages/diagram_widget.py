@@ -1,8 +1,8 @@
 """The clickable tree diagram: a Streamlit components-v2 component over Graphviz's SVG.
 
 Declared once per process (this module is imported, not run as a page). The browser side lives in
-``get_core/views/diagram_component/`` and sets the trigger value ``clicked`` to the heap id of the node clicked (or chosen with Enter or Space); it pans and
-zooms the picture itself.
+``get_core/views/diagram_component/`` and sets the trigger value ``clicked`` to the heap id of the node clicked (or
+chosen with Enter or Space); it pans and zooms the picture itself.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Tree page: the clickable diagram, the selected node's panel, the teaching view and the exports.
+"""Tree page: the clickable diagram with the selected node's panel beside it (below it in a narrow window), the
+teaching view and the exports.
 
 The selected node lives in the URL (``?node=``), with the expanded subtrees (``?expand=``), so a reload keeps both.
 A page link drops the query string, so the session keeps them too, per run, and puts them back.
@@ -48,14 +49,12 @@ def tree_page() -> None:
 
 # ---------------------------------------------------------------------------------------------- layout
 # st.columns stacks only below 640 px; the node panel needs the room beside the diagram from WIDE_PX up, so below
-# that the two columns of this one container are stacked by CSS (the container's key is its class).
+# that the two columns of this one container are stacked by CSS (the container's key is its class; Streamlit 1.67
+# wraps the columns' row in one div). tests/e2e/test_fit.py checks both layouts.
 WIDE_PX = 1200
-_STACK_BELOW_WIDE = (f"<style>@media (max-width: {WIDE_PX - 1}px) {{"
-                     ".st-key-tree_layout > div > [data-testid='stHorizontalBlock'],"
-                     ".st-key-tree_layout > [data-testid='stHorizontalBlock'] { flex-direction: column; }"
-                     ".st-key-tree_layout > div > [data-testid='stHorizontalBlock'] > [data-testid='stColumn'],"
-                     ".st-key-tree_layout > [data-testid='stHorizontalBlock'] > [data-testid='stColumn']"
-                     " { width: 100% !important; flex: 1 1 auto !important; } }"
+_ROW = ".st-key-tree_layout > div > [data-testid='stHorizontalBlock']"
+_STACK_BELOW_WIDE = (f"<style>@media (max-width: {WIDE_PX - 1}px) {{ {_ROW} {{ flex-direction: column; }}"
+                     f" {_ROW} > [data-testid='stColumn'] {{ width: 100% !important; flex: 1 1 auto !important; }} }}"
                      ".st-key-tree_layout [data-testid='stMetricValue'] { font-size: 1.6rem; }</style>")
 
 
