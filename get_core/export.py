@@ -100,7 +100,8 @@ pre { background: #f8f8f8; border: 1px solid #e4e4e4; padding: .8em; overflow: a
 # The report has no script: the diagram opens at its natural size (readable, scrolling both ways in a box as wide as
 # the window), and these radio buttons scale it by CSS alone (``zoom``), or fit it to the width.
 ZOOMS = {"fit": "fit width", "50": "50%", "75": "75%", "100": "100%", "150": "150%"}
-ZOOM_CSS = ("".join(f"#get-zoom-{z}:checked ~ .diagram svg {{ zoom: {int(z) / 100:g}; }}\n" for z in ZOOMS if z != "fit")
+ZOOM_CSS = ("".join(f"#get-zoom-{z}:checked ~ .diagram svg {{ zoom: {int(z) / 100:g}; }}\n"
+                    for z in ZOOMS if z != "fit")
             + "#get-zoom-fit:checked ~ .diagram svg { width: 100%; height: auto; }\n")
 
 
