@@ -317,12 +317,13 @@ def clickable_svg(tree: ObliqueTree, options: DiagramOptions = DiagramOptions())
 
 
 def node_name(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int = ARIA_TERMS) -> str:
-    """What a screen reader says for a node: ``split 3: left if 0.82·temp ≤ 12.4`` or ``leaf 5: y = 23.4``."""
+    """What a screen reader says for a node: ``split 3: left if 0.82·temp ≤ 12.4`` or ``leaf 5: y = 23.4`` (control
+    characters of feature names dropped, line breaks as spaces)."""
     if tree.is_empty(node):
         return f"{'leaf' if tree.is_leaf(node) else 'split'} {node}: empty, no training row reaches it"
     if tree.is_leaf(node):
-        return f"leaf {node}: y = {labels.leaf_text(tree, node, digits, max_terms)}"
-    return f"split {node}: left if {labels.split_text(tree, node, digits, max_terms)}"
+        return _printable(f"leaf {node}: y = {labels.leaf_text(tree, node, digits, max_terms)}")
+    return _printable(f"split {node}: left if {labels.split_text(tree, node, digits, max_terms)}")
 
 
 def with_node_names(svg: str, tree: ObliqueTree) -> str:
@@ -333,7 +334,7 @@ def with_node_names(svg: str, tree: ObliqueTree) -> str:
         node = int(match.group(2))
         if not 1 <= node <= tree.n_nodes:
             return match.group(0)
-        name = html.escape(_printable(node_name(tree, node)), quote=True)
+        name = html.escape(node_name(tree, node), quote=True)
         return f'{match.group(1)} tabindex="0" role="button" aria-label="{name}"'
 
     return _NODE_GROUP.sub(named, svg)

@@ -76,6 +76,7 @@ def test_zoom_and_pan_keep_node_clicks_a_drag_selects_nothing_and_every_level_sh
     view = page.locator(".get-tree-view")
     assert "nodes below" not in view.inner_text()  # depth 4: every level down to the leaves is drawn
     assert page.locator("g.get-leaf").count() >= 8
+    assert float(page.locator(".get-tree-host").get_attribute("data-scale")) >= 0.75  # readable, not shrunk to width
     panel = page.get_by_text("Node 1 (branch, level 0)").bounding_box()
     frame = view.bounding_box()
     assert panel["x"] > frame["x"] + frame["width"] and panel["y"] < frame["y"] + frame["height"]  # beside it

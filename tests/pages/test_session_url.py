@@ -84,6 +84,17 @@ def test_settings_a_widget_cannot_take_are_dropped_in_words():
                         "polish cannot be 'maybe'", "'colour' is not a Train setting"]
 
 
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_any_settings_text_gives_only_values_the_widgets_take(text):
+    values, problems = session_url.decode_settings(text, DEFAULTS)
+    for key, value in values.items():
+        allowed = session_url.SETTINGS[key]
+        assert type(value) is type(DEFAULTS[key])
+        assert value in allowed if isinstance(value, (bool, str)) else allowed[0] <= value <= allowed[1]
+    assert all(isinstance(p, str) for p in problems)
+
+
 def _setting(key: str):
     allowed = session_url.SETTINGS[key]
     default = DEFAULTS[key]
