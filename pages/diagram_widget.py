@@ -1,7 +1,8 @@
 """The clickable tree diagram: a Streamlit components-v2 component over Graphviz's SVG.
 
 Declared once per process (this module is imported, not run as a page). The browser side lives in
-``get_core/views/diagram_component/`` and sets the trigger value ``clicked`` to the heap id of the clicked node.
+``get_core/views/diagram_component/`` and sets the trigger value ``clicked`` to the heap id of the node clicked (or
+chosen with Enter or Space); it pans and zooms the picture itself.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ _ASSETS = diagram.component_assets()
 _COMPONENT = st.components.v2.component("get_explorer.tree_diagram", js=_ASSETS["js"], css=_ASSETS["css"])
 
 
-def tree_diagram(svg: str, selected: int | None, *, key: str, on_click: Callable[[int], None],
-                 fit: bool = False) -> None:
+def tree_diagram(svg: str, selected: int | None, *, key: str, on_click: Callable[[int], None]) -> None:
     """Show ``svg`` with ``selected`` highlighted; a click on a node calls ``on_click(node)`` before the rerun."""
 
     def clicked() -> None:
@@ -26,4 +26,4 @@ def tree_diagram(svg: str, selected: int | None, *, key: str, on_click: Callable
         if isinstance(node, int) and not isinstance(node, bool):
             on_click(node)
 
-    _COMPONENT(key=key, data={"svg": svg, "selected": selected, "fit": bool(fit)}, on_clicked_change=clicked)
+    _COMPONENT(key=key, data={"svg": svg, "selected": selected}, on_clicked_change=clicked)

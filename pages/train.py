@@ -9,7 +9,7 @@ from get_core.config import ALLOWED, GETConfig
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
-from pages import common
+from pages import common, session_url
 
 # Interactive: a depth-4 tree on 10,000 rows trains in about 10 s here. Paper: the paper's budget per run (GETConfig's
 # defaults).
@@ -28,7 +28,8 @@ DEFAULTS = {
 def train_page() -> None:
     st.title("Train")
     common.refresh_queue()
-    ready = st.session_state.get("data_ready")
+    ready = st.session_state.get("data_ready") or session_url.restore(DEFAULTS)  # a reload: from the URL
+    st.session_state["data_ready"] = ready
     if ready is None:
         st.info("Choose a dataset and its target on the Data page first.")
         st.page_link("pages/data.py", label="Go to Data", icon=":material/table:")
@@ -88,6 +89,7 @@ def _form(ready: dict) -> None:
                    "together, where GET's splits hardly move. Choose robust scaling.")
     c3.slider("Test fraction", 0.1, 0.5, step=0.05, key="cfg_test_fraction")
     c3.number_input("Seed", 0, 2**31 - 1, key="cfg_seed")
+    session_url.keep(ready, {key: st.session_state[key] for key in DEFAULTS if key in st.session_state}, DEFAULTS)
     config = _config()
     try:
         GETConfig(**config)  # GET's own check of the settings (alpha min above alpha max, say) before anything runs

@@ -1,4 +1,5 @@
-"""Tree page: the clickable diagram, the selected node's panel, the teaching view and the exports.
+"""Tree page: the clickable diagram with the selected node's panel beside it (below it in a narrow window), the
+teaching view and the exports.
 
 The selected node lives in the URL (``?node=``), with the expanded subtrees (``?expand=``), so a reload keeps both.
 A page link drops the query string, so the session keeps them too, per run, and puts them back.
@@ -19,6 +20,7 @@ from pages import common, diagram_widget, results_ui
 from pages.results_ui import ModelSource
 
 MAX_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
+ALL_LEVELS_DEPTH = 6  # trees up to this depth open whole, leaves included (127 nodes; the diagram pans and zooms)
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
 VIEWS = "_tree_views"  # session key: run id -> its view's query parameters (results_ui.VIEW_PARAMS)
 
@@ -37,11 +39,30 @@ def tree_page() -> None:
     if run_id is not None:
         _keep_view(run_id)  # after the Expand and Collapse buttons changed it
     _summary(source)
-    _diagram(tree, options, selected)
-    st.divider()
-    _node_panel(source, selected)
+    diagram_side, panel_side = _side_by_side()
+    with diagram_side:
+        _diagram(tree, options, selected)
+    with panel_side:
+        _node_panel(source, selected)
     st.divider()
     _exports(source, options)
+
+
+# ---------------------------------------------------------------------------------------------- layout
+# st.columns stacks only below 640 px; the node panel needs the room beside the diagram from WIDE_PX up, so below
+# that the two columns of this one container are stacked by CSS (the container's key is its class; Streamlit 1.67
+# wraps the columns' row in one div). tests/e2e/test_fit.py checks both layouts.
+WIDE_PX = 1200
+_ROW = ".st-key-tree_layout > div > [data-testid='stHorizontalBlock']"
+_STACK_BELOW_WIDE = (f"<style>@media (max-width: {WIDE_PX - 1}px) {{ {_ROW} {{ flex-direction: column; }}"
+                     f" {_ROW} > [data-testid='stColumn'] {{ width: 100% !important; flex: 1 1 auto !important; }} }}"
+                     ".st-key-tree_layout [data-testid='stMetricValue'] { font-size: 1.6rem; }</style>")
+
+
+def _side_by_side():
+    """Two columns, the diagram's and the node panel's: side by side on wide screens, stacked on narrow ones."""
+    st.html(_STACK_BELOW_WIDE)
+    return st.container(key="tree_layout").columns([3, 2], gap="medium")
 
 
 # ---------------------------------------------------------------------------------------------- selection
@@ -86,16 +107,14 @@ def _set_expanded(nodes: set[int] | frozenset[int]) -> None:
 
 def _diagram_options(tree: ObliqueTree, selected: int) -> diagram.DiagramOptions:
     top = min(tree.depth + 1, MAX_LEVELS)
-    cols = st.columns([3, 2, 2, 2])
-    levels = cols[0].slider("Levels shown", 1, top, min(4, top), key="tree_levels",
+    cols = st.columns([3, 2, 2])
+    levels = cols[0].slider("Levels shown", 1, top, default_levels(tree.depth), key="tree_levels",
                             help="Deeper parts of the tree open with 'Expand below the selected node'.")
-    fit = cols[1].toggle("Fit to width", value=False, key="tree_fit")
-    st.session_state["_tree_fit"] = fit
     expanded = _expanded()
-    if cols[2].button("Expand below the selected node", disabled=tree.is_leaf(selected), key="tree_expand"):
+    if cols[1].button("Expand below the selected node", disabled=tree.is_leaf(selected), key="tree_expand"):
         expanded = expanded | {selected}
         _set_expanded(expanded)
-    if cols[3].button("Collapse all", disabled=not expanded, key="tree_collapse"):
+    if cols[2].button("Collapse all", disabled=not expanded, key="tree_collapse"):
         expanded = frozenset()
         _set_expanded(expanded)
     return diagram.reveal(tree, diagram.DiagramOptions(levels=levels, expanded=expanded), selected)
@@ -117,6 +136,11 @@ def _summary(source: ModelSource) -> None:
         st.markdown("\n".join(f"- {common.plain(s)}" for s in _in_words(source).sentences()))
 
 
+def default_levels(depth: int) -> int:
+    """Levels shown when a tree opens: every level down to the leaves up to ALL_LEVELS_DEPTH, else the top four."""
+    return depth + 1 if depth <= ALL_LEVELS_DEPTH else 4
+
+
 # ---------------------------------------------------------------------------------------------- diagram
 @st.cache_data(max_entries=32, show_spinner=False)
 def _svg(dot: str) -> str:
@@ -131,11 +155,11 @@ def _diagram(tree: ObliqueTree, options: diagram.DiagramOptions, selected: int) 
         st.warning(f"{exc} Showing a diagram without clicks; pick nodes with the box below.")
         st.graphviz_chart(dot)
     else:
-        diagram_widget.tree_diagram(svg, selected, key="tree_diagram", on_click=_select,
-                                    fit=st.session_state.get("_tree_fit", False))
+        diagram_widget.tree_diagram(diagram.with_node_names(svg, tree), selected, key="tree_diagram",
+                                    on_click=_select)
     if st.session_state.get("node_pick") != selected:
         st.session_state["node_pick"] = selected
-    cols = st.columns([2, 5])
+    cols = st.columns([1, 2])
     cols[0].number_input("Selected node", 1, tree.n_nodes, step=1, key="node_pick",
                          on_change=lambda: st.query_params.__setitem__("node", str(st.session_state["node_pick"])),
                          help="Click a node in the diagram, or type its number (root 1; children of t: 2t, 2t+1).")
@@ -195,7 +219,7 @@ def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
         st.metric("Training rows (from the model)", f"{int(tree.n_samples[selected - 1]):,}")
         return
     stats = node.node_stats(tree, selected, results.X_train, results.y_train, results.X_test, results.y_test)
-    cols = st.columns(6)  # one value per metric: "4.365 / 4.…" was cut off
+    cols = st.columns(3) + st.columns(3)  # one value per metric ("4.365 / 4.…" was cut off), 3 a row: a narrow column
     cols[0].metric("Train rows", f"{stats['n_train']:,}")
     cols[1].metric("Test rows", f"{stats['n_test']:,}")
     cols[2].metric(f"Mean {results.target}", common.number(stats["mean_train"]),

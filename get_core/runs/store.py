@@ -4,7 +4,8 @@ Contract
 --------
 Tables: ``runs`` (one row per run), ``metrics`` (per run, phase, start, stage and epoch: alpha, soft and hard
 loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, encoding, baselines, ...) and
-``datasets`` (the training table as Parquet bytes, keyed by its SHA-256 fingerprint, shared by the runs that use it).
+``datasets`` (the training table as Parquet bytes, keyed by its SHA-256 fingerprint, shared by the runs that use it;
+the app also keeps a session's chosen table there with ``put_dataset``, so that a reloaded page finds it again).
 
 Who writes what:
   * the app (pages, through ``launch``): ``create_run`` (a QUEUED run with its parameters and dataset),
@@ -56,6 +57,7 @@ from get_core.runs.records import (Artifact, InvalidTransition, MetricPoint, Run
 
 GRACE_ENV = "GET_EXPLORER_HEARTBEAT_GRACE"
 DEFAULT_DB = Path(__file__).resolve().parents[2] / ".get_explorer" / "runs.sqlite"
+KEEP_UNUSED_DATASET_S = 7 * 24 * 3600.0  # a table no run uses is kept this long after a session last put it
 HEARTBEAT_GRACE_S = 30.0  # workers beat every second; 30 s tolerates a loaded machine without hiding a dead worker
 SCHEMA_VERSION = 1
 PARQUET = "application/vnd.apache.parquet"
@@ -241,8 +243,37 @@ class RunStore:
             status = self._status_of(db, run_id)
             if not status.is_finished():
                 raise StoreError(f"Run {run_id} is {status.value}: cancel it first, then delete it.")
+            fingerprint = db.execute("SELECT dataset_fingerprint FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0]
             db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-            db.execute("DELETE FROM datasets WHERE fingerprint NOT IN (SELECT dataset_fingerprint FROM runs)")
+            db.execute("DELETE FROM datasets WHERE fingerprint = ? AND fingerprint NOT IN "
+                       "(SELECT dataset_fingerprint FROM runs)", (fingerprint,))
+            _drop_old_unused_datasets(db, time.time())
+
+    def put_dataset(self, dataset: bytes, name: str, media_type: str = PARQUET) -> str:
+        """Keep a table no run may use yet (a session's chosen data, found again after a reload by
+        ``find_dataset``); returns its fingerprint. Tables no run uses go ``KEEP_UNUSED_DATASET_S`` after their
+        last put."""
+        digest = hashlib.sha256(dataset).hexdigest()
+        now = time.time()
+        with self._transaction(write=True) as db:
+            _drop_old_unused_datasets(db, now)
+            db.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?) ON CONFLICT(fingerprint) DO UPDATE SET "
+                       "created_at = excluded.created_at", (digest, name, media_type, dataset, now))
+        return digest
+
+    def find_dataset(self, prefix: str) -> Artifact:
+        """The stored table whose fingerprint starts with ``prefix`` (at least 8 hex digits); StoreError in words
+        when there is none, or more than one."""
+        prefix = str(prefix).strip().lower()
+        if not 8 <= len(prefix) <= 64 or any(c not in "0123456789abcdef" for c in prefix):
+            raise StoreError(f"'{prefix[:70]}' is not a dataset fingerprint (8 to 64 hex digits).")
+        with self._transaction() as db:
+            rows = db.execute("SELECT name, media_type, data, created_at FROM datasets WHERE fingerprint >= ? AND "
+                              "fingerprint < ? LIMIT 2", (prefix, prefix + "g")).fetchall()
+        if len(rows) != 1:
+            raise StoreError(f"No single stored dataset has the fingerprint {prefix}: "
+                             + ("it may have been deleted with its runs." if not rows else "it is ambiguous."))
+        return Artifact(rows[0][0], rows[0][1], bytes(rows[0][2]), rows[0][3])
 
     # ------------------------------------------------------------------------------------------ launcher writes
     def claim_next_run(self, max_running: int) -> Run | None:
@@ -417,6 +448,11 @@ class RunStore:
         if row is None:
             raise RunNotFound(f"Run {run_id} does not exist (it may have been deleted).")
         return _to_run(row)
+
+
+def _drop_old_unused_datasets(db: sqlite3.Connection, now: float) -> None:
+    db.execute("DELETE FROM datasets WHERE created_at < ? AND fingerprint NOT IN "
+               "(SELECT dataset_fingerprint FROM runs)", (now - KEEP_UNUSED_DATASET_S,))
 
 
 def _to_run(row: Sequence[Any]) -> Run:

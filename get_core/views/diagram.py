@@ -37,6 +37,9 @@ LOW, MID, HIGH = (198, 219, 239), (255, 255, 204), (253, 174, 97)  # leaf fill: 
 BRANCH_FILL = "#f7f7f7"
 SELECTED_COLOR = "#d62728"
 _NODE_STATEMENT = re.compile(r"^\tn\d+ \[", re.M)  # one per node in to_dot's output; no text holds a line break
+# A node's group in dot's SVG: dot writes the '-' of "get-node-" as "&#45;".
+_NODE_GROUP = re.compile(r'(<g id="get(?:-|&#45;)node(?:-|&#45;)(\d+)" class="[^"]*")')
+ARIA_TERMS = 6  # terms read out in a node's accessible name (the tooltip and the node panel have them all)
 
 
 class GraphvizError(RuntimeError):
@@ -324,8 +327,33 @@ def clean_svg(svg: str) -> str:
 
 
 def clickable_svg(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> str:
-    """The diagram as inline SVG whose node groups are ``<g id="get-node-<t>" class="node get-node ...">``."""
-    return render_svg(to_dot(tree, options))
+    """The diagram as inline SVG whose node groups are ``<g id="get-node-<t>" class="node get-node ..."
+    tabindex="0" role="button" aria-label="...">`` (``with_node_names``)."""
+    return with_node_names(render_svg(to_dot(tree, options)), tree)
+
+
+def node_name(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int = ARIA_TERMS) -> str:
+    """What a screen reader says for a node: ``split 3: left if 0.82·temp ≤ 12.4`` or ``leaf 5: y = 23.4`` (control
+    characters of feature names dropped, line breaks as spaces)."""
+    if tree.is_empty(node):
+        return f"{'leaf' if tree.is_leaf(node) else 'split'} {node}: empty, no training row reaches it"
+    if tree.is_leaf(node):
+        return _printable(f"leaf {node}: y = {labels.leaf_text(tree, node, digits, max_terms)}")
+    return _printable(f"split {node}: left if {labels.split_text(tree, node, digits, max_terms)}")
+
+
+def with_node_names(svg: str, tree: ObliqueTree) -> str:
+    """``svg`` (Graphviz output of ``to_dot``) with every node group focusable by keyboard and named: ``tabindex="0"
+    role="button" aria-label="<node_name>"``, so Tab reaches the nodes and Enter selects one (``tree.js``)."""
+
+    def named(match: re.Match) -> str:
+        node = int(match.group(2))
+        if not 1 <= node <= tree.n_nodes:
+            return match.group(0)
+        name = html.escape(node_name(tree, node), quote=True)
+        return f'{match.group(1)} tabindex="0" role="button" aria-label="{name}"'
+
+    return _NODE_GROUP.sub(named, svg)
 
 
 def node_id_from_element_id(element_id: str) -> int | None:
@@ -373,7 +401,8 @@ def layout(dot_source: str) -> Layout:
 def component_assets() -> dict[str, str]:
     """``{"js": ..., "css": ...}`` of the browser side of the clickable diagram, for
     ``st.components.v2.component(name, js=..., css=...)`` in the page. The component takes
-    ``data={"svg": str, "selected": int | None, "fit": bool}`` and sets the trigger value ``clicked`` (node id)."""
+    ``data={"svg": str, "selected": int | None}`` (the svg from ``clickable_svg`` or ``with_node_names``) and sets the
+    trigger value ``clicked`` (node id)."""
     return {"js": (ASSETS / "tree.js").read_text(encoding="utf-8"),
             "css": (ASSETS / "tree.css").read_text(encoding="utf-8")}
 

@@ -275,3 +275,13 @@ def test_compare_two_names_settings_as_the_train_page_does(store):
     (None, 4, "\u2013"), (float("nan"), 4, "\u2013")])
 def test_numbers_for_people_have_thousands_separators_and_their_digits(value, digits, shown):
     assert common.number(value, digits) == shown
+
+
+def test_a_tree_up_to_depth_six_opens_with_its_leaves_and_deeper_ones_with_four_levels(store):
+    at = _page("tree", run=finished_run(store, depth=5, names=NAMES, n_rows=300, name="depth 5"))
+    _ok(at)
+    assert at.slider(key="tree_levels").value == 6  # every level, leaves included
+    deep = finished_run(store, depth=7, names=NAMES, n_rows=300, name="deep run")
+    at = _page("tree", run=deep)
+    _ok(at)
+    assert at.slider(key="tree_levels").value == 4 and at.slider(key="tree_levels").max == 7  # 8 levels: the top 4

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from get_core.runs.store import (InvalidTransition, MetricPoint, RunFinishedError, RunNotFound, RunStatus, RunStore,
-                                 StoreError)
+from get_core.runs.store import (KEEP_UNUSED_DATASET_S, InvalidTransition, MetricPoint, RunFinishedError, RunNotFound,
+                                 RunStatus, RunStore, StoreError)
 
 PARAMS = {"config": {"depth": 3, "leaf": "constant"}, "seed": 7}
 DATASET = b"x,y\n1,2\n3,4\n"
@@ -251,3 +251,27 @@ def test_concurrent_claims_never_exceed_the_limit(tmp_path):
     for thread in threads:
         thread.join()
     assert len(claimed) == 3 and len(set(claimed)) == 3
+
+
+def test_a_sessions_table_is_found_by_its_fingerprint_and_outlives_the_deletion_of_other_runs(store):
+    fingerprint = store.put_dataset(b"a,b\n1,2\n", "chosen.csv")
+    assert fingerprint == hashlib.sha256(b"a,b\n1,2\n").hexdigest()
+    store.delete_run(finished_run(store))  # that run's own table goes; the session's stays
+    found = store.find_dataset(fingerprint[:16].upper())
+    assert (found.name, found.data) == ("chosen.csv", b"a,b\n1,2\n")
+    with pytest.raises(StoreError, match="may have been deleted"):
+        store.find_dataset(hashlib.sha256(DATASET).hexdigest()[:16])
+    with pytest.raises(StoreError, match="not a dataset fingerprint"):
+        store.find_dataset("abc")
+
+
+def test_a_table_no_run_uses_is_dropped_a_week_after_its_last_put(store, monkeypatch):
+    old = store.put_dataset(b"old", "old.csv")
+    kept = store.put_dataset(DATASET, "kept.csv")
+    used = new_run(store)  # uses DATASET
+    later = time.time() + KEEP_UNUSED_DATASET_S + 60
+    monkeypatch.setattr(time, "time", lambda: later)
+    store.put_dataset(b"new", "new.csv")
+    with pytest.raises(StoreError):
+        store.find_dataset(old)
+    assert store.find_dataset(kept).data == DATASET and store.get_dataset(used).data == DATASET

@@ -6,6 +6,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from get_core.views import diagram, labels
 from get_core.views.diagram import DiagramOptions
@@ -204,6 +206,35 @@ def test_clickable_svg_groups_carry_node_ids():
     ids = sorted(diagram.node_id_from_element_id(g.get("id")) for g in root.iter(f"{SVG}g")
                  if "get-node" in (g.get("class") or "").split())
     assert ids == [1, 2, 3, 4, 5, 6, 7]
+
+
+@needs_dot
+def test_every_drawn_node_is_focusable_and_named_for_a_screen_reader():
+    names = ['wind "speed"', "<b>pressure</b>", "rain & snow"]
+    tree, _, _ = make_tree(depth=2, p=3, names=names, empty_subtree=True)
+    root = ET.fromstring(diagram.clickable_svg(tree, DiagramOptions(levels=3, prune_empty=False)))
+    groups = {diagram.node_id_from_element_id(g.get("id")): g for g in root.iter(f"{SVG}g")
+              if "get-node" in (g.get("class") or "").split()}
+    assert sorted(groups) == list(range(1, 8))
+    for node, group in groups.items():
+        assert (group.get("tabindex"), group.get("role")) == ("0", "button")
+        assert group.get("aria-label") == diagram.node_name(tree, node)  # entities decoded: names verbatim
+    assert groups[1].get("aria-label").startswith("split 1: left if ")
+    assert any(n in groups[1].get("aria-label") for n in names)
+    assert groups[5].get("aria-label") == f"leaf 5: y = {labels.leaf_text(tree, 5, 3, diagram.ARIA_TERMS)}"
+    assert groups[7].get("aria-label") == "leaf 7: empty, no training row reaches it"  # the root sends all left
+    assert groups[3].get("aria-label") == "split 3: empty, no training row reaches it"
+
+
+@needs_dot
+@settings(derandomize=True, max_examples=25, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=2, max_size=2, unique=True))
+def test_node_names_of_any_feature_names_read_back_verbatim_from_the_svg(names):
+    tree, _, _ = make_tree(depth=1, p=2, names=names)
+    root = ET.fromstring(diagram.clickable_svg(tree, DiagramOptions(levels=2)))
+    labels_read = {diagram.node_id_from_element_id(g.get("id")): g.get("aria-label") for g in root.iter(f"{SVG}g")
+                   if "get-node" in (g.get("class") or "").split()}
+    assert labels_read == {n: diagram.node_name(tree, n) for n in (1, 2, 3)}
 
 
 @needs_dot

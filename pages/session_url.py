@@ -1,0 +1,167 @@
+"""A session's dataset and choices kept in the page's address, so that a reload (a new Streamlit session) finds them.
+
+Streamlit forgets a session when the page reloads; the URL survives. The Train page writes there:
+  * ``data``: the first 16 hex digits of the fingerprint of the training table (the target column, then the chosen
+    features: the bytes a run stores), which the run store keeps (``RunStore.put_dataset``); the table carries the
+    target and features themselves, so long feature lists never go into the URL;
+  * ``onehot`` (a JSON list) and ``missing``: the rest of the ``DataSpec``, when not the defaults;
+  * ``train``: the Train settings that differ from their defaults, as ``depth:5,leaf:linear``.
+A new session that finds ``data`` restores the table (on the Data page too), the choices and the settings. A wrong or
+unknown value is said in words and dropped; nothing else is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import streamlit as st
+
+from get_core import data
+from get_core.config import ALLOWED
+from get_core.encoding import MISSING_POLICIES, DataSpec, prepare
+from get_core.runs.store import StoreError
+from pages import common
+
+FINGERPRINT_CHARS = 16
+RESTORED = "_url_restored"  # session key: this session has read its URL once
+STORED = "_stored_tables"  # session key: data choice -> fingerprint of its table in the store
+
+# The Train page's settings that the URL carries: widget key -> the values its widget takes (low, high) or options.
+# tests/pages/test_session_url.py checks these against the widgets, so a value from the URL never breaks one.
+SETTINGS: dict[str, tuple] = {
+    "cfg_depth": (ALLOWED["depth"].low, ALLOWED["depth"].high), "cfg_leaf": ALLOWED["leaf"].options,
+    "cfg_linear_leaves": ALLOWED["linear_leaves"].options, "cfg_clip_leaves": (False, True),
+    "cfg_starts": (ALLOWED["n_starts"].low, 64), "cfg_epochs": (ALLOWED["n_epochs"].low, 20000),
+    "cfg_n_alphas": (ALLOWED["n_alphas"].low, 10), "cfg_alpha_min": (0.1, 10000.0), "cfg_alpha_max": (0.1, 10000.0),
+    "cfg_lr": (1e-5, 1.0), "cfg_l1": (0.0, 10.0), "cfg_polish": (False, True),
+    "cfg_scaling": ALLOWED["scaling"].options,
+    "cfg_test_fraction": (0.1, 0.5), "cfg_seed": (0, 2**31 - 1),
+}
+
+
+# ------------------------------------------------------------------------------------------ settings text
+def encode_settings(values: dict[str, Any], defaults: dict[str, Any]) -> str:
+    """``depth:5,leaf:linear``: the settings of ``SETTINGS`` whose value differs from ``defaults``."""
+    parts = []
+    for key in SETTINGS:
+        value = values.get(key, defaults.get(key))
+        if key in values and value != defaults.get(key):
+            text = ("1" if value else "0") if isinstance(value, bool) else repr(value) if isinstance(value, float) \
+                else str(value)
+            parts.append(f"{key.removeprefix('cfg_')}:{text}")
+    return ",".join(parts)
+
+
+def decode_settings(text: str, defaults: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The settings in ``text`` (``encode_settings``'s form) that the Train widgets can take, and a sentence for each
+    part that was dropped."""
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for part in (p.strip() for p in str(text).split(",")):
+        if not part:
+            continue
+        name, _, raw = part.partition(":")
+        key = "cfg_" + name.strip()
+        if key not in SETTINGS or key not in defaults:
+            problems.append(f"'{name.strip()[:40]}' is not a Train setting")
+            continue
+        value = _parse(raw.strip(), defaults[key], SETTINGS[key])
+        if value is None:
+            problems.append(f"{name.strip()} cannot be '{raw.strip()[:40]}'")
+        else:
+            values[key] = value
+    return values, problems
+
+
+def _parse(raw: str, default: Any, allowed: tuple) -> Any:
+    """``raw`` as the type of ``default`` when ``allowed`` takes it (a range, or options); else None."""
+    if isinstance(default, bool):
+        return {"1": True, "true": True, "0": False, "false": False}.get(raw.lower())
+    if isinstance(default, str):
+        return raw if raw in allowed else None
+    try:
+        value = int(raw) if isinstance(default, int) else float(raw)
+    except ValueError:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value if allowed[0] <= value <= allowed[1] else None
+
+
+# ------------------------------------------------------------------------------------------ the page's URL
+def keep(ready: dict, settings: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """Put the session's table (stored once per choice), data choices and settings into the URL."""
+    spec = ready["spec"]
+    stored = st.session_state.setdefault(STORED, {})  # the Data page rebuilds ``ready`` on each of its runs
+    choice = f"{ready['token']}|{json.dumps(spec, sort_keys=True)}"
+    fingerprint = ready.get("fingerprint") or stored.get(choice)
+    if fingerprint is None:  # once per choice: 1.5-2.4 s for 200,000 rows x 20 columns on the shared machine
+        fingerprint = common.get_store().put_dataset(data.to_parquet_bytes(ready["table"]), ready["name"])
+    ready["fingerprint"] = stored[choice] = fingerprint
+    wanted = {"data": fingerprint[:FINGERPRINT_CHARS],
+              "onehot": json.dumps(list(spec.get("categorical", []))) if spec.get("categorical") else None,
+              "missing": spec.get("missing") if spec.get("missing", "drop") != "drop" else None,
+              "train": encode_settings(settings, defaults) or None}
+    for name, value in wanted.items():  # written on every run: a page switch may have cleared the browser's URL
+        if value is None:
+            st.query_params.pop(name, None)
+        else:
+            st.query_params[name] = value
+
+
+def restore(defaults: dict[str, Any]) -> dict | None:
+    """In a new session, the table, choices and settings the URL names (see the module docstring), as the Data page
+    would have left them; None when it names none or they cannot be restored (said in words)."""
+    if st.session_state.get(RESTORED):
+        return None
+    st.session_state[RESTORED] = True
+    fingerprint = st.query_params.get("data")
+    if not fingerprint:
+        return None
+    try:
+        stored = common.get_store().find_dataset(fingerprint)
+        table = data.from_parquet_bytes(stored.data)
+        spec = _spec(table)
+        prepared = prepare(table, spec)
+    except (StoreError, data.DataError) as exc:
+        st.warning(f"This page's address names a dataset that cannot be restored: {common.plain(exc)} Choose a "
+                   "dataset on the Data page.")
+        return None
+    except (ValueError, OSError) as exc:  # a stored blob that is not a readable table (pyarrow's ArrowInvalid)
+        st.warning(f"This page's address names a stored dataset that cannot be read ({type(exc).__name__}). Choose "
+                   "a dataset on the Data page.")
+        return None
+    _restore_settings(defaults)
+    token = f"{fingerprint[:12]}-stored"
+    st.session_state["dataset"] = {"name": stored.name, "df": table, "token": token}
+    st.session_state["data_choices"] = {"token": token, **spec.to_dict()}
+    return {"name": stored.name, "table": table, "spec": spec.to_dict(), "n_rows": len(prepared.y),
+            "n_features": prepared.X.shape[1], "token": token, "fingerprint": data.fingerprint(stored.data),
+            "outliers": data.outlier_notes(prepared.X, prepared.feature_names)}
+
+
+def _spec(table) -> DataSpec:
+    """The target and features from the stored table's columns; one-hot and missing-value choices from the URL."""
+    columns = [str(c) for c in table.columns]
+    if len(columns) < 2:
+        raise data.DataError("the stored table has no feature column.")
+    missing = st.query_params.get("missing", "drop")
+    if missing not in MISSING_POLICIES:
+        raise data.DataError(f"'missing' must be one of {', '.join(MISSING_POLICIES)}, not '{missing[:40]}'.")
+    try:
+        onehot = json.loads(st.query_params.get("onehot", "[]"))
+    except ValueError:
+        onehot = None
+    if not isinstance(onehot, list) or any(c not in columns[1:] for c in onehot):
+        raise data.DataError("'onehot' must list some of the table's feature columns as JSON.")
+    return DataSpec(target=columns[0], features=tuple(columns[1:]), categorical=tuple(onehot), missing=missing)
+
+
+def _restore_settings(defaults: dict[str, Any]) -> None:
+    values, problems = decode_settings(st.query_params.get("train", ""), defaults)
+    st.session_state.setdefault("_remembered", {}).update(values)  # what common.remember gives the widgets
+    if problems:
+        st.warning("Some training settings in this page's address were left at their defaults: "
+                   + common.plain("; ".join(problems)) + ".")

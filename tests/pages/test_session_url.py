@@ -1,0 +1,130 @@
+"""A reload keeps the session's dataset and choices (issue 22, item 4): the Train page's address names the stored
+table, the data choices and the settings; a new session restores them, and a wrong address is said in words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from pages import session_url
+from pages.train import DEFAULTS
+from tests.pages.test_app import EXAMPLE, TARGET_LABEL, assert_no_traceback, texts, upload, widget
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    (tmp_path / "calibration.measuring").write_text("held by the test")  # no run-time measurement starts
+    return path
+
+
+def _train_page(**params) -> AppTest:
+    """A new session opening the Train page with ``params`` in its address (through the router, as a reload does)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.switch_page("pages/train.py").run()
+
+
+def _address_after_choosing(db) -> dict[str, str]:
+    """Upload, choose a target, features and one-hot, set two Train settings; the Train page's query parameters."""
+    table = pd.read_csv(EXAMPLE).head(80)
+    columns = list(table.columns)
+    at = upload(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run(), "noise.csv",
+                table.to_csv(index=False).encode())
+    widget(at.selectbox, TARGET_LABEL).set_value("target").run()
+    widget(at.multiselect, "Features").set_value(columns[1:3]).run()
+    at.switch_page("pages/train.py").run()
+    at.slider(key="cfg_depth").set_value(5).run()
+    at.radio(key="cfg_scaling").set_value("robust").run()
+    assert_no_traceback(at)
+    return {key: (value[0] if isinstance(value, list) else value) for key, value in at.query_params.items()}
+
+
+def test_a_new_session_on_the_train_pages_address_gets_the_dataset_choices_and_settings_back(db):
+    address = _address_after_choosing(db)
+    assert len(address["data"]) == session_url.FINGERPRINT_CHARS and address["train"] == "depth:5,scaling:robust"
+
+    at = _train_page(**address)  # a reload: a new session with the same URL
+    assert_no_traceback(at)
+    assert not any("Data page first" in i for i in texts(at, "info"))
+    assert any("Dataset **noise.csv**: 80 rows, 2 model inputs, target 'target'" in c for c in texts(at, "caption"))
+    assert at.slider(key="cfg_depth").value == 5 and at.radio(key="cfg_scaling").value == "robust"
+    assert at.number_input(key="cfg_starts").value == DEFAULTS["cfg_starts"]
+    assert at.query_params["data"] in (address["data"], [address["data"]])  # the same stored table, not a copy
+
+    at.switch_page("pages/data.py").run()  # the Data page shows the same table and choices
+    assert_no_traceback(at)
+    assert widget(at.selectbox, TARGET_LABEL).value == "target"
+    assert any("Ready: 80 rows, 2 model inputs" in s for s in texts(at, "success"))
+
+
+@pytest.mark.parametrize("fingerprint, said", [("not-hex!", "is not a dataset fingerprint"),
+                                               ("0123456789abcdef", "may have been deleted with its runs")])
+def test_a_wrong_or_unknown_dataset_in_the_address_is_said_in_words(db, fingerprint, said):
+    at = _train_page(data=fingerprint, train="depth:3")
+    assert_no_traceback(at)
+    assert any(said in w for w in texts(at, "warning")), texts(at, "warning")
+    assert any("Data page first" in i for i in texts(at, "info"))
+
+
+def test_settings_a_widget_cannot_take_are_dropped_in_words():
+    values, problems = session_url.decode_settings("depth:99,leaf:oak,lr:nan,polish:maybe,colour:red,,starts:8",
+                                                   DEFAULTS)
+    assert values == {"cfg_starts": 8}
+    assert problems == ["depth cannot be '99'", "leaf cannot be 'oak'", "lr cannot be 'nan'",
+                        "polish cannot be 'maybe'", "'colour' is not a Train setting"]
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_any_settings_text_gives_only_values_the_widgets_take(text):
+    values, problems = session_url.decode_settings(text, DEFAULTS)
+    for key, value in values.items():
+        allowed = session_url.SETTINGS[key]
+        assert type(value) is type(DEFAULTS[key])
+        assert value in allowed if isinstance(value, (bool, str)) else allowed[0] <= value <= allowed[1]
+    assert all(isinstance(p, str) for p in problems)
+
+
+def _setting(key: str):
+    allowed = session_url.SETTINGS[key]
+    default = DEFAULTS[key]
+    if isinstance(default, bool):
+        return st.booleans()
+    if isinstance(default, str):
+        return st.sampled_from(allowed)
+    if isinstance(default, int):
+        return st.integers(*allowed)
+    return st.floats(*allowed, allow_nan=False)
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(st.fixed_dictionaries({}, optional={key: _setting(key) for key in session_url.SETTINGS}))
+def test_settings_read_back_as_written(values):
+    text = session_url.encode_settings(values, DEFAULTS)
+    decoded, problems = session_url.decode_settings(text, DEFAULTS)
+    assert not problems
+    assert decoded == {k: v for k, v in values.items() if v != DEFAULTS[k]}
+
+
+def test_the_settings_ranges_are_the_train_widgets_own(db):
+    address = _address_after_choosing(db)
+    at = _train_page(**address)
+    at.radio(key="cfg_leaf").set_value("linear").run()  # shows the linear-leaf widgets too
+    for key, allowed in session_url.SETTINGS.items():
+        element = next(e for e in at.main if getattr(e, "key", None) == key)
+        if isinstance(DEFAULTS[key], bool):
+            continue
+        if isinstance(DEFAULTS[key], str):
+            assert len(element.options) == len(allowed), key  # shown through format_func; the values are ALLOWED's
+        else:
+            assert (element.min, element.max) == pytest.approx(allowed), key
