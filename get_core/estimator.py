@@ -259,7 +259,7 @@ class GETRegressorCV(_GETEstimator):
         split = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)
         self.cv_results_, self.path_results_, self.search_trees_ = [], [], []
         chosen = {}  # k -> (depth, l1, validated tree) of its depth search
-        for k in _path(self.max_split_features, X.shape[1]):
+        for k in split_feature_path(self.max_split_features, X.shape[1]):
             search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
                                                                   checkpoint, observer)
             chosen[k] = (search.best_depth, l1, validated)
@@ -322,7 +322,7 @@ class GETRegressorCV(_GETEstimator):
 SPLIT_FEATURE_PATH = (1, 2, 3, 5, None)
 
 
-def _path(max_split_features: int | str | None, p: int) -> list[int | None]:
+def split_feature_path(max_split_features: int | str | None, p: int) -> list[int | None]:
     """The values of k to search: the path for "auto" (k >= p is the dense tree, tried once as None), else the one
     given."""
     if max_split_features != "auto":
