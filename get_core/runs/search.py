@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from get_core.config import GETConfig
+from get_core.runs.channel import Channel, Ending
 from get_core.runs.records import RunStatus
 
 if TYPE_CHECKING:
-    from get_core.runs.training import Channel, Ending
     from get_core.tree import ObliqueTree
 
 SEARCH = "search"  # the artifact with the points and the choice
@@ -146,8 +146,6 @@ def search_fit(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig, spec
 
 
 def _cancelled_ending(points: list[dict], key: str) -> Ending:
-    from get_core.runs.training import Ending
-
     point = next(p for p in points if p["key"] == key)
     return Ending(RunStatus.CANCELLED, f"Cancelled by request during the search; the best tree validated so far "
                   f"(depth {point['depth']}{', ' + _features_text(point['max_split_features'])}, validation R² "
@@ -155,7 +153,9 @@ def _cancelled_ending(points: list[dict], key: str) -> Ending:
 
 
 def _features_text(k: int | None) -> str:
-    return "any features per split" if k is None else f"{k} feature{'s' if k != 1 else ''} per split"
+    from get_core.views.search_chart import features_label  # plotly: only once there is a point to describe
+
+    return features_label(k)
 
 
 def _plain(value: Any) -> Any:

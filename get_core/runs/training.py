@@ -9,61 +9,27 @@ channel sends progress over Dask and returns the artifacts as the task's result 
 Steps: split the usable rows train/test with the run's seed, encode them with ``get_core.encoding.prepare`` (fill
 values and category levels learned from the training rows only), train GET, fit the baselines of issue 5 (CART of
 the same depth and a random forest, ``get_core.compare.fit_baselines``). Artifacts ``encoding``, ``split``,
-``model``, ``predictions``, ``baselines`` (or ``baselines_error``).
+``model``, ``predictions``, ``baselines`` (or ``baselines_error``). A run whose depth or features per split are
+chosen for the user runs ``GETRegressorCV`` instead of one fit (``get_core.runs.search``), and its baselines take the
+chosen depth.
 """
 
 from __future__ import annotations
 
 import math
 import traceback
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from dataclasses import replace
+from typing import Any, Mapping
 
 import numpy as np
 
 from get_core.config import GETConfig
+from get_core.runs.channel import Channel, Ending
 from get_core.runs.records import MetricPoint, RunFinishedError, RunStatus, StoreError
 from get_core.runs.search import FitWindow, search_fit, search_spec
 
-if TYPE_CHECKING:
-    from get_core.runs.store import RunStore
-
 BASELINES_SKIPPED = ("Cancelled by request while fitting the baselines: the trained tree and its test scores are kept; "
                      "the baseline comparison was skipped.")
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How a run ends: its final status, why, and its test scores (R2, RMSE) once they are known."""
-
-    status: RunStatus
-    error: str | None = None
-    scores: tuple[float | None, float | None] = (None, None)
-
-    def write(self, store: RunStore, run_id: int) -> RunStatus:
-        r2, rmse = self.scores
-        return store.set_status(run_id, self.status, error=self.error, test_r2=r2, test_rmse=rmse).status
-
-
-class Channel(Protocol):
-    """Where a run's results go and where its cancel flag comes from."""
-
-    def report(self, *, progress: float, phase: str | None = None, stage: int | None = None,
-               n_stages: int | None = None, epoch: int | None = None, n_epochs: int | None = None,
-               best_hard_r2: float | None = None, metrics: Sequence[MetricPoint] = ()) -> bool:
-        """Record progress fields and metric points; True when the run should stop (cancelled or ended)."""
-
-    def put_json(self, name: str, value: Any) -> None:
-        """Keep a JSON artifact of the run."""
-
-    def cancelled(self) -> bool:
-        """Whether cancellation was requested."""
-
-    def ended_elsewhere(self) -> bool:
-        """Whether someone else ended the run (stale, deleted): its results must not be written."""
-
-    def on_stop(self, ending: Ending) -> None:
-        """What a forced stop after a cancel request should record from now on (the best results so far)."""
 
 
 def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share: float = 1.0) -> Ending:
