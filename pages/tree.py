@@ -20,7 +20,7 @@ from pages.results_ui import ModelSource
 
 MAX_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
-VIEWS = "_tree_views"  # session key: run id -> its view's query parameters (results_ui.VIEW_PARAMS)
+VIEWS = results_ui.SAVED_VIEWS
 
 
 def tree_page() -> None:
@@ -280,7 +280,8 @@ def _report(source: ModelSource) -> str:
     if results is None:
         return export.html_report(tree, title=f"GET oblique tree ({source.label})")
     run = results.run
-    metrics = {"Test R\u00b2": run.test_r2, "Test RMSE": run.test_rmse}
+    r2, rmse = results.test_scores  # of the tree shown: the run's, or a search fit's (pages.search_ui)
+    metrics = {"Test R\u00b2": r2, "Test RMSE": rmse}
     baselines = dict(results.baselines) if results.baselines else None
     if baselines is not None and results.has_data:
         baselines["get"] = compare.evaluate_tree(tree, results.X_test, results.y_test, n_repeats=3)

@@ -57,6 +57,18 @@ class RunResults:
         return schedule.stage_midpoints((float(lo), float(hi)), int(config.get("n_alphas") or 2))
 
     @property
+    def test_scores(self) -> tuple[float | None, float | None]:
+        """(R2, RMSE) on the test rows of the tree shown: the run's stored ones for its model, computed for a search
+        fit (None without the rows)."""
+        if self.search_point is None:
+            return self.run.test_r2, self.run.test_rmse
+        if self.X_test is None:
+            return None, None
+        from get_core.runs.training import regression_scores
+
+        return regression_scores(self.y_test, self.tree.predict(self.X_test))
+
+    @property
     def has_data(self) -> bool:
         return self.X_train is not None
 
