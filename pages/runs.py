@@ -59,7 +59,7 @@ def _row(run: Run) -> dict:
     duration = run.duration()
     return {"id": run.run_id, "name": run.name, "status": run.status.value.lower(),
             "progress": run.progress, "dataset": run.dataset_name, "rows": run.n_rows,
-            "tree": f"depth {config.get('depth')}, {config.get('leaf')}",  # one column, so the table fits the page
+            "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}",  # one column: the table fits
             "starts × epochs": f"{config.get('n_starts')} × {_thousands(config.get('n_epochs'))}",
             "test R²": run.test_r2, "test RMSE": run.test_rmse,
             "duration": format_seconds(duration) if duration is not None else "",
