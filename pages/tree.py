@@ -256,7 +256,7 @@ def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
 def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
     tree, results = source.tree, source.results
     st.subheader("Export")
-    stem = f"get_run{results.run.run_id}" if results is not None else "get_model"
+    stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"
     cols = st.columns(5)
     encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
     cols[0].download_button("Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
@@ -275,6 +275,11 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
                            key="dl_svg_full")
 
 
+def _search_suffix(results, separator: str) -> str:
+    """Names a search fit (``pages.search_ui``) in file names and titles, so it is never taken for the run's tree."""
+    return f"{separator}{results.search_point['key']}" if results.search_point else ""
+
+
 def _report(source: ModelSource) -> str:
     tree, results = source.tree, source.results
     if results is None:
@@ -291,7 +296,8 @@ def _report(source: ModelSource) -> str:
                  "Train / test rows": (f"{len(results.y_train):,} / {len(results.y_test):,}" if results.has_data
                                        else None)}
     name = common.get_store().get_run(run.run_id).name  # results are cached: the name may have changed since
-    return export.html_report(tree, title=f"GET oblique tree: run {run.run_id} ({name})", metrics=metrics,
+    title = f"GET oblique tree: run {run.run_id} ({name}){_search_suffix(results, ', search fit ')}"
+    return export.html_report(tree, title=title, metrics=metrics,
                               baselines=baselines, data_info=data_info, encoding=results.encoding,
                               params={k: json.dumps(v) if isinstance(v, (dict, list)) else v
                                       for k, v in params.items()})

@@ -66,6 +66,11 @@ def test_the_run_panel_draws_a_point_per_depth_and_offers_each_tree():
     assert '"customdata":["d1-kany","d2-kany"]' in chart.proto.spec.replace(" ", "")
     picker = widget(at.selectbox, "Tree of the search")
     assert picker.options[0].startswith("depth 1 (validation R²")
+    picker.select_index(0).run()
+    next(b for b in at.button if b.label == "Open this tree").click().run()
+    assert_no_traceback(at)
+    assert at.title[0].value == "Tree" and query(at, "tree") == "d1-kany"
+    assert any("Showing a tree of the search, not the run's own: depth 1" in i for i in texts(at, "info"))
 
 
 def test_the_tree_page_opens_a_search_fit_from_the_url_and_says_it_is_not_the_runs_tree():
