@@ -12,9 +12,9 @@ import pytest
 
 from get_core import model_file
 from get_core.runs.search import SEARCH
-from get_core.runs.store import RunStatus, RunStore
+from get_core.runs.store import RunStore
 from get_core.views import labels
-from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
+from tests.e2e.streamlit_app import browser_page, require_chromium, serve_training_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 NAMES = ["temperature", "vacuum", "humidity", "noise"]
@@ -24,20 +24,13 @@ NAMES = ["temperature", "vacuum", "humidity", "noise"]
 def server(tmp_path_factory):
     require_chromium()
     folder = tmp_path_factory.mktemp("search")
-    db = folder / "runs.sqlite"
-    (folder / "calibration.measuring").write_text("held by the test")  # keep the shared machine quiet
     rng = np.random.default_rng(0)
     table = pd.DataFrame(rng.uniform(size=(200, 4)), columns=NAMES)
     table["target"] = 5.0 * (table.temperature + table.vacuum > 1) + 0.1 * rng.normal(size=200)  # a 2-feature split
     csv = folder / "planted.csv"
     table.to_csv(csv, index=False)
-    try:
-        with serve_app(db) as url:
-            yield url, db, csv
-    finally:
-        store = RunStore(db)
-        for run in store.list_runs([RunStatus.QUEUED, RunStatus.RUNNING]):
-            store.request_cancel(run.run_id)  # workers outlive the server by design; stop ours
+    with serve_training_app(folder) as (url, db):
+        yield url, db, csv
 
 
 @pytest.fixture
