@@ -86,7 +86,7 @@ class SearchRecorder:
             self.window.label = f"refit of depth {config.depth}{splits} on all training rows"
             self._save(status="refitting")
         else:
-            self.window.planned = self.window.index + self._remaining(config.depth, k) + 1
+            self.window.planned = self.window.index + 1 + self._remaining(config.depth, k) + 1  # this, later, refit
             self.window.label = f"search: depth {config.depth}{splits}"
 
     def scored(self, result: dict, tree: ObliqueTree) -> None:

@@ -89,3 +89,55 @@ def test_cancel_during_a_search_stops_the_worker_promptly_and_keeps_the_best_val
     kept = model_file.from_dict(file_store.get_json(run_id, "model"))
     searched = model_file.from_dict(file_store.get_json(run_id, TREE_PREFIX + best["key"]))
     assert kept.depth == best["depth"] and np.array_equal(kept.weights, searched.weights)
+
+
+class RecordingChannel:
+    """A channel that keeps what a run reports, as the local and Dask channels pass it on."""
+
+    def __init__(self) -> None:
+        self.progress: list[float] = []
+        self.phases: list[str] = []
+        self.metrics: dict[tuple, object] = {}
+        self.artifacts: dict[str, object] = {}
+
+    def report(self, *, progress, phase=None, metrics=(), **fields) -> bool:
+        self.progress.append(progress)
+        self.phases.append(phase)
+        for m in metrics:
+            key = (m.phase, m.start, m.stage, m.epoch)  # the store's primary key
+            assert key not in self.metrics or self.metrics[key] == m, f"a later fit overwrote {key}"
+            self.metrics[key] = m
+        return False
+
+    def put_json(self, name, value) -> None:
+        self.artifacts[name] = value
+
+    def cancelled(self) -> bool:
+        return False
+
+    def ended_elsewhere(self) -> bool:
+        return False
+
+    def on_stop(self, ending) -> None:
+        pass
+
+
+def test_a_search_runs_progress_only_grows_and_its_fits_follow_one_another_on_the_loss_curves():
+    from get_core import data
+    from get_core.encoding import DataSpec
+    from get_core.runs.training import train_run
+    from tests.runs.test_worker import example
+
+    table = example(200)
+    spec = DataSpec(target="target", features=tuple(c for c in table.columns if c != "target"))
+    params = {"config": {**TINY, "depth": 3, "n_epochs": 40}, "data": spec.to_dict(), "seed": 0,
+              "search": {"depths": [1, 2, 3], "split_features": None}}
+    channel = RecordingChannel()
+    ending = train_run(data.to_parquet_bytes(table), params, channel, share=0.8)
+    assert ending.status is RunStatus.FINISHED
+    training = [p for p, phase in zip(channel.progress, channel.phases) if phase != "baselines"]
+    assert training == sorted(training) and training[-1] <= 0.8 + 1e-9
+    assert {"search: depth 1", "search: depth 3"} <= set(channel.phases)
+    assert any(p.startswith("refit of depth") for p in channel.phases if p)
+    stages = sorted({m.stage for m in channel.metrics.values()})
+    assert stages[-1] >= 4 * TINY["n_alphas"] - 1  # four fits (three depths and the refit), stages numbered on
