@@ -68,7 +68,8 @@ def tree_picker(store: RunStore, run_id: int) -> str | None:
     current = current if current in by_key else None
     options = [None, *by_key]
     with_features = bool(search.get("split_features"))
-    chosen = st.selectbox("Tree of this run", options, index=options.index(current), key=f"tree_pick_{run_id}_{current}",
+    chosen = st.selectbox("Tree of this run", options, index=options.index(current),
+                          key=f"tree_pick_{run_id}_{current}",
                           format_func=lambda k: _own_tree(search) if k is None else
                           f"search fit: {point_label(by_key[k], with_features)}")
     if chosen != current:

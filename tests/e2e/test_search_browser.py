@@ -1,5 +1,6 @@
 """In a real browser: a run whose depth is chosen for the user draws a point per depth, and a click on a point opens
-that shallower tree (issue 22), and a run with 2 features per split reads as whole split sentences on a clicked node (issue 20).
+that shallower tree (issue 22); a run with 2 features per split reads as whole split sentences on a clicked node
+(issue 20).
 
 Small planted data (200 rows, 4 inputs) and a tiny budget keep both runs to seconds.
 """
