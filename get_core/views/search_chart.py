@@ -55,7 +55,7 @@ def search_figure(points: Sequence[Mapping[str, Any]], chosen: Mapping[str, Any]
     figure.update_xaxes(title_text="depth" if by_depth else "features per split",
                         dtick=1 if by_depth else None, type="linear" if by_depth else "category")
     figure.update_yaxes(title_text="validation R\u00b2", secondary_y=False)
-    figure.update_yaxes(title_text="parameters", secondary_y=True, showgrid=False, rangemode="tozero")
+    figure.update_yaxes(title_text="parameters", secondary_y=True, showgrid=False, rangemode="tozero", tickformat=",d")
     figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10}, uirevision="keep-zoom",
                          legend={"orientation": "h", "y": -0.2}, clickmode="event+select")
     if not points:
