@@ -58,11 +58,18 @@ def n_search_fits(search: Mapping[str, Any], n_features: int) -> int:
 @dataclass
 class FitWindow:
     """Where the fit under way sits in the run: its index among the fits, how many are planned (the run's progress
-    is ``(index + fraction) / planned``), and a label for the run's phase (None: the trainer's own)."""
+    is ``(index + fraction) / planned``), a label for the run's phase (None: the trainer's own), and its stages'
+    place on the run's loss curves: after the ``first_stage`` stages of the earlier fits (a k-sparse fit has one
+    stage more than a dense one, so this is a running count); ``n_stages`` is the current fit's, as reported."""
 
     index: int = 0
     planned: int = 1
     label: str | None = None
+    first_stage: int = 0
+    n_stages: int = 0
+
+    def next_fit(self, index: int) -> None:
+        self.index, self.first_stage, self.n_stages = index, self.first_stage + self.n_stages, 0
 
 
 @dataclass
@@ -78,7 +85,8 @@ class SearchRecorder:
     _started: int = 0
 
     def fit_started(self, config: GETConfig, refit: bool) -> None:
-        self.window.index, self._started = self._started, self._started + 1
+        self.window.next_fit(self._started)
+        self._started += 1
         k = config.max_split_features
         splits = "" if not self.spec.get("split_features") else f", {_features_text(k)}"
         if refit:

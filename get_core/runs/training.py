@@ -90,7 +90,8 @@ def _progress_reporter(channel: Channel, window: FitWindow, share: float, reache
 
     def on_progress(progress: Any) -> bool:
         reached[0] = (window.index + progress.fraction) / window.planned * share
-        offset = window.index * progress.n_stages
+        window.n_stages = max(window.n_stages, progress.n_stages)
+        offset = window.first_stage
         metrics = [MetricPoint(progress.phase, r.start, offset + progress.stage, progress.epoch,
                                (offset + progress.stage) * progress.n_epochs + progress.epoch, r.alpha, r.soft_loss,
                                r.hard_loss) for r in progress.records]
