@@ -95,3 +95,20 @@ def test_the_tree_page_opens_a_search_fit_from_the_url_and_says_it_is_not_the_ru
     picker.select_index(0).run()  # back to the run's own tree
     assert_no_traceback(at)
     assert query(at, "tree") is None and not any("Showing a tree of the search" in i for i in texts(at, "info"))
+
+
+def test_compare_two_names_features_per_split_and_what_was_chosen_for_the_user():
+    store = RunStore(default_db_path())
+    data_spec = {"target": "y", "features": ["x"]}
+    fixed = {"config": {**TINY, "max_split_features": 2}, "seed": 0, "data": data_spec}
+    searched = {"config": {**TINY, "depth": 5}, "seed": 0, "data": data_spec,
+                "search": {"depths": [1, 2, 3, 4, 5], "split_features": "auto"}}
+    for params in (fixed, searched):
+        store.create_run(params, b"x,y\n", "toy.csv", n_rows=1, n_features=1)
+    at = app()
+    at.switch_page("pages/runs.py").run()
+    assert_no_traceback(at)
+    table = next(d.value for d in at.dataframe if "Features per split" in d.value.index)
+    assert table.loc["Features per split"].tolist()[:2] == ["any", "2"]  # newest run first
+    assert table.loc["depth and features per split"].tolist()[:2] == [
+        "depth chosen from 1 to 5, features per split chosen", "depth 2, 2 features per split"]
