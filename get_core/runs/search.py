@@ -13,9 +13,12 @@ As each search fit is scored, the worker stores (through its ``Channel``):
     they are the trees whose validation R2 the chart shows. Only the chosen one is refit;
   * ``search``: every point so far (depth, k, L1, validation and search-train R2, parameters a reader checks, widest
     split, tree key) and, once known, the choice; the run's page draws it live (``views.search_chart``);
-  * ``model``: the best validated tree so far, so a cancel that has to cut the worker off still keeps a tree.
-At the end ``model`` is the refit. A cancelled search keeps the best validated tree (a refit stopped early is no
-better founded), with a message saying so.
+  * ``model``: the tree of the highest validation R2 so far, so a cancel that has to cut the worker off (the hard
+    stop, ``worker.Heartbeat``) still keeps a tree.
+At the end ``model`` is the refit. A search cancelled in time keeps the tree the search chose among the fits so far
+(``GETRegressorCV.validated_tree_``: a deeper tree must beat a shallower one by ``tol``, and a path of k prefers
+fewer features within ``sparsity_tolerance``), not its refit: a refit stopped early is no better founded. The
+run's message says which tree it kept.
 """
 
 from __future__ import annotations
