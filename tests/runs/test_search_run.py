@@ -142,3 +142,21 @@ def test_a_search_runs_progress_only_grows_and_its_fits_follow_one_another_on_th
     assert phase in channel.phases and any(p.startswith("refit of depth") for p in channel.phases if p)
     starts_of_fits = {m.stage for m in channel.metrics.values() if m.epoch == 0 and m.start == 0}
     assert len(starts_of_fits) >= fits * TINY["n_alphas"]  # every fit's stages have their own numbers
+
+
+def test_the_stored_search_trees_are_the_estimators_own_fits_through_a_round_trip(tmp_path):
+    import pandas as pd
+
+    from get_core import GETRegressorCV
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = _search_run(store, {**TINY, "depth": 2}, {"depths": [1, 2], "split_features": None})
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    results = load_results(store, run_id)
+    names = results.tree.feature_names
+    cv = GETRegressorCV(depths=[1, 2], random_state=3, **{k: v for k, v in TINY.items() if k != "depth"}).fit(
+        pd.DataFrame(results.X_train, columns=names), results.y_train)
+    for fitted, point in zip(cv.search_trees_, store.get_json(run_id, SEARCH)["points"]):
+        stored = model_file.from_dict(store.get_json(run_id, TREE_PREFIX + point["key"]))
+        np.testing.assert_array_equal(stored.predict(results.X_test), fitted.predict(results.X_test))
+    np.testing.assert_array_equal(results.tree.predict(results.X_test), cv.tree_.predict(results.X_test))
