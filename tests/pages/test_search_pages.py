@@ -112,3 +112,17 @@ def test_compare_two_names_features_per_split_and_what_was_chosen_for_the_user()
     assert table.loc["Features per split"].tolist()[:2] == ["any", "2"]  # newest run first
     assert table.loc["depth and features per split"].tolist()[:2] == [
         "depth chosen from 1 to 5, features per split chosen", "depth 2, 2 features per split"]
+
+
+def test_predict_scores_a_row_with_the_search_fit_the_url_names():
+    store, run_id = _finished_search_run()
+    at = app()
+    at.query_params["run"] = str(run_id)
+    at.query_params["tree"] = tree_key(1, None)
+    at.switch_page("pages/predict.py").run()
+    assert_no_traceback(at)
+    assert widget(at.selectbox, "Tree of this run").value == "d1-kany"
+    next(b for b in at.button if b.label == "Predict").click().run()
+    assert_no_traceback(at)
+    path = next(m.value for m in at.metric if m.label == "Path")
+    assert path.count("\u2192") == 1  # the depth-1 tree: the root, then a leaf
