@@ -11,7 +11,7 @@ import inspect
 import warnings
 from dataclasses import fields
 from numbers import Integral, Real
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 import pandas as pd
@@ -168,6 +168,17 @@ class GETRegressor(_GETEstimator):
         return self
 
 
+class SearchObserver(Protocol):
+    """What ``GETRegressorCV.fit`` tells as its search goes (the app's worker shows it live and keeps each tree)."""
+
+    def fit_started(self, config: GETConfig, refit: bool) -> None:
+        """A fit begins: one of the search's (``refit=False``, on the train part) or the final refit on all data."""
+
+    def scored(self, result: dict, tree: ObliqueTree) -> None:
+        """A search fit was scored: ``result`` is its ``cv_results_`` entry plus its ``n_parameters`` and
+        ``widest_split``; ``tree`` was fitted on the train part."""
+
+
 class GETRegressorCV(_GETEstimator):
     """GETRegressor whose depth is chosen as the paper does (its section 5, Appendix F.1).
 
@@ -186,7 +197,9 @@ class GETRegressorCV(_GETEstimator):
     the spread of single fits between seeds at the fast budget), then refits that k at its depth
     (``best_max_split_features_``). ``path_results_`` holds, per k tried, its depth, L1, validation R2, the
     parameters a reader has to check (``ObliqueTree.n_nonzero_parameters``) and its widest split, so a person can
-    pick another point of the path; for a fixed k it holds that k's entry. The other parameters are GETRegressor's.
+    pick another point of the path; for a fixed k it holds that k's entry. ``search_trees_`` keeps the tree of every
+    entry of ``cv_results_`` (same order; fitted on the train part), ``validated_tree_`` the one whose depth, L1 and
+    k were chosen. The other parameters are GETRegressor's.
     """
 
     def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
@@ -232,10 +245,10 @@ class GETRegressorCV(_GETEstimator):
     }
 
     def fit(self, X, y, on_progress: ProgressCallback | None = None,
-            checkpoint: SearchCheckpoint | None = None) -> "GETRegressorCV":
+            checkpoint: SearchCheckpoint | None = None, observer: SearchObserver | None = None) -> "GETRegressorCV":
         """As ``GETRegressor.fit``; with a ``checkpoint``, each depth's fit and the refit are stored there and a later
         fit of the same data and parameters takes them from there instead of fitting again (same result, see
-        ``checkpoint``)."""
+        ``checkpoint``); an ``observer`` hears of each fit as it starts and each search fit as it is scored."""
         X, y, names = self._training_data(X, y)
         given = list(self.depths)
         if not given or not all(_DEPTH.accepts(d) for d in given):
@@ -244,11 +257,11 @@ class GETRegressorCV(_GETEstimator):
         l1s = _l1_values(self.l1)
         seed = _seed(self.random_state)
         split = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)
-        self.cv_results_, self.path_results_ = [], []
+        self.cv_results_, self.path_results_, self.search_trees_ = [], [], []
         chosen = {}  # k -> (depth, l1, validated tree) of its depth search
-        for k in _path(self.max_split_features, X.shape[1]):
+        for k in split_feature_path(self.max_split_features, X.shape[1]):
             search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
-                                                                  checkpoint)
+                                                                  checkpoint, observer)
             chosen[k] = (search.best_depth, l1, validated)
             self.path_results_.append({"max_split_features": k, "depth": search.best_depth, "l1": l1,
                                        "validation_r2": search.best_score,
@@ -258,15 +271,19 @@ class GETRegressorCV(_GETEstimator):
                 break
         k = choose_split_features(self.path_results_, self.sparsity_tolerance)
         (self.best_depth_, self.best_l1_, validated), self.best_max_split_features_ = chosen[k], k
+        self.validated_tree_ = validated
         self.best_validation_r2_ = next(r["validation_r2"] for r in self.path_results_ if r["max_split_features"] == k)
         warm_start = validated if self.refit_from_search else None
         config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k)
+        if observer is not None:
+            observer.fit_started(config, refit=True)
         self.tree_ = _search_fit(X, y, config, on_progress, names, checkpoint, warm_start)
         return self
 
     def _search_depth(self, split: list, depths: list[int], l1s: list[float], k: int | None,
                       on_progress: ProgressCallback | None, names: list[str] | None,
-                      checkpoint: SearchCheckpoint | None) -> tuple["DepthSearch", ObliqueTree, float, bool]:
+                      checkpoint: SearchCheckpoint | None, observer: SearchObserver | None = None
+                      ) -> tuple["DepthSearch", ObliqueTree, float, bool]:
         """The depth search (and L1 choice) for splits of at most ``k`` features on the train/validation ``split``;
         appends to ``cv_results_``. Returns the search, its validated tree, that tree's L1, and whether it was
         cancelled."""
@@ -278,10 +295,16 @@ class GETRegressorCV(_GETEstimator):
             scored = []  # (validation R2, l1, tree) of this depth, one per L1 value
             for l1 in l1s:
                 config = self._config(depth=depth, random_state=seed, l1=l1, max_split_features=k)
+                if observer is not None:
+                    observer.fit_started(config, refit=False)
                 tree = _search_fit(X_tr, y_tr, config, on_progress, names, checkpoint)
                 r2 = _r2(y_val, tree.predict(X_val))
                 self.cv_results_.append({"depth": depth, "l1": l1, "max_split_features": k, "validation_r2": r2,
                                          "train_r2": tree.meta["train_r2"]})
+                self.search_trees_.append(tree)
+                if observer is not None:
+                    observer.scored({**self.cv_results_[-1], "n_parameters": tree.n_nonzero_parameters,
+                                           "widest_split": int(tree.split_widths.max())}, tree)
                 scored.append((r2, l1, tree))
                 cancelled = bool(tree.meta.get("cancelled"))
                 if cancelled:
@@ -299,7 +322,7 @@ class GETRegressorCV(_GETEstimator):
 SPLIT_FEATURE_PATH = (1, 2, 3, 5, None)
 
 
-def _path(max_split_features: int | str | None, p: int) -> list[int | None]:
+def split_feature_path(max_split_features: int | str | None, p: int) -> list[int | None]:
     """The values of k to search: the path for "auto" (k >= p is the dense tree, tried once as None), else the one
     given."""
     if max_split_features != "auto":

@@ -25,6 +25,7 @@ from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
 from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore, StoreError, default_db_path
 from get_core.views.curves import loss_curves_figure
+from get_core.views.search_chart import features_label
 
 LIVE_REFRESH_S = 1.0  # the live panel's refresh period while a run is QUEUED or RUNNING
 # Streamlit's Material icons for Markdown (titles, captions): they ship with Streamlit, while emoji need a colour emoji
@@ -44,7 +45,8 @@ CONFIG_LABELS = {"depth": "Depth", "leaf": "Leaves", "linear_leaves": "Linear le
                  "n_epochs": "Epochs per alpha stage", "alpha_range": "Alpha range (min, max)",
                  "n_alphas": "Alpha stages", "learning_rate": "Learning rate", "l1": "L1 penalty",
                  "weight_decay": "Weight decay", "polish": "Polish subtrees", "random_state": "Optimizer seed",
-                 "device": "Device", "fixed_alpha": "Fixed alpha", "scaling": "Feature scaling"}
+                 "device": "Device", "fixed_alpha": "Fixed alpha", "scaling": "Feature scaling",
+                 "max_split_features": "Features per split"}
 
 
 def number(value: Any, digits: int = 4) -> str:
@@ -188,6 +190,18 @@ def remember(keys: list[str], defaults: dict[str, Any]) -> None:
         st.session_state[key] = saved[key] = st.session_state.pop(key, saved.get(key, defaults.get(key)))
 
 
+def describe_choice(params: Any, leaf: str = "") -> str:
+    """The run's depth (then ``leaf``, if given) and features per split as set or as chosen for the user: "depth 3",
+    "depth chosen from 1 to 6 constant, 2 features per split", "depth 4, features per split chosen"."""
+    config, search = params.get("config", {}), params.get("search") or {}
+    depths = search.get("depths") or [config.get("depth")]
+    depth = f"depth chosen from {depths[0]} to {depths[-1]}" if len(depths) > 1 else f"depth {depths[0]}"
+    k = config.get("max_split_features")
+    features = ", features per split chosen" if search.get("split_features") else (
+        f", {features_label(k)}" if k else "")
+    return f"{depth} {leaf}{features}" if leaf else depth + features
+
+
 # ------------------------------------------------------------------------------------------ live run panel
 def run_panel(run_id: int) -> None:
     """Status, progress with ETA, loss curves and Cancel for one run; refreshes itself only while it is active."""
@@ -243,6 +257,9 @@ def _panel_body(run: Run) -> None:
         st.warning(plain(run.error or "The run was cancelled."))
     else:
         st.success(f"Finished in {format_seconds(run.duration() or 0)}.")
+    from pages import search_ui  # it imports this module
+
+    search_ui.search_section(run)  # a run whose depth or features per split are chosen for the user: its chart
     figure = loss_curves_figure(store.list_metrics(run.run_id, phase="optimize"), n_epochs=run.n_epochs,
                                 n_stages=run.n_stages, y_scale=target_scale(store, run.run_id))
     st.plotly_chart(figure, key=f"curves-{run.run_id}")
@@ -277,7 +294,7 @@ def progress_text(run: Run) -> str:
 
 def describe_params(params: Any) -> str:
     config = params.get("config", {})
-    budget = (f"depth {config.get('depth')}, {config.get('leaf')} leaves, {config.get('n_starts')} starts × "
+    budget = (f"{describe_choice(params)}, {config.get('leaf')} leaves, {config.get('n_starts')} starts × "
               f"{config.get('n_epochs')} epochs × {config.get('n_alphas')} alphas")
     changed = [f"{label} {config[name]:g}" for name, label in (("learning_rate", "learning rate"), ("l1", "L1"))
                if config.get(name, OPTIMIZER_DEFAULTS[name]) != OPTIMIZER_DEFAULTS[name]]

@@ -17,8 +17,8 @@ COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE", "n_parame
 
 
 @st.cache_data(max_entries=8, show_spinner="Timing the GET tree on 10,000 rows...")
-def _get_entry(db_path: str, run_id: int) -> dict:
-    results = results_ui.run_results(run_id)
+def _get_entry(db_path: str, run_id: int, search_tree: str | None) -> dict:
+    results = results_ui.run_results(run_id, search_tree)
     return compare.evaluate_tree(results.tree, results.X_test, results.y_test, random_state=0)
 
 
@@ -37,7 +37,8 @@ def compare_page() -> None:
     if not results.has_data:
         st.warning("The run's test rows could not be rebuilt, so GET cannot be put on the same footing.")
         return
-    entry = _get_entry(common.get_store().path, results.run.run_id)
+    point = results.search_point
+    entry = _get_entry(common.get_store().path, results.run.run_id, point["key"] if point else None)
     rows = compare.comparison_rows(results.baselines, entry)
     table = pd.DataFrame(rows).rename(columns=COLUMNS)
     st.dataframe(table, hide_index=True, column_config={  # thousands separators for the large counts

@@ -17,7 +17,8 @@ from get_core.tree import ObliqueTree
 from pages import common
 
 UPLOADED = "uploaded_model"  # session key: (file name, ObliqueTree)
-VIEW_PARAMS = ("node", "expand")  # query parameters that belong to one model
+VIEW_PARAMS = ("node", "expand", "tree")  # query parameters that belong to one model (tree: a search fit's key)
+SAVED_VIEWS = "_tree_views"  # session key: run id -> its view's query parameters, kept by the Tree page
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,8 @@ class ModelSource:
 
 
 @st.cache_resource(max_entries=4, show_spinner="Loading the run...")
-def _cached_results(db_path: str, run_id: int) -> RunResults:
-    return load_results(common.get_store(), run_id)
+def _cached_results(db_path: str, run_id: int, search_tree: str | None = None) -> RunResults:
+    return load_results(common.get_store(), run_id, search_tree)
 
 
 def forget_results() -> None:
@@ -37,10 +38,11 @@ def forget_results() -> None:
     _cached_results.clear()
 
 
-def run_results(run_id: int) -> RunResults:
+def run_results(run_id: int, search_tree: str | None = None) -> RunResults:
+    """The run's results, with its model or (``search_tree``, a ``runs.search.tree_key``) one of its search fits."""
     store = common.get_store()
     store.get_run(run_id)  # raises RunNotFound (shown by common.guarded) if it was deleted meanwhile
-    return _cached_results(store.path, run_id)
+    return _cached_results(store.path, run_id, search_tree)
 
 
 def choose_model(allow_file: bool = True) -> ModelSource | None:
@@ -75,7 +77,9 @@ def _model_from_run(allow_file: bool) -> ModelSource | None:
     if chosen != current:
         switch_run(chosen)
         st.rerun()
-    results = run_results(chosen)
+    from pages import search_ui  # it imports this module
+
+    results = run_results(chosen, search_ui.tree_picker(store, chosen))
     if results.data_note:
         st.warning(results.data_note)
     return ModelSource(results.tree, results, labels[chosen])

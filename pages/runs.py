@@ -59,7 +59,7 @@ def _row(run: Run) -> dict:
     duration = run.duration()
     return {"id": run.run_id, "name": run.name, "status": run.status.value.lower(),
             "progress": run.progress, "dataset": run.dataset_name, "rows": run.n_rows,
-            "tree": f"depth {config.get('depth')}, {config.get('leaf')}",  # one column, so the table fits the page
+            "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}",  # one column: the table fits
             "starts × epochs": f"{config.get('n_starts')} × {_thousands(config.get('n_epochs'))}",
             "test R²": run.test_r2, "test RMSE": run.test_rmse,
             "duration": format_seconds(duration) if duration is not None else "",
@@ -107,7 +107,8 @@ def _param_table(runs: list[Run]) -> pd.DataFrame:
         flat = {"status": run.status.value.lower(), "dataset": run.dataset_name, "rows": _thousands(run.n_rows),
                 "model inputs": model_inputs(common.get_store(), run),
                 **{common.CONFIG_LABELS.get(k, k.replace("_", " ")): _thousands(v)
-                   for k, v in run.params.get("config", {}).items()},
+                   for k, v in _dense_as_any(run.params.get("config", {})).items()},
+                "depth and features per split": common.describe_choice(run.params),  # as set or chosen for you
                 "target": run.params.get("data", {}).get("target"), "test fraction": run.params.get("test_fraction"),
                 "seed": run.params.get("seed"), "test R²": common.number(run.test_r2),
                 "test RMSE": common.number(run.test_rmse),
@@ -117,6 +118,11 @@ def _param_table(runs: list[Run]) -> pd.DataFrame:
     table = pd.DataFrame(rows, index=[f"#{r.run_id}" for r in runs]).T.astype(str)
     table["same"] = table.nunique(axis=1) == 1
     return table
+
+
+def _dense_as_any(config: dict) -> dict:
+    """The run's settings with features per split as the Train page says it: dense splits (None) are "any"."""
+    return {**config, "max_split_features": config.get("max_split_features") or "any"}
 
 
 def _manage(by_id: dict[int, Run]) -> None:

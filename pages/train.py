@@ -21,8 +21,11 @@ DEFAULTS = {
     "cfg_clip_leaves": GET_DEFAULTS.clip_leaves, "cfg_alpha_min": GET_DEFAULTS.alpha_range[0],
     "cfg_alpha_max": GET_DEFAULTS.alpha_range[1], **PRESETS["interactive"], "cfg_lr": GET_DEFAULTS.learning_rate,
     "cfg_l1": GET_DEFAULTS.l1, "cfg_polish": GET_DEFAULTS.polish, "cfg_scaling": GET_DEFAULTS.scaling,
-    "cfg_test_fraction": 0.25, "cfg_seed": 0,
+    "cfg_test_fraction": 0.25, "cfg_seed": 0, "cfg_depth_mode": "fixed", "cfg_split_features": "any",
 }
+DEPTH_MODES = {"fixed": "fixed", "choose": "choose for me"}
+# Features per split: k, "any" (dense splits, GET's default) or "auto" (GETRegressorCV's path of k, issue 20).
+SPLIT_FEATURES = ("1", "2", "3", "5", "any", "auto")
 
 
 def train_page() -> None:
@@ -56,7 +59,8 @@ def _form(ready: dict) -> None:
         column.button(f"{name.capitalize()} budget ({budget['cfg_starts']} starts × {budget['cfg_epochs']} epochs)",
                       on_click=_apply_preset, args=(name,))
     c1, c2, c3 = st.columns(3)
-    c1.slider("Depth", ALLOWED["depth"].low, ALLOWED["depth"].high, key="cfg_depth")
+    _depth_widgets(c1)
+    _split_features_widget(c1)
     c1.radio("Leaves", ALLOWED["leaf"].options, key="cfg_leaf", horizontal=True,
              help="constant: GET; linear: GET-Linear (a linear model in every leaf)")
     if st.session_state.cfg_leaf == "linear":
@@ -96,7 +100,7 @@ def _form(ready: dict) -> None:
     except ValueError as exc:
         st.error(f"These settings cannot train: {common.plain(exc)}.")
         return
-    _estimate_panel(ready["n_rows"], ready["n_features"], config)
+    _estimate_panel(ready["n_rows"], ready["n_features"], {"config": config, "search": _search()})
     if st.button("Start training", type="primary", key="start"):
         _submit(ready, config)
 
@@ -108,17 +112,48 @@ def _config() -> dict:
             "n_starts": int(s.cfg_starts),
             "n_epochs": int(s.cfg_epochs), "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),
-            "polish": bool(s.cfg_polish), "device": "auto", "scaling": s.cfg_scaling}
+            "polish": bool(s.cfg_polish), "device": "auto", "scaling": s.cfg_scaling,
+            "max_split_features": int(s.cfg_split_features) if s.cfg_split_features.isdigit() else None}
 
 
-def _estimate_panel(n_rows: int, n_features: int, config: dict) -> None:
-    path = common.calibration_path()
-    waiting = estimate.cached_estimate(n_rows, n_features, config, path) is None
+def _depth_widgets(column) -> None:
+    """A fixed depth, or the depth chosen for the user (the paper's protocol, ``runs.search``) up to a deepest one."""
+    column.radio("Depth", list(DEPTH_MODES), key="cfg_depth_mode", horizontal=True, format_func=DEPTH_MODES.get,
+                 help="choose for me: trees of depth 1, 2, ... are fitted on two thirds of the training rows and "
+                      "scored (R²) on the other third until three depths in a row stop improving it (the paper's "
+                      "protocol); the best depth is refit on all training rows. Every depth's tree is kept, so you "
+                      "can open a shallower one that is nearly as good.")
+    choosing = st.session_state.cfg_depth_mode == "choose"
+    column.slider("Deepest depth to try" if choosing else "Fixed depth", ALLOWED["depth"].low,
+                  ALLOWED["depth"].high, key="cfg_depth")
+
+
+def _split_features_widget(column) -> None:
+    column.radio("Features per split", SPLIT_FEATURES, key="cfg_split_features", horizontal=True,
+                 format_func=lambda v: "choose for me" if v == "auto" else v,
+                 help="how many inputs a split may weigh: 1 gives an axis-aligned tree optimized as a whole, any is "
+                      "GET's dense hyperplane. Choose for me tries 1, 2, 3, 5 and any, and keeps the fewest whose "
+                      "validation R² is within half a point of the best.")
+
+
+def _search() -> dict | None:
+    """The run's search request (``runs.search``): None for one tree of a fixed depth and features per split."""
+    s = st.session_state
+    choosing_depth, choosing_k = s.cfg_depth_mode == "choose", s.cfg_split_features == "auto"
+    if not (choosing_depth or choosing_k):
+        return None
+    depths = list(range(ALLOWED["depth"].low, int(s.cfg_depth) + 1)) if choosing_depth else [int(s.cfg_depth)]
+    return {"depths": depths, "split_features": "auto" if choosing_k else None}
+
+
+def _estimate_panel(n_rows: int, n_features: int, params: dict) -> None:
+    path, config = common.calibration_path(), params["config"]
+    waiting = estimate.search_estimate(n_rows, n_features, params, path) is None
 
     @st.fragment(run_every=1.0 if waiting else None)
     @common.guarded
     def panel() -> None:
-        found = estimate.cached_estimate(n_rows, n_features, config, path)
+        found = estimate.search_estimate(n_rows, n_features, params, path)
         if found is None:
             estimate.start_measurement(n_rows, n_features, config, path)  # no-op while another one runs
             st.caption(":material/timer: Measuring this machine for a run-time estimate (a few seconds, once per tree shape)...")
@@ -135,9 +170,10 @@ def _estimate_panel(n_rows: int, n_features: int, config: dict) -> None:
 
 def _submit(ready: dict, config: dict) -> None:
     s = st.session_state
+    search = _search()
     params = {"config": config, "data": ready["spec"], "test_fraction": float(s.cfg_test_fraction),
-              "seed": int(s.cfg_seed)}
-    name = f"{ready['name']} · depth {config['depth']} {config['leaf']}"
+              "seed": int(s.cfg_seed), **({"search": search} if search else {})}
+    name = f"{ready['name']} · {common.describe_choice(params, leaf=config['leaf'])}"
     run_id = launch.submit_run(common.get_store(), params, data.to_parquet_bytes(ready["table"]), ready["name"],
                                n_rows=ready["n_rows"], n_features=ready["n_features"], name=name)
     common.select_run(run_id)

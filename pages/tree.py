@@ -22,7 +22,7 @@ from pages.results_ui import ModelSource
 MAX_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 ALL_LEVELS_DEPTH = 6  # trees up to this depth open whole, leaves included (127 nodes; the diagram pans and zooms)
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
-VIEWS = "_tree_views"  # session key: run id -> its view's query parameters (results_ui.VIEW_PARAMS)
+VIEWS = results_ui.SAVED_VIEWS
 
 
 def tree_page() -> None:
@@ -319,7 +319,7 @@ def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
 def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
     tree, results = source.tree, source.results
     st.subheader("Export")
-    stem = f"get_run{results.run.run_id}" if results is not None else "get_model"
+    stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"
     cols = st.columns(5)
     encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
     cols[0].download_button("Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
@@ -338,12 +338,18 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
                            key="dl_svg_full")
 
 
+def _search_suffix(results, separator: str) -> str:
+    """Names a search fit (``pages.search_ui``) in file names and titles, so it is never taken for the run's tree."""
+    return f"{separator}{results.search_point['key']}" if results.search_point else ""
+
+
 def _report(source: ModelSource) -> str:
     tree, results = source.tree, source.results
     if results is None:
         return export.html_report(tree, title=f"GET oblique tree ({source.label})", in_words=_in_words(source))
     run = results.run
-    metrics = {"Test R\u00b2": run.test_r2, "Test RMSE": run.test_rmse}
+    r2, rmse = results.test_scores  # of the tree shown: the run's, or a search fit's (pages.search_ui)
+    metrics = {"Test R\u00b2": r2, "Test RMSE": rmse}
     baselines = dict(results.baselines) if results.baselines else None
     if baselines is not None and results.has_data:
         baselines["get"] = compare.evaluate_tree(tree, results.X_test, results.y_test, n_repeats=3)
@@ -353,7 +359,8 @@ def _report(source: ModelSource) -> str:
                  "Train / test rows": (f"{len(results.y_train):,} / {len(results.y_test):,}" if results.has_data
                                        else None)}
     name = common.get_store().get_run(run.run_id).name  # results are cached: the name may have changed since
-    return export.html_report(tree, title=f"GET oblique tree: run {run.run_id} ({name})", metrics=metrics,
+    title = f"GET oblique tree: run {run.run_id} ({name}){_search_suffix(results, ', search fit ')}"
+    return export.html_report(tree, title=title, metrics=metrics,
                               baselines=baselines, data_info=data_info, encoding=results.encoding,
                               in_words=_in_words(source),
                               params={k: json.dumps(v) if isinstance(v, (dict, list)) else v

@@ -16,6 +16,8 @@ cache, touched by the measuring process every ``MARKER_BEAT_S``, keeps it to one
 Results are cached in a JSON file
 (``calibration.json`` beside the run database) keyed by shape and invalidated when the machine's fingerprint (cores,
 threads, torch version) changes. Measuring while other runs are training overstates the time; the caller can say so.
+A search run (depth or features per split chosen for the user) is bounded by ``Estimate.searching``: its most fits,
+each costed as one fit of the deepest depth (``search_estimate``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Estimate:
     startup: float
     training: float
     baselines: float
+    n_fits: int = 1  # a search's most fits (``runs.search``): ``training`` is then an upper bound
 
     @property
     def training_share(self) -> float:
@@ -59,8 +62,19 @@ class Estimate:
         return self.training / total if total > 0 else 1.0
 
     def describe(self) -> str:
+        if self.n_fits > 1:
+            return (f"at most {format_seconds(self.seconds)} (start-up {format_seconds(self.startup)}, a search of "
+                    f"up to {self.n_fits} fits {format_seconds(self.training)}, baselines "
+                    f"{format_seconds(self.baselines)}); it usually stops sooner, once deeper trees stop helping")
         return (f"about {format_seconds(self.seconds)} (start-up {format_seconds(self.startup)}, training "
                 f"{format_seconds(self.training)}, baselines {format_seconds(self.baselines)})")
+
+    def searching(self, n_fits: int, sparse: bool, n_alphas: int) -> "Estimate":
+        """An upper bound for a search of at most ``n_fits`` fits, when this estimate is that of one fit of its
+        deepest depth on all rows: no search fit costs more (shallower, on fewer rows), but a fit with at most k
+        features per split (``sparse``) runs one stage more (``get_core.sparse``)."""
+        training = self.training * n_fits * ((n_alphas + 1) / n_alphas if sparse else 1.0)
+        return Estimate(self.startup + training + self.baselines, self.startup, training, self.baselines, n_fits)
 
 
 def format_seconds(seconds: float) -> str:
@@ -88,6 +102,21 @@ def cached_estimate(n_rows: int, n_features: int, config: Mapping[str, Any], cac
     if entry is None or "machine" not in cache:
         return None
     return _combine(entry, cache["machine"], n_rows, n_features, config)
+
+
+def search_estimate(n_rows: int, n_features: int, params: Mapping[str, Any], cache_path: str | os.PathLike
+                    ) -> Estimate | None:
+    """The estimate of a run's parameters, bounded over its search when it has one (``config["depth"]`` is then the
+    deepest depth tried); None when the shape has not been measured yet."""
+    from get_core.runs.search import n_search_fits, search_spec
+
+    config = params["config"]
+    found = cached_estimate(n_rows, n_features, config, cache_path)
+    search = search_spec(params)
+    if found is None or search is None:
+        return found
+    sparse = bool(search.get("split_features") or config.get("max_split_features"))
+    return found.searching(n_search_fits(search, n_features), sparse, int(config["n_alphas"]))
 
 
 def start_measurement(n_rows: int, n_features: int, config: Mapping[str, Any], cache_path: str | os.PathLike
@@ -146,7 +175,8 @@ def _key(n_rows: int, n_features: int, config: Mapping[str, Any]) -> str:
 def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: int, n_features: int,
              config: Mapping[str, Any]) -> Estimate:
     scale = max(1.0, n_rows / MEASURE_ROWS)
-    training = int(config["n_alphas"]) * (shape["per_stage"] + int(config["n_epochs"]) * shape["per_epoch"]) * scale
+    stages = int(config["n_alphas"]) + (1 if config.get("max_split_features") else 0)  # sparse: a masked stage more
+    training = stages * (shape["per_stage"] + int(config["n_epochs"]) * shape["per_epoch"]) * scale
     if config.get("polish"):
         training *= 2
     baselines = machine["baselines"] + machine["baselines_per_row"] * n_rows

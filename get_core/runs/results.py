@@ -16,6 +16,7 @@ from get_core import schedule
 from get_core.data import from_parquet_bytes
 from get_core.encoding import Encoding
 from get_core.model_file import ModelFormatError, from_dict
+from get_core.runs.search import SEARCH, TREE_PREFIX
 from get_core.runs.store import Run, RunStore, StoreError
 from get_core.tree import ObliqueTree
 
@@ -36,6 +37,7 @@ class RunResults:
     baselines: Mapping[str, Any] | None
     baselines_error: str | None
     data_note: str | None  # why X/y are missing, if they are
+    search_point: Mapping[str, Any] | None = None  # the search fit shown instead of the run's model (runs.search)
 
     @property
     def target(self) -> str:
@@ -55,17 +57,36 @@ class RunResults:
         return schedule.stage_midpoints((float(lo), float(hi)), int(config.get("n_alphas") or 2))
 
     @property
+    def test_scores(self) -> tuple[float | None, float | None]:
+        """(R2, RMSE) on the test rows of the tree shown: the run's stored ones for its model, computed for a search
+        fit (None without the rows)."""
+        if self.search_point is None:
+            return self.run.test_r2, self.run.test_rmse
+        if self.X_test is None:
+            return None, None
+        from get_core.runs.training import regression_scores
+
+        return regression_scores(self.y_test, self.tree.predict(self.X_test))
+
+    @property
     def has_data(self) -> bool:
         return self.X_train is not None
 
 
-def load_results(store: RunStore, run_id: int) -> RunResults:
-    """Everything the Tree, Compare and Predict pages show for run ``run_id``.
+def load_results(store: RunStore, run_id: int, search_tree: str | None = None) -> RunResults:
+    """Everything the Tree, Compare and Predict pages show for run ``run_id``: its model, or with ``search_tree``
+    (a ``runs.search.tree_key``) that fit of the run's search, with the same rows, encoding and baselines.
 
-    Raises ResultsUnavailable when the run has no model artifact or the model is malformed.
+    Raises ResultsUnavailable when the run has no model artifact (or no such search fit) or the model is malformed.
     """
     run = store.get_run(run_id)
-    model = store.get_json(run_id, "model")
+    point = None
+    if search_tree is not None:
+        point = next((p for p in (store.get_json(run_id, SEARCH) or {}).get("points", [])
+                      if p.get("key") == search_tree), None)
+        if point is None:
+            raise ResultsUnavailable(f"Run {run_id}'s search has no tree '{search_tree}'.")
+    model = store.get_json(run_id, "model" if point is None else TREE_PREFIX + search_tree)
     if model is None:
         state = run.status.value.lower()
         raise ResultsUnavailable(f"Run {run_id} ({state}) has no trained tree yet: open a finished run.")
@@ -94,7 +115,7 @@ def load_results(store: RunStore, run_id: int) -> RunResults:
     return RunResults(run=run, tree=tree, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
                       encoding=encoding, baselines=store.get_json(run_id, "baselines"),
                       baselines_error=(error or {}).get("error") if isinstance(error, dict) else None,
-                      data_note=note)
+                      data_note=note, search_point=point)
 
 
 def model_inputs(store: RunStore, run: Run) -> int:

@@ -10,60 +10,27 @@ Steps: split the usable rows train/test with the run's seed, encode them with ``
 values and category levels learned from the training rows only), train GET, fit the baselines of issue 5 (CART of
 the same depth and a random forest, ``get_core.compare.fit_baselines``) and the same GET fit with the other kind
 of splits (sparse beside dense, dense beside sparse: ``fit_all_baselines``). Artifacts ``encoding``, ``split``,
-``model``, ``predictions``, ``baselines`` (or ``baselines_error``).
+``model``, ``predictions``, ``baselines`` (or ``baselines_error``). A run whose depth or features per split are
+chosen for the user runs ``GETRegressorCV`` instead of one fit (``get_core.runs.search``), and its baselines take the
+chosen depth.
 """
 
 from __future__ import annotations
 
 import math
 import traceback
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from dataclasses import replace
+from typing import Any, Mapping
 
 import numpy as np
 
 from get_core.config import GETConfig
+from get_core.runs.channel import Channel, Ending
 from get_core.runs.records import MetricPoint, RunFinishedError, RunStatus, StoreError
-
-if TYPE_CHECKING:
-    from get_core.runs.store import RunStore
+from get_core.runs.search import FitWindow, search_fit, search_spec
 
 BASELINES_SKIPPED = ("Cancelled by request while fitting the baselines: the trained tree and its test scores are kept; "
                      "the baseline comparison was skipped.")
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How a run ends: its final status, why, and its test scores (R2, RMSE) once they are known."""
-
-    status: RunStatus
-    error: str | None = None
-    scores: tuple[float | None, float | None] = (None, None)
-
-    def write(self, store: RunStore, run_id: int) -> RunStatus:
-        r2, rmse = self.scores
-        return store.set_status(run_id, self.status, error=self.error, test_r2=r2, test_rmse=rmse).status
-
-
-class Channel(Protocol):
-    """Where a run's results go and where its cancel flag comes from."""
-
-    def report(self, *, progress: float, phase: str | None = None, stage: int | None = None,
-               n_stages: int | None = None, epoch: int | None = None, n_epochs: int | None = None,
-               best_hard_r2: float | None = None, metrics: Sequence[MetricPoint] = ()) -> bool:
-        """Record progress fields and metric points; True when the run should stop (cancelled or ended)."""
-
-    def put_json(self, name: str, value: Any) -> None:
-        """Keep a JSON artifact of the run."""
-
-    def cancelled(self) -> bool:
-        """Whether cancellation was requested."""
-
-    def ended_elsewhere(self) -> bool:
-        """Whether someone else ended the run (stale, deleted): its results must not be written."""
-
-    def on_stop(self, ending: Ending) -> None:
-        """What a forced stop after a cancel request should record from now on (the best results so far)."""
 
 
 def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share: float = 1.0) -> Ending:
@@ -88,26 +55,24 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
     # the trainer's y scale: the loss curves show RMSE in the target's units (views.curves)
     channel.put_json("target_scale", {"y_scale": MinMax.fit(X_train, y_train).y_scale})
     reached = [0.0]  # the last progress fraction reported, for the cancel message
-
-    def on_progress(progress: Any) -> bool:
-        reached[0] = progress.fraction * share
-        metrics = [MetricPoint(progress.phase, r.start, progress.stage, progress.epoch,
-                               progress.stage * progress.n_epochs + progress.epoch, r.alpha, r.soft_loss,
-                               r.hard_loss) for r in progress.records]
-        stop = channel.report(progress=reached[0], phase=progress.phase, stage=progress.stage,
-                              n_stages=progress.n_stages, epoch=progress.epoch, n_epochs=progress.n_epochs,
-                              best_hard_r2=progress.best_hard_r2, metrics=metrics)
-        return stop or channel.cancelled()
-
-    tree = train(X_train, y_train, config, on_progress=on_progress, feature_names=prepared.feature_names)
+    window = FitWindow()
+    on_progress = _progress_reporter(channel, window, share, reached)
+    search, stopped = search_spec(params), None
+    if search is None:
+        tree = train(X_train, y_train, config, on_progress=on_progress, feature_names=prepared.feature_names)
+    else:
+        tree, config, stopped = search_fit(X_train, y_train, config, search, prepared.feature_names, channel, window,
+                                           on_progress)
     if channel.ended_elsewhere():
         raise RunFinishedError("The run was ended while training.")
     channel.put_json("model", model_file.to_dict(tree))
-    channel.on_stop(Ending(RunStatus.CANCELLED, "Cancelled by request; the best tree found so far is kept."))
+    channel.on_stop(stopped or Ending(RunStatus.CANCELLED, "Cancelled by request; the best tree found so far is kept."))
     y_pred = tree.predict(X_test)
     scores = regression_scores(y_test, y_pred)
     channel.put_json("predictions", {"test": test_idx.tolist(), "y_true": y_test.tolist(),
                                      "y_pred": y_pred.tolist()})
+    if stopped is not None:
+        return replace(stopped, scores=scores)
     if tree.meta.get("cancelled") or channel.cancelled():
         return Ending(RunStatus.CANCELLED, f"Cancelled by request at {100 * reached[0]:.0f}%; the best tree found "
                       "so far is kept.", scores)
@@ -117,6 +82,26 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
         return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
                       "the trained tree, its test scores and the baseline comparison are kept.", scores)
     return Ending(RunStatus.FINISHED, scores=scores)
+
+
+def _progress_reporter(channel: Channel, window: FitWindow, share: float, reached: list[float]) -> Any:
+    """The trainer's progress callback: progress and loss points to ``channel``, True to stop. The fit under way
+    fills its ``window`` of the bar; a search's fits follow one another on the loss curves' epoch axis (each fit's
+    stages are numbered after the previous fits'), so one fit's points never overwrite another's."""
+
+    def on_progress(progress: Any) -> bool:
+        reached[0] = (window.index + progress.fraction) / window.planned * share
+        window.n_stages = max(window.n_stages, progress.n_stages)
+        offset = window.first_stage
+        metrics = [MetricPoint(progress.phase, r.start, offset + progress.stage, progress.epoch,
+                               (offset + progress.stage) * progress.n_epochs + progress.epoch, r.alpha, r.soft_loss,
+                               r.hard_loss) for r in progress.records]
+        stop = channel.report(progress=reached[0], phase=window.label or progress.phase, stage=progress.stage,
+                              n_stages=progress.n_stages, epoch=progress.epoch, n_epochs=progress.n_epochs,
+                              best_hard_r2=progress.best_hard_r2, metrics=metrics)
+        return stop or channel.cancelled()
+
+    return on_progress
 
 
 def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,

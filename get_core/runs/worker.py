@@ -211,7 +211,7 @@ def fit_missing_baselines(store: RunStore, run_id: int) -> None:
                          "be fitted.")
     params = results.run.params
     store.add_baselines(run_id, fit_baselines(results.X_train, results.y_train, results.X_test, results.y_test,
-                                              int(params["config"]["depth"]), int(params.get("seed", 0)),
+                                              results.tree.depth, int(params.get("seed", 0)),
                                               feature_names=results.tree.feature_names))
 
 
@@ -219,7 +219,7 @@ def _training_share(store: RunStore, run: Run) -> float:
     """The share of the progress bar training fills, the rest left to the baselines, from this machine's run-time
     estimate (``estimate.Estimate.training_share``, keyed by the shape the Train page measured); the whole bar when
     this shape was never measured."""
-    found = estimate.cached_estimate(run.n_rows, run.n_features, run.params["config"],
+    found = estimate.search_estimate(run.n_rows, run.n_features, run.params,
                                      estimate.calibration_path(store.path, store.is_file))
     return 1.0 if found is None else min(1.0, max(0.05, found.training_share))
 

@@ -71,6 +71,24 @@ def serve_app(db: Path) -> Iterator[str]:
 
 
 @contextmanager
+def serve_training_app(folder: Path) -> Iterator[tuple[str, Path]]:
+    """The app on a fresh store in ``folder`` for tests that train through the pages: no run-time measurement is
+    started (one is marked as under way, to keep the shared machine quiet), and the runs still queued or running
+    at the end are cancelled (workers outlive the server by design). Yields the URL and the store's path."""
+    from get_core.runs.store import RunStatus, RunStore
+
+    db = folder / "runs.sqlite"
+    (folder / "calibration.measuring").write_text("held by the test")
+    try:
+        with serve_app(db) as url:
+            yield url, db
+    finally:
+        store = RunStore(db)
+        for run in store.list_runs([RunStatus.QUEUED, RunStatus.RUNNING]):
+            store.request_cancel(run.run_id)
+
+
+@contextmanager
 def browser_page(width: int = 1400, height: int = 1000):
     """A fresh page in headless Debian chromium."""
     from playwright.sync_api import sync_playwright

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from get_core.runs.store import RunStatus, RunStore
-from tests.e2e.streamlit_app import ROOT, browser_page, require_chromium, serve_app
+from tests.e2e.streamlit_app import ROOT, browser_page, require_chromium, serve_training_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -22,16 +22,8 @@ EXAMPLE = ROOT / "data" / "examples" / "airfoil_self_noise.csv"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     require_chromium()
-    folder = tmp_path_factory.mktemp("browser")
-    db = folder / "runs.sqlite"
-    (folder / "calibration.measuring").write_text("held by the test")  # keep the shared machine quiet
-    try:
-        with serve_app(db) as url:
-            yield url, db
-    finally:
-        store = RunStore(db)
-        for run in store.list_runs([RunStatus.QUEUED, RunStatus.RUNNING]):
-            store.request_cancel(run.run_id)  # workers outlive the server by design; stop ours
+    with serve_training_app(tmp_path_factory.mktemp("browser")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

@@ -51,3 +51,21 @@ def test_a_hung_measurement_stops_refreshing_its_marker_after_the_limit(tmp_path
     done.set()
     estimate._keep_fresh(marker, done, limit_s=60.0)
     assert time.time() - marker.stat().st_mtime < 60  # a live one is touched
+
+
+def test_a_search_is_estimated_as_at_most_its_fits_of_the_deepest_depth_plus_a_stage_when_sparse(tmp_path):
+    cache = tmp_path / "calibration.json"
+    config = {"depth": 4, "leaf": "constant", "n_starts": 2, "n_epochs": 100, "n_alphas": 2}
+    estimate.save_measurement(cache, estimate.shape_key(4, "constant", 2, 6, 500), {"per_epoch": 0.01,
+                                                                                    "per_stage": 0.5},
+                              {"startup": 3.0, "baselines": 1.0, "baselines_per_row": 0.0})
+    one = estimate.search_estimate(500, 6, {"config": config}, cache)
+    assert one.training == 2 * (0.5 + 100 * 0.01) and one.n_fits == 1 and one.describe().startswith("about")
+    depths = estimate.search_estimate(500, 6, {"config": config, "search": {"depths": [1, 2, 3, 4]}}, cache)
+    assert depths.n_fits == 5 and depths.training == 5 * one.training  # four depths and the refit
+    assert depths.describe().startswith("at most") and depths.seconds == 3.0 + 5 * one.training + 1.0
+    path = estimate.search_estimate(500, 6, {"config": config, "search": {"depths": [4], "split_features": "auto"}},
+                                    cache)
+    assert path.n_fits == 5 + 1 and path.training == pytest.approx(6 * one.training * 3 / 2)  # k = 1, 2, 3, 5, any
+    sparse = estimate.search_estimate(500, 6, {"config": {**config, "max_split_features": 2}}, cache)
+    assert sparse.training == pytest.approx(3 * (0.5 + 100 * 0.01))  # the masked stage of a k-sparse fit

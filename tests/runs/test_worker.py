@@ -29,12 +29,12 @@ def example(rows: int) -> pd.DataFrame:
 
 
 def submit(store: RunStore, config: dict, rows: int = 300, dispatch: bool = False, table=None,
-           missing: str = "drop") -> int:
-    """Queue a run (seed 3) on ``table``, by default the first ``rows`` rows of the airfoil example; with
-    ``dispatch`` also start its worker."""
+           missing: str = "drop", extra: dict | None = None) -> int:
+    """Queue a run (seed 3) on ``table``, by default the first ``rows`` rows of the airfoil example, with ``extra``
+    parameters; with ``dispatch`` also start its worker."""
     table = example(rows) if table is None else table
     spec = DataSpec(target="target", features=tuple(c for c in table.columns if c != "target"), missing=missing)
-    params = {"config": config, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 3}
+    params = {"config": config, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 3, **(extra or {})}
     run_id = store.create_run(params, data.to_parquet_bytes(table), EXAMPLE.name, n_rows=len(table),
                               n_features=len(spec.features))
     if dispatch:

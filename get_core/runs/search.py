@@ -1,0 +1,174 @@
+"""Runs whose depth, or features per split, are chosen for the user: the paper's protocol (``GETRegressorCV``) in the
+worker, shown live and kept tree by tree.
+
+A run asks for it with ``params["search"] = {"depths": [1, ..., D], "split_features": "auto" | None}``: the depths
+to try (one depth: the config's, fixed) and whether k is chosen on the path of ``estimator.SPLIT_FEATURE_PATH``
+(None: the config's ``max_split_features``, fixed). ``GETRegressorCV`` splits the run's training rows 2:1 into the
+search's train and validation parts, fits each depth (per k) on the train part and scores it on the validation part,
+stops after ``patience`` depths without gain, and refits the chosen depth and k on all training rows.
+
+As each search fit is scored, the worker stores (through its ``Channel``):
+  * ``search-tree-<key>``: that fit's tree (model JSON). These are the trees the search itself fitted on its train
+    part and scored on validation, not refits: refitting every depth on all rows would double the run's time, and
+    they are the trees whose validation R2 the chart shows. Only the chosen one is refit;
+  * ``search``: every point so far (depth, k, L1, validation and search-train R2, parameters a reader checks, widest
+    split, tree key) and, once known, the choice; the run's page draws it live (``views.search_chart``);
+  * ``model``: the tree of the highest validation R2 so far, so a cancel that has to cut the worker off (the hard
+    stop, ``worker.Heartbeat``) still keeps a tree.
+At the end ``model`` is the refit. A search cancelled in time keeps the tree the search chose among the fits so far
+(``GETRegressorCV.validated_tree_``: a deeper tree must beat a shallower one by ``tol``, and a path of k prefers
+fewer features within ``sparsity_tolerance``), not its refit: a refit stopped early is no better founded. The
+run's message says which tree it kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+
+from get_core.config import GETConfig
+from get_core.runs.channel import Channel, Ending
+from get_core.runs.records import RunStatus
+
+if TYPE_CHECKING:
+    from get_core.tree import ObliqueTree
+
+SEARCH = "search"  # the artifact with the points and the choice
+TREE_PREFIX = "search-tree-"  # + key: one search fit's tree
+
+
+def search_spec(params: Mapping[str, Any]) -> dict | None:
+    """The run's search request, or None for a run of one fixed tree."""
+    search = params.get("search")
+    return dict(search) if search else None
+
+
+def tree_key(depth: int, max_split_features: int | None) -> str:
+    """A search fit's name in URLs and artifacts: ``d3-k2``, ``d3-kany`` (dense splits)."""
+    return f"d{int(depth)}-k{'any' if max_split_features is None else int(max_split_features)}"
+
+
+def n_search_fits(search: Mapping[str, Any], n_features: int) -> int:
+    """The most fits a search can make (every depth for every k, then the refit); patience usually stops it sooner."""
+    from get_core.estimator import split_feature_path
+
+    ks = split_feature_path(search.get("split_features"), n_features) if search.get("split_features") else [None]
+    return len(search["depths"]) * len(ks) + 1
+
+
+@dataclass
+class FitWindow:
+    """Where the fit under way sits in the run: its index among the fits, how many are planned (the run's progress
+    is ``(index + fraction) / planned``), a label for the run's phase (None: the trainer's own), and its stages'
+    place on the run's loss curves: after the ``first_stage`` stages of the earlier fits (a k-sparse fit has one
+    stage more than a dense one, so this is a running count); ``n_stages`` is the current fit's, as reported."""
+
+    index: int = 0
+    planned: int = 1
+    label: str | None = None
+    first_stage: int = 0
+    n_stages: int = 0
+
+    def next_fit(self, index: int) -> None:
+        self.index, self.first_stage, self.n_stages = index, self.first_stage + self.n_stages, 0
+
+
+@dataclass
+class SearchRecorder:
+    """The ``estimator.SearchObserver`` of a run: moves the progress window along and stores each scored fit."""
+
+    channel: Channel
+    window: FitWindow
+    spec: Mapping[str, Any]
+    n_features: int
+    points: list[dict] = field(default_factory=list)
+    best: tuple[float, str] | None = None  # (validation R2, tree key) of the best point so far
+    _started: int = 0
+
+    def fit_started(self, config: GETConfig, refit: bool) -> None:
+        self.window.next_fit(self._started)
+        self._started += 1
+        k = config.max_split_features
+        splits = "" if not self.spec.get("split_features") else f", {_features_text(k)}"
+        if refit:
+            self.window.planned = self.window.index + 1
+            self.window.label = f"refit of depth {config.depth}{splits} on all training rows"
+            self._save(status="refitting")
+        else:
+            self.window.planned = self.window.index + 1 + self._remaining(config.depth, k) + 1  # this, later, refit
+            self.window.label = f"search: depth {config.depth}{splits}"
+
+    def scored(self, result: dict, tree: ObliqueTree) -> None:
+        from get_core import model_file
+
+        key = tree_key(result["depth"], result["max_split_features"])
+        self.channel.put_json(TREE_PREFIX + key, model_file.to_dict(tree))
+        self.points.append({**{k: _plain(v) for k, v in result.items()}, "key": key})
+        if self.best is None or result["validation_r2"] > self.best[0]:
+            self.best = (result["validation_r2"], key)
+            self.channel.put_json("model", model_file.to_dict(tree))
+            self.channel.on_stop(_cancelled_ending(self.points, key))
+        self._save(status="searching")
+
+    def finish(self, status: str, chosen: Mapping[str, Any] | None) -> None:
+        self._save(status=status, chosen=dict(chosen) if chosen else None)
+
+    def _remaining(self, depth: int, k: int | None) -> int:
+        """Search fits still possible after (depth, k): the later depths of this k and every depth of later ks."""
+        from get_core.estimator import split_feature_path
+
+        depths = list(self.spec["depths"])
+        ks = split_feature_path("auto", self.n_features) if self.spec.get("split_features") else [k]
+        later_ks = len(ks) - 1 - ks.index(k) if k in ks else 0
+        return len(depths) - 1 - depths.index(depth) + later_ks * len(depths)
+
+    def _save(self, status: str, chosen: dict | None = None) -> None:
+        self.channel.put_json(SEARCH, {"depths": list(self.spec["depths"]),
+                                       "split_features": self.spec.get("split_features"), "status": status,
+                                       "points": self.points, "chosen": chosen})
+
+
+def search_fit(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig, spec: Mapping[str, Any],
+               feature_names: list[str], channel: Channel, window: FitWindow, on_progress: Any
+               ) -> tuple[ObliqueTree, GETConfig, Ending | None]:
+    """Run the search; returns the run's tree, the config it was fitted with (for the baselines) and, when the
+    search was cancelled, how the run ends (the best validated tree is kept)."""
+    import pandas as pd
+
+    from get_core.estimator import GETRegressorCV
+
+    params = {name: getattr(config, name) for name in GETRegressorCV().get_params() if hasattr(config, name)}
+    auto = bool(spec.get("split_features"))
+    cv = GETRegressorCV(**{**params, "depths": list(spec["depths"]),
+                           "max_split_features": "auto" if auto else config.max_split_features})
+    recorder = SearchRecorder(channel, window, spec, len(feature_names))
+    cv.fit(pd.DataFrame(X_train, columns=feature_names), y_train, on_progress=on_progress, observer=recorder)
+    chosen = {"depth": cv.best_depth_, "max_split_features": cv.best_max_split_features_, "l1": cv.best_l1_,
+              "validation_r2": cv.best_validation_r2_,
+              "key": tree_key(cv.best_depth_, cv.best_max_split_features_)}
+    final = replace(config, depth=cv.best_depth_, l1=cv.best_l1_, max_split_features=cv.best_max_split_features_)
+    if cv.tree_.meta.get("cancelled") or channel.cancelled():
+        recorder.finish("cancelled", chosen)
+        return cv.validated_tree_, final, _cancelled_ending(recorder.points, chosen["key"])
+    recorder.finish("done", chosen)
+    return cv.tree_, final, None
+
+
+def _cancelled_ending(points: list[dict], key: str) -> Ending:
+    point = next(p for p in points if p["key"] == key)
+    return Ending(RunStatus.CANCELLED, f"Cancelled by request during the search; the best tree validated so far "
+                  f"(depth {point['depth']}{', ' + _features_text(point['max_split_features'])}, validation R² "
+                  f"{point['validation_r2']:.3f}) is kept, fitted on the search's part of the training rows.")
+
+
+def _features_text(k: int | None) -> str:
+    from get_core.views.search_chart import features_label  # plotly: only once there is a point to describe
+
+    return features_label(k)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value from numpy's scalars."""
+    return value.item() if isinstance(value, np.generic) else value

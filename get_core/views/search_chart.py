@@ -1,0 +1,72 @@
+"""The search chart of a run whose depth or features per split were chosen for the user (``runs.search``): plain
+points in, a plotly figure out (no streamlit here).
+
+Validation R2 (left axis, solid) and the parameters a reader has to check (right axis, dotted) against depth, one
+colour per number of features per split; when only k varies (a fixed depth), against k. The chosen point is a star.
+Every marker carries its tree key as ``customdata``, so a click can open that tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+
+def features_label(k: int | None) -> str:
+    """A number of features per split for people: "2 features per split", "any features per split"."""
+    return "any features per split" if k is None else f"{k} feature{'s' if k != 1 else ''} per split"
+
+
+def point_label(point: Mapping[str, Any], with_features: bool) -> str:
+    """One search fit for a picker: "depth 3, 2 features per split (validation R² 0.812, 17 parameters)"."""
+    features = f", {features_label(point['max_split_features'])}" if with_features else ""
+    return (f"depth {point['depth']}{features} (validation R\u00b2 {point['validation_r2']:.3f}, "
+            f"{point['n_parameters']:,} parameters)")
+
+
+def search_figure(points: Sequence[Mapping[str, Any]], chosen: Mapping[str, Any] | None = None,
+                  height: int = 380) -> go.Figure:
+    """Validation R2 and parameter count of every search fit so far; ``chosen`` (a point's depth and k) is starred."""
+    by_depth = len({p["depth"] for p in points}) > 1 or not points
+    figure = make_subplots(specs=[[{"secondary_y": True}]])
+    ks = list(dict.fromkeys(p["max_split_features"] for p in points))
+    palette = qualitative.Plotly
+    for i, k in enumerate(ks if by_depth else [None]):
+        line = [p for p in points if p["max_split_features"] == k] if by_depth else list(points)
+        x = [p["depth"] if by_depth else _k_text(p["max_split_features"]) for p in line]
+        color, name = palette[i % len(palette)], features_label(k) if len(ks) > 1 else "validation R\u00b2"
+        figure.add_trace(go.Scatter(
+            x=x, y=[p["validation_r2"] for p in line], mode="lines+markers", name=name, legendgroup=name,
+            line={"color": color}, marker={"size": [16 if _is(p, chosen) else 9 for p in line],
+                                           "symbol": ["star" if _is(p, chosen) else "circle" for p in line]},
+            customdata=[p["key"] for p in line],
+            text=[f"depth {p['depth']}, {features_label(p['max_split_features'])}<br>validation R\u00b2 "
+                  f"{p['validation_r2']:.4f}<br>{p['n_parameters']:,} parameters, widest split "
+                  f"{p['widest_split']} feature(s)" for p in line],
+            hovertemplate="%{text}<extra></extra>"), secondary_y=False)
+        figure.add_trace(go.Scatter(
+            x=x, y=[p["n_parameters"] for p in line], mode="lines+markers", name=f"parameters ({name})"
+            if len(ks) > 1 else "parameters", legendgroup=name, line={"color": color, "dash": "dot", "width": 1},
+            marker={"size": 5, "symbol": "square"}, opacity=0.6, customdata=[p["key"] for p in line],
+            hovertemplate="%{y:,} parameters<extra></extra>"), secondary_y=True)
+    figure.update_xaxes(title_text="depth" if by_depth else "features per split",
+                        dtick=1 if by_depth else None, type="linear" if by_depth else "category")
+    figure.update_yaxes(title_text="validation R\u00b2", secondary_y=False)
+    figure.update_yaxes(title_text="parameters", secondary_y=True, showgrid=False, rangemode="tozero", tickformat=",d")
+    figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10}, uirevision="keep-zoom",
+                         legend={"orientation": "h", "y": -0.2}, clickmode="event+select")
+    if not points:
+        figure.add_annotation(text="waiting for the first fit to be scored...", showarrow=False, xref="paper",
+                              yref="paper", x=0.5, y=0.5)
+    return figure
+
+
+def _is(point: Mapping[str, Any], chosen: Mapping[str, Any] | None) -> bool:
+    return chosen is not None and point["key"] == chosen.get("key")
+
+
+def _k_text(k: int | None) -> str:
+    return "any" if k is None else str(k)

@@ -1,0 +1,134 @@
+"""UI of runs whose depth or features per split were chosen for the user (``get_core.runs.search``): the live search
+chart on the run's panel, and the picker of the explorer pages that opens any tree the search fitted.
+
+Imported by ``common`` (the run panel) and ``results_ui`` (the picker); not a page itself. The tree shown is kept in
+the URL (``?tree=d3-kany``; none: the run's own tree), so a reload or a shared link opens the same one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import streamlit as st
+
+from get_core.runs.search import SEARCH
+from get_core.runs.store import Run, RunStore
+from get_core.views.search_chart import features_label, point_label, search_figure
+from pages import common
+from pages.results_ui import SAVED_VIEWS, VIEW_PARAMS
+
+TREE_PAGE = "pages/tree.py"
+
+
+def search_section(run: Run) -> None:
+    """The search chart of a run that has a search (nothing otherwise) and, once it has ended, a way to open each
+    tree: a click on its point, or the picker beside the chart."""
+    spec = run.params.get("search")
+    if not spec:
+        return
+    search = common.get_store().get_json(run.run_id, SEARCH) or {}
+    points, chosen = search.get("points", []), search.get("chosen")
+    st.markdown(f"**{_title(spec)}**")
+    st.caption(_status(search, spec))
+    chart, picker = st.columns([3, 1])
+    openable = run.status.is_finished() and bool(points)
+    event = chart.plotly_chart(search_figure(points, chosen), key=f"search-chart-{run.run_id}",
+                               on_select="rerun" if openable else "ignore", selection_mode="points")
+    clicked = [p.get("customdata") for p in (event.selection.points if openable and event else [])]
+    if clicked and clicked[0]:
+        open_tree(run.run_id, clicked[0])
+    if not openable:
+        picker.caption("Each tree of the search can be opened here once the run has ended.")
+        return
+    by_key = {p["key"]: p for p in points}
+    default = chosen["key"] if chosen and chosen.get("key") in by_key else points[-1]["key"]
+    key = picker.selectbox("Tree of the search", list(by_key), index=list(by_key).index(default),
+                           format_func=lambda k: point_label(by_key[k], bool(spec.get("split_features"))),
+                           key=f"search-pick-{run.run_id}")
+    if picker.button("Open this tree", key=f"search-open-{run.run_id}"):
+        open_tree(run.run_id, key)
+    picker.caption("Or click a point of the chart.")
+
+
+def open_tree(run_id: int, key: str | None) -> None:
+    """Show the run's search fit ``key`` (None: the run's own tree) on the Tree page."""
+    common.select_run(run_id)
+    st.switch_page(TREE_PAGE, query_params={"run": str(run_id), **({"tree": key} if key else {})})
+
+
+def tree_picker(store: RunStore, run_id: int) -> str | None:
+    """On the explorer pages: which of the run's trees to show, the run's own (None) or a search fit's key, kept in
+    ``?tree=``; says which one is open. Nothing for a run without a search."""
+    search = store.get_json(run_id, SEARCH)
+    if not search or not search.get("points"):
+        st.query_params.pop("tree", None)
+        return None
+    by_key = {p["key"]: p for p in search["points"]}
+    current = _shown_tree(run_id)
+    current = current if current in by_key else None
+    options = [None, *by_key]
+    with_features = bool(search.get("split_features"))
+    chosen = st.selectbox("Tree of this run", options, index=options.index(current),
+                          key=f"tree_pick_{run_id}_{current}",
+                          format_func=lambda k: _own_tree(search) if k is None else
+                          f"search fit: {point_label(by_key[k], with_features)}")
+    if chosen != current:
+        view = {} if chosen is None else {"tree": chosen}  # node numbers belong to one tree: a fresh view
+        for name in VIEW_PARAMS:
+            st.query_params.pop(name, None)
+        st.query_params.update(view)
+        st.session_state.setdefault(SAVED_VIEWS, {})[run_id] = view
+        st.rerun()
+    if current is not None:
+        st.info(f"Showing a tree of the search, not the run's own: {point_label(by_key[current], True)}. It was "
+                "fitted on two thirds of the run's training rows and scored on the other third; the run's test "
+                f"scores on the Runs page belong to {_own_tree(search)}.", icon=":material/alt_route:")
+    return current
+
+
+def _shown_tree(run_id: int) -> str | None:
+    """The tree in the URL; with no view in the URL (a page opened from the menu), the one last shown for the run."""
+    if any(name in st.query_params for name in VIEW_PARAMS):
+        return st.query_params.get("tree")
+    return st.session_state.get(SAVED_VIEWS, {}).get(run_id, {}).get("tree")
+
+
+def _own_tree(search: Mapping[str, Any]) -> str:
+    chosen = search.get("chosen") or {}
+    what = f"depth {chosen.get('depth')}"
+    if search.get("split_features"):
+        what += f", {features_label(chosen.get('max_split_features'))}"
+    if search.get("status") == "cancelled":
+        return f"the run's tree ({what}: the best validated before the run was cancelled)"
+    return f"the run's tree ({what}, chosen by the search and refit on all training rows)"
+
+
+def _title(spec: Mapping[str, Any]) -> str:
+    depth, features = len(spec.get("depths", ())) > 1, bool(spec.get("split_features"))
+    what = " and ".join(name for name, on in (("Depth", depth), ("features per split", features)) if on)
+    return f"{what[0].upper()}{what[1:]} chosen for you: validation R\u00b2 of each tree the search fitted"
+
+
+def _status(search: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
+    points, status = search.get("points", []), search.get("status")
+    tried = f"{len(points)} tree(s) scored so far" if points else "no tree scored yet"
+    chosen = search.get("chosen")
+    if status == "done" and chosen:
+        return (f"Chosen: {point_label({**chosen, 'n_parameters': _params_of(search, chosen)}, True)}, then refit "
+                "on all training rows. Each tree was fitted on two thirds of the training rows and scored on the "
+                "other third; the star marks the choice (the smallest within half a point of the best when features "
+                "per split were chosen). A shallower tree nearly as good is easier to read: open it.")
+    if status == "cancelled":
+        return f"Cancelled during the search ({tried}); the best validated tree is kept."
+    if status == "refitting":
+        return f"Search done ({tried}); refitting the chosen tree on all training rows..."
+    depths = spec["depths"]
+    if len(depths) == 1:
+        return f"Searching ({tried}): 1, 2, 3, 5 and any features per split at depth {depths[0]}."
+    return (f"Searching ({tried}): depths {depths[0]} to {depths[-1]}, stopping once three depths in a row stop "
+            "improving the validation R\u00b2.")
+
+
+def _params_of(search: Mapping[str, Any], chosen: Mapping[str, Any]) -> int:
+    return next((p["n_parameters"] for p in search.get("points", []) if p["key"] == chosen.get("key")), 0)
+
