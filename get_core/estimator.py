@@ -133,7 +133,10 @@ class GETRegressor(_GETEstimator):
     feature is mapped to [0, 1] before training, ``"minmax"`` (the paper's) or ``"robust"`` (1st-99th percentiles, for
     features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``data.squeezed_features``).
     ``max_split_features=k`` (None: dense): every split uses at most k features, exactly (k=1: an axis-aligned tree
-    optimized as a whole); how, see ``sparse``. Defaults and allowed values: ``config.GETConfig``.
+    optimized as a whole); how, see ``sparse``. ``time_budget=seconds`` (None: ``n_starts`` x ``n_epochs`` as given)
+    lets the fit choose starts and epochs from timings on this data and race them, ending near that many seconds
+    (``race``; with polish, half of it optimizes and half polishes). Defaults and allowed values:
+    ``config.GETConfig``.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
@@ -142,7 +145,8 @@ class GETRegressor(_GETEstimator):
                  l1: float = DEFAULTS.l1, polish: bool = DEFAULTS.polish, random_state=DEFAULTS.random_state,
                  device: str = DEFAULTS.device, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling,
-                 max_split_features: int | None = DEFAULTS.max_split_features):
+                 max_split_features: int | None = DEFAULTS.max_split_features,
+                 time_budget: float | None = DEFAULTS.time_budget):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -158,6 +162,7 @@ class GETRegressor(_GETEstimator):
         self.device = device
         self.scaling = scaling
         self.max_split_features = max_split_features
+        self.time_budget = time_budget
 
     _parameter_constraints: dict = config_constraints(__init__)
 
@@ -197,7 +202,7 @@ class GETRegressorCV(_GETEstimator):
                  tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
-                 sparsity_tolerance: float = 0.005):
+                 sparsity_tolerance: float = 0.005, time_budget: float | None = DEFAULTS.time_budget):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -218,6 +223,7 @@ class GETRegressorCV(_GETEstimator):
         self.scaling = scaling
         self.max_split_features = max_split_features
         self.sparsity_tolerance = sparsity_tolerance
+        self.time_budget = time_budget
 
     _parameter_constraints: dict = {
         **config_constraints(__init__),
