@@ -25,6 +25,7 @@ from get_core.config import ALLOWED, DEFAULTS, Allowed, Choice, Flag, GETConfig,
 from get_core.data import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.encoding import MAX_ABS, refuse_too_large
 from get_core.progress import ProgressCallback
+from get_core.race import refit_seconds, split_budget
 from get_core.train import train
 from get_core.tree import ObliqueTree, feature_name_problem
 
@@ -191,7 +192,11 @@ class GETRegressorCV(_GETEstimator):
     the spread of single fits between seeds at the fast budget), then refits that k at its depth
     (``best_max_split_features_``). ``path_results_`` holds, per k tried, its depth, L1, validation R2, the
     parameters a reader has to check (``ObliqueTree.n_nonzero_parameters``) and its widest split, so a person can
-    pick another point of the path; for a fixed k it holds that k's entry. The other parameters are GETRegressor's.
+    pick another point of the path; for a fixed k it holds that k's entry. ``time_budget=seconds`` is the whole
+    fit's: the search's fits share two thirds of it equally, counting every fit it may make (each k, depth and L1),
+    and the refit, the returned tree, gets the last third plus the shares of the fits the early stop skipped
+    (``race.split_budget``); each share is fixed in advance, so a checkpointed search resumes with the same keys.
+    The other parameters are GETRegressor's.
     """
 
     def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
@@ -252,9 +257,11 @@ class GETRegressorCV(_GETEstimator):
         split = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)
         self.cv_results_, self.path_results_ = [], []
         chosen = {}  # k -> (depth, l1, validated tree) of its depth search
+        n_search_fits = len(_path(self.max_split_features, X.shape[1])) * len(depths) * len(l1s)
+        fit_seconds, refit_base = split_budget(self.time_budget, n_search_fits)
         for k in _path(self.max_split_features, X.shape[1]):
             search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
-                                                                  checkpoint)
+                                                                  checkpoint, fit_seconds)
             chosen[k] = (search.best_depth, l1, validated)
             self.path_results_.append({"max_split_features": k, "depth": search.best_depth, "l1": l1,
                                        "validation_r2": search.best_score,
@@ -266,15 +273,19 @@ class GETRegressorCV(_GETEstimator):
         (self.best_depth_, self.best_l1_, validated), self.best_max_split_features_ = chosen[k], k
         self.best_validation_r2_ = next(r["validation_r2"] for r in self.path_results_ if r["max_split_features"] == k)
         warm_start = validated if self.refit_from_search else None
-        config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k)
+        refit_budget = (None if self.time_budget is None else
+                        refit_seconds(fit_seconds, refit_base, n_search_fits, len(self.cv_results_)))
+        config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k,
+                              time_budget=refit_budget)
         self.tree_ = _search_fit(X, y, config, on_progress, names, checkpoint, warm_start)
         return self
 
     def _search_depth(self, split: list, depths: list[int], l1s: list[float], k: int | None,
                       on_progress: ProgressCallback | None, names: list[str] | None,
-                      checkpoint: SearchCheckpoint | None) -> tuple["DepthSearch", ObliqueTree, float, bool]:
-        """The depth search (and L1 choice) for splits of at most ``k`` features on the train/validation ``split``;
-        appends to ``cv_results_``. Returns the search, its validated tree, that tree's L1, and whether it was
+                      checkpoint: SearchCheckpoint | None, seconds: float | None
+                      ) -> tuple["DepthSearch", ObliqueTree, float, bool]:
+        """The depth search (and L1 choice) for splits of at most ``k`` features on the train/validation ``split``,
+        each fit's time budget ``seconds``; appends to ``cv_results_``. Returns the search, its validated tree, that tree's L1, and whether it was
         cancelled."""
         X_tr, X_val, y_tr, y_val = split
         seed = _seed(self.random_state)
@@ -283,7 +294,8 @@ class GETRegressorCV(_GETEstimator):
         for depth in depths:
             scored = []  # (validation R2, l1, tree) of this depth, one per L1 value
             for l1 in l1s:
-                config = self._config(depth=depth, random_state=seed, l1=l1, max_split_features=k)
+                config = self._config(depth=depth, random_state=seed, l1=l1, max_split_features=k,
+                                      time_budget=seconds)
                 tree = _search_fit(X_tr, y_tr, config, on_progress, names, checkpoint)
                 r2 = _r2(y_val, tree.predict(X_val))
                 self.cv_results_.append({"depth": depth, "l1": l1, "max_split_features": k, "validation_r2": r2,

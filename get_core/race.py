@@ -36,6 +36,8 @@ MAX_EPOCHS, MIN_EPOCHS = 3000, 20
 FINAL_STARTS = 2
 #: Past this multiple of the budget the fit stops with the best tree so far.
 HARD_LIMIT = 2.0
+#: With polish on, the polish's share of the budget (its levels share it; the optimization gets the rest).
+POLISH_SHARE = 0.5
 
 
 @dataclass(frozen=True)
