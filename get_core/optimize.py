@@ -315,9 +315,9 @@ def _drop(keep: torch.Tensor, params: Params, best: Params, best_loss: torch.Ten
 
 
 def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GETConfig, starts: int,
-           seconds: float, max_epochs: int) -> tuple[float, float]:
-    """Seconds per epoch (soft pass and Adam step) and per hard evaluation of these models, each after one untimed
-    call; ``params`` is not modified."""
+           seconds: float, max_calls: int) -> tuple[float, float]:
+    """Median seconds per hard evaluation and per epoch (soft pass and Adam step) of these models, timed after one
+    untimed call (at least 3 calls, up to ``max_calls`` within ``seconds``); ``params`` is not modified."""
     params = params.clone()
     depth = (params.weights.shape[1] + 1).bit_length() - 1
     chunks, workspaces = problems.chunks(params.weights.shape[0], params.weights.shape[1]), {}
@@ -331,24 +331,25 @@ def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GET
         _, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
         adam.step(params.tensors(), grads.tensors(), config.learning_rate)
 
-    timings = []
-    for call, limit in ((evaluate, 1), (step, max_epochs)):
+    medians = []
+    for call in (evaluate, step):
         call()
-        clock, calls = time.perf_counter(), 0
-        while calls == 0 or (time.perf_counter() - clock < seconds and calls < limit):
+        times, begin = [], time.perf_counter()
+        while len(times) < 3 or (time.perf_counter() - begin < seconds and len(times) < max_calls):
+            clock = time.perf_counter()
             call()
-            calls += 1
-        timings.append((time.perf_counter() - clock) / calls)
-    return timings[0], timings[1]
+            times.append(time.perf_counter() - clock)
+        medians.append(float(np.median(times)))  # a shared machine's spikes do not set the plan
+    return medians[0], medians[1]
 
 
 def probe_costs(problems: Problems, params: Params, alphas: torch.Tensor, config: GETConfig, starts: int,
-                seconds: float = 0.1, max_epochs: int = 10) -> Costs:
+                seconds: float = 0.05, max_calls: int = 10) -> Costs:
     """The race's ``Costs`` on this data: ``params`` (``starts`` per problem) timed whole and with one start per
     problem; the difference is the cost of the other starts, the rest the overhead of any epoch or checkpoint."""
     one = _take(params, torch.arange(0, params.weights.shape[0], starts))
-    eval_one, epoch_one = _timed(one, problems, alphas[::starts], config, 1, seconds, max_epochs)
-    eval_all, epoch_all = _timed(params, problems, alphas, config, starts, seconds, max_epochs)
+    eval_one, epoch_one = _timed(one, problems, alphas[::starts], config, 1, seconds, max_calls)
+    eval_all, epoch_all = _timed(params, problems, alphas, config, starts, seconds, max_calls)
     per_eval, per_epoch = (max(0.0, t - t1) / (starts - 1) for t, t1 in ((eval_all, eval_one), (epoch_all, epoch_one)))
     return Costs(per_epoch, max(0.0, epoch_one - per_epoch), per_eval, max(0.0, eval_one - per_eval))
 
