@@ -1,0 +1,195 @@
+"""Time budgets against the paper's fixed budget (issue 21): training R2 and wall time of ``time_budget`` fits.
+
+Parts: ``a`` depth 4, ``time_budget=10`` on the 12 shared datasets; ``b`` depth 8, ``time_budget=60``; ``c`` planted
+dense oblique trees (``tests.planted.planted_oblique``, depths 3 and 4, 6,000 training rows, 6 features, noise sd
+0.3) with ``time_budget=10``: test R2 as a share of the noise ceiling. Each budgeted fit is compared with the fixed
+paper budget (10 starts x 3000 epochs): fitted here with ``--paper`` (parts a and b), else the stored paper-budget
+cells of the training-optimality tables (``PAPER_CELLS``, seed 0, measured on a quieter machine); part c always fits
+it, on the ``--paper-seeds`` (default 0). Fits are single-threaded, on the paper's split (``common.split_and_scale``); each record keeps the 1-minute load
+average before and after the fit, since a wall-clock budget buys fewer epochs on a loaded machine.
+
+Usage: nice python -m bench.studies.time_budget --part a --seeds 0 1 2
+       nice python -m bench.studies.time_budget --part b --seeds 0 --datasets abalone airfoil_self_noise
+       nice python -m bench.studies.time_budget --part c --seeds 0 1 2
+       python -m bench.studies.time_budget --report          # Markdown tables of the finished cells
+Cells go to a JSON-lines file and are skipped on a rerun.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from statistics import median
+
+import numpy as np
+from sklearn.metrics import r2_score
+
+from bench.common import (RESULTS_DIR, CellStore, add_data_options, command_parser, find_datasets, load_dataset,
+                          split_and_scale, thread_limit)
+from get_core import ENGINE_VERSION
+from get_core.config import GETConfig
+from get_core.train import train
+from tests.planted import noise_ceiling, planted_oblique
+
+RESULTS = RESULTS_DIR / "time-budget.jsonl"
+PAPER_CELLS = RESULTS_DIR / "tables-paper.cells-09ea66c943.jsonl"
+PARTS = {"a": (4, 10.0), "b": (8, 60.0), "c": (None, 10.0)}
+PAPER = {"n_starts": 10, "n_epochs": 3000}
+PLANTED_DEPTHS, PLANTED_ROWS, PLANTED_TEST_ROWS, PLANTED_NOISE = (3, 4), 6000, 4000, 0.3
+
+
+def fit(X: np.ndarray, y: np.ndarray, depth: int, seed: int, budget: float | None) -> tuple[dict, object]:
+    """One fit (``budget`` None: the paper's 10 x 3000) and its record fields."""
+    load = os.getloadavg()[0]
+    settings = {"time_budget": budget} if budget is not None else PAPER
+    t0 = time.perf_counter()
+    tree = train(X, y, GETConfig(depth=depth, random_state=seed, **settings))
+    seconds = time.perf_counter() - t0
+    ran = tree.meta["config"]
+    return {"train_r2": 100 * float(r2_score(y, tree.predict(X))), "wall_seconds": seconds,
+            "n_starts": ran["n_starts"], "n_epochs": ran["n_epochs"], "load_before": load,
+            "load_after": os.getloadavg()[0]}, tree
+
+
+def cells(part: str, args) -> list[tuple[str, callable]]:
+    """(key, fit) of every cell of ``part``."""
+    depth, budget = PARTS[part]
+    out = []
+    paper = part == "c" or args.paper
+
+    def methods(seed: int) -> list[tuple[str, float | None]]:
+        return [("budget", budget)] + ([("paper", None)] if paper and seed in args.paper_seeds else [])
+
+    if part == "c":
+        for d in PLANTED_DEPTHS:
+            for seed in args.seeds:
+                for method, b in methods(seed):
+                    out.append((f"c|planted{d}|{seed}|{method}|v{ENGINE_VERSION}",
+                                lambda d=d, seed=seed, b=b, method=method: planted_cell(d, seed, b, method)))
+        return out
+    for path in find_datasets(args.data_dir, args.datasets):
+        for seed in args.seeds:
+            for method, b in methods(seed):
+                out.append((f"{part}|{path.stem}|{seed}|{method}|v{ENGINE_VERSION}",
+                            lambda path=path, seed=seed, b=b, method=method: dataset_cell(
+                                part, path, depth, seed, b, method)))
+    return out
+
+
+def dataset_cell(part: str, path: Path, depth: int, seed: int, budget: float | None, method: str) -> dict:
+    X_tr, y_tr, _, _ = split_and_scale(*load_dataset(path), seed)
+    record, _ = fit(X_tr, y_tr, depth, seed, budget)
+    return {"part": part, "dataset": path.stem, "seed": seed, "depth": depth, "method": method,
+            "time_budget": budget, **record}
+
+
+def planted_cell(depth: int, seed: int, budget: float | None, method: str) -> dict:
+    X, y, _ = planted_oblique(PLANTED_ROWS, depth, seed, noise=PLANTED_NOISE)
+    X_te, y_te, clean_te = planted_oblique(PLANTED_TEST_ROWS, depth, seed, noise=PLANTED_NOISE)
+    record, tree = fit(X, y, depth, seed, budget)
+    test_r2 = float(r2_score(y_te, tree.predict(X_te)))
+    ceiling = float(noise_ceiling(clean_te, PLANTED_NOISE))
+    return {"part": "c", "dataset": f"planted depth {depth}", "seed": seed, "depth": depth, "method": method,
+            "time_budget": budget, **record, "test_r2": 100 * test_r2, "ceiling": 100 * ceiling,
+            "share_of_ceiling": 100 * test_r2 / ceiling}
+
+
+def stored_paper(depth: int) -> dict[str, dict]:
+    """The stored paper-budget GET cells of ``depth`` (seed 0), by dataset."""
+    found = {}
+    for line in PAPER_CELLS.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("method") == "get" and record.get("depth") == depth and record.get("seed") == 0:
+            found[record["dataset"]] = record
+    return found
+
+
+def report(records: list[dict]) -> str:
+    lines = []
+    for part in ("a", "b"):
+        rows = [r for r in records if r["part"] == part]
+        if not rows:
+            continue
+        depth, budget = PARTS[part]
+        stored = stored_paper(depth)
+        lines += [f"**Part {part}: depth {depth}, time_budget={budget:g} s** (medians over seeds; the paper budget "
+                  "is fitted here where a 'paper (here)' figure is given, else its stored seed-0 cell)", "",
+                  "| dataset | seeds | budgeted: train R2 | wall s | starts x epochs | load | paper (here) | "
+                  "wall s | paper (stored, seed 0) | wall s | gap (points) |", "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+        gaps = []
+        for name in sorted({r["dataset"] for r in rows}):
+            mine = [r for r in rows if r["dataset"] == name and r["method"] == "budget"]
+            here = [r for r in rows if r["dataset"] == name and r["method"] == "paper"]
+            if not mine:
+                continue
+            r2, wall = median(r["train_r2"] for r in mine), median(r["wall_seconds"] for r in mine)
+            plan = ", ".join(f"{r['n_starts']}x{r['n_epochs']}" for r in mine)
+            load = median(r["load_before"] for r in mine)
+            paper_here = median(r["train_r2"] for r in here) if here else None
+            paper_wall = median(r["wall_seconds"] for r in here) if here else None
+            old = stored.get(name)
+            reference = paper_here if paper_here is not None else (old["train_r2"] if old else None)
+            gap = None if reference is None else r2 - reference
+            gaps.append(gap)
+            lines.append(f"| {name} | {len(mine)} | {r2:.2f} | {wall:.1f} | {plan} | {load:.1f} | "
+                         f"{_fmt(paper_here)} | {_fmt(paper_wall, 1)} | {_fmt(old and old['train_r2'])} | "
+                         f"{_fmt(old and old.get('fit_seconds'), 1)} | {_fmt(gap)} |")
+        known = [g for g in gaps if g is not None]
+        if known:
+            lines += ["", f"Median gap {median(known):+.2f} points; within {0.5 if part == 'a' else 1.0} point(s) on "
+                      f"{sum(g >= -(0.5 if part == 'a' else 1.0) for g in known)} of {len(known)} datasets.", ""]
+    rows = [r for r in records if r["part"] == "c"]
+    if rows:
+        lines += ["**Part c: planted dense oblique trees** (6,000 training rows, 6 features, noise sd 0.3; test R2 "
+                  "on 4,000 fresh rows as a share of the noise ceiling; medians over seeds)", "",
+                  "| tree | method | seeds | test R2 / ceiling (%) | train R2 | wall s | starts x epochs | load |",
+                  "|---|---|---:|---:|---:|---:|---|---:|"]
+        for name in sorted({r["dataset"] for r in rows}):
+            for method, label in (("budget", "time_budget=10"), ("paper", "paper 10 x 3000")):
+                mine = [r for r in rows if r["dataset"] == name and r["method"] == method]
+                if mine:
+                    plan = ", ".join(f"{r['n_starts']}x{r['n_epochs']}" for r in mine)
+                    lines.append(f"| {name} | {label} | {len(mine)} | "
+                                 f"{median(r['share_of_ceiling'] for r in mine):.1f} | "
+                                 f"{median(r['train_r2'] for r in mine):.2f} | "
+                                 f"{median(r['wall_seconds'] for r in mine):.1f} | {plan} | "
+                                 f"{median(r['load_before'] for r in mine):.1f} |")
+    return "\n".join(lines)
+
+
+def _fmt(value, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def main() -> None:
+    parser = command_parser(__doc__, "bench.studies.time_budget")
+    add_data_options(parser)
+    parser.add_argument("--part", choices=sorted(PARTS), action="append", help="which part(s) to run")
+    parser.add_argument("--paper", action="store_true",
+                        help="parts a and b: fit the paper budget here too (slow), instead of the stored cells")
+    parser.add_argument("--paper-seeds", nargs="+", type=int, default=[0],
+                        help="seeds on which the paper budget is fitted, when it is (default: 0)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="JSON-lines cell file (default: %(default)s)")
+    parser.add_argument("--report", action="store_true", help="print the Markdown tables of the finished cells")
+    args = parser.parse_args()
+    store = CellStore(args.out)
+    if args.report:
+        print(report(list(store.load().values())))
+        return
+    done = store.load()
+    with thread_limit(1):
+        for part in args.part or []:
+            for key, run in cells(part, args):
+                if key in done:
+                    continue
+                record = {"key": key, "engine": ENGINE_VERSION, **run()}
+                store.append(record)
+                done[key] = record
+                print(f"{key}: train R2 {record['train_r2']:.2f} in {record['wall_seconds']:.1f} s "
+                      f"({record['n_starts']}x{record['n_epochs']}, load {record['load_before']:.1f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
