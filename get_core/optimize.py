@@ -19,7 +19,7 @@ import torch
 from get_core import leaves, native
 from get_core.config import GETConfig
 from get_core.progress import Reporter
-from get_core.race import Costs, Race, RacePlan, plan
+from get_core.race import LADDER, Costs, Race, RacePlan, plan
 from get_core.schedule import alpha_stage_bounds
 from get_core.soft import Params, Workspace, soft_loss_and_grad
 from get_core.sparse import Sparsifier
@@ -345,37 +345,47 @@ def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GET
 
 def probe_costs(problems: Problems, params: Params, alphas: torch.Tensor, config: GETConfig, starts: int,
                 seconds: float = 0.05, max_calls: int = 10) -> Costs:
-    """The race's ``Costs`` on this data: ``params`` (``starts`` per problem) timed whole and with one start per
-    problem; the difference is the cost of the other starts, the rest the overhead of any epoch or checkpoint."""
+    """The race's ``Costs`` on this data at ``starts`` per problem (``params``, ``alphas``: that many), and at one."""
     one = _take(params, torch.arange(0, params.weights.shape[0], starts))
     eval_one, epoch_one = _timed(one, problems, alphas[::starts], config, 1, seconds, max_calls)
     eval_all, epoch_all = _timed(params, problems, alphas, config, starts, seconds, max_calls)
-    per_eval, per_epoch = (max(0.0, t - t1) / (starts - 1) for t, t1 in ((eval_all, eval_one), (epoch_all, epoch_one)))
-    return Costs(per_epoch, max(0.0, epoch_one - per_epoch), per_eval, max(0.0, eval_one - per_eval))
+    return Costs(((1, epoch_one), (starts, epoch_all)), ((1, eval_one), (starts, eval_all)))
 
 
-#: Random models the probe times.
+#: Random trees per problem of the first probe; a second one times the plan's start count when it is larger.
 PROBE_MODELS = 8
+#: The second probe runs only when it should cost at most this share of the budget (else at fewer starts).
+PROBE_SHARE = 0.05
 
 
 def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator
              ) -> tuple[GETConfig, RacePlan, Costs]:
-    """The config (starts and epochs), race plan and measured costs that fill ``seconds`` on these problems, from a
-    probe of ``PROBE_MODELS`` random trees per problem (drawn from a generator seeded by one draw of ``gen``)."""
+    """The config (starts and epochs), race plan and measured costs that fill ``seconds`` on these problems. Probes
+    of random trees (from a generator seeded by one draw of ``gen``) time ``PROBE_MODELS`` and one start per
+    problem, then the planned start count (or the most of ``race.LADDER`` that ``PROBE_SHARE`` of the budget can
+    time), and the plan is made again from all three."""
     probe_gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen)))
-    probe = replace(config, n_starts=PROBE_MODELS)
-    params = initial_params(problems, None, probe, depth, probe_gen)
     clock = time.perf_counter()
-    costs = probe_costs(problems, params, alpha_schedule(params.weights.shape[0], probe, probe_gen), config,
-                        PROBE_MODELS)
-    left = seconds - (time.perf_counter() - clock)
-    if Sparsifier.of(config.max_split_features, problems.X, problems.w, 1) is not None:
-        # one stage more, and each checkpoint also scores the top-k projection
-        n_stages, costs = config.n_alphas + 1, replace(costs, evaluation=2 * costs.evaluation,
-                                                       evaluation_overhead=2 * costs.evaluation_overhead)
-    else:
-        n_stages = config.n_alphas
-    race_plan = plan(left, costs, n_stages, CHECKPOINTS_PER_STAGE)
+    sparse = Sparsifier.of(config.max_split_features, problems.X, problems.w, 1) is not None
+    n_stages = config.n_alphas + int(sparse)  # one stage more, and each checkpoint also scores the top-k projection
+
+    def probe(starts: int) -> Costs:
+        settings = replace(config, n_starts=starts)
+        params = initial_params(problems, None, settings, depth, probe_gen)
+        measured = probe_costs(problems, params, alpha_schedule(params.weights.shape[0], settings, probe_gen),
+                               config, starts)
+        return replace(measured, evaluation=tuple((s, 2 * t) for s, t in measured.evaluation)) if sparse else measured
+
+    def planned(costs: Costs) -> RacePlan:
+        return plan(seconds - (time.perf_counter() - clock), costs, n_stages, CHECKPOINTS_PER_STAGE)
+
+    costs = probe(PROBE_MODELS)
+    race_plan = planned(costs)
+    affordable = [s for s in LADDER if PROBE_MODELS < s <= race_plan.n_starts
+                  and 8 * costs.seconds(1, 1, s) <= PROBE_SHARE * seconds]
+    if affordable:
+        costs = costs.merged(probe(affordable[-1]))
+        race_plan = planned(costs)
     return replace(config, n_starts=race_plan.n_starts, n_epochs=race_plan.n_epochs), race_plan, costs
 
 

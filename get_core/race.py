@@ -42,20 +42,39 @@ POLISH_SHARE = 0.5
 
 @dataclass(frozen=True)
 class Costs:
-    """What the probe measured, in seconds: per epoch, ``epoch`` for each start (one more start in every problem)
-    plus ``epoch_overhead`` however many starts run (optimizer steps, calls); per hard-loss checkpoint, likewise
-    ``evaluation`` and ``evaluation_overhead``. The overheads are why two surviving starts cost more than 2/128 of
-    128 starts."""
+    """What the probe measured: seconds per epoch and per hard-loss checkpoint at a few start counts (per problem),
+    ``(starts, seconds)`` ascending. Between them the cost is interpolated, beyond the largest it grows in proportion.
+    Why several points: per start, an epoch of 128 starts measured 3x one of 8 (caches) and a checkpoint 10x, while
+    one start costs more than 1/8 of eight (calls, optimizer steps)."""
 
-    epoch: float
-    epoch_overhead: float
-    evaluation: float
-    evaluation_overhead: float
+    epoch: tuple[tuple[int, float], ...]
+    evaluation: tuple[tuple[int, float], ...]
 
     def seconds(self, epochs: float, checkpoints: float, starts: float) -> float:
         """``epochs`` epochs with ``checkpoints`` checkpoints of ``starts`` starts."""
-        return (epochs * (self.epoch_overhead + starts * self.epoch)
-                + checkpoints * (self.evaluation_overhead + starts * self.evaluation))
+        return epochs * _interpolated(self.epoch, starts) + checkpoints * _interpolated(self.evaluation, starts)
+
+    def merged(self, other: "Costs") -> "Costs":
+        return Costs(_union(self.epoch, other.epoch), _union(self.evaluation, other.evaluation))
+
+
+def _union(a: tuple[tuple[int, float], ...], b: tuple[tuple[int, float], ...]) -> tuple[tuple[int, float], ...]:
+    """Both sets of points, ascending, each at least the one before (more starts never cost less)."""
+    points, top = [], 0.0
+    for starts, seconds in sorted({**dict(a), **dict(b)}.items()):
+        top = max(top, seconds)
+        points.append((starts, top))
+    return tuple(points)
+
+
+def _interpolated(points: tuple[tuple[int, float], ...], starts: float) -> float:
+    if starts <= points[0][0]:
+        return points[0][1]
+    for (s0, t0), (s1, t1) in zip(points, points[1:]):
+        if starts <= s1:
+            return t0 + (t1 - t0) * (starts - s0) / (s1 - s0)
+    s_last, t_last = points[-1]
+    return t_last * starts / s_last
 
 
 @dataclass(frozen=True)
@@ -93,8 +112,7 @@ def plan(seconds: float, costs: Costs, n_stages: int, checkpoints_per_stage: int
     """The race that fits in ``seconds``: the most starts of ``LADDER`` that still get ``MIN_EPOCHS_MORE_STARTS``
     epochs per stage (else the fewest), with as many epochs as fit, within [MIN_EPOCHS, MAX_EPOCHS]."""
     def epochs_for(starts: int) -> int:
-        fixed = RacePlan(starts, 1, n_stages, checkpoints_per_stage).seconds(replace(costs, epoch=0.0,
-                                                                                     epoch_overhead=0.0))
+        fixed = RacePlan(starts, 1, n_stages, checkpoints_per_stage).seconds(replace(costs, epoch=((1, 0.0),)))
         per_epoch = RacePlan(starts, 1, n_stages, 0).seconds(costs)
         return int(max(0.0, seconds - fixed) / max(per_epoch, 1e-12))
 
