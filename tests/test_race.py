@@ -168,3 +168,29 @@ def test_a_race_of_many_starts_recovers_most_of_a_planted_dense_depth3_oblique_t
     r2 = 1.0 - float(result.best_loss[0]) / np.var(y)
     cart_r2 = r2_score(y, DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y).predict(X))
     assert r2 >= 0.9 * noise_ceiling(clean, 0.3) and r2 >= cart_r2 + 0.1
+
+
+def test_the_live_curves_note_how_many_starts_the_race_keeps():
+    from get_core.runs.store import MetricPoint
+    from get_core.views.curves import loss_curves_figure
+
+    def line(start: int, last: int) -> list:
+        return [MetricPoint("optimize", start, 0, e, e, 5.0, 0.1, 0.1) for e in range(0, last + 1, 10)]
+
+    raced = loss_curves_figure(line(0, 100) + line(1, 100) + line(2, 30) + line(3, 50))
+    assert any("2 of 4 starts alive" in a.text for a in raced.layout.annotations)
+    unraced = loss_curves_figure(line(0, 100) + line(1, 100))
+    assert not any("alive" in (a.text or "") for a in unraced.layout.annotations)
+
+
+def test_the_time_estimate_of_a_budgeted_run_is_its_budget(tmp_path):
+    from get_core.runs import estimate
+
+    config = {"depth": 4, "leaf": "constant", "n_starts": 10, "n_epochs": 3000, "n_alphas": 2, "time_budget": 10.0}
+    estimate.save_measurement(tmp_path / "calibration.json", estimate.shape_key(4, "constant", 10, 5, 1000),
+                              {"per_epoch": 0.01, "per_stage": 0.5},
+                              {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.0})
+    found = estimate.cached_estimate(1000, 5, config, tmp_path / "calibration.json")
+    assert found.training == 10.0 and found.seconds == pytest.approx(15.0)
+    fixed = estimate.cached_estimate(1000, 5, {**config, "time_budget": None}, tmp_path / "calibration.json")
+    assert fixed.training == pytest.approx(2 * (0.5 + 3000 * 0.01))
