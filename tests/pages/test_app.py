@@ -286,3 +286,17 @@ def test_runs_page_renames_compares_and_deletes(db):
     widget(at.button, "Delete run").click().run()
     assert_no_traceback(at)
     assert [r.run_id for r in store.list_runs()] == [2]
+
+
+def test_the_train_page_offers_a_ten_second_budget_by_default_and_starts_and_epochs_only_by_hand(db):
+    at = upload(app(), "sound.csv", small_csv())
+    at.switch_page("pages/train.py").run()
+    assert at.radio(key="cfg_budget").value == "about 10 s"
+    assert not any(n.key == "cfg_starts" for n in at.number_input)
+    key = estimate.shape_key(4, "constant", 10, 5, 120)
+    estimate.save_measurement(db.parent / "calibration.json", key, {"per_epoch": 0.01, "per_stage": 0.5},
+                              {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.001})
+    at.run()
+    assert any("training 10 s" in c for c in texts(at, "caption"))  # a budgeted run's estimate is its budget
+    at.radio(key="cfg_budget").set_value("manual").run()
+    assert at.number_input(key="cfg_starts").value == 4 and at.number_input(key="cfg_epochs").value == 600
