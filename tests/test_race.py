@@ -194,3 +194,12 @@ def test_the_time_estimate_of_a_budgeted_run_is_its_budget(tmp_path):
     assert found.training == 10.0 and found.seconds == pytest.approx(15.0)
     fixed = estimate.cached_estimate(1000, 5, {**config, "time_budget": None}, tmp_path / "calibration.json")
     assert fixed.training == pytest.approx(2 * (0.5 + 3000 * 0.01))
+
+
+def test_a_budget_with_polish_shares_it_between_the_optimization_and_the_polish():
+    X, y, _ = planted_depth2(1000, seed=7)
+    start = time.perf_counter()
+    tree = train(X, y, GETConfig(depth=3, time_budget=3.0, polish=True, random_state=0))
+    assert time.perf_counter() - start < 3 * 3.0
+    assert tree.meta["polish_nodes_visited"] > 0
+    assert np.isfinite(tree.predict(X)).all()
