@@ -29,7 +29,7 @@ from get_core.tree import ObliqueTree
 
 #: Options added after checkpoints were first stored, with the default that trains as before: at that default they
 #: stay out of the fingerprint, so the searches stored before them are still found.
-LATER_OPTIONS = {"weight_decay": 0.0, "max_split_features": None}
+LATER_OPTIONS = {"weight_decay": 0.0, "max_split_features": None, "time_budget": None}
 
 
 def _fingerprinted(config: GETConfig) -> dict:

@@ -22,7 +22,7 @@ from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 #: training targets' range (``clip_leaves=True``). "Same settings" includes the thread count: the fused CPU kernel
 #: splits rows into blocks per thread, so float sums (and, rarely, the tree) can differ between thread counts; the
 #: benchmarks pin one thread per fit. Options added later with defaults that train as before (``scaling``,
-#: ``max_split_features``) need no bump.
+#: ``max_split_features``, ``time_budget``) need no bump.
 ENGINE_VERSION = 4
 #: The last version that changed fixed-depth trees with constant leaves (GET, its polish, fixed-alpha ablations):
 #: the training-optimality tables, which use nothing else, keep the cells of that version.
@@ -169,6 +169,9 @@ class GETConfig:
     scaling: str = setting("minmax", Choice(SCALINGS), "how features map to [0, 1]; see train.MinMax.fit")
     max_split_features: int | None = setting(None, Integer(1, optional=True),
                                              "None: dense splits; k: every split uses at most k features (sparse.py)")
+    time_budget: float | None = setting(None, Number(0, optional=True),
+                                        "None: n_starts x n_epochs as given; seconds: the fit chooses starts and "
+                                        "epochs from timings on this data and races them to end near it (race.py)")
 
     def __post_init__(self) -> None:
         for name, allowed in ALLOWED.items():

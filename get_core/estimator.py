@@ -25,6 +25,7 @@ from get_core.config import ALLOWED, DEFAULTS, Allowed, Choice, Flag, GETConfig,
 from get_core.data import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.encoding import MAX_ABS, refuse_too_large
 from get_core.progress import ProgressCallback
+from get_core.race import refit_seconds, split_budget
 from get_core.train import train
 from get_core.tree import ObliqueTree, feature_name_problem
 
@@ -133,7 +134,10 @@ class GETRegressor(_GETEstimator):
     feature is mapped to [0, 1] before training, ``"minmax"`` (the paper's) or ``"robust"`` (1st-99th percentiles, for
     features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``data.squeezed_features``).
     ``max_split_features=k`` (None: dense): every split uses at most k features, exactly (k=1: an axis-aligned tree
-    optimized as a whole); how, see ``sparse``. Defaults and allowed values: ``config.GETConfig``.
+    optimized as a whole); how, see ``sparse``. ``time_budget=seconds`` (None: ``n_starts`` x ``n_epochs`` as given)
+    lets the fit choose starts and epochs from timings on this data and race them, ending near that many seconds
+    (``race``; with polish, half of it optimizes and half polishes). Defaults and allowed values:
+    ``config.GETConfig``.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
@@ -142,7 +146,8 @@ class GETRegressor(_GETEstimator):
                  l1: float = DEFAULTS.l1, polish: bool = DEFAULTS.polish, random_state=DEFAULTS.random_state,
                  device: str = DEFAULTS.device, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling,
-                 max_split_features: int | None = DEFAULTS.max_split_features):
+                 max_split_features: int | None = DEFAULTS.max_split_features,
+                 time_budget: float | None = DEFAULTS.time_budget):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -158,6 +163,7 @@ class GETRegressor(_GETEstimator):
         self.device = device
         self.scaling = scaling
         self.max_split_features = max_split_features
+        self.time_budget = time_budget
 
     _parameter_constraints: dict = config_constraints(__init__)
 
@@ -199,7 +205,10 @@ class GETRegressorCV(_GETEstimator):
     parameters a reader has to check (``ObliqueTree.n_nonzero_parameters``) and its widest split, so a person can
     pick another point of the path; for a fixed k it holds that k's entry. ``search_trees_`` keeps the tree of every
     entry of ``cv_results_`` (same order; fitted on the train part), ``validated_tree_`` the one whose depth, L1 and
-    k were chosen. The other parameters are GETRegressor's.
+    k were chosen. ``time_budget=seconds`` is the whole fit's: the search's fits share two thirds of it equally,
+    counting every fit it may make (each k, depth and L1), and the refit, the returned tree, gets the last third plus
+    the shares of the fits the early stop skipped (``race.split_budget``); each share is fixed in advance, so a
+    checkpointed search resumes with the same keys. The other parameters are GETRegressor's.
     """
 
     def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
@@ -210,7 +219,7 @@ class GETRegressorCV(_GETEstimator):
                  tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
-                 sparsity_tolerance: float = 0.005):
+                 sparsity_tolerance: float = 0.005, time_budget: float | None = DEFAULTS.time_budget):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -231,6 +240,7 @@ class GETRegressorCV(_GETEstimator):
         self.scaling = scaling
         self.max_split_features = max_split_features
         self.sparsity_tolerance = sparsity_tolerance
+        self.time_budget = time_budget
 
     _parameter_constraints: dict = {
         **config_constraints(__init__),
@@ -259,9 +269,11 @@ class GETRegressorCV(_GETEstimator):
         split = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)
         self.cv_results_, self.path_results_, self.search_trees_ = [], [], []
         chosen = {}  # k -> (depth, l1, validated tree) of its depth search
+        n_search_fits = len(split_feature_path(self.max_split_features, X.shape[1])) * len(depths) * len(l1s)
+        fit_seconds, refit_base = split_budget(self.time_budget, n_search_fits)
         for k in split_feature_path(self.max_split_features, X.shape[1]):
             search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
-                                                                  checkpoint, observer)
+                                                                  checkpoint, fit_seconds, observer)
             chosen[k] = (search.best_depth, l1, validated)
             self.path_results_.append({"max_split_features": k, "depth": search.best_depth, "l1": l1,
                                        "validation_r2": search.best_score,
@@ -274,7 +286,10 @@ class GETRegressorCV(_GETEstimator):
         self.validated_tree_ = validated
         self.best_validation_r2_ = next(r["validation_r2"] for r in self.path_results_ if r["max_split_features"] == k)
         warm_start = validated if self.refit_from_search else None
-        config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k)
+        refit_budget = (None if self.time_budget is None else
+                        refit_seconds(fit_seconds, refit_base, n_search_fits, len(self.cv_results_)))
+        config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k,
+                              time_budget=refit_budget)
         if observer is not None:
             observer.fit_started(config, refit=True)
         self.tree_ = _search_fit(X, y, config, on_progress, names, checkpoint, warm_start)
@@ -282,10 +297,11 @@ class GETRegressorCV(_GETEstimator):
 
     def _search_depth(self, split: list, depths: list[int], l1s: list[float], k: int | None,
                       on_progress: ProgressCallback | None, names: list[str] | None,
-                      checkpoint: SearchCheckpoint | None, observer: SearchObserver | None = None
-                      ) -> tuple["DepthSearch", ObliqueTree, float, bool]:
-        """The depth search (and L1 choice) for splits of at most ``k`` features on the train/validation ``split``;
-        appends to ``cv_results_``. Returns the search, its validated tree, that tree's L1, and whether it was
+                      checkpoint: SearchCheckpoint | None, seconds: float | None,
+                      observer: SearchObserver | None = None) -> tuple["DepthSearch", ObliqueTree, float, bool]:
+        """The depth search (and L1 choice) for splits of at most ``k`` features on the train/validation ``split``,
+        each fit's time budget ``seconds``; appends to ``cv_results_``. Returns the search, its validated tree, that
+        tree's L1, and whether it was
         cancelled."""
         X_tr, X_val, y_tr, y_val = split
         seed = _seed(self.random_state)
@@ -294,7 +310,8 @@ class GETRegressorCV(_GETEstimator):
         for depth in depths:
             scored = []  # (validation R2, l1, tree) of this depth, one per L1 value
             for l1 in l1s:
-                config = self._config(depth=depth, random_state=seed, l1=l1, max_split_features=k)
+                config = self._config(depth=depth, random_state=seed, l1=l1, max_split_features=k,
+                                      time_budget=seconds)
                 if observer is not None:
                     observer.fit_started(config, refit=False)
                 tree = _search_fit(X_tr, y_tr, config, on_progress, names, checkpoint)

@@ -9,7 +9,8 @@ training loss. ``initial_params`` builds the starts (a warm start, CART, random 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -18,6 +19,7 @@ import torch
 from get_core import leaves, native
 from get_core.config import GETConfig
 from get_core.progress import Reporter
+from get_core.race import LADDER, Costs, Race, RacePlan, plan
 from get_core.schedule import alpha_stage_bounds
 from get_core.soft import Params, Workspace, soft_loss_and_grad
 from get_core.sparse import Sparsifier
@@ -189,7 +191,7 @@ def _per_problem_best(best: Params, best_loss: torch.Tensor, starts: int) -> Sta
 
 
 def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config: GETConfig, starts: int,
-               reporter: Reporter) -> StageResult:
+               reporter: Reporter, race: Race | None = None) -> StageResult:
     """Optimize M = B x ``starts`` trees through the alpha stages; return each problem's best hard-split tree.
 
     ``params`` (M models) are modified in place; ``alphas`` is (M, n_stages). Every start keeps its best hard-split
@@ -201,6 +203,8 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     With ``config.max_split_features`` every checkpoint also scores the top-k projection of the current splits, the
     stages after the first prune the splits to k features as they go, and one more stage at the last alpha
     fine-tunes each start's best k-sparse tree on its frozen support; only k-sparse trees are returned (``sparse``).
+    With a ``race`` (``time_budget``), its rungs drop the worse starts at checkpoints (``_drop``); their best trees
+    stay candidates in ``archive`` (``race``).
     """
     depth = (params.weights.shape[1] + 1).bit_length() - 1
     linear = config.linear_leaves if params.coefs is not None else None
@@ -225,6 +229,7 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
         int).tolist())
     device_alphas = alphas.to(problems.X.device, problems.X.dtype)
     workspaces: dict[int, Workspace] = {}
+    archive: StageResult | None = None  # each problem's best tree among the starts a race dropped
     for stage, column in enumerate(plan):
         masked = sparsity is not None and stage == len(plan) - 1
         if masked:
@@ -233,9 +238,9 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
             sparsity.begin_stage(params, frozen=masked)
         alpha = device_alphas[:, column].contiguous()
         adam = _Adam(params.tensors(), config.weight_decay)
-        problem_best = kept_loss.view(-1, starts).min(dim=1).values
-        reporter.report(stage, len(plan), 0, n_epochs, alphas[:, column], torch.full((M,), math.nan), hard,
-                        problem_best, starts)
+        problem_best = _problem_best(kept_loss, starts, archive)
+        reporter.report(stage, len(plan), 0, n_epochs, alphas[:, column], torch.full((len(alpha),), math.nan),
+                        hard, problem_best, starts, *_race_view(race))
         for epoch in range(1, n_epochs + 1):
             soft, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
             adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
@@ -247,14 +252,143 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
                 _keep_best(kept if masked else best, kept_loss if masked else best_loss, params, fit, hard)
                 if sparsity is not None and not masked:
                     _keep_best(kept, kept_loss, *_projected(sparsity, params, evaluate))
-                problem_best = kept_loss.view(-1, starts).min(dim=1).values
+                problem_best = _problem_best(kept_loss, starts, archive)
             if at_checkpoint or reporter.due():
                 reporter.report(stage, len(plan), epoch, n_epochs, alphas[:, column], soft, hard, problem_best,
-                                starts)
-            if reporter.cancelled:
-                return _per_problem_best(kept, kept_loss, starts)
+                                starts, *_race_view(race))
+            if at_checkpoint and race is not None:
+                keep = race.survivors(stage * n_epochs + epoch, kept_loss, starts)
+                if keep is not None:
+                    archive = _merged(_per_problem_best(kept, kept_loss, starts), archive)
+                    dropped = _drop(keep, params, best, best_loss, kept, kept_loss, alphas, device_alphas, adam,
+                                    sparsity)
+                    params, best, best_loss, kept, kept_loss, alphas, device_alphas = dropped
+                    alpha, hard = device_alphas[:, column].contiguous(), hard[keep]
+                    starts, workspaces = len(keep) // problems.n_problems, {}
+                    chunks = problems.chunks(len(keep), N)
+            if reporter.cancelled or (race is not None and race.out_of_time()):
+                return _merged(_per_problem_best(kept, kept_loss, starts), archive)
         params = best.clone()
-    return _per_problem_best(kept, kept_loss, starts)
+    return _merged(_per_problem_best(kept, kept_loss, starts), archive)
+
+
+def _race_view(race: Race | None) -> tuple[torch.Tensor | None, int | None]:
+    """What progress shows of a race: the alive starts' numbers and how many it began with."""
+    return (None, None) if race is None else (race.ids, race.n_starts)
+
+
+def _problem_best(kept_loss: torch.Tensor, starts: int, archive: StageResult | None) -> torch.Tensor:
+    """(B,) each problem's best hard loss so far, the starts a race dropped included."""
+    value = kept_loss.view(-1, starts).min(dim=1).values
+    return value if archive is None else torch.minimum(value, archive.best_loss)
+
+
+def _merged(result: StageResult, archive: StageResult | None) -> StageResult:
+    """Per problem, the better of ``result`` and ``archive`` (ties: ``result``)."""
+    if archive is None:
+        return result
+    older = archive.best_loss < result.best_loss
+    trees = (None if a is None else torch.where(older.view(-1, *[1] * (a.dim() - 1)), b, a)
+             for a, b in zip((result.best.weights, result.best.thresholds, result.best.intercepts, result.best.coefs),
+                             (archive.best.weights, archive.best.thresholds, archive.best.intercepts,
+                              archive.best.coefs)))
+    return StageResult(Params(*trees), torch.where(older, archive.best_loss, result.best_loss))
+
+
+def _take(params: Params, keep: torch.Tensor) -> Params:
+    return Params(*(None if t is None else t[keep] for t in (params.weights, params.thresholds, params.intercepts,
+                                                             params.coefs)))
+
+
+def _drop(keep: torch.Tensor, params: Params, best: Params, best_loss: torch.Tensor, kept: Params,
+          kept_loss: torch.Tensor, alphas: torch.Tensor, device_alphas: torch.Tensor, adam: _Adam,
+          sparsity: Sparsifier | None) -> tuple:
+    """The race's cut: every per-model state of ``run_stages`` narrowed to the models ``keep`` (in place for the
+    optimizer and the sparsifier; ``kept`` stays the same object as ``best`` when it was)."""
+    same = kept is best
+    params, best, best_loss = _take(params, keep), _take(best, keep), best_loss[keep]
+    kept, kept_loss = (best, best_loss) if same else (_take(kept, keep), kept_loss[keep])
+    adam.m, adam.v = [m[keep] for m in adam.m], [v[keep] for v in adam.v]
+    if sparsity is not None:
+        sparsity.keep(keep)
+    return params, best, best_loss, kept, kept_loss, alphas[keep.cpu()], device_alphas[keep]
+
+
+def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GETConfig, starts: int,
+           seconds: float, max_calls: int) -> tuple[float, float]:
+    """The fastest seconds per hard evaluation and per epoch (soft pass and Adam step) of these models, timed after
+    one untimed call (at least 3 calls, up to ``max_calls`` within ``seconds``); ``params`` is not modified. Why the
+    fastest: a plan that proves too slow is corrected at the race's rungs (more starts dropped), one that proves too
+    cautious is not (dropped starts do not come back)."""
+    params = params.clone()
+    depth = (params.weights.shape[1] + 1).bit_length() - 1
+    chunks, workspaces = problems.chunks(params.weights.shape[0], params.weights.shape[1]), {}
+    linear = config.linear_leaves if params.coefs is not None else None
+    alpha, adam = alphas[:, 0].to(problems.X.device, problems.X.dtype).contiguous(), _Adam(params.tensors())
+
+    def evaluate() -> None:
+        _hard_evaluate(params, problems, chunks, depth, starts, linear, config.clip_leaves and linear is not None)
+
+    def step() -> None:
+        _, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
+        adam.step(params.tensors(), grads.tensors(), config.learning_rate)
+
+    fastest = []
+    for call in (evaluate, step):
+        call()
+        times, begin = [], time.perf_counter()
+        while len(times) < 3 or (time.perf_counter() - begin < seconds and len(times) < max_calls):
+            clock = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - clock)
+        fastest.append(min(times))  # a shared machine only adds time; a race that runs slow drops more starts
+    return fastest[0], fastest[1]
+
+
+def probe_costs(problems: Problems, params: Params, alphas: torch.Tensor, config: GETConfig, starts: int,
+                seconds: float = 0.05, max_calls: int = 10) -> Costs:
+    """The race's ``Costs`` on this data at ``starts`` per problem (``params``, ``alphas``: that many), and at one."""
+    one = _take(params, torch.arange(0, params.weights.shape[0], starts))
+    eval_one, epoch_one = _timed(one, problems, alphas[::starts], config, 1, seconds, max_calls)
+    eval_all, epoch_all = _timed(params, problems, alphas, config, starts, seconds, max_calls)
+    return Costs(((1, epoch_one), (starts, epoch_all)), ((1, eval_one), (starts, eval_all)))
+
+
+#: Random trees per problem of the first probe; a second one times the plan's start count when it is larger.
+PROBE_MODELS = 8
+#: The second probe runs only when it should cost at most this share of the budget (else at fewer starts).
+PROBE_SHARE = 0.05
+
+
+def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator
+             ) -> tuple[GETConfig, RacePlan, Costs]:
+    """The config (starts and epochs), race plan and measured costs that fill ``seconds`` on these problems. Probes
+    of random trees (from a generator seeded by one draw of ``gen``) time ``PROBE_MODELS`` and one start per
+    problem, then the planned start count (or the most of ``race.LADDER`` that ``PROBE_SHARE`` of the budget can
+    time), and the plan is made again from all three."""
+    probe_gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen)))
+    clock = time.perf_counter()
+    sparse = Sparsifier.of(config.max_split_features, problems.X, problems.w, 1) is not None
+    n_stages = config.n_alphas + int(sparse)  # one stage more, and each checkpoint also scores the top-k projection
+
+    def probe(starts: int) -> Costs:
+        settings = replace(config, n_starts=starts)
+        params = initial_params(problems, None, settings, depth, probe_gen)
+        measured = probe_costs(problems, params, alpha_schedule(params.weights.shape[0], settings, probe_gen),
+                               config, starts)
+        return replace(measured, evaluation=tuple((s, 2 * t) for s, t in measured.evaluation)) if sparse else measured
+
+    def planned(costs: Costs) -> RacePlan:
+        return plan(seconds - (time.perf_counter() - clock), costs, n_stages, CHECKPOINTS_PER_STAGE)
+
+    costs = probe(PROBE_MODELS)
+    race_plan = planned(costs)
+    affordable = [s for s in LADDER if PROBE_MODELS < s <= race_plan.n_starts
+                  and 8 * costs.seconds(1, 1, s) <= PROBE_SHARE * seconds]
+    if affordable:
+        costs = costs.merged(probe(affordable[-1]))
+        race_plan = planned(costs)
+    return replace(config, n_starts=race_plan.n_starts, n_epochs=race_plan.n_epochs), race_plan, costs
 
 
 def _projected(sparsity: Sparsifier, params: Params, evaluate: Callable[[Params], tuple[leaves.LeafFit, torch.Tensor]]
@@ -264,9 +398,10 @@ def _projected(sparsity: Sparsifier, params: Params, evaluate: Callable[[Params]
     return (trees, *evaluate(trees))
 
 
-def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.ndarray]], config: GETConfig,
+def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.ndarray]] | None, config: GETConfig,
                    depth: int, gen: torch.Generator, warm: Params | None = None) -> Params:
-    """Start trees for every problem: [warm start,] CART, then random hyperplanes; (B*S) models on the device."""
+    """Start trees for every problem: [warm start,] CART (not without ``subsets``), then random hyperplanes; (B*S)
+    models on the device."""
     S = config.n_starts
     X_cpu = problems.X.cpu()
     weights, thresholds = random_splits(X_cpu, problems.n_rows, S, depth, gen)
@@ -274,7 +409,7 @@ def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.nd
     if warm is not None:
         weights[::S], thresholds[::S] = warm.weights.cpu(), warm.thresholds.cpu()
         fixed = 1
-    if S > fixed:
+    if S > fixed and subsets is not None:
         seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen))
         for b, (xb, yb) in enumerate(subsets):
             w_c, t_c = cart_splits(xb, yb, depth, seed)

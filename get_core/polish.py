@@ -18,8 +18,9 @@ import torch
 
 from get_core import leaves
 from get_core.config import GETConfig
-from get_core.optimize import Problems, alpha_schedule, initial_params, resolve_device, run_stages
+from get_core.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
 from get_core.progress import Reporter
+from get_core.race import Race
 from get_core.soft import Params
 from get_core.tree import ObliqueTree
 
@@ -36,9 +37,12 @@ def _squared_errors(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray) -> np.ndar
 
 
 def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, gen: torch.Generator,
-           reporter: Reporter) -> ObliqueTree:
-    """Polish ``tree`` (trained on X, y in original units) in place of a copy; returns the polished tree."""
+           reporter: Reporter, fit_start: float | None = None) -> ObliqueTree:
+    """Polish ``tree`` (trained on X, y in original units) in place of a copy; returns the polished tree. With
+    ``config.time_budget``, the polish ends about that many seconds after ``fit_start`` (``time.perf_counter``; default
+    now), its levels racing their starts (``race``)."""
     t0 = time.perf_counter()
+    budget_start = t0 if fit_start is None else fit_start
     tree = copy.deepcopy(tree)
     ys = (np.asarray(y, dtype=np.float64) - tree.y_min) / tree.y_scale
     Xs = tree.scale_X(X)
@@ -60,14 +64,15 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
         ids = np.stack([subtree_nodes(t, sub_depth) - 1 for t in nodes])  # (B, 2^sub_depth - 1) weight rows
         warm = Params(torch.as_tensor(tree.weights[ids], dtype=torch.float32),
                       torch.as_tensor(tree.thresholds[ids], dtype=torch.float32), None, None)
-        params = initial_params(problems, subsets, config, sub_depth, gen, warm=warm)
-        alphas = alpha_schedule(len(nodes) * config.n_starts, config, gen)
+        level_config, race = _level_plan(problems, config, sub_depth, gen, budget_start, level)
+        params = initial_params(problems, subsets, level_config, sub_depth, gen, warm=warm)
+        alphas = alpha_schedule(len(nodes) * level_config.n_starts, level_config, gen)
         share = torch.tensor([len(r) / len(ys) for r in rows], dtype=torch.float64)
         outside = float(errors[np.setdiff1d(np.arange(len(ys)), np.concatenate(rows))].sum() / len(ys))
         level_span = (span_lo + (span_hi - span_lo) * level / tree.depth,
                       span_lo + (span_hi - span_lo) * (level + 1) / tree.depth)
         level_reporter = Reporter(reporter.on_progress, reporter.y_var, "polish", level_span, share, outside)
-        result = run_stages(problems, params, alphas, config, config.n_starts, level_reporter)
+        result = run_stages(problems, params, alphas, level_config, level_config.n_starts, level_reporter, race)
         accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config)
         if level_reporter.cancelled:
             reporter.cancelled = True
@@ -75,6 +80,18 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
     tree.meta.update(polish_seconds=time.perf_counter() - t0, polish_nodes_visited=visited,
                      polish_nodes_accepted=accepted, cancelled=reporter.cancelled or tree.meta.get("cancelled", False))
     return tree
+
+
+def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Generator, t0: float, level: int,
+                ) -> tuple[GETConfig, Race | None]:
+    """With a time budget, this level's race: the seconds left until the budget's end (counted from ``t0``), split
+    evenly over the levels still to come; else ``config`` and no race."""
+    if config.time_budget is None:
+        return config, None
+    left = config.time_budget - (time.perf_counter() - t0)
+    seconds = max(0.0, left) / (config.depth - level)
+    level_config, race_plan, costs = budgeted(problems, config, depth, seconds, gen)
+    return level_config, Race(race_plan, costs, time.monotonic() + seconds, seconds)
 
 
 def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],

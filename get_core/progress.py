@@ -35,6 +35,7 @@ class Progress:
     records: tuple[StartRecord, ...]
     best_hard_loss: float
     best_hard_r2: float
+    started: int | None = None  # racing (``race``): the starts the race began with; ``records`` are those alive
 
 
 ProgressCallback = Callable[[Progress], "bool | None"]
@@ -65,18 +66,22 @@ class Reporter:
         return (per_problem.sum(dim=0) + self.offset).tolist()
 
     def report(self, stage: int, n_stages: int, epoch: int, n_epochs: int, alphas: torch.Tensor, soft: torch.Tensor,
-               hard: torch.Tensor, best: torch.Tensor, starts: int) -> None:
+               hard: torch.Tensor, best: torch.Tensor, starts: int, ids: torch.Tensor | None = None,
+               started: int | None = None) -> None:
+        """In a race (``race``), ``ids`` are the alive starts' own numbers (else 0..starts-1) and ``started`` how
+        many it began with."""
         if self.on_progress is None:
             return
         done = (stage + epoch / max(1, n_epochs)) / n_stages
         fraction = self.span[0] + (self.span[1] - self.span[0]) * min(1.0, done)
         alpha = alphas.view(-1, starts)[0].tolist()
-        records = tuple(StartRecord(i, a, s, h) for i, (a, s, h) in enumerate(zip(
-            alpha, self._per_start(soft, starts), self._per_start(hard, starts))))
+        numbers = range(starts) if ids is None else ids.tolist()
+        records = tuple(StartRecord(i, a, s, h) for i, a, s, h in zip(
+            numbers, alpha, self._per_start(soft, starts), self._per_start(hard, starts)))
         best_loss = float(best.min() if self.problem_weights is None else
                           (best.double().cpu() * self.problem_weights).sum() + self.offset)
         progress = Progress(self.phase, stage, n_stages, epoch, n_epochs, fraction, records, best_loss,
-                            1.0 - best_loss / self.y_var)
+                            1.0 - best_loss / self.y_var, started)
         self._last = time.monotonic()
         if self.on_progress(progress):
             self.cancelled = True

@@ -76,6 +76,11 @@ class Sparsifier:
         prune(copy, top_k_mask(copy.weights, self.k), self.centers)
         return copy
 
+    def keep(self, models: torch.Tensor) -> None:
+        """Narrow to ``models`` (indices), the starts a race keeps (``race``)."""
+        self.centers = self.centers[models]
+        self.support = None if self.support is None else self.support[models]
+
     def begin_stage(self, params: Params, frozen: bool) -> None:
         """``frozen``: the stage fine-tunes on the support ``params`` (k-sparse trees) have; else it may move."""
         self.support = top_k_mask(params.weights, self.k) if frozen else None

@@ -17,9 +17,10 @@ import torch
 from get_core import leaves
 from get_core.config import GETConfig
 from get_core.data import ROBUST_PERCENTILES
-from get_core.optimize import Problems, alpha_schedule, initial_params, resolve_device, run_stages
+from get_core.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
 from get_core.polish import polish
 from get_core.progress import ProgressCallback, Reporter
+from get_core.race import POLISH_SHARE, Race
 from get_core.soft import Params
 from get_core.tree import ObliqueTree
 
@@ -76,24 +77,37 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     gen = make_generator(config.random_state)
     problems = Problems.from_arrays([(Xs, ys)], device)
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
-    params = initial_params(problems, [(Xs, ys)], config, config.depth, gen, warm=warm)
-    alphas = alpha_schedule(config.n_starts, config, gen)
+    planned, race = _planned(problems, config, gen, t0)
+    params = initial_params(problems, [(Xs, ys)], planned, config.depth, gen, warm=warm)
+    alphas = alpha_schedule(planned.n_starts, planned, gen)
     y_var = float(ys.var())
     span = (0.0, 0.5 if config.polish else 1.0)
     reporter = Reporter(on_progress, y_var, "optimize", span)
-    result = run_stages(problems, params, alphas, config, config.n_starts, reporter)
+    result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
     tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
     tree.meta.update(
-        config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+        config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
         cancelled=reporter.cancelled,
     )
     if config.polish and not reporter.cancelled:
-        tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)))
+        tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), t0)
     tree.meta["train_mse_scaled"] = float(np.mean((tree.predict_scaled(X) - ys) ** 2))
     tree.meta["train_r2"] = 1.0 - tree.meta["train_mse_scaled"] / max(y_var, 1e-300)
     tree.meta["fit_seconds"] = time.perf_counter() - t0
     return tree
+
+
+def _planned(problems: Problems, config: GETConfig, gen: torch.Generator, t0: float
+             ) -> tuple[GETConfig, Race | None]:
+    """With ``config.time_budget``: the starts and epochs a race fills it with (``race``), and the race, whose
+    deadline counts from ``t0`` (``time.perf_counter``); else ``config`` as given and no race."""
+    if config.time_budget is None:
+        return config, None
+    seconds = config.time_budget * (1.0 - POLISH_SHARE if config.polish else 1.0)
+    left = seconds - (time.perf_counter() - t0)
+    planned, race_plan, costs = budgeted(problems, config, config.depth, left, gen)
+    return planned, Race(race_plan, costs, time.monotonic() + left, seconds)
 
 
 def rescaled_splits(tree: ObliqueTree, scaling: MinMax, depth: int) -> Params:

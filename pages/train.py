@@ -16,12 +16,15 @@ from pages import common, session_url
 PRESETS = {"interactive": {"cfg_starts": 4, "cfg_epochs": 600, "cfg_n_alphas": 2},
            "paper": {"cfg_starts": GET_DEFAULTS.n_starts, "cfg_epochs": GET_DEFAULTS.n_epochs,
                      "cfg_n_alphas": GET_DEFAULTS.n_alphas}}
+#: The budget choice: seconds of a racing fit (get_core.race), or None: starts x epochs (the paper's, or by hand).
+BUDGETS = {"about 10 s": 10.0, "about a minute": 60.0, "paper budget": None, "manual": None}
 DEFAULTS = {
     "cfg_depth": GET_DEFAULTS.depth, "cfg_leaf": GET_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
     "cfg_clip_leaves": GET_DEFAULTS.clip_leaves, "cfg_alpha_min": GET_DEFAULTS.alpha_range[0],
     "cfg_alpha_max": GET_DEFAULTS.alpha_range[1], **PRESETS["interactive"], "cfg_lr": GET_DEFAULTS.learning_rate,
     "cfg_l1": GET_DEFAULTS.l1, "cfg_polish": GET_DEFAULTS.polish, "cfg_scaling": GET_DEFAULTS.scaling,
     "cfg_test_fraction": 0.25, "cfg_seed": 0, "cfg_depth_mode": "fixed", "cfg_split_features": "any",
+    "cfg_budget": "about 10 s",
 }
 DEPTH_MODES = {"fixed": "fixed", "choose": "choose for me"}
 # Features per split: k, "any" (dense splits, GET's default) or "auto" (GETRegressorCV's path of k, issue 20).
@@ -54,11 +57,8 @@ def _form(ready: dict) -> None:
     common.remember(list(DEFAULTS), DEFAULTS)
     st.caption(f"Dataset **{common.plain(ready['name'])}**: {ready['n_rows']:,} rows, {ready['n_features']} model "
                f"inputs, target '{common.plain(ready['spec']['target'])}'.")
-    for column, name in zip(st.columns(2), PRESETS):
-        budget = PRESETS[name]
-        column.button(f"{name.capitalize()} budget ({budget['cfg_starts']} starts × {budget['cfg_epochs']} epochs)",
-                      on_click=_apply_preset, args=(name,))
     c1, c2, c3 = st.columns(3)
+    _budget_choice(c1, c2)
     _depth_widgets(c1)
     _split_features_widget(c1)
     c1.radio("Leaves", ALLOWED["leaf"].options, key="cfg_leaf", horizontal=True,
@@ -72,9 +72,6 @@ def _form(ready: dict) -> None:
         c1.checkbox("Keep each leaf within the targets it saw", key="cfg_clip_leaves",
                     help="a leaf's line is clamped to the range of the training targets in that leaf, so new rows "
                          "far from the leaf's data cannot get extreme predictions (not in the paper)")
-    c1.number_input("Starts", ALLOWED["n_starts"].low, 64, key="cfg_starts",
-                    help="independent initial trees, optimized together")
-    c2.number_input("Epochs per alpha stage", ALLOWED["n_epochs"].low, 20000, step=100, key="cfg_epochs")
     c2.number_input("Alpha stages", ALLOWED["n_alphas"].low, 10, key="cfg_n_alphas",
                      help="one sigmoid sharpness per stage, ascending: the first stage draws it from "
                           f"[min, {FIRST_STAGE_SPAN:g} × min], the last from [max / {LAST_STAGE_SPAN:g}, max] "
@@ -105,12 +102,36 @@ def _form(ready: dict) -> None:
         _submit(ready, config)
 
 
+def _budget_choice(c1, c2) -> None:
+    """The budget: a time budget (racing starts), the paper's 10 starts x 3000 epochs, or starts and epochs by hand
+    (with the interactive and paper presets)."""
+    c1.radio("Budget", list(BUDGETS), key="cfg_budget", horizontal=True,
+             help="about 10 s / about a minute: GET measures this data and races many short starts, dropping the "
+                  "worse half at checkpoints, to end near that time (longer while other runs train); paper budget: "
+                  f"{GET_DEFAULTS.n_starts} starts × {GET_DEFAULTS.n_epochs} epochs per stage; manual: your own")
+    if st.session_state.cfg_budget != "manual":
+        return
+    for column, name in zip((c1, c2), PRESETS):
+        budget = PRESETS[name]
+        column.button(f"{name.capitalize()} ({budget['cfg_starts']} starts × {budget['cfg_epochs']} epochs)",
+                      on_click=_apply_preset, args=(name,))
+    c1.number_input("Starts", ALLOWED["n_starts"].low, 64, key="cfg_starts",
+                    help="independent initial trees, optimized together")
+    c2.number_input("Epochs per alpha stage", ALLOWED["n_epochs"].low, 20000, step=100, key="cfg_epochs")
+
+
+def _budget_settings(s) -> dict:
+    """GETConfig's budget settings for the choice in session state ``s``."""
+    if s.cfg_budget == "manual":
+        return {"n_starts": int(s.cfg_starts), "n_epochs": int(s.cfg_epochs), "time_budget": None}
+    return {"n_starts": GET_DEFAULTS.n_starts, "n_epochs": GET_DEFAULTS.n_epochs, "time_budget": BUDGETS[s.cfg_budget]}
+
+
 def _config() -> dict:
     s = st.session_state
     return {"depth": int(s.cfg_depth), "leaf": s.cfg_leaf, "linear_leaves": s.cfg_linear_leaves,
-            "clip_leaves": bool(s.cfg_clip_leaves),
-            "n_starts": int(s.cfg_starts),
-            "n_epochs": int(s.cfg_epochs), "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
+            "clip_leaves": bool(s.cfg_clip_leaves), **_budget_settings(s),
+            "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),
             "polish": bool(s.cfg_polish), "device": "auto", "scaling": s.cfg_scaling,
             "max_split_features": int(s.cfg_split_features) if s.cfg_split_features.isdigit() else None}

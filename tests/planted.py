@@ -12,3 +12,33 @@ def planted_depth2(n, seed, noise=0.1):
     left = X[:, 0] + X[:, 1] <= 1
     leaf = np.where(left, np.where(X[:, 0] - X[:, 2] <= 0.2, 0, 1), np.where(0.5 * X[:, 1] + X[:, 3] <= 0.8, 2, 3))
     return X, leaf + rng.normal(scale=noise, size=n), leaf.astype(float)
+
+
+def planted_oblique(n, depth, seed, p=6, noise=0.1):
+    """A dense random oblique tree of ``depth``: every split uses all ``p`` features (Gaussian weights) with its
+    threshold at the median of the rows that reach it, so every leaf holds about n / 2^depth rows; leaf values are
+    Gaussian (sd 1); y adds Gaussian noise of sd ``noise``. Returns X (uniform in [0, 1]^p), y and the noise-free
+    target. The tree is drawn from ``seed`` alone, so train and test sets of one seed share it (``planted_split``)."""
+    tree_rng = np.random.default_rng([seed, depth, p])
+    weights = tree_rng.normal(size=(2 ** depth - 1, p))
+    values = tree_rng.normal(size=2 ** depth)
+    reference = tree_rng.random((20_000, p))  # fixes the thresholds: the medians of the rows reaching each node
+    thresholds = np.zeros(2 ** depth - 1)
+    node = np.zeros(len(reference), dtype=int)
+    for _ in range(depth):
+        margin = np.einsum("ij,ij->i", reference, weights[node])
+        for t in np.unique(node):
+            thresholds[t] = np.median(margin[node == t])
+        node = 2 * node + 1 + (margin > thresholds[node])
+    rng = np.random.default_rng([seed, depth, p, n])
+    X = rng.random((n, p))
+    node = np.zeros(n, dtype=int)
+    for _ in range(depth):
+        node = 2 * node + 1 + (np.einsum("ij,ij->i", X, weights[node]) > thresholds[node])
+    clean = values[node - (2 ** depth - 1)]
+    return X, clean + rng.normal(scale=noise, size=n), clean
+
+
+def noise_ceiling(clean, noise):
+    """The best expected test R2 of any model on ``clean`` + Gaussian noise of sd ``noise``: 1 - noise_var/var(y)."""
+    return 1.0 - noise ** 2 / (np.var(clean) + noise ** 2)

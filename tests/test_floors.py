@@ -20,6 +20,7 @@ FLOORS = (
     ("get_core.train",),
     ("get_core.polish",),
     ("get_core.optimize",),
+    ("get_core.race",),
     ("get_core.config", "get_core.leaves", "get_core.native", "get_core.soft", "get_core.starts", "get_core.progress",
      "get_core.schedule", "get_core.sparse", "get_core.export", "get_core.codegen", "get_core.views",
      "get_core.compare", "get_core.reading", "get_core.upload_bounds", "get_core.confined", "get_core.encoding",

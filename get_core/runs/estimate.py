@@ -1,7 +1,8 @@
 """Run-time estimates calibrated on this machine.
 
 A run's wall time is modelled as ``startup + n_alphas * (per_stage + n_epochs * per_epoch) * row_scale +
-baselines`` (doubled training when polish is on, a rough guess until polish is measured too):
+baselines`` (doubled training when polish is on, a rough guess until polish is measured too; a run with a
+``time_budget`` trains for that budget, polish included):
   * ``per_epoch`` and ``per_stage`` come from timing the real trainer twice (``SHORT_EPOCHS`` and ``LONG_EPOCHS``
     epochs, one stage) on random data of the run's depth, leaf type, starts and width, with up to
     ``MEASURE_ROWS`` rows (after a warm-up fit; the faster of two tries each, since a shared machine only ever
@@ -28,7 +29,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -115,6 +116,8 @@ def search_estimate(n_rows: int, n_features: int, params: Mapping[str, Any], cac
     search = search_spec(params)
     if found is None or search is None:
         return found
+    if config.get("time_budget") is not None:  # GETRegressorCV shares its budget over the search (race.split_budget)
+        return replace(found, n_fits=n_search_fits(search, n_features))
     sparse = bool(search.get("split_features") or config.get("max_split_features"))
     return found.searching(n_search_fits(search, n_features), sparse, int(config["n_alphas"]))
 
@@ -179,6 +182,8 @@ def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: i
     training = stages * (shape["per_stage"] + int(config["n_epochs"]) * shape["per_epoch"]) * scale
     if config.get("polish"):
         training *= 2
+    if config.get("time_budget") is not None:  # a budgeted fit races its starts to end near its budget (race.py)
+        training = float(config["time_budget"])
     baselines = machine["baselines"] + machine["baselines_per_row"] * n_rows
     if has_counterpart(config.get("max_split_features"), n_features):
         baselines += training  # the same GET fit with the other kind of splits (training.fit_all_baselines)

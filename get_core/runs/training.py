@@ -77,7 +77,8 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
         return Ending(RunStatus.CANCELLED, f"Cancelled by request at {100 * reached[0]:.0f}%; the best tree found "
                       "so far is kept.", scores)
     channel.on_stop(Ending(RunStatus.CANCELLED, BASELINES_SKIPPED, scores))
-    _fit_baselines(channel, X_train, y_train, X_test, y_test, config, prepared.feature_names, share)
+    ran = GETConfig(**tree.meta["config"])  # with a time budget, the starts and epochs the race chose
+    _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share)
     if channel.cancelled():
         return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
                       "the trained tree, its test scores and the baseline comparison are kept.", scores)

@@ -55,7 +55,23 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     if not by_start:
         figure.add_annotation(text="waiting for the first epochs...", showarrow=False, xref="paper", yref="paper",
                               x=0.5, y=WAITING_Y)
+    note = race_note(by_start)
+    if note:
+        figure.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=1.0, xanchor="right",
+                              y=WAITING_Y)
     return figure
+
+
+def race_note(by_start: dict[int, list[Any]]) -> str | None:
+    """With racing starts (a time budget, ``get_core.race``): how many starts are still in the race, whose lines
+    reach the latest epoch; the others' lines end where the race dropped them. None when every start is alive."""
+    last = {start: max(p.step for p in line) for start, line in by_start.items()}
+    if not last:
+        return None
+    alive = sum(step == max(last.values()) for step in last.values())
+    if alive == len(last):
+        return None
+    return f"racing: {alive} of {len(last)} starts alive; the others were dropped for a worse hard loss"
 
 
 def _plotted(loss: float, y_scale: float | None) -> float:

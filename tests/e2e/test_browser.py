@@ -52,6 +52,7 @@ def test_upload_train_watch_reload_and_find_the_run_finishing(server, page):
 
     page.get_by_role("link", name="Continue to Train").click()
     page.get_by_role("button", name="Start training").wait_for(timeout=60_000)
+    page.get_by_text("manual", exact=True).click()  # the default is a 10 s time budget, without an epochs field
     epochs = page.get_by_label("Epochs per alpha stage")
     epochs.fill("3000")
     epochs.press("Enter")

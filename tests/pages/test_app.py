@@ -68,6 +68,7 @@ def run_until(at: AppTest, predicate, timeout: float) -> None:
 def train_tiny_run(at: AppTest, db: Path, depth: int) -> RunStore:
     """On the Train page: a tiny budget (2 starts x 20 epochs), Start, and wait until run 1 has finished."""
     at.slider(key="cfg_depth").set_value(depth).run()
+    at.radio(key="cfg_budget").set_value("manual").run()
     at.number_input(key="cfg_starts").set_value(2).run()
     at.number_input(key="cfg_epochs").set_value(20).run()
     at.button(key="start").click().run()
@@ -89,6 +90,7 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
 
     at.switch_page("pages/train.py").run()
     at.slider(key="cfg_depth").set_value(2).run()
+    at.radio(key="cfg_budget").set_value("manual").run()
     at.number_input(key="cfg_starts").set_value(2).run()
     at.number_input(key="cfg_epochs").set_value(20).run()
     key = estimate.shape_key(2, "constant", 2, 5, 120)
@@ -175,6 +177,7 @@ def test_linear_leaves_offer_their_rule_and_the_run_trains_with_it(db):
 def test_cancel_from_the_live_panel(db):
     at = upload(app(), "sound.csv", small_csv())
     at.switch_page("pages/train.py").run()
+    at.radio(key="cfg_budget").set_value("manual").run()
     at.number_input(key="cfg_epochs").set_value(20000).run()
     at.button(key="start").click().run()
     run_until(at, lambda a: RunStore(db).get_run(1).progress > 0, timeout=90)
@@ -283,3 +286,17 @@ def test_runs_page_renames_compares_and_deletes(db):
     widget(at.button, "Delete run").click().run()
     assert_no_traceback(at)
     assert [r.run_id for r in store.list_runs()] == [2]
+
+
+def test_the_train_page_offers_a_ten_second_budget_by_default_and_starts_and_epochs_only_by_hand(db):
+    at = upload(app(), "sound.csv", small_csv())
+    at.switch_page("pages/train.py").run()
+    assert at.radio(key="cfg_budget").value == "about 10 s"
+    assert not any(n.key == "cfg_starts" for n in at.number_input)
+    key = estimate.shape_key(4, "constant", 10, 5, 120)
+    estimate.save_measurement(db.parent / "calibration.json", key, {"per_epoch": 0.01, "per_stage": 0.5},
+                              {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.001})
+    at.run()
+    assert any("training 10 s" in c for c in texts(at, "caption"))  # a budgeted run's estimate is its budget
+    at.radio(key="cfg_budget").set_value("manual").run()
+    assert at.number_input(key="cfg_starts").value == 4 and at.number_input(key="cfg_epochs").value == 600

@@ -71,3 +71,13 @@ def test_a_search_is_estimated_as_at_most_its_fits_of_the_deepest_depth_plus_a_s
     assert path.n_fits == 5 + 1 and path.training == pytest.approx(6 * one.training * 3 / 2)  # k = 1, 2, 3, 5, any
     sparse = estimate.search_estimate(500, 6, {"config": {**config, "max_split_features": 2}}, cache)
     assert sparse.training == pytest.approx(3 * (0.5 + 100 * 0.01))  # the masked stage of a k-sparse fit
+
+
+def test_a_budgeted_search_is_estimated_as_its_budget_shared_over_its_fits(tmp_path):
+    cache = tmp_path / "calibration.json"
+    config = {"depth": 3, "leaf": "constant", "n_starts": 2, "n_epochs": 100, "n_alphas": 2, "time_budget": 10.0}
+    estimate.save_measurement(cache, estimate.shape_key(3, "constant", 2, 6, 500), {"per_epoch": 0.01,
+                                                                                    "per_stage": 0.5},
+                              {"startup": 3.0, "baselines": 1.0, "baselines_per_row": 0.0})
+    found = estimate.search_estimate(500, 6, {"config": config, "search": {"depths": [1, 2, 3]}}, cache)
+    assert found.training == 10.0 and found.n_fits == 4  # GETRegressorCV shares the budget; it is not per fit

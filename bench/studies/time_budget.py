@@ -1,0 +1,194 @@
+"""Time budgets against the paper's fixed budget (issue 21): training R2 and wall time of ``time_budget`` fits.
+
+Parts: ``a`` depth 4, ``time_budget=10`` on the 12 shared datasets; ``b`` depth 8, ``time_budget=60``; ``c`` planted
+dense oblique trees (``tests.planted.planted_oblique``, depths 3 and 4, 6,000 training rows, 6 features, noise sd
+0.3) with ``time_budget=10``: test R2 as a share of the noise ceiling. Each budgeted fit is compared with the fixed
+paper budget (10 starts x 3000 epochs): fitted here with ``--paper`` (parts a and b), else the stored paper-budget
+cells of the training-optimality tables (``PAPER_CELLS``, seed 0, measured on a quieter machine); part c always fits
+it, on the ``--paper-seeds`` (default 0). Fits are single-threaded, on the paper's split (``common.split_and_scale``); each record keeps the 1-minute load
+average before and after the fit, since a wall-clock budget buys fewer epochs on a loaded machine.
+
+Usage: nice python -m bench.studies.time_budget --part a --seeds 0 1 2
+       nice python -m bench.studies.time_budget --part b --seeds 0 --datasets abalone airfoil_self_noise
+       nice python -m bench.studies.time_budget --part c --seeds 0 1 2
+       python -m bench.studies.time_budget --report          # Markdown tables of the finished cells
+Cells go to a JSON-lines file and are skipped on a rerun.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from statistics import median
+
+import numpy as np
+from sklearn.metrics import r2_score
+
+from bench.common import (RESULTS_DIR, CellStore, add_data_options, command_parser, find_datasets, load_dataset,
+                          split_and_scale, thread_limit)
+from get_core import ENGINE_VERSION
+from get_core.config import GETConfig
+from get_core.train import train
+from tests.planted import noise_ceiling, planted_oblique
+
+RESULTS = RESULTS_DIR / "time-budget.jsonl"
+PAPER_CELLS = RESULTS_DIR / "tables-paper.cells-09ea66c943.jsonl"
+PARTS = {"a": (4, 10.0), "b": (8, 60.0), "c": (None, 10.0)}
+PAPER = {"n_starts": 10, "n_epochs": 3000}
+PLANTED_DEPTHS, PLANTED_ROWS, PLANTED_TEST_ROWS, PLANTED_NOISE = (3, 4), 6000, 4000, 0.3
+
+
+def fit(X: np.ndarray, y: np.ndarray, depth: int, seed: int, budget: float | None) -> tuple[dict, object]:
+    """One fit (``budget`` None: the paper's 10 x 3000) and its record fields."""
+    load = os.getloadavg()[0]
+    settings = {"time_budget": budget} if budget is not None else PAPER
+    t0 = time.perf_counter()
+    tree = train(X, y, GETConfig(depth=depth, random_state=seed, **settings))
+    seconds = time.perf_counter() - t0
+    ran = tree.meta["config"]
+    return {"train_r2": 100 * float(r2_score(y, tree.predict(X))), "wall_seconds": seconds,
+            "n_starts": ran["n_starts"], "n_epochs": ran["n_epochs"], "load_before": load,
+            "load_after": os.getloadavg()[0]}, tree
+
+
+def cells(part: str, args) -> list[tuple[str, callable]]:
+    """(key, fit) of every cell of ``part``."""
+    depth, budget = PARTS[part]
+    out = []
+    paper = part == "c" or args.paper
+
+    def methods(seed: int) -> list[tuple[str, float | None]]:
+        return [("budget", budget)] + ([("paper", None)] if paper and seed in args.paper_seeds else [])
+
+    if part == "c":
+        for d in PLANTED_DEPTHS:
+            for seed in args.seeds:
+                for method, b in methods(seed):
+                    out.append((f"c|planted{d}|{seed}|{method}|v{ENGINE_VERSION}",
+                                lambda d=d, seed=seed, b=b, method=method: planted_cell(d, seed, b, method)))
+        return out
+    for path in find_datasets(args.data_dir, args.datasets):
+        for seed in args.seeds:
+            for method, b in methods(seed):
+                out.append((f"{part}|{path.stem}|{seed}|{method}|v{ENGINE_VERSION}",
+                            lambda path=path, seed=seed, b=b, method=method: dataset_cell(
+                                part, path, depth, seed, b, method)))
+    return out
+
+
+def dataset_cell(part: str, path: Path, depth: int, seed: int, budget: float | None, method: str) -> dict:
+    X_tr, y_tr, _, _ = split_and_scale(*load_dataset(path), seed)
+    record, _ = fit(X_tr, y_tr, depth, seed, budget)
+    return {"part": part, "dataset": path.stem, "seed": seed, "depth": depth, "method": method,
+            "time_budget": budget, **record}
+
+
+def planted_cell(depth: int, seed: int, budget: float | None, method: str) -> dict:
+    X, y, _ = planted_oblique(PLANTED_ROWS, depth, seed, noise=PLANTED_NOISE)
+    X_te, y_te, clean_te = planted_oblique(PLANTED_TEST_ROWS, depth, seed, noise=PLANTED_NOISE)
+    record, tree = fit(X, y, depth, seed, budget)
+    test_r2 = float(r2_score(y_te, tree.predict(X_te)))
+    ceiling = float(noise_ceiling(clean_te, PLANTED_NOISE))
+    return {"part": "c", "dataset": f"planted depth {depth}", "seed": seed, "depth": depth, "method": method,
+            "time_budget": budget, **record, "test_r2": 100 * test_r2, "ceiling": 100 * ceiling,
+            "share_of_ceiling": 100 * test_r2 / ceiling}
+
+
+def stored_paper(depth: int) -> dict[str, dict]:
+    """The stored paper-budget GET cells of ``depth`` (seed 0), by dataset."""
+    found = {}
+    for line in PAPER_CELLS.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("method") == "get" and record.get("depth") == depth and record.get("seed") == 0:
+            found[record["dataset"]] = record
+    return found
+
+
+def report(records: list[dict]) -> str:
+    lines = []
+    for part in ("a", "b"):
+        rows = [r for r in records if r["part"] == part]
+        if rows:
+            lines += dataset_table(part, rows)
+    rows = [r for r in records if r["part"] == "c"]
+    if rows:
+        lines += ["**Part c: planted dense oblique trees** (6,000 training rows, 6 features, noise sd 0.3; test R2 "
+                  "on 4,000 fresh rows as a share of the noise ceiling; one row per fit)", "",
+                  "| tree | seed | method | test R2 / ceiling (%) | train R2 | wall s | starts x epochs | load |",
+                  "|---|---:|---|---:|---:|---:|---|---:|"]
+        labels = {"budget": "time_budget=10", "paper": "paper 10 x 3000"}
+        for r in sorted(rows, key=lambda r: (r["dataset"], r["seed"], r["method"])):
+            lines.append(f"| {r['dataset']} | {r['seed']} | {labels[r['method']]} | {r['share_of_ceiling']:.1f} | "
+                         f"{r['train_r2']:.2f} | {r['wall_seconds']:.1f} | {r['n_starts']}x{r['n_epochs']} | "
+                         f"{r['load_before']:.1f} |")
+    return "\n".join(lines)
+
+
+def dataset_table(part: str, rows: list[dict]) -> list[str]:
+    """Parts a and b: per dataset, the budgeted fit on seed 0 against the paper budget on seed 0 (fitted here, else
+    stored), the gap, and the budgeted fits' median over all seeds run."""
+    depth, budget = PARTS[part]
+    tolerance = 0.5 if part == "a" else 1.0
+    stored = stored_paper(depth)
+    lines = [f"**Part {part}: depth {depth}, time_budget={budget:g} s against the paper budget (10 x 3000), seed 0**",
+             "", "| dataset | budgeted train R2 | wall s | starts x epochs | load | paper train R2 | paper wall s | "
+             "gap (points) | budgeted, median of seeds (n) |", "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    gaps = []
+    for name in sorted({r["dataset"] for r in rows}):
+        mine = {r["seed"]: r for r in rows if r["dataset"] == name and r["method"] == "budget"}
+        here = next((r for r in rows if r["dataset"] == name and r["method"] == "paper" and r["seed"] == 0), None)
+        paper = here or stored.get(name)
+        first = mine.get(0)
+        if first is None:
+            continue
+        gap = None if paper is None else first["train_r2"] - paper["train_r2"]
+        gaps.append(gap)
+        source = "" if paper is None else ("" if here else " (stored)")
+        paper_wall = None if paper is None else paper.get("wall_seconds", paper.get("fit_seconds"))
+        lines.append(f"| {name} | {first['train_r2']:.2f} | {first['wall_seconds']:.1f} | "
+                     f"{first['n_starts']}x{first['n_epochs']} | {first['load_before']:.1f} | "
+                     f"{_fmt(paper and paper['train_r2'])}{source} | {_fmt(paper_wall, 1)} | {_fmt(gap)} | "
+                     f"{median(r['train_r2'] for r in mine.values()):.2f} ({len(mine)}) |")
+    known = [g for g in gaps if g is not None]
+    if known:
+        lines += ["", f"Median gap {median(known):+.2f} points; within {tolerance:g} point(s) of the paper budget on "
+                  f"{sum(g >= -tolerance for g in known)} of {len(known)} datasets.", ""]
+    return lines
+
+
+def _fmt(value, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def main() -> None:
+    parser = command_parser(__doc__, "bench.studies.time_budget")
+    add_data_options(parser)
+    parser.add_argument("--part", choices=sorted(PARTS), action="append", help="which part(s) to run")
+    parser.add_argument("--paper", action="store_true",
+                        help="parts a and b: fit the paper budget here too (slow), instead of the stored cells")
+    parser.add_argument("--paper-seeds", nargs="+", type=int, default=[0],
+                        help="seeds on which the paper budget is fitted, when it is (default: 0)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="JSON-lines cell file (default: %(default)s)")
+    parser.add_argument("--report", action="store_true", help="print the Markdown tables of the finished cells")
+    args = parser.parse_args()
+    store = CellStore(args.out)
+    if args.report:
+        print(report(list(store.load().values())))
+        return
+    done = store.load()
+    with thread_limit(1):
+        for part in args.part or []:
+            for key, run in cells(part, args):
+                if key in done:
+                    continue
+                record = {"key": key, "engine": ENGINE_VERSION, **run()}
+                store.append(record)
+                done[key] = record
+                print(f"{key}: train R2 {record['train_r2']:.2f} in {record['wall_seconds']:.1f} s "
+                      f"({record['n_starts']}x{record['n_epochs']}, load {record['load_before']:.1f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

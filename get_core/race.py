@@ -1,0 +1,178 @@
+"""Time budgets and racing starts (``time_budget=seconds``): successive halving of GET's starts, as in Hyperband.
+
+How a budgeted fit runs (``optimize.budgeted`` plans it, ``optimize.run_stages`` calls ``Race`` at its hard-loss
+checkpoints):
+1. A probe times a few soft epochs and one hard evaluation on this data (``optimize.probe_costs``).
+2. ``plan`` picks the starts S (a power of two; the CART start among them) and the epochs per stage E, so that the
+   race below costs about the seconds left: as many starts as the budget buys while each still gets
+   ``MIN_EPOCHS_MORE_STARTS`` epochs per stage, then more epochs up to ``MAX_EPOCHS`` (the paper's 3000).
+3. The race: every start runs the same alpha schedule (the warm-started stages of ``run_stages``, cosine learning
+   rate over E epochs per stage); at rungs spread geometrically over the whole schedule (equal cost per rung, the
+   first after 1/(2^(K+1) - 1) of it) each problem keeps the better half of its surviving starts by their best hard
+   training loss so far, down to ``FINAL_STARTS``. A survivor's schedule is exactly that of an unraced start.
+4. Pacing: at each rung the cost per start-epoch measured since the last one predicts the rest; when the plan would
+   overrun the deadline (a loaded machine), more starts are dropped (never fewer than one). Past ``HARD_LIMIT``
+   times the budget the fit stops as if cancelled, with the best tree so far.
+The result is the best tree by hard training loss over every tree any start ever had at a checkpoint (dropped starts
+included), so it is never worse than the CART start. Why many short starts: GET gets stuck in local optima; on
+planted data 40 starts x 1000 epochs beat 10 x 3000 (issue 21), and halving spends the epochs on the starts that lead.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+import torch
+
+#: Start counts a plan may choose, fewest first.
+LADDER = (4, 8, 16, 32, 64, 128)
+#: A plan takes more starts only while each still gets this many epochs per stage.
+MIN_EPOCHS_MORE_STARTS = 1000
+#: Epochs per stage: at most the paper's, at least a few checkpoints' worth.
+MAX_EPOCHS, MIN_EPOCHS = 3000, 20
+#: Starts per problem that run the schedule to its end.
+FINAL_STARTS = 2
+#: Past this multiple of the budget the fit stops with the best tree so far.
+HARD_LIMIT = 2.0
+#: With polish on, the polish's share of the budget (its levels share it; the optimization gets the rest).
+POLISH_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What the probe measured: seconds per epoch and per hard-loss checkpoint at a few start counts (per problem),
+    ``(starts, seconds)`` ascending. Between them the cost is interpolated, beyond the largest it grows in proportion.
+    Why several points: per start, an epoch of 128 starts measured 3x one of 8 (caches) and a checkpoint 10x, while
+    one start costs more than 1/8 of eight (calls, optimizer steps)."""
+
+    epoch: tuple[tuple[int, float], ...]
+    evaluation: tuple[tuple[int, float], ...]
+
+    def seconds(self, epochs: float, checkpoints: float, starts: float) -> float:
+        """``epochs`` epochs with ``checkpoints`` checkpoints of ``starts`` starts."""
+        return epochs * _interpolated(self.epoch, starts) + checkpoints * _interpolated(self.evaluation, starts)
+
+    def merged(self, other: "Costs") -> "Costs":
+        return Costs(_union(self.epoch, other.epoch), _union(self.evaluation, other.evaluation))
+
+
+def _union(a: tuple[tuple[int, float], ...], b: tuple[tuple[int, float], ...]) -> tuple[tuple[int, float], ...]:
+    """Both sets of points, ascending, each at least the one before (more starts never cost less)."""
+    points, top = [], 0.0
+    for starts, seconds in sorted({**dict(a), **dict(b)}.items()):
+        top = max(top, seconds)
+        points.append((starts, top))
+    return tuple(points)
+
+
+def _interpolated(points: tuple[tuple[int, float], ...], starts: float) -> float:
+    if starts <= points[0][0]:
+        return points[0][1]
+    for (s0, t0), (s1, t1) in zip(points, points[1:]):
+        if starts <= s1:
+            return t0 + (t1 - t0) * (starts - s0) / (s1 - s0)
+    s_last, t_last = points[-1]
+    return t_last * starts / s_last
+
+
+@dataclass(frozen=True)
+class RacePlan:
+    n_starts: int
+    n_epochs: int
+    n_stages: int
+    checkpoints_per_stage: int
+
+    @property
+    def halvings(self) -> int:
+        return max(0, int(math.log2(max(1, self.n_starts // FINAL_STARTS))))
+
+    @property
+    def total(self) -> int:
+        """Epochs over all stages."""
+        return self.n_stages * self.n_epochs
+
+    def rungs(self) -> list[float]:
+        """Where the halvings fall, in epochs over all stages: equal start-epochs between rungs."""
+        k = self.halvings
+        return [self.total * (2 ** (i + 1) - 1) / (2 ** (k + 1) - 1) for i in range(k)]
+
+    def seconds(self, costs: Costs, starts: int | None = None, position: float = 0.0) -> float:
+        """The race's predicted cost from ``position`` on, with ``starts`` alive there (default: all, at 0) and
+        halved at each later rung."""
+        starts = self.n_starts if starts is None else starts
+        bounds = [position, *(r for r in self.rungs() if r > position), self.total]
+        per_epoch = self.checkpoints_per_stage / self.n_epochs
+        return sum(costs.seconds(end - begin, (end - begin) * per_epoch, max(1, starts >> i))
+                   for i, (begin, end) in enumerate(zip(bounds, bounds[1:])))
+
+
+def plan(seconds: float, costs: Costs, n_stages: int, checkpoints_per_stage: int) -> RacePlan:
+    """The race that fits in ``seconds``: the most starts of ``LADDER`` that still get ``MIN_EPOCHS_MORE_STARTS``
+    epochs per stage (else the fewest), with as many epochs as fit, within [MIN_EPOCHS, MAX_EPOCHS]."""
+    def epochs_for(starts: int) -> int:
+        fixed = RacePlan(starts, 1, n_stages, checkpoints_per_stage).seconds(replace(costs, epoch=((1, 0.0),)))
+        per_epoch = RacePlan(starts, 1, n_stages, 0).seconds(costs)
+        return int(max(0.0, seconds - fixed) / max(per_epoch, 1e-12))
+
+    starts = next((s for s in reversed(LADDER) if epochs_for(s) >= MIN_EPOCHS_MORE_STARTS), LADDER[0])
+    epochs = min(MAX_EPOCHS, max(MIN_EPOCHS, epochs_for(starts)))
+    return RacePlan(starts, epochs, n_stages, checkpoints_per_stage)
+
+
+class Race:
+    """The halving and pacing of one ``run_stages`` call (see the module docstring); positions are epochs counted
+    over all stages. ``ids`` are the surviving starts' original numbers (what progress reports as ``start``)."""
+
+    def __init__(self, race_plan: RacePlan, costs: Costs, deadline: float, budget: float):
+        self.plan, self.costs, self.deadline, self.budget = race_plan, costs, deadline, budget
+        self.rungs = race_plan.rungs()
+        self.ids = torch.arange(race_plan.n_starts)
+        self.n_starts = race_plan.n_starts
+        self._last = (time.monotonic(), 0.0)  # (clock, position) of the last rung or the start
+
+    def out_of_time(self) -> bool:
+        return time.monotonic() > self.deadline + (HARD_LIMIT - 1.0) * self.budget
+
+    def survivors(self, position: int, losses: torch.Tensor, starts: int) -> torch.Tensor | None:
+        """At a checkpoint: the models to keep (indices into the M = B x ``starts`` current ones, each problem's
+        best ``keep`` by ``losses`` in their original order), or None when no rung is due or nothing is dropped."""
+        if not self.rungs or position < self.rungs[0]:
+            return None
+        while self.rungs and position >= self.rungs[0]:
+            self.rungs.pop(0)
+        keep = self._keep(position, starts)
+        if keep >= starts:
+            return None
+        order = losses.view(-1, starts).argsort(dim=1, stable=True)[:, :keep].sort(dim=1).values
+        self.ids = self.ids[order[0].cpu()]
+        return (order + torch.arange(order.shape[0], device=order.device).view(-1, 1) * starts).flatten()
+
+    def _keep(self, position: int, starts: int) -> int:
+        """Half the starts, fewer when the rest of the race, at the pace measured since the last rung (the probe's
+        costs times how much slower the machine ran), would overrun the deadline."""
+        now = time.monotonic()
+        clock, last = self._last
+        self._last = (now, float(position))
+        span = position - last
+        predicted = self.costs.seconds(span, span * self.plan.checkpoints_per_stage / self.plan.n_epochs, starts)
+        slowdown = (now - clock) / max(predicted, 1e-9)
+        keep = max(1, starts // 2)
+        while keep > 1 and now + slowdown * self.plan.seconds(self.costs, keep, position) > self.deadline:
+            keep //= 2
+        return keep
+
+
+def split_budget(budget: float | None, n_search_fits: int) -> tuple[float | None, float | None]:
+    """GETRegressorCV's shares of ``budget``: (seconds per search fit, the refit's base seconds). The search's fits
+    share two thirds equally, counting every fit it may make (the early stop usually makes fewer); the refit, the
+    returned tree, gets the last third plus the shares of the fits the search skipped (``refit_seconds``)."""
+    if budget is None:
+        return None, None
+    return 2.0 * budget / 3.0 / max(1, n_search_fits), budget / 3.0
+
+
+def refit_seconds(per_fit: float, base: float, n_search_fits: int, n_made: int) -> float:
+    """The refit's budget: its third and the shares of the search fits that the early stop left unmade."""
+    return base + per_fit * max(0, n_search_fits - n_made)
