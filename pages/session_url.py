@@ -38,6 +38,8 @@ SETTINGS: dict[str, tuple] = {
     "cfg_lr": (1e-5, 1.0), "cfg_l1": (0.0, 10.0), "cfg_polish": (False, True),
     "cfg_scaling": ALLOWED["scaling"].options,
     "cfg_test_fraction": (0.1, 0.5), "cfg_seed": (0, 2**31 - 1),
+    "cfg_budget": ("about 10 s", "about a minute", "paper budget", "manual"), "cfg_depth_mode": ("fixed", "choose"),
+    "cfg_split_features": ("1", "2", "3", "5", "any", "auto"),
 }
 
 

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.usefixtures("db")
 
 
 def _start(at) -> dict:
+    at.radio(key="cfg_budget").set_value("manual").run()
     at.number_input(key="cfg_starts").set_value(1).run()
     at.number_input(key="cfg_epochs").set_value(5).run()
     at.button(key="start").click().run()
@@ -32,6 +33,7 @@ def test_depth_chosen_for_me_sends_the_depths_up_to_the_deepest_and_names_the_ru
     widget(at.radio, "Depth").set_value("choose").run()
     assert at.slider(key="cfg_depth").label == "Deepest depth to try"
     at.slider(key="cfg_depth").set_value(3).run()
+    at.radio(key="cfg_budget").set_value("manual").run()
     at.number_input(key="cfg_starts").set_value(1).run()
     estimate.save_measurement(Path(default_db_path()).parent / "calibration.json",
                               estimate.shape_key(3, "constant", 1, 1, 30), {"per_epoch": 0.01, "per_stage": 0.5},

@@ -58,7 +58,7 @@ def test_a_new_session_on_the_train_pages_address_gets_the_dataset_choices_and_s
     assert not any("Data page first" in i for i in texts(at, "info"))
     assert any("Dataset **noise.csv**: 80 rows, 2 model inputs, target 'target'" in c for c in texts(at, "caption"))
     assert at.slider(key="cfg_depth").value == 5 and at.radio(key="cfg_scaling").value == "robust"
-    assert at.number_input(key="cfg_starts").value == DEFAULTS["cfg_starts"]
+    assert at.radio(key="cfg_budget").value == DEFAULTS["cfg_budget"]
     assert at.query_params["data"] in (address["data"], [address["data"]])  # the same stored table, not a copy
 
     at.switch_page("pages/data.py").run()  # the Data page shows the same table and choices
@@ -120,6 +120,7 @@ def test_the_settings_ranges_are_the_train_widgets_own(db):
     address = _address_after_choosing(db)
     at = _train_page(**address)
     at.radio(key="cfg_leaf").set_value("linear").run()  # shows the linear-leaf widgets too
+    at.radio(key="cfg_budget").set_value("manual").run()  # and the starts and epochs
     for key, allowed in session_url.SETTINGS.items():
         element = next(e for e in at.main if getattr(e, "key", None) == key)
         if isinstance(DEFAULTS[key], bool):
