@@ -60,6 +60,7 @@ def _train(page, url: str, csv, choices, starts: int = 1) -> int:
     page.get_by_text("Ready: 200 rows, 4 model inputs", exact=False).wait_for(timeout=60_000)
     page.get_by_role("link", name="Continue to Train").click()
     page.get_by_role("button", name="Start training").wait_for(timeout=60_000)
+    _radio(page, "Budget", "manual")  # the default is a 10 s time budget, without starts and epochs fields
     _number(page, "Starts", starts)
     _number(page, "Epochs per alpha stage", 60)
     for label, option in choices:
