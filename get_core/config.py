@@ -162,13 +162,17 @@ class GETConfig:
                                   "decoupled (AdamW) decay per step; 0: none, the paper's optimizer; the authors' "
                                   "code keeps torch.optim.AdamW's 0.01 (bench.studies.variants)")
     polish: bool = setting(False, Flag(), "polish every subtree after training (paper section 4.3)")
-    random_state: int | None = setting(None, Seed(), "seed of the starts and alphas")
+    random_state: int | None = setting(None, Seed(), "seed of the starts, alphas and row samples")
     device: str = setting("auto", Choice(DEVICES), "where torch trains; auto: CUDA when torch sees one")
     fixed_alpha: float | None = setting(None, Number(0, optional=True),
                                         "ablation (paper Table 4): every stage uses this alpha instead")
     scaling: str = setting("minmax", Choice(SCALINGS), "how features map to [0, 1]; see train.MinMax.fit")
     max_split_features: int | None = setting(None, Integer(1, optional=True),
                                              "None: dense splits; k: every split uses at most k features (sparse.py)")
+    batch_rows: int | None = setting(None, Integer(0, optional=True),
+                                     "rows per soft epoch, drawn afresh each epoch; None: 8192 once a table has more "
+                                     "than 32768 rows, else all; k: k whenever there are more; 0: always all. Leaves "
+                                     "and the best tree always use every row (optimize.soft_rows)")
 
     def __post_init__(self) -> None:
         for name, allowed in ALLOWED.items():

@@ -133,7 +133,9 @@ class GETRegressor(_GETEstimator):
     feature is mapped to [0, 1] before training, ``"minmax"`` (the paper's) or ``"robust"`` (1st-99th percentiles, for
     features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``data.squeezed_features``).
     ``max_split_features=k`` (None: dense): every split uses at most k features, exactly (k=1: an axis-aligned tree
-    optimized as a whole); how, see ``sparse``. Defaults and allowed values: ``config.GETConfig``.
+    optimized as a whole); how, see ``sparse``. ``batch_rows`` (not in the paper): each soft epoch uses that many rows
+    drawn afresh (None: 8192 once there are more than 32768 rows; 0: every row); the leaves and the choice of the
+    best tree always use every row. Defaults and allowed values: ``config.GETConfig``.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
@@ -142,7 +144,8 @@ class GETRegressor(_GETEstimator):
                  l1: float = DEFAULTS.l1, polish: bool = DEFAULTS.polish, random_state=DEFAULTS.random_state,
                  device: str = DEFAULTS.device, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling,
-                 max_split_features: int | None = DEFAULTS.max_split_features):
+                 max_split_features: int | None = DEFAULTS.max_split_features,
+                 batch_rows: int | None = DEFAULTS.batch_rows):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -158,6 +161,7 @@ class GETRegressor(_GETEstimator):
         self.device = device
         self.scaling = scaling
         self.max_split_features = max_split_features
+        self.batch_rows = batch_rows
 
     _parameter_constraints: dict = config_constraints(__init__)
 
@@ -197,7 +201,7 @@ class GETRegressorCV(_GETEstimator):
                  tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
-                 sparsity_tolerance: float = 0.005):
+                 sparsity_tolerance: float = 0.005, batch_rows: int | None = DEFAULTS.batch_rows):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -218,6 +222,7 @@ class GETRegressorCV(_GETEstimator):
         self.scaling = scaling
         self.max_split_features = max_split_features
         self.sparsity_tolerance = sparsity_tolerance
+        self.batch_rows = batch_rows
 
     _parameter_constraints: dict = {
         **config_constraints(__init__),

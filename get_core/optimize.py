@@ -27,6 +27,18 @@ from get_core.starts import cart_splits, random_splits
 CHUNK_ELEMENTS = 2 ** 24
 #: Hard-loss checkpoints per stage (the last epoch is always one); each may update the best tree.
 CHECKPOINTS_PER_STAGE = 20
+#: ``batch_rows=None``: soft epochs on SAMPLE_ROWS rows drawn afresh each epoch once a problem has more than
+#: AUTO_SAMPLE_ABOVE rows (bench.studies.large_data: at 100,000 x 10, depth 6, training R2 within a point of the full
+#: batch at the same epochs, at a tenth of the time); below it every fit is what it was before sampling existed.
+SAMPLE_ROWS = 8192
+AUTO_SAMPLE_ABOVE = 32768
+
+
+def soft_rows(batch_rows: int | None, n_rows: int) -> int | None:
+    """Rows per soft epoch under ``GETConfig.batch_rows`` for problems of up to ``n_rows`` rows; None: all of them."""
+    if batch_rows is None:
+        return SAMPLE_ROWS if n_rows > AUTO_SAMPLE_ABOVE else None
+    return batch_rows if 0 < batch_rows < n_rows else None
 
 
 def resolve_device(device: str) -> torch.device:
@@ -73,6 +85,18 @@ class Problems:
     @property
     def n_problems(self) -> int:
         return self.Xa.shape[0]
+
+    def sample(self, size: int, gen: torch.Generator) -> "Problems":
+        """``size`` rows per problem, drawn uniformly with replacement from its real rows and weighted 1/size: every
+        per-problem mean loss and its gradient, estimated without bias at size/n of the cost."""
+        B, device = self.n_problems, self.Xa.device
+        u = torch.rand(B, size, generator=gen, device=device, dtype=torch.float64)
+        limit = self.n_rows.to(device).view(B, 1)
+        rows = torch.minimum((u * limit).long(), limit - 1)  # (B, size)
+        Xa = self.Xa.gather(1, rows.unsqueeze(2).expand(-1, -1, self.Xa.shape[2]))
+        y = self.y.gather(1, rows)
+        return Problems(Xa, Xa.transpose(1, 2).contiguous(), y, torch.full_like(y, 1.0 / size),
+                        torch.full((B,), size))
 
     def chunks(self, n_models: int, n_nodes: int) -> list["Problems"]:
         """Row chunks that bound the soft pass's memory; losses and gradients add over chunks."""
@@ -225,6 +249,8 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
         int).tolist())
     device_alphas = alphas.to(problems.X.device, problems.X.dtype)
     workspaces: dict[int, Workspace] = {}
+    rows = soft_rows(config.batch_rows, int(problems.n_rows.max()))  # None: soft epochs on every row
+    sampler = None if rows is None else _seeded(config.random_state, problems.X.device)
     for stage, column in enumerate(plan):
         masked = sparsity is not None and stage == len(plan) - 1
         if masked:
@@ -237,7 +263,9 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
         reporter.report(stage, len(plan), 0, n_epochs, alphas[:, column], torch.full((M,), math.nan), hard,
                         problem_best, starts)
         for epoch in range(1, n_epochs + 1):
-            soft, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
+            batch = problems if rows is None else problems.sample(rows, sampler)
+            soft, grads = _soft_pass(params, alpha, batch, chunks if rows is None else batch.chunks(M, N), starts,
+                                     config.l1, workspaces)
             adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
             if sparsity is not None:
                 sparsity.after_step(params, stage, epoch, n_epochs)
@@ -255,6 +283,16 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
                 return _per_problem_best(kept, kept_loss, starts)
         params = best.clone()
     return _per_problem_best(kept, kept_loss, starts)
+
+
+def _seeded(random_state: int | None, device: torch.device) -> torch.Generator:
+    """The row sampler's generator, on the problems' device: seeded by ``random_state``, else fresh entropy."""
+    gen = torch.Generator(device=device)
+    if random_state is None:
+        gen.seed()
+    else:
+        gen.manual_seed(random_state)
+    return gen
 
 
 def _projected(sparsity: Sparsifier, params: Params, evaluate: Callable[[Params], tuple[leaves.LeafFit, torch.Tensor]]
