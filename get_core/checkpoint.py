@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from get_core.config import ENGINE_VERSION, GETConfig
+from get_core.config import ENGINE_VERSION, GETConfig, soft_rows
 from get_core.model_file import load_model_json, model_json
-from get_core.optimize import resolve_device, soft_rows
+from get_core.optimize import resolve_device
 from get_core.tree import ObliqueTree
 
 

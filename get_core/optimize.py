@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from get_core import leaves, native
-from get_core.config import GETConfig
+from get_core.config import GETConfig, soft_rows
 from get_core.progress import Reporter
 from get_core.schedule import alpha_stage_bounds
 from get_core.soft import Params, Workspace, soft_loss_and_grad
@@ -27,20 +27,6 @@ from get_core.starts import cart_splits, random_splits
 CHUNK_ELEMENTS = 2 ** 24
 #: Hard-loss checkpoints per stage (the last epoch is always one); each may update the best tree.
 CHECKPOINTS_PER_STAGE = 20
-#: ``batch_rows=None``: soft epochs on SAMPLE_ROWS rows drawn afresh each epoch once a problem has more than
-#: AUTO_SAMPLE_ABOVE rows (bench.studies.large_data: at 100,000 x 10, depth 6, training R2 within a point of the full
-#: batch at the same epochs, at a tenth of the time); below it every fit is what it was before sampling existed.
-SAMPLE_ROWS = 8192
-AUTO_SAMPLE_ABOVE = 32768
-
-
-def soft_rows(batch_rows: int | None, n_rows: int) -> int | None:
-    """Rows per soft epoch under ``GETConfig.batch_rows`` for problems of up to ``n_rows`` rows; None: all of them."""
-    if batch_rows is None:
-        return SAMPLE_ROWS if n_rows > AUTO_SAMPLE_ABOVE else None
-    return batch_rows if 0 < batch_rows < n_rows else None
-
-
 def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
