@@ -115,7 +115,7 @@ def stored(path: Path) -> dict[str, dict]:
 def specs(args: argparse.Namespace) -> list[dict]:
     base = {"starts": args.starts, "threads": args.threads}
     plan = [{**base, "n": n, "method": m, "epochs": args.epochs, "seed": s}
-            for s in args.seeds for n, m in COMPARISON]
+            for s in args.seeds for n, m in COMPARISON if args.methods is None or m in args.methods]
     if args.million:  # the paper's budget: GETConfig's defaults, 10 starts x 3000 epochs per stage
         plan.append({**base, "n": 1_000_000, "method": "8192", "starts": 10, "epochs": 3000, "seed": args.seeds[0]})
     if args.paper_100k:
@@ -125,23 +125,34 @@ def specs(args: argparse.Namespace) -> list[dict]:
 
 
 def report(records: list[dict]) -> str:
-    """Markdown: medians over seeds per (rows, budget, method), with the ratios to full batch of the same budget."""
+    """Markdown: medians over seeds per (rows, budget, method), with the CPU-time ratio to the full batch of the same
+    budget and the median over seeds of the training R2 difference to it (same seed: same data and starts)."""
     groups: dict[tuple, list[dict]] = {}
     for r in records:
         groups.setdefault((r["n"], r["starts"], r["epochs"], r["method"]), []).append(r)
-    lines = ["| rows | budget | soft epoch on | seeds | seconds | x full batch | peak RSS MB | training R2 | "
-             "R2 - full batch |", "|---:|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| rows | budget | soft epoch on | seeds | seconds | CPU seconds | CPU x full batch | peak RSS MB | "
+             "training R2 | R2 - full batch |", "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for (n, starts, epochs, method), rs in sorted(groups.items(), key=lambda g: (g[0][0], g[0][2], g[0][3] != "full",
                                                                                   g[0][3])):
         full = groups.get((n, starts, epochs, "full"))
         seconds, r2 = median(r["seconds"] for r in rs), median(r["train_r2"] for r in rs)
-        ratio = f"{seconds / median(r['seconds'] for r in full):.2f}" if full else ""
-        gap = f"{r2 - median(r['train_r2'] for r in full):+.2f}" if full and method != "full" else ""
+        cpu, full_cpu = _cpu(rs), _cpu(full or [])
+        ratio = f"{cpu / full_cpu:.2f}" if cpu and full_cpu else ""
+        paired = {r["seed"]: r["train_r2"] for r in full or []}
+        gaps = [r["train_r2"] - paired[r["seed"]] for r in rs if r["seed"] in paired]
+        gap = f"{median(gaps):+.2f}" if gaps and method != "full" else ""
         label = "all rows" if method == "full" else (f"{method.split('-')[-1]} rows, minibatches" if "-" in method
                                                      else f"{method} fresh rows")
-        lines.append(f"| {n:,} | {starts} x {epochs} | {label} | {len(rs)} | {seconds:.1f} | {ratio} | "
+        lines.append(f"| {n:,} | {starts} x {epochs} | {label} | {len(rs)} | {seconds:.1f} | "
+                     f"{f'{cpu:.1f}' if cpu else ''} | {ratio} | "
                      f"{median(r['rss_mb'] for r in rs):.0f} | {r2:.2f} | {gap} |")
     return "\n".join(lines)
+
+
+def _cpu(records: list[dict]) -> float | None:
+    """Median CPU seconds (one thread per fit: the work, whatever else the shared machine runs); None if unknown."""
+    cpu = [r["cpu_seconds"] for r in records if "cpu_seconds" in r]
+    return median(cpu) if cpu else None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -150,6 +161,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2], help="seeds (default 0 1 2)")
     parser.add_argument("--starts", type=int, default=10, help="starts of the comparison fits (default 10)")
     parser.add_argument("--epochs", type=int, default=300, help="epochs per stage of the comparison (default 300)")
+    parser.add_argument("--methods", nargs="+", help="compare only these (full, 4096, 8192, 16384, minibatch-8192)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per fit (default 1)")
     parser.add_argument("--million", action="store_true", help="also fit 1,000,000 rows at the paper budget")
     parser.add_argument("--paper-100k", action="store_true",
