@@ -6,7 +6,7 @@ process, which reports its wall time, its peak RSS (``ru_maxrss``: the whole fit
 The data are planted: a random dense oblique tree of depth 4 on 10 uniform features, leaf values N(0, 1), plus
 Gaussian noise at a tenth of the signal's variance (noise ceiling R2 = 1/1.1 = 90.9%).
 
-Usage: nice python -m bench.studies.large_data                     # the comparison at 20,000 and 100,000 rows
+Usage: nice python -m bench.studies.large_data                     # the comparison at 20,000 to 100,000 rows
        nice python -m bench.studies.large_data --million             # and the 1,000,000-row fit at the paper budget
        python -m bench.studies.large_data --report                   # Markdown tables from the stored fits
 Fits go to a JSON-lines file and are skipped on a rerun.
@@ -30,24 +30,29 @@ RESULTS = RESULTS_DIR / "large-data.jsonl"
 FEATURES, PLANTED_DEPTH, FIT_DEPTH, NOISE_SHARE = 10, 4, 6, 0.1
 #: (rows, method) compared at the same starts and epochs; "full" is batch_rows=0, a number is batch_rows, and
 #: "minibatch-8192" walks a fresh permutation in consecutive slices instead of drawing every epoch afresh.
-COMPARISON = [(20_000, m) for m in ("full", "8192")] + [(100_000, m) for m in ("full", "4096", "8192", "16384",
-                                                                              "minibatch-8192")]
+COMPARISON = [(n, m) for n in (20_000, 40_000) for m in ("full", "8192")] + [
+    (100_000, m) for m in ("full", "4096", "8192", "16384", "minibatch-8192")]
+
+
+def planted_signal(X: np.ndarray) -> np.ndarray:
+    """The planted tree's prediction for each row of X: one fixed random tree for every size and seed."""
+    tree = np.random.default_rng(1234)
+    n_branch = 2 ** PLANTED_DEPTH - 1
+    weights = tree.normal(size=(n_branch, FEATURES))
+    thresholds = (weights * tree.random((n_branch, FEATURES))).sum(axis=1)  # through a random point of the cube
+    values = tree.normal(size=2 ** PLANTED_DEPTH)
+    node = np.zeros(len(X), dtype=np.int64)  # heap index from 0
+    for _ in range(PLANTED_DEPTH):
+        right = np.einsum("ij,ij->i", X, weights[node]) > thresholds[node]
+        node = 2 * node + 1 + right
+    return values[node - n_branch]
 
 
 def planted(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """n rows of the planted problem: (X, y)."""
     rng = np.random.default_rng(seed)
-    tree = np.random.default_rng(1234)  # one planted tree for every size and seed
-    n_branch = 2 ** PLANTED_DEPTH - 1
-    weights = tree.normal(size=(n_branch, FEATURES))
-    thresholds = (weights * tree.random((n_branch, FEATURES))).sum(axis=1)  # through a random point of the cube
-    values = tree.normal(size=2 ** PLANTED_DEPTH)
     X = rng.random((n, FEATURES))
-    node = np.zeros(n, dtype=np.int64)  # heap index from 0
-    for _ in range(PLANTED_DEPTH):
-        right = np.einsum("ij,ij->i", X, weights[node]) > thresholds[node]
-        node = 2 * node + 1 + right
-    signal = values[node - n_branch]
+    signal = planted_signal(X)
     return X, signal + rng.normal(scale=np.sqrt(NOISE_SHARE * signal.var()), size=n)
 
 
