@@ -101,6 +101,25 @@ def _use_minibatches(optimize) -> None:
     optimize.Problems.sample = sample
 
 
+def reading_figures(rows: int, digits: int | None) -> dict:
+    """A CSV of the planted problem (``digits`` significant digits; None: full float precision) read by the app's
+    reader in-process (wall and CPU seconds) and through ``read_table_bounded``, its confined child (wall seconds)."""
+    import pandas as pd
+
+    from get_core import reading
+
+    X, y = planted(rows, 0)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(FEATURES)]).assign(target=y)
+    data = frame.to_csv(index=False, float_format=None if digits is None else f"%.{digits}g").encode()
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    shape = reading.read_table(data, "large.csv").shape
+    direct, direct_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    t0 = time.perf_counter()
+    bounded = reading.read_table_bounded(data, "large.csv").shape
+    return {"rows": rows, "digits": digits, "mb": len(data) / 2 ** 20, "shape": [shape, bounded],
+            "read_table_s": direct, "read_table_cpu_s": direct_cpu, "bounded_s": time.perf_counter() - t0}
+
+
 def run_child(spec: dict) -> dict:
     out = subprocess.run([sys.executable, "-m", "bench.studies.large_data", "--child", json.dumps(spec)],
                          capture_output=True, text=True, check=True)
@@ -172,6 +191,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--paper-100k", action="store_true",
                         help="also fit 100,000 rows at the paper budget, sampled and full batch (about 20 min)")
     parser.add_argument("--only-extra", action="store_true", help="skip the comparison, run only --million etc.")
+    parser.add_argument("--reading", action="store_true", help="time reading a 1,000,000 x 11 CSV, then stop")
     parser.add_argument("--report", action="store_true", help="print the Markdown table and stop")
     parser.add_argument("--results", type=Path, default=RESULTS, help=f"JSON-lines file (default {RESULTS})")
     return parser.parse_args(argv)
@@ -181,6 +201,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.child:
         print(json.dumps(fit(json.loads(args.child))))
+        return
+    if args.reading:
+        for digits in (6, None):
+            print(json.dumps(reading_figures(1_000_000, digits)))
         return
     done = stored(args.results)
     if not args.report:
