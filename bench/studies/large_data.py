@@ -139,7 +139,8 @@ def stored(path: Path) -> dict[str, dict]:
 def specs(args: argparse.Namespace) -> list[dict]:
     base = {"starts": args.starts, "threads": args.threads}
     plan = [{**base, "n": n, "method": m, "epochs": args.epochs, "seed": s}
-            for s in args.seeds for n, m in COMPARISON if args.methods is None or m in args.methods]
+            for s in args.seeds for n, m in COMPARISON
+            if (args.methods is None or m in args.methods) and (args.rows is None or n in args.rows)]
     if args.million:  # the paper's budget: GETConfig's defaults, 10 starts x 3000 epochs per stage
         plan.append({**base, "n": 1_000_000, "method": "8192", "starts": 10, "epochs": 3000, "seed": args.seeds[0]})
     if args.paper_100k:
@@ -186,6 +187,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--starts", type=int, default=10, help="starts of the comparison fits (default 10)")
     parser.add_argument("--epochs", type=int, default=300, help="epochs per stage of the comparison (default 300)")
     parser.add_argument("--methods", nargs="+", help="compare only these (full, 4096, 8192, 16384, minibatch-8192)")
+    parser.add_argument("--rows", nargs="+", type=int, help="compare only at these row counts (20000, 40000, 100000)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per fit (default 1)")
     parser.add_argument("--million", action="store_true", help="also fit 1,000,000 rows at the paper budget")
     parser.add_argument("--paper-100k", action="store_true",
