@@ -33,6 +33,7 @@ CONSTANT_LEAF_ENGINE_VERSION = 2
 #: full batch at the same epochs); at or below it every fit is what it was before sampling existed.
 SAMPLE_ROWS = 8192
 AUTO_SAMPLE_ABOVE = 32768
+
 LEAVES = ("constant", "linear")
 DEVICES = ("auto", "cpu", "cuda")
 #: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.

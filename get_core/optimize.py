@@ -27,6 +27,8 @@ from get_core.starts import cart_splits, random_splits
 CHUNK_ELEMENTS = 2 ** 24
 #: Hard-loss checkpoints per stage (the last epoch is always one); each may update the best tree.
 CHECKPOINTS_PER_STAGE = 20
+
+
 def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
