@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from get_core.config import ENGINE_VERSION, GETConfig
+from get_core.config import ENGINE_VERSION, GETConfig, soft_rows
 from get_core.model_file import load_model_json, model_json
 from get_core.optimize import resolve_device
 from get_core.tree import ObliqueTree
@@ -29,11 +29,12 @@ from get_core.tree import ObliqueTree
 
 #: Options added after checkpoints were first stored, with the default that trains as before: at that default they
 #: stay out of the fingerprint, so the searches stored before them are still found.
-LATER_OPTIONS = {"weight_decay": 0.0, "max_split_features": None, "time_budget": None}
+#: ``batch_rows`` enters as the rows per soft epoch it gives on this table (None: all of them, as before sampling).
+LATER_OPTIONS = {"weight_decay": 0.0, "max_split_features": None, "time_budget": None, "batch_rows": None}
 
 
-def _fingerprinted(config: GETConfig) -> dict:
-    fields = asdict(config)
+def _fingerprinted(config: GETConfig, n_rows: int) -> dict:
+    fields = asdict(config) | {"batch_rows": soft_rows(config.batch_rows, n_rows)}
     return {k: v for k, v in fields.items() if k not in LATER_OPTIONS or v != LATER_OPTIONS[k]}
 
 
@@ -45,7 +46,7 @@ def fit_fingerprint(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_nam
         array = np.ascontiguousarray(array, dtype=np.float64)
         digest.update(repr(array.shape).encode())
         digest.update(array.tobytes())
-    settings = {"config": _fingerprinted(config), "engine": ENGINE_VERSION, "names": feature_names,
+    settings = {"config": _fingerprinted(config, len(y)), "engine": ENGINE_VERSION, "names": feature_names,
                 "device": resolve_device(config.device).type, "threads": torch.get_num_threads()}
     digest.update(json.dumps(settings, sort_keys=True, default=repr).encode())
     if warm_start is not None:

@@ -28,6 +28,12 @@ ENGINE_VERSION = 4
 #: the training-optimality tables, which use nothing else, keep the cells of that version.
 CONSTANT_LEAF_ENGINE_VERSION = 2
 
+#: ``batch_rows=None``: soft epochs on SAMPLE_ROWS rows drawn afresh each epoch once a table has more than
+#: AUTO_SAMPLE_ABOVE rows (bench.studies.large_data and docs/BENCHMARKS.md: the time and the training R2 against the
+#: full batch at the same epochs); at or below it every fit is what it was before sampling existed.
+SAMPLE_ROWS = 8192
+AUTO_SAMPLE_ABOVE = 32768
+
 LEAVES = ("constant", "linear")
 DEVICES = ("auto", "cpu", "cuda")
 #: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.
@@ -162,7 +168,7 @@ class GETConfig:
                                   "decoupled (AdamW) decay per step; 0: none, the paper's optimizer; the authors' "
                                   "code keeps torch.optim.AdamW's 0.01 (bench.studies.variants)")
     polish: bool = setting(False, Flag(), "polish every subtree after training (paper section 4.3)")
-    random_state: int | None = setting(None, Seed(), "seed of the starts and alphas")
+    random_state: int | None = setting(None, Seed(), "seed of the starts, alphas and row samples")
     device: str = setting("auto", Choice(DEVICES), "where torch trains; auto: CUDA when torch sees one")
     fixed_alpha: float | None = setting(None, Number(0, optional=True),
                                         "ablation (paper Table 4): every stage uses this alpha instead")
@@ -172,6 +178,10 @@ class GETConfig:
     time_budget: float | None = setting(None, Number(0, optional=True),
                                         "None: n_starts x n_epochs as given; seconds: the fit chooses starts and "
                                         "epochs from timings on this data and races them to end near it (race.py)")
+    batch_rows: int | None = setting(None, Integer(0, optional=True),
+                                     "rows per soft epoch, drawn afresh each epoch; None: 8192 once a table has more "
+                                     "than 32768 rows, else all; k: k whenever there are more; 0: always all. Leaves "
+                                     "and the best tree always use every row (soft_rows)")
 
     def __post_init__(self) -> None:
         for name, allowed in ALLOWED.items():
@@ -180,6 +190,13 @@ class GETConfig:
                 raise ValueError(f"{name} must be {allowed.describe()}; got {value!r}")
         # JSON and scikit-learn parameters give a list or ints: one form from here on (hashable, as stored in meta)
         object.__setattr__(self, "alpha_range", tuple(float(a) for a in self.alpha_range))
+
+
+def soft_rows(batch_rows: int | None, n_rows: int) -> int | None:
+    """Rows per soft epoch under ``GETConfig.batch_rows`` for tables of up to ``n_rows`` rows; None: all of them."""
+    if batch_rows is None:
+        return SAMPLE_ROWS if n_rows > AUTO_SAMPLE_ABOVE else None
+    return batch_rows if 0 < batch_rows < n_rows else None
 
 
 #: Each setting's allowed values, by name, in the order of ``GETConfig``'s fields.

@@ -136,8 +136,9 @@ class GETRegressor(_GETEstimator):
     ``max_split_features=k`` (None: dense): every split uses at most k features, exactly (k=1: an axis-aligned tree
     optimized as a whole); how, see ``sparse``. ``time_budget=seconds`` (None: ``n_starts`` x ``n_epochs`` as given)
     lets the fit choose starts and epochs from timings on this data and race them, ending near that many seconds
-    (``race``; with polish, half of it optimizes and half polishes). Defaults and allowed values:
-    ``config.GETConfig``.
+    (``race``; with polish, half of it optimizes and half polishes). ``batch_rows`` (not in the paper): each soft
+    epoch uses that many rows drawn afresh (None: 8192 once there are more than 32768 rows; 0: every row); the leaves
+    and the choice of the best tree always use every row. Defaults and allowed values: ``config.GETConfig``.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
@@ -147,7 +148,7 @@ class GETRegressor(_GETEstimator):
                  device: str = DEFAULTS.device, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling,
                  max_split_features: int | None = DEFAULTS.max_split_features,
-                 time_budget: float | None = DEFAULTS.time_budget):
+                 time_budget: float | None = DEFAULTS.time_budget, batch_rows: int | None = DEFAULTS.batch_rows):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -164,6 +165,7 @@ class GETRegressor(_GETEstimator):
         self.scaling = scaling
         self.max_split_features = max_split_features
         self.time_budget = time_budget
+        self.batch_rows = batch_rows
 
     _parameter_constraints: dict = config_constraints(__init__)
 
@@ -219,7 +221,8 @@ class GETRegressorCV(_GETEstimator):
                  tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
-                 sparsity_tolerance: float = 0.005, time_budget: float | None = DEFAULTS.time_budget):
+                 sparsity_tolerance: float = 0.005, time_budget: float | None = DEFAULTS.time_budget,
+                 batch_rows: int | None = DEFAULTS.batch_rows):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -241,6 +244,7 @@ class GETRegressorCV(_GETEstimator):
         self.max_split_features = max_split_features
         self.sparsity_tolerance = sparsity_tolerance
         self.time_budget = time_budget
+        self.batch_rows = batch_rows
 
     _parameter_constraints: dict = {
         **config_constraints(__init__),

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from get_core import leaves, native
-from get_core.config import GETConfig
+from get_core.config import GETConfig, soft_rows
 from get_core.progress import Reporter
 from get_core.race import LADDER, Costs, Race, RacePlan, plan
 from get_core.schedule import alpha_stage_bounds
@@ -75,6 +75,18 @@ class Problems:
     @property
     def n_problems(self) -> int:
         return self.Xa.shape[0]
+
+    def sample(self, size: int, gen: torch.Generator) -> "Problems":
+        """``size`` rows per problem, drawn uniformly with replacement from its real rows and weighted 1/size: every
+        per-problem mean loss and its gradient, estimated without bias at size/n of the cost."""
+        B, device = self.n_problems, self.Xa.device
+        u = torch.rand(B, size, generator=gen, device=device, dtype=torch.float64)
+        limit = self.n_rows.to(device).view(B, 1)
+        rows = torch.minimum((u * limit).long(), limit - 1)  # (B, size)
+        Xa = self.Xa.gather(1, rows.unsqueeze(2).expand(-1, -1, self.Xa.shape[2]))
+        y = self.y.gather(1, rows)
+        return Problems(Xa, Xa.transpose(1, 2).contiguous(), y, torch.full_like(y, 1.0 / size),
+                        torch.full((B,), size))
 
     def chunks(self, n_models: int, n_nodes: int) -> list["Problems"]:
         """Row chunks that bound the soft pass's memory; losses and gradients add over chunks."""
@@ -230,6 +242,8 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     device_alphas = alphas.to(problems.X.device, problems.X.dtype)
     workspaces: dict[int, Workspace] = {}
     archive: StageResult | None = None  # each problem's best tree among the starts a race dropped
+    rows = soft_rows(config.batch_rows, int(problems.n_rows.max()))  # None: soft epochs on every row
+    sampler = None if rows is None else _seeded(config.random_state, problems.X.device)
     for stage, column in enumerate(plan):
         masked = sparsity is not None and stage == len(plan) - 1
         if masked:
@@ -242,7 +256,9 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
         reporter.report(stage, len(plan), 0, n_epochs, alphas[:, column], torch.full((len(alpha),), math.nan),
                         hard, problem_best, starts, *_race_view(race))
         for epoch in range(1, n_epochs + 1):
-            soft, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
+            batch = problems if rows is None else problems.sample(rows, sampler)
+            soft, grads = _soft_pass(params, alpha, batch, chunks if rows is None else batch.chunks(params.weights.shape[0], N), starts,
+                                     config.l1, workspaces)
             adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
             if sparsity is not None:
                 sparsity.after_step(params, stage, epoch, n_epochs)
@@ -329,8 +345,13 @@ def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GET
     def evaluate() -> None:
         _hard_evaluate(params, problems, chunks, depth, starts, linear, config.clip_leaves and linear is not None)
 
+    rows = soft_rows(config.batch_rows, int(problems.n_rows.max()))  # a large table's epochs use a row sample
+    sampler = None if rows is None else _seeded(0, problems.X.device)
+
     def step() -> None:
-        _, grads = _soft_pass(params, alpha, problems, chunks, starts, config.l1, workspaces)
+        batch = problems if rows is None else problems.sample(rows, sampler)
+        parts = chunks if rows is None else batch.chunks(len(alpha), params.weights.shape[1])
+        _, grads = _soft_pass(params, alpha, batch, parts, starts, config.l1, workspaces)
         adam.step(params.tensors(), grads.tensors(), config.learning_rate)
 
     fastest = []
@@ -389,6 +410,16 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
         costs = costs.merged(probe(affordable[-1]))
         race_plan = planned(costs)
     return replace(config, n_starts=race_plan.n_starts, n_epochs=race_plan.n_epochs), race_plan, costs
+
+
+def _seeded(random_state: int | None, device: torch.device) -> torch.Generator:
+    """The row sampler's generator, on the problems' device: seeded by ``random_state``, else fresh entropy."""
+    gen = torch.Generator(device=device)
+    if random_state is None:
+        gen.seed()
+    else:
+        gen.manual_seed(random_state)
+    return gen
 
 
 def _projected(sparsity: Sparsifier, params: Params, evaluate: Callable[[Params], tuple[leaves.LeafFit, torch.Tensor]]

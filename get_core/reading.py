@@ -3,8 +3,8 @@
 Uploaded files are data, never code: text is parsed as text, Parquet by pyarrow, Excel by openpyxl; nothing is
 ever unpickled or evaluated. Every refusal is a ``get_core.data.DataError`` naming the file, column or row.
 
-Limits: ``MAX_UPLOAD_MB`` per file (``server.maxUploadSize`` in ``.streamlit/config.toml``), ``MAX_ROWS`` data rows
-and ``MAX_COLUMNS`` columns, and a table to train on needs ``data.MIN_ROWS`` rows.
+Limits: ``MAX_UPLOAD_MB`` per file (``server.maxUploadSize`` in ``.streamlit/config.toml``), ``MAX_ROWS`` data rows,
+``MAX_COLUMNS`` columns and ``MAX_CELLS`` cells, and a table to train on needs ``data.MIN_ROWS`` rows.
 
 What a spreadsheet export needs and gets: the delimiter detected (or chosen), Windows-1252 and UTF-16 text,
 decimal commas and thousands dots in ";" files, numbers formatted for display (``$1,200``, ``12%``) read as the
@@ -30,10 +30,15 @@ from get_core.confined import ChildFailed, ConfinedError, run_confined
 from get_core.data import MIN_ROWS, ColumnKind, DataError, column_kind
 
 _LOG = logging.getLogger(__name__)
-MAX_UPLOAD_MB = 50  # keep equal to server.maxUploadSize in .streamlit/config.toml
-MAX_ROWS = 100_000
+# A CSV of 1,000,000 x 11 numbers in [0, 1] is 95 MB at 6 significant digits, 203 MB at full float precision (what
+# pandas writes by default): the upload limit takes the latter; the read stays within the limits below (BENCHMARKS.md)
+MAX_UPLOAD_MB = 256  # keep equal to server.maxUploadSize in .streamlit/config.toml
+MAX_ROWS = 1_000_000  # training samples rows beyond config.AUTO_SAMPLE_ABOVE (issue 21)
 MAX_COLUMNS = 200
-# What reading may cost, whatever the file declares (issue 18). A full table of 100,000 x 200 floats is 153 MB.
+#: Rows x columns: the largest table of issue 18 (100,000 x 200), so the bounds below, set for it, hold for every
+#: shape, 1,000,000 x 20 as well.
+MAX_CELLS = 20_000_000
+# What reading may cost, whatever the file declares (issue 18). A full table of 20,000,000 floats is 153 MB.
 DECODED_MB = 512  # Parquet: column data once decompressed (the footer's sizes, then what was read)
 SHARED_STRINGS_MB = 128  # Excel: the shared-strings part, which openpyxl holds whole
 XML_CELL_BYTES = 64  # Excel: a numeric cell's XML at most (<c r="GR100002" s="12" t="n"><v>-1.2345678e-05</v></c>)
@@ -555,7 +560,7 @@ def _check_workbook(data: bytes, filename: str) -> bool:
     """The bounds of ``upload_bounds`` on every XML part, before openpyxl opens anything: what the zip declares
     (sizes, expansion), then each part streamed (text length, cells per row). True if a formula has no value."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        upload_bounds.check_zip(archive, filename, max_mb=(MAX_ROWS + 2) * MAX_COLUMNS * XML_CELL_BYTES >> 20,
+        upload_bounds.check_zip(archive, filename, max_mb=(MAX_CELLS + 2 * MAX_COLUMNS) * XML_CELL_BYTES >> 20,
                                 max_strings_mb=SHARED_STRINGS_MB, max_ratio=MAX_ZIP_RATIO, ratio_floor_mb=16)
         return any([upload_bounds.scan_xml(upload_bounds.member_chunks(archive, info, filename), filename,
                                            info.filename)
@@ -593,6 +598,10 @@ def _check_size(n_rows: int, n_columns: int, filename: str) -> None:
     if n_rows > MAX_ROWS:
         raise DataError(f"'{filename}' has more than {MAX_ROWS:,} rows: sample it down to at most "
                         f"{MAX_ROWS:,} rows first.")
+    if n_rows * n_columns > MAX_CELLS:
+        raise DataError(f"'{filename}' has {n_rows:,} rows x {n_columns:,} columns; the limit is {MAX_CELLS:,} cells "
+                        f"(e.g. {MAX_ROWS:,} x {MAX_CELLS // MAX_ROWS} or {MAX_CELLS // MAX_COLUMNS:,} x "
+                        f"{MAX_COLUMNS}): keep the features you need, or sample rows.")
 
 
 def _check_shape(df: pd.DataFrame, filename: str, training: bool, text: bool = False) -> pd.DataFrame:

@@ -43,5 +43,6 @@ def random_splits(X: torch.Tensor, n_rows: torch.Tensor, starts: int, depth: int
     weights /= weights.norm(dim=2, keepdim=True).clamp_min(1e-12)
     pick = (torch.rand(B * starts, N, generator=gen, dtype=torch.float64)
             * n_rows.repeat_interleave(starts).view(-1, 1)).long()
-    rows = X.repeat_interleave(starts, dim=0).gather(1, pick.unsqueeze(2).expand(-1, -1, p))  # (M, N, p)
+    problem = torch.arange(B).repeat_interleave(starts).view(-1, 1)
+    rows = X[problem, pick]  # (M, N, p), without a copy of X per start (400 MB at 1,000,000 x 10 and 10 starts)
     return weights, (weights * rows).sum(dim=2)

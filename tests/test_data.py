@@ -375,13 +375,17 @@ def test_unreadable_or_unsupported_files_are_refused(name, content, message):
         reading.read_table(content, name)
 
 
-def test_the_row_and_column_limits_are_enforced(monkeypatch, table):
+def test_the_row_column_and_cell_limits_are_enforced(monkeypatch, table):
     monkeypatch.setattr(reading, "MAX_ROWS", 30)
     with pytest.raises(DataError, match="more than 30 rows"):
         reading.read_table(csv_bytes(table), "big.csv")
     monkeypatch.setattr(reading, "MAX_COLUMNS", 3)
     with pytest.raises(DataError, match="4 columns; the limit is 3"):
         reading.read_table(csv_bytes(table.head(25)), "wide.csv")
+    monkeypatch.setattr(reading, "MAX_COLUMNS", 200)
+    monkeypatch.setattr(reading, "MAX_CELLS", 99)
+    with pytest.raises(DataError, match="25 rows x 4 columns; the limit is 99 cells"):
+        reading.read_table(csv_bytes(table.head(25)), "many.csv")
 
 
 def test_question_marks_are_missing_values(table):

@@ -9,8 +9,9 @@ import torch
 from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeRegressor
 
-from get_core.config import GETConfig
-from get_core.optimize import _Adam, alpha_schedule
+from get_core.config import AUTO_SAMPLE_ABOVE, SAMPLE_ROWS, GETConfig, soft_rows
+from get_core.optimize import Problems, _Adam, _hard_evaluate, alpha_schedule, initial_params, run_stages
+from get_core.progress import Reporter
 from get_core.schedule import alpha_stage_bounds, stage_midpoints
 from get_core.train import train
 from tests.planted import planted_depth2
@@ -120,3 +121,80 @@ def test_the_engines_adam_step_matches_torchs_adamw(weight_decay):
         reference.step()
     for a, b in zip(ours, theirs):
         torch.testing.assert_close(a, b.detach(), rtol=1e-9, atol=1e-9)
+
+
+def _spy_on_samples(monkeypatch) -> list[int]:
+    """The row counts of every soft-epoch sample drawn (the real ``Problems.sample`` still does the drawing)."""
+    sizes: list[int] = []
+    real = Problems.sample
+
+    def recorded(self, size, gen):
+        sizes.append(size)
+        return real(self, size, gen)
+
+    monkeypatch.setattr(Problems, "sample", recorded)
+    return sizes
+
+
+def test_soft_epochs_use_row_samples_only_above_the_threshold_or_when_asked():
+    assert soft_rows(None, AUTO_SAMPLE_ABOVE) is None and soft_rows(None, AUTO_SAMPLE_ABOVE + 1) == SAMPLE_ROWS
+    assert soft_rows(0, 10 ** 6) is None and soft_rows(500, 500) is None and soft_rows(500, 501) == 500
+
+
+def test_a_table_below_the_threshold_trains_exactly_as_with_the_full_batch(monkeypatch):
+    sizes = _spy_on_samples(monkeypatch)
+    X, y, _ = planted_depth2(1500, seed=6)
+    default = train(X, y, GETConfig(depth=2, n_starts=3, n_epochs=40, random_state=0))
+    full = train(X, y, GETConfig(depth=2, n_starts=3, n_epochs=40, random_state=0, batch_rows=0))
+    assert sizes == []
+    np.testing.assert_array_equal(default.weights, full.weights)
+    np.testing.assert_array_equal(default.thresholds, full.thresholds)
+
+
+def test_sampled_epochs_follow_random_state_and_differ_from_the_full_batch(monkeypatch):
+    sizes = _spy_on_samples(monkeypatch)
+    X, y, _ = planted_depth2(1500, seed=6)
+    fits = [train(X, y, GETConfig(depth=2, n_starts=3, n_epochs=40, random_state=seed, batch_rows=batch))
+            for seed, batch in ((0, 200), (0, 200), (1, 200), (0, 0))]
+    assert sizes == [200] * (3 * 2 * 40)  # three sampled fits, two stages of 40 epochs each
+    np.testing.assert_array_equal(fits[0].weights, fits[1].weights)
+    assert not np.array_equal(fits[0].weights, fits[2].weights)
+    assert not np.array_equal(fits[0].weights, fits[3].weights)
+
+
+@pytest.mark.parametrize("leaf", ["constant", "linear"])
+def test_with_sampled_epochs_the_leaves_and_the_chosen_tree_come_from_every_row(leaf):
+    X, y, _ = planted_depth2(3000, seed=2)
+    Xs = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    config = GETConfig(depth=2, leaf=leaf, n_starts=3, n_epochs=30, random_state=0, batch_rows=100)
+    problems = Problems.from_arrays([(Xs, y)], torch.device("cpu"))
+    gen = torch.Generator().manual_seed(0)
+    params = initial_params(problems, [(Xs, y)], config, 2, gen)
+    result = run_stages(problems, params, alpha_schedule(3, config, gen), config, 3, Reporter(None, float(y.var())))
+    chunks = problems.chunks(1, 3)
+    fit, hard = _hard_evaluate(result.best, problems, chunks, 2, 1, "gcv" if leaf == "linear" else None,
+                               leaf == "linear")
+    assert result.best_loss.item() == pytest.approx(hard.item(), rel=1e-6)  # its stored loss is its full-data loss
+    torch.testing.assert_close(result.best.intercepts, fit.intercepts)  # its leaves are fitted on every row
+
+
+def test_sampled_epochs_on_many_rows_reach_nearly_the_full_batch_loss(monkeypatch):
+    sizes = _spy_on_samples(monkeypatch)
+    X, y, _ = planted_depth2(AUTO_SAMPLE_ABOVE + 8000, seed=5)
+    config = GETConfig(depth=2, n_starts=2, n_epochs=150, random_state=0)
+    sampled = train(X, y, config)  # the default: above the threshold, SAMPLE_ROWS rows per soft epoch
+    assert set(sizes) == {SAMPLE_ROWS}
+    full = train(X, y, GETConfig(**{**config.__dict__, "batch_rows": 0}))
+    cart_r2 = r2_score(y, DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y).predict(X))
+    assert full.meta["train_r2"] > cart_r2 + 0.05  # the oblique splits are found: there is something to lose
+    assert sampled.meta["train_r2"] >= full.meta["train_r2"] - 0.005
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_row_samples_are_drawn_on_the_cuda_device():
+    X, y, _ = planted_depth2(2000, seed=6)
+    problems = Problems.from_arrays([(X, y)], torch.device("cuda"))
+    sample = problems.sample(300, torch.Generator(device="cuda").manual_seed(0))
+    assert sample.Xa.device.type == "cuda" and sample.y.shape == (1, 300)
+    tree = train(X, y, GETConfig(depth=2, n_starts=2, n_epochs=20, random_state=0, batch_rows=300, device="auto"))
+    assert tree.meta["device"].startswith("cuda") and tree.meta["train_r2"] > 0.5

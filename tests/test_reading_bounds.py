@@ -95,6 +95,17 @@ def test_a_legitimate_workbook_of_100000_rows_and_200_columns_still_loads():
     assert df.shape == (100_000, 200) and df.iloc[-1].notna().all()
 
 
+def test_a_csv_of_more_than_100000_rows_is_read_within_the_bounded_readers_limits():
+    content = hostile.numeric_csv(150_000, 6)
+    df = reading.read_table_bounded(content, "tall.csv")
+    assert df.shape == (150_000, 6) and df.iloc[-1].notna().all()
+
+
+def test_a_parquet_file_of_more_than_a_million_rows_is_refused_from_its_footer():
+    content = hostile.numeric_parquet(reading.MAX_ROWS + 1, 1)
+    refused(content, "tall.parquet", "more than 1,000,000 rows")
+
+
 # ------------------------------------------------------------------------------------------ Parquet
 def test_plain_encoded_text_that_decodes_to_gigabytes_is_refused_from_the_footer(monkeypatch):
     content = hostile.plain_text_parquet(20_000, 3, 100_000)  # the file: 5.7 GB of text in under 1 MB

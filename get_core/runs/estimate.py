@@ -1,12 +1,13 @@
 """Run-time estimates calibrated on this machine.
 
-A run's wall time is modelled as ``startup + n_alphas * (per_stage + n_epochs * per_epoch) * row_scale +
-baselines`` (doubled training when polish is on, a rough guess until polish is measured too; a run with a
+A run's wall time is modelled as ``startup + n_stages * (per_stage * row_scale + n_epochs * per_epoch * epoch_scale)
++ baselines`` (doubled training when polish is on, a rough guess until polish is measured too; a run with a
 ``time_budget`` trains for that budget, polish included):
   * ``per_epoch`` and ``per_stage`` come from timing the real trainer twice (``SHORT_EPOCHS`` and ``LONG_EPOCHS``
     epochs, one stage) on random data of the run's depth, leaf type, starts and width, with up to
     ``MEASURE_ROWS`` rows (after a warm-up fit; the faster of two tries each, since a shared machine only ever
-    adds time); ``row_scale`` extrapolates linearly to more rows;
+    adds time); ``row_scale`` extrapolates linearly to more rows, ``epoch_scale`` to the rows a soft epoch uses
+    (``config.soft_rows``: a sample of a large table);
   * ``startup`` (interpreter, torch and project imports) and ``baselines`` (``get_core.compare.fit_baselines``,
     intercept and slope in rows from two fits) are measured once per machine; the baselines' GET fit with the other
     kind of splits (``training.fit_all_baselines``) is counted as one more training.
@@ -33,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from get_core.config import soft_rows
 from get_core.runs import launch
 from get_core.runs.store import default_db_path
 from get_core.runs.training import has_counterpart
@@ -179,7 +181,9 @@ def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: i
              config: Mapping[str, Any]) -> Estimate:
     scale = max(1.0, n_rows / MEASURE_ROWS)
     stages = int(config["n_alphas"]) + (1 if config.get("max_split_features") else 0)  # sparse: a masked stage more
-    training = stages * (shape["per_stage"] + int(config["n_epochs"]) * shape["per_epoch"]) * scale
+    sampled = soft_rows(config.get("batch_rows"), n_rows)  # a soft epoch on a sample costs the sample's rows
+    epoch_scale = scale if sampled is None else max(1.0, sampled / MEASURE_ROWS)
+    training = stages * (shape["per_stage"] * scale + int(config["n_epochs"]) * shape["per_epoch"] * epoch_scale)
     if config.get("polish"):
         training *= 2
     if config.get("time_budget") is not None:  # a budgeted fit races its starts to end near its budget (race.py)

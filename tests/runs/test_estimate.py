@@ -81,3 +81,16 @@ def test_a_budgeted_search_is_estimated_as_its_budget_shared_over_its_fits(tmp_p
                               {"startup": 3.0, "baselines": 1.0, "baselines_per_row": 0.0})
     found = estimate.search_estimate(500, 6, {"config": config, "search": {"depths": [1, 2, 3]}}, cache)
     assert found.training == 10.0 and found.n_fits == 4  # GETRegressorCV shares the budget; it is not per fit
+
+
+def test_the_estimate_of_a_large_table_counts_its_soft_epochs_at_the_sampled_rows(tmp_path):
+    cache = tmp_path / "calibration.json"
+    config = {**CONFIG, "n_epochs": 3000, "n_alphas": 2}
+    key = estimate.shape_key(2, "constant", 1, 10, 1_000_000)
+    estimate.save_measurement(cache, key, {"per_epoch": 0.01, "per_stage": 0.5},
+                              {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.0})
+    sampled = estimate.cached_estimate(1_000_000, 10, config, cache)
+    full = estimate.cached_estimate(1_000_000, 10, {**config, "batch_rows": 0}, cache)
+    scale = 1_000_000 / estimate.MEASURE_ROWS  # per_stage (checkpoints on every row) scales with the rows either way
+    assert full.training == pytest.approx(2 * (0.5 + 3000 * 0.01) * scale)
+    assert sampled.training == pytest.approx(2 * (0.5 * scale + 3000 * 0.01))  # 8,192 rows per epoch: under 10,000
