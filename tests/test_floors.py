@@ -19,6 +19,7 @@ FLOORS = (
     ("get_core.checkpoint",),
     ("get_core.train",),
     ("get_core.polish",),
+    ("get_core.node_refit",),
     ("get_core.optimize",),
     ("get_core.config", "get_core.leaves", "get_core.native", "get_core.soft", "get_core.starts", "get_core.progress",
      "get_core.schedule", "get_core.sparse", "get_core.export", "get_core.codegen", "get_core.views",
