@@ -389,8 +389,9 @@ def test_sparse_cells_wait_for_their_dense_depth_then_fit_there_within_k(tmp_pat
     assert second["run"]["cells_fitted"] == 4
     records = {(r["dataset"], r["method"]): r for r in second["records"]}
     for name in ("one", "two"):
-        for method, dense, k in (("get-sparse-1", "get", 1), ("get-linear-sparse-2", "get-linear", 2)):
+        for method, dense, k in (("get-sparse-1", "cart", 1), ("get-linear-sparse-2", "get-linear", 2)):
             record = records[name, method]
+            assert M.METHODS[method].depth_from == dense  # an axis-aligned GET tree at CART's depth
             assert record["depth"] == records[name, dense]["depth"]
             assert record["features_per_split"] == max(record["details"]["split_widths"]) <= k
             assert record["n_parameters"] > 0
