@@ -15,7 +15,8 @@ first stage on (at once or gradually) fixed the support before the soft stage ha
 supports the dense solution holds; projecting the dense solution only once, before the masked stage, recovered
 them but lost 4-6 points of R2 on data with no sparse structure (electrical_grid_stability, constant leaves).
 Pruning moves each threshold by the removed terms at the data's mean row (``prune``), so a hyperplane keeps its
-place at the data's centre instead of jumping.
+place at the data's centre instead of jumping. After the stages, ``node_refit`` refits each node's split with the
+rest of the tree fixed (``train.train``), again never raising the hard training loss.
 """
 
 from __future__ import annotations

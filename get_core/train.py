@@ -16,6 +16,7 @@ import torch
 
 from get_core import leaves
 from get_core.config import GETConfig
+from get_core.node_refit import refit_nodes
 from get_core.data import ROBUST_PERCENTILES
 from get_core.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
 from get_core.polish import polish
@@ -85,6 +86,8 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
     tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
+    if config.max_split_features is not None and config.max_split_features < X.shape[1] and not reporter.cancelled:
+        refit_nodes(tree, X, ys, config.max_split_features, config.linear_leaves, config.clip_leaves)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,

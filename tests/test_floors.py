@@ -19,6 +19,7 @@ FLOORS = (
     ("get_core.checkpoint",),
     ("get_core.train",),
     ("get_core.polish",),
+    ("get_core.node_refit",),
     ("get_core.optimize",),
     ("get_core.race",),
     ("get_core.config", "get_core.leaves", "get_core.native", "get_core.soft", "get_core.starts", "get_core.progress",

@@ -42,6 +42,7 @@ class Fitted:
     depth: int | None
     n_parameters: int | None
     details: dict = field(default_factory=dict)
+    features_per_split: int | None = None  # the widest split of the fitted model (1: axis-aligned); None: unknown
 
 
 def split_validation(X: np.ndarray, y: np.ndarray, seed: int):
@@ -70,7 +71,7 @@ def fit_cart(X, y, seed: int, budget: Budget) -> Fitted:
     from sklearn.tree import DecisionTreeRegressor
 
     model, depth, cv = tune_depth(lambda d: DecisionTreeRegressor(max_depth=d, random_state=seed), X, y, seed)
-    return Fitted(model, depth, count_tree_parameters(model), {"cv": cv})
+    return Fitted(model, depth, count_tree_parameters(model), {"cv": cv}, features_per_split=1)
 
 
 def fit_forest(X, y, seed: int, budget: Budget) -> Fitted:
@@ -109,7 +110,7 @@ def fit_forest(X, y, seed: int, budget: Budget) -> Fitted:
                   sum(count_tree_parameters(t) for t in model.estimators_),
                   {"n_estimators": n_trees, "max_depth": max_depth, "grown_depth": grown,
                    "depth_scores": {str(k): v for k, v in depth_scores.items()},
-                   "tree_scores": {str(k): v for k, v in tree_scores.items()}})
+                   "tree_scores": {str(k): v for k, v in tree_scores.items()}}, features_per_split=1)
 
 
 def get_fitter(leaf: str, polish: bool, l1: float | tuple[float, ...] = 0.0) -> Callable[..., Fitted]:
@@ -128,9 +129,35 @@ def get_fitter(leaf: str, polish: bool, l1: float | tuple[float, ...] = 0.0) -> 
                    "polish_in_cv": bool(polish and budget.polish_in_cv), "l1": search.best_l1_}
         details.update({k: meta[k] for k in ("polish_seconds", "polish_nodes_visited", "polish_nodes_accepted")
                         if k in meta})
-        return Fitted(model, int(search.best_depth_), int(model.tree_.n_parameters), details)
+        return Fitted(model, int(search.best_depth_), int(model.tree_.n_parameters), details,
+                      features_per_split=widest_split(model.tree_))
 
     return fit_get
+
+
+def widest_split(tree) -> int:
+    """Most features with a non-zero weight in any split of an ``ObliqueTree``."""
+    return int(tree.split_widths.max(initial=0))
+
+
+def sparse_fitter(leaf: str, k: int) -> Callable[..., Fitted]:
+    def fit_sparse(X, y, seed: int, budget: Budget, depth: int) -> Fitted:
+        """GET / GET-Linear with at most ``k`` features per split at ``depth``: the depth its dense counterpart's
+        search chose on the same split (``Method.depth_from``; a declared cheaper protocol than a depth search
+        of its own). Parameters: the non-zero ones (k + 1 per split). Fails, rather than reports, a tree with a
+        wider split."""
+        model = GETRegressor(depth=depth, leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs,
+                             random_state=seed, max_split_features=k).fit(X, y)
+        widths = [int(w) for w in model.tree_.split_widths]
+        if max(widths) > k:
+            raise AssertionError(f"a split uses {max(widths)} features; max_split_features={k}")
+        meta = model.tree_.meta
+        details = {"split_widths": widths, "max_split_features": k, "train_r2": meta.get("train_r2"),
+                   "node_refit_accepted": meta.get("node_refit_accepted"),
+                   "node_refit_seconds": meta.get("node_refit_seconds")}
+        return Fitted(model, depth, int(model.tree_.n_nonzero_parameters), details, features_per_split=max(widths))
+
+    return fit_sparse
 
 
 def fit_obliquetree(X, y, seed: int, budget: Budget) -> Fitted:
@@ -179,6 +206,8 @@ class Method:
     paper_column: str | None  # column of the MANIFEST table with the paper's figure for this method
     fit: Callable[..., Fitted]
     problem: Callable[[], str | None] = lambda: None  # why the method cannot run here, or None
+    depth_from: str | None = None  # fits at the depth this method chose on the same dataset and seed
+    max_split_features: int | None = None  # every split of its trees must use at most this many features
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
@@ -196,6 +225,15 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("linear-tree", "linear-tree", None, fit_linear_tree,
            lambda: _package_problem("lineartree", _probe_linear_tree)),
 )}
+#: Features per split of the sparse methods (issue 20): get-sparse-K and get-linear-sparse-K.
+SPARSE_KS = (1, 2, 3)
+#: Each fits at the depth its dense counterpart chose, but constant leaves with k=1 (an axis-aligned tree) at the
+#: depth CART chose: the dense GET's depth suits oblique splits and was 2 levels shallower than CART's on average
+#: (fast budget, seed 0), which left the axis-aligned tree 3.4 points under CART (docs/BENCHMARKS.md).
+METHODS.update((m.name, m) for m in (
+    Method(f"{dense}-sparse-{k}", f"{label}, k={k}", None, sparse_fitter(leaf, k),
+           depth_from="cart" if (leaf, k) == ("constant", 1) else dense, max_split_features=k)
+    for dense, label, leaf in (("get", "GET", "constant"), ("get-linear", "GET-Linear", "linear")) for k in SPARSE_KS))
 # obliquetree is cheap and is skipped with a message where it is not installed; linear-tree 0.3.5 is opt-in (it
 # calls a private sklearn API, `_validate_data`, that current sklearn no longer has).
 DEFAULT_METHODS = ("cart", "rf", "get", "get-polish", "get-linear", "get-linear-polish", "obliquetree")

@@ -61,6 +61,7 @@ def summarize(records: list[dict], datasets: list[str], methods: list[str], pape
                 "train_r2": mean(r["train_r2"] for r in rows),
                 "depth": _mean_or_none(r["depth"] for r in rows),
                 "n_parameters": _mean_or_none(r["n_parameters"] for r in rows),
+                "features_per_split": _max_or_none(r.get("features_per_split") for r in rows),
                 "predict_ms_per_10k": mean(r["predict_ms_per_10k"] for r in rows),
                 "fit_seconds": mean(r["fit_seconds"] for r in rows),
                 "paper_test_r2": paper.get(d, {}).get(column) if column else None,
@@ -76,6 +77,7 @@ def summarize(records: list[dict], datasets: list[str], methods: list[str], pape
             "paper_test_r2": mean(papers) if entries and None not in papers else None,
             "depth": _mean_or_none(e["depth"] for e in entries),
             "n_parameters": _mean_or_none(e["n_parameters"] for e in entries),
+            "features_per_split": _max_or_none(e["features_per_split"] for e in entries),
             "predict_ms_per_10k": mean(e["predict_ms_per_10k"] for e in entries) if entries else None,
             "fit_seconds_total": sum(e["fit_seconds"] * e["n_seeds"] for e in entries),
             "friedman_rank": ranks["ranks"].get(m),
@@ -84,7 +86,41 @@ def summarize(records: list[dict], datasets: list[str], methods: list[str], pape
     pairs = {m: {**paired_against(records, complete, m, BASELINE), "paper": _paired_t(_paper_differences(
         cells, complete, m, BASELINE))} for m in methods if m != BASELINE and BASELINE in methods}
     return {"cells": cells, "complete_datasets": complete, "averages": averages, "friedman": ranks,
-            "against_rf": pairs}
+            "against_rf": pairs, "split_check": split_check(records, methods),
+            "sparse_targets": sparse_targets(averages, methods)}
+
+
+def split_check(records: list[dict], methods: list[str]) -> dict:
+    """Per method with a k (``Method.max_split_features``): how many stored cells, the widest split any of them
+    has (from every split's width the cell stored) and the cells whose tree breaks k."""
+    out = {}
+    for m in methods:
+        k = M.METHODS[m].max_split_features
+        if k is None:
+            continue
+        rows = [r for r in records if r["method"] == m]
+        widths = {r["key"]: r["details"].get("split_widths", [math.inf]) for r in rows}
+        out[m] = {"k": k, "cells": len(rows), "widest": max((max(w) for w in widths.values()), default=None),
+                  "violations": sorted(key for key, w in widths.items() if max(w) > k)}
+    return out
+
+
+#: Issue 20's targets: (sparse method suffix, compared with, least allowed difference in average test R2 points).
+SPARSE_TARGETS = (("sparse-3", "dense", -1.0), ("sparse-2", "dense", -2.0), ("sparse-1", "cart", 2.0))
+
+
+def sparse_targets(averages: dict, methods: list[str]) -> list[dict]:
+    """Each target of issue 20 for constant (get) and linear (get-linear) leaves whose methods ran: the two
+    averages over the datasets every method finished, their difference and whether it meets the target."""
+    out = []
+    for dense in ("get", "get-linear"):
+        for suffix, against, least in SPARSE_TARGETS:
+            method, other = f"{dense}-{suffix}", dense if against == "dense" else "cart"
+            if method not in methods or other not in methods or averages[method]["test_r2"] is None:
+                continue
+            gap = averages[method]["test_r2"] - averages[other]["test_r2"]
+            out.append({"method": method, "against": other, "difference": gap, "least": least, "met": gap >= least})
+    return out
 
 
 def near_paper(cells: dict, method: str, points: float = NEAR_PAPER_POINTS) -> dict:
@@ -184,13 +220,32 @@ def test_markdown(summary: dict, methods: list[str], settings: dict, run: dict) 
         lines += ["", f"Friedman test over {fr['n_datasets']} datasets: chi2 = {fr['statistic']:.2f}, "
                       f"p = {fr['p_value']:.3g}."]
     lines += _paired_markdown(summary.get("against_rf", {}))
-    lines += ["", "Chosen depth / parameters / prediction ms per 10,000 rows / fit seconds (means over seeds):", "",
+    lines += _sparse_markdown(summary)
+    lines += ["", "Chosen depth / parameters / features per split (the widest split of any seed's tree; 1: "
+                  "axis-aligned; – not recorded) / prediction ms per 10,000 rows / fit seconds (means over seeds):", "",
               "| dataset | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(methods)]
     for d, row in cells.items():
         lines.append(f"| {d} | " + " | ".join(_cost_cell(row.get(m)) for m in methods) + " |")
     lines.append("| **average** | " + " | ".join(_cost_cell(
         {**averages[m], "fit_seconds": averages[m]["fit_seconds_total"] / max(1, n)}) for m in methods) + " |")
     return "\n".join(lines)
+
+
+def _sparse_markdown(summary: dict) -> list[str]:
+    """Issue 20's targets and the check of k on the stored cells, when sparse methods ran."""
+    lines = []
+    if summary.get("sparse_targets"):
+        lines += ["", "Sparse splits against issue 20's targets (average test R2 over the datasets every method "
+                      "finished; k=3 within 1.0 and k=2 within 2.0 points of dense, k=1 at least 2.0 above CART):", "",
+                  "| method | against | difference (points) | target | met |", "|---|---|---:|---:|---|"]
+        lines += [f"| {M.METHODS[t['method']].label} | {M.METHODS[t['against']].label} | {t['difference']:+.2f} | "
+                  f">= {t['least']:+.1f} | {'yes' if t['met'] else 'no'} |" for t in summary["sparse_targets"]]
+    if summary.get("split_check"):
+        lines += ["", "Every split of every stored tree within k (widths stored per cell): " + "; ".join(
+            f"{M.METHODS[m].label}: {c['cells']} cells, widest {c['widest']}, "
+            + ("all within k" if not c["violations"] else f"{len(c['violations'])} over k: {', '.join(c['violations'])}")
+            for m, c in summary["split_check"].items()) + "."]
+    return lines
 
 
 def _paired_markdown(pairs: dict) -> list[str]:
@@ -243,6 +298,7 @@ def _cost_cell(entry: dict | None) -> str:
     if entry is None:
         return "–"
     return " / ".join([_num(entry.get("depth"), 1), _num(entry.get("n_parameters"), 0),
+                       _num(entry.get("features_per_split"), 0),
                        _num(entry.get("predict_ms_per_10k"), 1), _num(entry.get("fit_seconds"), 0)])
 
 
@@ -304,6 +360,11 @@ def training_markdown(summary: dict, methods: list[str], depths: list[int], sett
 def _mean_or_none(values) -> float | None:
     values = [v for v in values if v is not None]
     return mean(values) if values else None
+
+
+def _max_or_none(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return max(values) if values else None
 
 
 def _num(value, digits: int) -> str:

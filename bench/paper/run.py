@@ -116,6 +116,10 @@ def main(argv: list[str] | None = None) -> dict:
         if not args.no_doc:
             check_writable("--doc", args.doc)
     done = store.load(required=("train_r2" if args.tables else "test_r2", "started_at", "finished_at"))
+    cells, waiting = at_dense_depths(cells, done)
+    if waiting:
+        log(f"{len(waiting)} cells wait for the depth their dense method chose ({', '.join(sorted(waiting))}): run "
+            "those methods on the same datasets and seeds first, then rerun this command")
     finished = {c.method for c in cells if c.key in done}
     # a method whose optional package is missing here is not run, but the cells it finished (on another machine, or
     # before the package went) stay in the report; --report-only runs nothing, so it needs no package at all
@@ -153,6 +157,23 @@ def main(argv: list[str] | None = None) -> dict:
     log(f"fitted {fitted}, skipped {run['cells_skipped']}, failed {len(failed)} cells in {run['wall_seconds']:.1f} s; "
          f"wrote {out}" + ("" if args.no_doc else f" and {args.doc}"))
     return result
+
+
+def at_dense_depths(cells: list[sweep.Cell], done: dict[str, dict]) -> tuple[list[sweep.Cell], list[str]]:
+    """Cells of a method with ``depth_from`` (the sparse ones) get the depth that method's finished cell on the same
+    dataset and seed chose; those without one are left out and returned as "dataset|seed|dense method" keys."""
+    out, waiting = [], []
+    for c in cells:
+        dense = M.METHODS[c.method].depth_from if c.method in M.METHODS else None
+        if dense is None:
+            out.append(c)
+            continue
+        record = done.get(sweep.Cell(c.dataset, c.seed, dense).key)
+        if record is None:
+            waiting.append(f"{c.dataset}|{c.seed}|{dense}")
+        else:
+            out.append(sweep.Cell(c.dataset, c.seed, c.method, int(record["depth"])))
+    return out, list(dict.fromkeys(waiting))
 
 
 def _settings(args: argparse.Namespace) -> sweep.Settings:

@@ -93,7 +93,9 @@ def run_cell(cell: Cell, settings: Settings, data: tuple[np.ndarray, np.ndarray]
 
 def _evaluate(cell: Cell, budget: Budget, X_tr, y_tr, X_te, y_te) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
-    fitted = M.METHODS[cell.method].fit(X_tr, y_tr, cell.seed, budget)
+    method = M.METHODS[cell.method]
+    depth = {"depth": cell.depth} if method.depth_from else {}  # the depth its dense counterpart chose
+    fitted = method.fit(X_tr, y_tr, cell.seed, budget, **depth)
     fit_seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     pred = fitted.model.predict(X_te)
     return {
@@ -101,6 +103,7 @@ def _evaluate(cell: Cell, budget: Budget, X_tr, y_tr, X_te, y_te) -> dict:
         "train_r2": 100 * float(r2_score(y_tr, fitted.model.predict(X_tr))),
         "depth": fitted.depth,
         "n_parameters": fitted.n_parameters,
+        "features_per_split": fitted.features_per_split,
         # paper section 5.4: one predict call on 10,000 rows (drawn from the test rows), median of 3, single thread
         "predict_ms_per_10k": predict_ms(fitted.model.predict, timing_rows(X_te, cell.seed), n_repeats=3),
         "fit_seconds": fit_seconds,

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bench.common import BUDGETS, Budget
 from bench.paper import methods as M
 from bench.paper import report, sweep
 from bench.paper import run as paper
@@ -375,3 +376,58 @@ def test_get_regressor_in_grid_search_cv_runs_on_joblibs_dask_backend(cluster):
     assert on_dask.best_params_ == local.best_params_
     np.testing.assert_allclose(on_dask.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"], atol=0.02)
     assert on_dask.best_score_ > 0.3
+
+
+# ---------------------------------------------------------------- sparse splits (issue 20)
+def test_sparse_cells_wait_for_their_dense_depth_then_fit_there_within_k(tmp_path, capsys):
+    methods = ["--methods", "cart", "get", "get-linear", "get-sparse-1", "get-linear-sparse-2", "--seeds", "0"]
+    first = run_paper(tmp_path, *methods)
+    assert {r["method"] for r in first["records"]} == {"cart", "get", "get-linear"}
+    err = capsys.readouterr().err
+    assert "4 cells wait for the depth their dense method chose" in err and "two|0|get-linear" in err
+    second = run_paper(tmp_path, *methods)
+    assert second["run"]["cells_fitted"] == 4
+    records = {(r["dataset"], r["method"]): r for r in second["records"]}
+    for name in ("one", "two"):
+        for method, dense, k in (("get-sparse-1", "cart", 1), ("get-linear-sparse-2", "get-linear", 2)):
+            record = records[name, method]
+            assert M.METHODS[method].depth_from == dense  # an axis-aligned GET tree at CART's depth
+            assert record["depth"] == records[name, dense]["depth"]
+            assert record["features_per_split"] == max(record["details"]["split_widths"]) <= k
+            assert record["n_parameters"] > 0
+        assert records[name, "cart"]["features_per_split"] == 1
+    check = second["summary"]["split_check"]
+    assert check["get-sparse-1"] == {"k": 1, "cells": 2, "widest": 1, "violations": []}
+    targets = {(t["method"], t["against"]) for t in second["summary"]["sparse_targets"]}
+    assert targets == {("get-sparse-1", "cart"), ("get-linear-sparse-2", "get-linear")}
+    assert "| GET, k=1 | CART |" in second["markdown"] and "all within k" in second["markdown"]
+
+
+def test_the_split_check_names_every_stored_cell_whose_tree_breaks_k():
+    records = [{"key": "a|0|get-sparse-2|3", "method": "get-sparse-2", "details": {"split_widths": [2, 1, 2]}},
+               {"key": "b|0|get-sparse-2|3", "method": "get-sparse-2", "details": {"split_widths": [2, 3, 0]}},
+               {"key": "b|0|get|3", "method": "get", "details": {}}]
+    check = report.split_check(records, ["get", "get-sparse-2"])
+    assert check == {"get-sparse-2": {"k": 2, "cells": 2, "widest": 3, "violations": ["b|0|get-sparse-2|3"]}}
+
+
+def test_the_targets_compare_k3_and_k2_with_dense_and_k1_with_cart():
+    averages = {m: {"test_r2": r2} for m, r2 in
+                {"cart": 70.0, "get": 80.0, "get-sparse-1": 71.5, "get-sparse-2": 78.5, "get-sparse-3": 79.2}.items()}
+    targets = {t["method"]: (t["against"], round(t["difference"], 2), t["met"])
+               for t in report.sparse_targets(averages, list(averages))}
+    assert targets == {"get-sparse-3": ("get", -0.8, True), "get-sparse-2": ("get", -1.5, True),
+                       "get-sparse-1": ("cart", 1.5, False)}
+
+
+def test_a_sparse_method_fits_at_the_given_depth_and_fails_a_tree_with_a_wider_split(monkeypatch):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(200, 4))
+    y = (X.sum(axis=1) > 2).astype(float)  # one oblique step over all 4 features
+    fitted = M.METHODS["get-sparse-2"].fit(X, y, 0, BUDGETS["tiny"], depth=3)
+    assert fitted.depth == fitted.model.tree_.depth == 3 and fitted.features_per_split <= 2
+    assert fitted.n_parameters == fitted.model.tree_.n_nonzero_parameters
+    dense = M.GETRegressor
+    monkeypatch.setattr(M, "GETRegressor", lambda **kw: dense(**{**kw, "max_split_features": None}))
+    with pytest.raises(AssertionError, match="a split uses 4 features; max_split_features=1"):
+        M.METHODS["get-sparse-1"].fit(X, y, 0, Budget("test", 2, 100, polish_in_cv=False), depth=1)
