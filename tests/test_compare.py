@@ -97,3 +97,15 @@ def test_baselines_take_a_numpy_integer_depth_and_stay_json_ready():
     assert json.loads(json.dumps(out, allow_nan=False))["models"]["cart"]["n_parameters"] > 0
     with pytest.raises(ValueError, match="depth must be a positive integer"):
         compare.fit_baselines(Xtr, ytr, Xte, yte, depth=2.5, random_state=0, n_repeats=1)
+
+
+def test_a_large_tables_forest_grows_each_tree_on_a_bounded_sample_of_rows(monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.random((600, 3))
+    y = X[:, 0] + rng.normal(scale=0.3, size=600)  # noisy: fully grown trees have about one leaf per drawn row
+    whole = compare.fit_baselines(X[:500], y[:500], X[500:], y[500:], 2, 0)["models"]["random_forest"]
+    monkeypatch.setattr(compare, "FOREST_MAX_SAMPLES", 100)  # the bound, scaled down with the table
+    bounded = compare.fit_baselines(X[:500], y[:500], X[500:], y[500:], 2, 0)["models"]["random_forest"]
+    per_tree = bounded["n_parameters"] / compare.FOREST_TREES
+    assert per_tree <= 3 * (2 * 100 - 1)  # at most 100 distinct rows: at most 199 nodes, 3 parameters each at most
+    assert bounded["n_parameters"] < 0.4 * whole["n_parameters"]
