@@ -34,6 +34,16 @@ CONSTANT_LEAF_ENGINE_VERSION = 2
 SAMPLE_ROWS = 8192
 AUTO_SAMPLE_ABOVE = 32768
 
+#: ``time_budget`` in GETRegressorCV: the least seconds one search fit gets (``race.split_budget``). Below it the
+#: probes, the CART start and the smallest race alone overrun, so a long search takes longer than its budget.
+MIN_SEARCH_FIT_SECONDS = 1.0
+
+
+def search_seconds(budget: float, n_search_fits: int) -> float:
+    """The most seconds a budgeted GETRegressorCV of ``n_search_fits`` search fits (the refit not included) takes:
+    ``budget``, unless its fits' two thirds would fall under ``MIN_SEARCH_FIT_SECONDS`` each."""
+    return max(budget, n_search_fits * MIN_SEARCH_FIT_SECONDS + budget / 3.0)
+
 LEAVES = ("constant", "linear")
 DEVICES = ("auto", "cpu", "cuda")
 #: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.

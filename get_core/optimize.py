@@ -218,6 +218,8 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     With a ``race`` (``time_budget``), its rungs drop the worse starts at checkpoints (``_drop``); their best trees
     stay candidates in ``archive`` (``race``).
     """
+    if race is not None:
+        race.start()
     depth = (params.weights.shape[1] + 1).bit_length() - 1
     linear = config.linear_leaves if params.coefs is not None else None
     clip = config.clip_leaves and linear is not None

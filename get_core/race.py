@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from get_core.config import MIN_SEARCH_FIT_SECONDS
+
 #: Start counts a plan may choose, fewest first.
 LADDER = (4, 8, 16, 32, 64, 128)
 #: A plan takes more starts only while each still gets this many epochs per stage.
@@ -132,6 +134,10 @@ class Race:
         self.n_starts = race_plan.n_starts
         self._last = (time.monotonic(), 0.0)  # (clock, position) of the last rung or the start
 
+    def start(self) -> None:
+        """The race's epochs begin now: the first rung's pace counts from here, not from the CART start's fit."""
+        self._last = (time.monotonic(), 0.0)
+
     def out_of_time(self) -> bool:
         return time.monotonic() > self.deadline + (HARD_LIMIT - 1.0) * self.budget
 
@@ -170,7 +176,7 @@ def split_budget(budget: float | None, n_search_fits: int) -> tuple[float | None
     returned tree, gets the last third plus the shares of the fits the search skipped (``refit_seconds``)."""
     if budget is None:
         return None, None
-    return 2.0 * budget / 3.0 / max(1, n_search_fits), budget / 3.0
+    return max(MIN_SEARCH_FIT_SECONDS, 2.0 * budget / 3.0 / max(1, n_search_fits)), budget / 3.0
 
 
 def refit_seconds(per_fit: float, base: float, n_search_fits: int, n_made: int) -> float:

@@ -109,8 +109,9 @@ def _planned(problems: Problems, config: GETConfig, gen: torch.Generator, t0: fl
         return config, None
     seconds = config.time_budget * (1.0 - POLISH_SHARE if config.polish else 1.0)
     left = seconds - (time.perf_counter() - t0)
+    deadline = time.monotonic() + left  # before the probes: their time comes out of the budget
     planned, race_plan, costs = budgeted(problems, config, config.depth, left, gen)
-    return planned, Race(race_plan, costs, time.monotonic() + left, seconds)
+    return planned, Race(race_plan, costs, deadline, seconds)
 
 
 def rescaled_splits(tree: ObliqueTree, scaling: MinMax, depth: int) -> Params:

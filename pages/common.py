@@ -294,8 +294,10 @@ def progress_text(run: Run) -> str:
 
 def describe_params(params: Any) -> str:
     config = params.get("config", {})
-    budget = (f"{describe_choice(params)}, {config.get('leaf')} leaves, {config.get('n_starts')} starts × "
-              f"{config.get('n_epochs')} epochs × {config.get('n_alphas')} alphas")
+    effort = (f"a {config['time_budget']:g} s time budget over {config.get('n_alphas')} alphas"
+              if config.get("time_budget") is not None else
+              f"{config.get('n_starts')} starts × {config.get('n_epochs')} epochs × {config.get('n_alphas')} alphas")
+    budget = f"{describe_choice(params)}, {config.get('leaf')} leaves, {effort}"
     changed = [f"{label} {config[name]:g}" for name, label in (("learning_rate", "learning rate"), ("l1", "L1"))
                if config.get(name, OPTIMIZER_DEFAULTS[name]) != OPTIMIZER_DEFAULTS[name]]
     scaling = ["robust scaling"] if config.get("scaling") == "robust" else []

@@ -204,3 +204,13 @@ def test_a_budget_with_polish_shares_it_between_the_optimization_and_the_polish(
     assert time.perf_counter() - start < 3 * 3.0
     assert tree.meta["polish_nodes_visited"] > 0
     assert np.isfinite(tree.predict(X)).all()
+
+
+def test_a_search_fits_share_of_a_budget_never_falls_under_its_floor():
+    from get_core.config import MIN_SEARCH_FIT_SECONDS, search_seconds
+    from get_core.race import split_budget
+
+    per_fit, base = split_budget(10.0, 40)
+    assert per_fit == MIN_SEARCH_FIT_SECONDS and base == pytest.approx(10.0 / 3)
+    assert split_budget(60.0, 4)[0] == pytest.approx(10.0)  # two thirds of 60 s over 4 fits
+    assert search_seconds(10.0, 40) == pytest.approx(40 + 10.0 / 3) and search_seconds(60.0, 4) == 60.0

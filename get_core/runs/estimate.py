@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from get_core.config import soft_rows
+from get_core.config import search_seconds, soft_rows
 from get_core.runs import launch
 from get_core.runs.store import default_db_path
 from get_core.runs.training import has_counterpart
@@ -119,7 +119,9 @@ def search_estimate(n_rows: int, n_features: int, params: Mapping[str, Any], cac
     if found is None or search is None:
         return found
     if config.get("time_budget") is not None:  # GETRegressorCV shares its budget over the search (race.split_budget)
-        return replace(found, n_fits=n_search_fits(search, n_features))
+        n_fits = n_search_fits(search, n_features)
+        training = search_seconds(float(config["time_budget"]), n_fits - 1)  # the refit is in the budget's third
+        return replace(found, training=training, seconds=found.seconds - found.training + training, n_fits=n_fits)
     sparse = bool(search.get("split_features") or config.get("max_split_features"))
     return found.searching(n_search_fits(search, n_features), sparse, int(config["n_alphas"]))
 

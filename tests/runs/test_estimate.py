@@ -94,3 +94,15 @@ def test_the_estimate_of_a_large_table_counts_its_soft_epochs_at_the_sampled_row
     scale = 1_000_000 / estimate.MEASURE_ROWS  # per_stage (checkpoints on every row) scales with the rows either way
     assert full.training == pytest.approx(2 * (0.5 + 3000 * 0.01) * scale)
     assert sampled.training == pytest.approx(2 * (0.5 * scale + 3000 * 0.01))  # 8,192 rows per epoch: under 10,000
+
+
+def test_a_long_budgeted_search_is_estimated_at_its_fits_least_share_not_at_the_budget(tmp_path):
+    cache = tmp_path / "calibration.json"
+    config = {"depth": 4, "leaf": "constant", "n_starts": 2, "n_epochs": 100, "n_alphas": 2, "time_budget": 10.0}
+    estimate.save_measurement(cache, estimate.shape_key(4, "constant", 2, 6, 500), {"per_epoch": 0.01,
+                                                                                    "per_stage": 0.5},
+                              {"startup": 3.0, "baselines": 1.0, "baselines_per_row": 0.0})
+    search = {"depths": [1, 2, 3, 4], "split_features": "auto"}  # 4 depths x 5 k: 20 search fits and the refit
+    found = estimate.search_estimate(500, 6, {"config": config, "search": search}, cache)
+    assert found.n_fits == 21 and found.training == pytest.approx(20 * 1.0 + 10.0 / 3)  # a second per search fit
+    assert found.seconds == pytest.approx(found.startup + found.training + found.baselines)
