@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from get_core import leaves
-from get_core.config import GETConfig
+from get_core.config import GETConfig, soft_rows
 from get_core.node_refit import refit_nodes
 from get_core.data import ROBUST_PERCENTILES
 from get_core.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
@@ -86,14 +86,15 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
     tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
-    if config.max_split_features is not None and config.max_split_features < X.shape[1] and not reporter.cancelled:
+    if (config.max_split_features is not None and config.max_split_features < X.shape[1] and not reporter.cancelled
+            and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
         refit_nodes(tree, X, ys, config.max_split_features, config.linear_leaves, config.clip_leaves)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
         cancelled=reporter.cancelled,
     )
-    if config.polish and not reporter.cancelled:
+    if config.polish and not reporter.cancelled and not (race is not None and race.out_of_time()):
         tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), t0)
     tree.meta["train_mse_scaled"] = float(np.mean((tree.predict_scaled(X) - ys) ** 2))
     tree.meta["train_r2"] = 1.0 - tree.meta["train_mse_scaled"] / max(y_var, 1e-300)

@@ -23,7 +23,7 @@ run's message says which tree it kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
@@ -132,9 +132,9 @@ class SearchRecorder:
 
 def search_fit(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig, spec: Mapping[str, Any],
                feature_names: list[str], channel: Channel, window: FitWindow, on_progress: Any
-               ) -> tuple[ObliqueTree, GETConfig, Ending | None]:
-    """Run the search; returns the run's tree, the config it was fitted with (for the baselines) and, when the
-    search was cancelled, how the run ends (the best validated tree is kept)."""
+               ) -> tuple[ObliqueTree, Ending | None]:
+    """Run the search; returns the run's tree and, when the search was cancelled, how the run ends (the best
+    validated tree is kept). The baselines take the config the tree records (its depth, k and budget share)."""
     import pandas as pd
 
     from get_core.estimator import GETRegressorCV
@@ -148,12 +148,11 @@ def search_fit(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig, spec
     chosen = {"depth": cv.best_depth_, "max_split_features": cv.best_max_split_features_, "l1": cv.best_l1_,
               "validation_r2": cv.best_validation_r2_,
               "key": tree_key(cv.best_depth_, cv.best_max_split_features_)}
-    final = replace(config, depth=cv.best_depth_, l1=cv.best_l1_, max_split_features=cv.best_max_split_features_)
     if cv.tree_.meta.get("cancelled") or channel.cancelled():
         recorder.finish("cancelled", chosen)
-        return cv.validated_tree_, final, _cancelled_ending(recorder.points, chosen["key"])
+        return cv.validated_tree_, _cancelled_ending(recorder.points, chosen["key"])
     recorder.finish("done", chosen)
-    return cv.tree_, final, None
+    return cv.tree_, None
 
 
 def _cancelled_ending(points: list[dict], key: str) -> Ending:

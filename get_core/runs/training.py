@@ -61,8 +61,8 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
     if search is None:
         tree = train(X_train, y_train, config, on_progress=on_progress, feature_names=prepared.feature_names)
     else:
-        tree, config, stopped = search_fit(X_train, y_train, config, search, prepared.feature_names, channel, window,
-                                           on_progress)
+        tree, stopped = search_fit(X_train, y_train, config, search, prepared.feature_names, channel, window,
+                                   on_progress)
     if channel.ended_elsewhere():
         raise RunFinishedError("The run was ended while training.")
     channel.put_json("model", model_file.to_dict(tree))
