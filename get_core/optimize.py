@@ -244,8 +244,7 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     device_alphas = alphas.to(problems.X.device, problems.X.dtype)
     workspaces: dict[int, Workspace] = {}
     archive: StageResult | None = None  # each problem's best tree among the starts a race dropped
-    rows = soft_rows(config.batch_rows, int(problems.n_rows.max()))  # None: soft epochs on every row
-    sampler = None if rows is None else _seeded(config.random_state, problems.X.device)
+    epoch_rows = _SoftRows(problems, config.batch_rows, config.random_state)
     for stage, column in enumerate(plan):
         masked = sparsity is not None and stage == len(plan) - 1
         if masked:
@@ -258,9 +257,8 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
         reporter.report(stage, len(plan), 0, n_epochs, alphas[:, column], torch.full((len(alpha),), math.nan),
                         hard, problem_best, starts, *_race_view(race))
         for epoch in range(1, n_epochs + 1):
-            batch = problems if rows is None else problems.sample(rows, sampler)
-            soft, grads = _soft_pass(params, alpha, batch, chunks if rows is None else batch.chunks(params.weights.shape[0], N), starts,
-                                     config.l1, workspaces)
+            batch, parts = epoch_rows.next(chunks, params.weights.shape[0], N)
+            soft, grads = _soft_pass(params, alpha, batch, parts, starts, config.l1, workspaces)
             adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
             if sparsity is not None:
                 sparsity.after_step(params, stage, epoch, n_epochs)
@@ -347,12 +345,10 @@ def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GET
     def evaluate() -> None:
         _hard_evaluate(params, problems, chunks, depth, starts, linear, config.clip_leaves and linear is not None)
 
-    rows = soft_rows(config.batch_rows, int(problems.n_rows.max()))  # a large table's epochs use a row sample
-    sampler = None if rows is None else _seeded(0, problems.X.device)
+    epoch_rows = _SoftRows(problems, config.batch_rows, 0)  # a large table's epochs use a row sample
 
     def step() -> None:
-        batch = problems if rows is None else problems.sample(rows, sampler)
-        parts = chunks if rows is None else batch.chunks(len(alpha), params.weights.shape[1])
+        batch, parts = epoch_rows.next(chunks, len(alpha), params.weights.shape[1])
         _, grads = _soft_pass(params, alpha, batch, parts, starts, config.l1, workspaces)
         adam.step(params.tensors(), grads.tensors(), config.learning_rate)
 
@@ -412,6 +408,22 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
         costs = costs.merged(probe(affordable[-1]))
         race_plan = planned(costs)
     return replace(config, n_starts=race_plan.n_starts, n_epochs=race_plan.n_epochs), race_plan, costs
+
+
+class _SoftRows:
+    """The rows of each soft epoch: every row (``chunks`` as given), or on a large table a fresh sample
+    (``config.soft_rows``) drawn by a generator seeded with ``random_state``, in chunks of its own."""
+
+    def __init__(self, problems: Problems, batch_rows: int | None, random_state: int | None):
+        self.problems = problems
+        self.rows = soft_rows(batch_rows, int(problems.n_rows.max()))
+        self.sampler = None if self.rows is None else _seeded(random_state, problems.X.device)
+
+    def next(self, chunks: list[Problems], n_models: int, n_nodes: int) -> tuple[Problems, list[Problems]]:
+        if self.rows is None:
+            return self.problems, chunks
+        batch = self.problems.sample(self.rows, self.sampler)
+        return batch, batch.chunks(n_models, n_nodes)
 
 
 def _seeded(random_state: int | None, device: torch.device) -> torch.Generator:
