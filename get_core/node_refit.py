@@ -6,13 +6,17 @@ leaves). So the best split of t is a cost-sensitive two-class problem on t's row
 threshold scan (every cut between two distinct projections):
   * every single feature (all of them: the exact axis-aligned step, what k=1 needs);
   * the current split's direction (so the node's own split is always a candidate);
-  * for k >= 2, every support of 2..k of the ``TOP_FEATURES[k]`` best single features, its direction fitted by
-    weighted least squares on the preferred side (+1 right, -1 left, weight |l_right - l_left|).
+  * for 2 <= k < p, every support of 2..k of the ``TOP_FEATURES[k]`` best single features, its direction fitted by
+    weighted least squares on the preferred side (+1 right, -1 left, weight |l_right - l_left|);
+  * for a dense tree (k >= p, run after a budgeted fit): that least-squares direction on every feature, and the
+    current direction turned towards it by the steps of ``DENSE_TURNS`` (both scaled to unit length). On the naval
+    datasets at depth 4 this took a 10-second fit's training R2 from 88-90 to 94 in under a second.
 At the deepest level of a constant-leaf tree the scan scores the cut with both children's means refit (the exact
 CART criterion) instead of the current leaves. Nodes of one level have disjoint rows, so a level is refit at once:
 the new splits are written, the leaves recomputed from the hard routing, and a node's change is kept only if its rows'
 float64 squared error dropped; so the tree's hard training loss never rises. Levels go deepest first, ``PASSES``
-times. Only splits of at most k non-zero weights are ever written.
+times (or until a pass changes nothing, or a deadline passes).
+Only splits of at most k non-zero weights are ever written.
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ import numpy as np
 from get_core import leaves
 from get_core.tree import ObliqueTree
 
-#: Bottom-up sweeps over the levels.
+#: Bottom-up sweeps over the levels: after fixed-budget sparse fits, and at most after budgeted fits (deadline).
 PASSES = 2
+BUDGETED_PASSES = 8
+#: Dense trees: the current direction u plus t times the least-squares one v (unit vectors), for each t here.
+DENSE_TURNS = (0.1, 0.3, 1.0, 3.0)
 #: For k >= 2: supports are drawn from this many best single features of the node (C(m, 2) + ... + C(m, k) each).
 TOP_FEATURES = {2: 10, 3: 7}
 TOP_FEATURES_WIDE = 5  # k >= 4
@@ -36,20 +43,23 @@ MIN_GAIN = 1e-9
 
 
 def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, linear_rule: str = "gcv",
-                clip: bool = True) -> ObliqueTree:
-    """Refit ``tree``'s splits in place (see the module docstring); returns it. ``y_scaled`` in the tree's units."""
+                clip: bool = True, passes: int = PASSES, deadline: float | None = None) -> ObliqueTree:
+    """Refit ``tree``'s splits in place (see the module docstring); returns it. ``y_scaled`` in the tree's units.
+    ``deadline`` (``time.monotonic``): no pass starts after it; the first always runs."""
     t0 = time.perf_counter()
     Xs = tree.scale_X(X)
     ys = np.asarray(y_scaled, dtype=np.float64)
-    accepted = 0
-    for _ in range(PASSES):
-        changed = 0
-        for level in reversed(range(tree.depth)):
-            changed += _refit_level(tree, X, Xs, ys, level, k, linear_rule, clip)
-        accepted += changed
+    accepted = swept = 0
+    for sweep in range(passes):
+        if sweep and deadline is not None and time.monotonic() > deadline:
+            break
+        changed = sum(_refit_level(tree, X, Xs, ys, level, k, linear_rule, clip)
+                      for level in reversed(range(tree.depth)))
+        accepted, swept = accepted + changed, swept + 1
         if not changed:
             break
-    tree.meta.update(node_refit_seconds=time.perf_counter() - t0, node_refit_accepted=accepted)
+    tree.meta.update(node_refit_seconds=time.perf_counter() - t0, node_refit_accepted=accepted,
+                     node_refit_passes=swept)
     return tree
 
 
@@ -106,8 +116,10 @@ def _best_split(Xs: np.ndarray, ys: np.ndarray, l_left: np.ndarray, l_right: np.
     if bottom_means:
         now = _two_means_cost(ys[Xs @ w_now > b_now], ys[Xs @ w_now <= b_now])
     directions = [np.eye(p), w_now[:, None]]
-    single_cost, _ = _scan(Xs, ys, l_left, extra, bottom_means)
-    if k >= 2 and np.any(extra):
+    if k >= p and p >= 2 and np.any(extra):
+        directions.append(_turns(w_now, _least_squares_directions(Xs, extra, [tuple(range(p))], p)[:, 0]))
+    elif k >= 2 and np.any(extra):
+        single_cost, _ = _scan(Xs, ys, l_left, extra, bottom_means)
         top = np.argsort(single_cost, kind="stable")[:TOP_FEATURES.get(k, TOP_FEATURES_WIDE)]
         supports = [s for size in range(2, min(k, len(top)) + 1) for s in itertools.combinations(sorted(top), size)]
         directions.append(_least_squares_directions(Xs, extra, supports, p))
@@ -120,6 +132,13 @@ def _best_split(Xs: np.ndarray, ys: np.ndarray, l_left: np.ndarray, l_right: np.
     w[np.abs(w) == 0] = 0.0  # +0.0, never -0.0
     assert np.count_nonzero(w) <= k or best == p  # the current split already respects k
     return w, float(cut[best])
+
+
+def _turns(w_now: np.ndarray, towards: np.ndarray) -> np.ndarray:
+    """(p, len(DENSE_TURNS) + 1): the unit current direction turned towards ``towards`` by each step, and ``towards``."""
+    u = w_now / max(float(np.linalg.norm(w_now)), 1e-300)
+    v = towards / max(float(np.linalg.norm(towards)), 1e-300)
+    return np.stack([u + t * v for t in DENSE_TURNS] + [towards], axis=1)
 
 
 def _least_squares_directions(Xs: np.ndarray, extra: np.ndarray, supports: list[tuple[int, ...]],

@@ -92,7 +92,7 @@ def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Ge
     seconds = max(0.0, left) / (config.depth - level)
     deadline = time.monotonic() + seconds  # before the probes: their time comes out of the level's share
     level_config, race_plan, costs = budgeted(problems, config, depth, seconds, gen)
-    return level_config, Race(race_plan, costs, deadline, seconds)
+    return level_config, Race(race_plan, costs, deadline, seconds, protected=2)
 
 
 def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],

@@ -1,8 +1,8 @@
 """The training pipeline: ``train(X, y, config, on_progress) -> ObliqueTree``.
 
 Min-max (or robust) scaling, multi-start (start 0 from CART, the others random) with all starts in one tensor program
-(``optimize.run_stages``), best-of by hard training loss, optional subtree polish (``polish``), and the final
-``ObliqueTree`` in the data's original units.
+(``optimize.run_stages``), best-of by hard training loss, node refits (``node_refit``: after sparse and budgeted
+fits), optional subtree polish (``polish``), and the final ``ObliqueTree`` in the data's original units.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import torch
 
 from get_core import leaves
 from get_core.config import GETConfig, soft_rows
-from get_core.node_refit import refit_nodes
+from get_core.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data import ROBUST_PERCENTILES
 from get_core.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
 from get_core.polish import polish
 from get_core.progress import ProgressCallback, Reporter
-from get_core.race import POLISH_SHARE, Race
+from get_core.race import POLISH_SHARE, REFIT_SHARE, Race
 from get_core.soft import Params
 from get_core.tree import ObliqueTree
 
@@ -78,7 +78,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     gen = make_generator(config.random_state)
     problems = Problems.from_arrays([(Xs, ys)], device)
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
-    planned, race = _planned(problems, config, gen, t0)
+    planned, race, refit_deadline = _planned(problems, config, gen, t0, protected=1 + (warm is not None))
     params = initial_params(problems, [(Xs, ys)], planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
     y_var = float(ys.var())
@@ -86,9 +86,11 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
     tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
-    if (config.max_split_features is not None and config.max_split_features < X.shape[1] and not reporter.cancelled
+    k = min(config.max_split_features or X.shape[1], X.shape[1])
+    if ((k < X.shape[1] or race is not None) and not reporter.cancelled
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
-        refit_nodes(tree, X, ys, config.max_split_features, config.linear_leaves, config.clip_leaves)
+        refit_nodes(tree, X, ys, k, config.linear_leaves, config.clip_leaves,
+                    *((BUDGETED_PASSES, refit_deadline) if race is not None else ()))
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
@@ -102,17 +104,21 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     return tree
 
 
-def _planned(problems: Problems, config: GETConfig, gen: torch.Generator, t0: float
-             ) -> tuple[GETConfig, Race | None]:
-    """With ``config.time_budget``: the starts and epochs a race fills it with (``race``), and the race, whose
-    deadline counts from ``t0`` (``time.perf_counter``); else ``config`` as given and no race."""
+def _planned(problems: Problems, config: GETConfig, gen: torch.Generator, t0: float, protected: int
+             ) -> tuple[GETConfig, Race | None, float | None]:
+    """With ``config.time_budget``: the starts and epochs a race fills it with (``race``), the race, whose
+    deadline counts from ``t0`` (``time.perf_counter``), and when the node refit after it should end (the race
+    leaves it ``REFIT_SHARE`` of the optimization's seconds); else ``config`` as given, no race and no deadline.
+    ``protected``: how many first starts (warm, CART) the race never drops."""
     if config.time_budget is None:
-        return config, None
+        return config, None, None
     seconds = config.time_budget * (1.0 - POLISH_SHARE if config.polish else 1.0)
     left = seconds - (time.perf_counter() - t0)
-    deadline = time.monotonic() + left  # before the probes: their time comes out of the budget
-    planned, race_plan, costs = budgeted(problems, config, config.depth, left, gen)
-    return planned, Race(race_plan, costs, deadline, seconds)
+    end = time.monotonic() + left  # before the probes: their time comes out of the budget
+    racing = left * (1.0 - REFIT_SHARE)
+    planned, race_plan, costs = budgeted(problems, config, config.depth, racing, gen)
+    race = Race(race_plan, costs, end - left * REFIT_SHARE, seconds * (1.0 - REFIT_SHARE), protected)
+    return planned, race, end
 
 
 def rescaled_splits(tree: ObliqueTree, scaling: MinMax, depth: int) -> Params:

@@ -76,3 +76,40 @@ def test_a_tree_already_at_its_best_split_is_left_alone():
     assert refitted.meta["node_refit_accepted"] == 0
     np.testing.assert_array_equal(refitted.weights, before[0])
     np.testing.assert_array_equal(refitted.thresholds, before[1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_dense_refit_never_raises_the_loss_of_a_random_oblique_tree(seed):
+    rng = np.random.default_rng(10 + seed)
+    depth, p = 2 + seed % 2, 5
+    X = rng.normal(size=(400, p))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=400)
+    tree, ys = tree_with_splits(X, y, rng.normal(size=(2 ** depth - 1, p)), rng.uniform(-0.5, 0.5, 2 ** depth - 1),
+                                leaf="linear" if seed % 2 else "constant")
+    before = mse(tree, X, ys)
+    refitted = refit_nodes(copy.deepcopy(tree), X, ys, p, passes=8)
+    assert mse(refitted, X, ys) <= before and refitted.meta["node_refit_accepted"] > 0
+
+
+def test_a_dense_refit_turns_a_wrong_root_towards_the_planted_hyperplane():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(800, 4))
+    planted = np.array([1.0, -1.0, 0.5, 0.0])
+    y = np.where(X @ planted > 0.25, 3.0, 0.0) + 0.05 * rng.normal(size=800)
+    tree, ys = tree_with_splits(X, y, [[1.0, 0.0, 0.0, 0.0]], [0.5])  # axis-aligned: no single feature separates
+    before = mse(tree, X, ys)
+    refitted = refit_nodes(tree, X, ys, 4, passes=8)
+    a, _ = refitted.split_in_original_units(1)
+    assert abs(a @ planted) / (np.linalg.norm(a) * np.linalg.norm(planted)) > 0.95
+    assert mse(refitted, X, ys) < before / 4
+
+
+def test_a_deadline_ends_the_refit_after_its_first_pass():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 5))
+    y = X[:, 0] * X[:, 1] + 0.1 * rng.normal(size=400)
+    tree, ys = tree_with_splits(X, y, rng.normal(size=(7, 5)), np.zeros(7))
+    free = refit_nodes(copy.deepcopy(tree), X, ys, 5, passes=8)
+    assert free.meta["node_refit_passes"] > 1  # the first pass changed something: without a deadline a second runs
+    late = refit_nodes(copy.deepcopy(tree), X, ys, 5, passes=8, deadline=0.0)  # long past
+    assert late.meta["node_refit_passes"] == 1 and mse(late, X, ys) < mse(tree, X, ys)

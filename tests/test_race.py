@@ -20,9 +20,9 @@ from tests.planted import noise_ceiling, planted_depth2, planted_oblique
 FREE = Costs(((1, 1e-6),), ((1, 1e-6),))
 
 
-def race_of(starts: int, epochs: int = 100, n_stages: int = 2, seconds: float = 1e6) -> Race:
+def race_of(starts: int, epochs: int = 100, n_stages: int = 2, seconds: float = 1e6, protected: int = 0) -> Race:
     return Race(RacePlan(starts, epochs, n_stages, CHECKPOINTS_PER_STAGE), FREE, time.monotonic() + seconds,
-                seconds)
+                seconds, protected)
 
 
 def test_a_rung_keeps_the_better_half_of_each_problems_starts_by_hard_loss_in_their_order():
@@ -37,6 +37,18 @@ def test_a_rung_keeps_the_better_half_of_each_problems_starts_by_hard_loss_in_th
     second = race.plan.rungs()[1]
     keep = race.survivors(int(second) + 1, torch.tensor([4., 3., 2., 1., 0., 1., 2., 3.]), 4)
     assert keep.tolist() == [2, 3, 4, 5] and race.ids.tolist() == [4, 6]
+
+
+def test_the_informed_starts_are_never_dropped_and_the_others_are_halved_among_themselves():
+    race = race_of(8, protected=1)  # start 0 is the CART start: kept however it ranks
+    losses = torch.tensor([9., 1., 7., 0., 3., 9., 2., 8.,  # problem 0: the best three others are 3, 1, 6
+                           9., 2., 3., 4., 5., 6., 7., 0.])  # problem 1: 7, 1, 2
+    keep = race.survivors(int(race.plan.rungs()[0]) + 1, losses, 8)
+    assert keep.tolist() == [0, 1, 3, 6, 8, 9, 10, 15] and race.ids.tolist() == [0, 1, 3, 6]
+    keep = race.survivors(int(race.plan.rungs()[1]) + 1, torch.tensor([9., 3., 2., 1., 9., 1., 2., 3.]), 4)
+    assert keep.tolist() == [0, 3, 4, 5] and race.ids.tolist() == [0, 6]
+    overrun = race_of(16, seconds=0.0, protected=2)  # out of time: the informed two and the best other remain
+    assert overrun.survivors(int(overrun.plan.rungs()[0]) + 1, torch.arange(16.0).flip(0), 16).tolist() == [0, 1, 15]
 
 
 def test_a_rung_drops_more_than_half_when_the_pace_would_overrun_the_deadline():
