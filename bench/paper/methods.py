@@ -113,11 +113,13 @@ def fit_forest(X, y, seed: int, budget: Budget) -> Fitted:
                    "tree_scores": {str(k): v for k, v in tree_scores.items()}}, features_per_split=1)
 
 
-def get_fitter(leaf: str, polish: bool, l1: float | tuple[float, ...] = 0.0) -> Callable[..., Fitted]:
+def get_fitter(leaf: str, polish: bool, l1: float | tuple[float, ...] = 0.0,
+               k: int | None = None) -> Callable[..., Fitted]:
     def fit_get(X, y, seed: int, budget: Budget) -> Fitted:
         """GET / GET-Linear with the depth (and L1 strength, when ``l1`` holds several) chosen by GETRegressorCV
-        (2:1 split, depths 1..12, early stop)."""
-        common = dict(leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs, random_state=seed)
+        (2:1 split, depths 1..12, early stop); with ``k``, every split of every fit uses at most k features."""
+        common = dict(leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs, random_state=seed,
+                      max_split_features=k)
         checkpoint = SearchCheckpoint(budget.searches) if budget.searches else None
         search = GETRegressorCV(depths=DEPTHS, polish=polish and budget.polish_in_cv, l1=l1, **common).fit(
             X, y, checkpoint=checkpoint)
@@ -127,10 +129,12 @@ def get_fitter(leaf: str, polish: bool, l1: float | tuple[float, ...] = 0.0) -> 
         meta = model.tree_.meta
         details = {"cv": search.cv_results_, "train_r2": meta.get("train_r2"),
                    "polish_in_cv": bool(polish and budget.polish_in_cv), "l1": search.best_l1_}
-        details.update({k: meta[k] for k in ("polish_seconds", "polish_nodes_visited", "polish_nodes_accepted")
-                        if k in meta})
-        return Fitted(model, int(search.best_depth_), int(model.tree_.n_parameters), details,
-                      features_per_split=widest_split(model.tree_))
+        details.update({name: meta[name] for name in ("polish_seconds", "polish_nodes_visited",
+                                                      "polish_nodes_accepted") if name in meta})
+        if k is None:
+            return Fitted(model, int(search.best_depth_), int(model.tree_.n_parameters), details,
+                          features_per_split=widest_split(model.tree_))
+        return sparse_fitted(model, int(search.best_depth_), k, details)
 
     return fit_get
 
@@ -143,21 +147,26 @@ def widest_split(tree) -> int:
 def sparse_fitter(leaf: str, k: int) -> Callable[..., Fitted]:
     def fit_sparse(X, y, seed: int, budget: Budget, depth: int) -> Fitted:
         """GET / GET-Linear with at most ``k`` features per split at ``depth``: the depth its dense counterpart's
-        search chose on the same split (``Method.depth_from``; a declared cheaper protocol than a depth search
-        of its own). Parameters: the non-zero ones (k + 1 per split). Fails, rather than reports, a tree with a
-        wider split."""
+        search chose on the same split (``Method.depth_from``; a cheaper protocol than the depth search of
+        ``get-sparse-K-tuned``)."""
         model = GETRegressor(depth=depth, leaf=leaf, n_starts=budget.n_starts, n_epochs=budget.n_epochs,
                              random_state=seed, max_split_features=k).fit(X, y)
-        widths = [int(w) for w in model.tree_.split_widths]
-        if max(widths) > k:
-            raise AssertionError(f"a split uses {max(widths)} features; max_split_features={k}")
-        meta = model.tree_.meta
-        details = {"split_widths": widths, "max_split_features": k, "train_r2": meta.get("train_r2"),
-                   "node_refit_accepted": meta.get("node_refit_accepted"),
-                   "node_refit_seconds": meta.get("node_refit_seconds")}
-        return Fitted(model, depth, int(model.tree_.n_nonzero_parameters), details, features_per_split=max(widths))
+        return sparse_fitted(model, depth, k, {"train_r2": model.tree_.meta.get("train_r2")})
 
     return fit_sparse
+
+
+def sparse_fitted(model, depth: int, k: int, details: dict) -> Fitted:
+    """A k-sparse fit with every split's width stored; fails, rather than reports, a tree with a wider split.
+    Parameters: the non-zero ones (k + 1 per split)."""
+    widths = [int(w) for w in model.tree_.split_widths]
+    if max(widths) > k:
+        raise AssertionError(f"a split uses {max(widths)} features; max_split_features={k}")
+    meta = model.tree_.meta
+    details = {**details, "split_widths": widths, "max_split_features": k,
+               "node_refit_accepted": meta.get("node_refit_accepted"),
+               "node_refit_seconds": meta.get("node_refit_seconds")}
+    return Fitted(model, depth, int(model.tree_.n_nonzero_parameters), details, features_per_split=max(widths))
 
 
 def fit_obliquetree(X, y, seed: int, budget: Budget) -> Fitted:
@@ -233,6 +242,11 @@ SPARSE_KS = (1, 2, 3)
 METHODS.update((m.name, m) for m in (
     Method(f"{dense}-sparse-{k}", f"{label}, k={k}", None, sparse_fitter(leaf, k),
            depth_from="cart" if (leaf, k) == ("constant", 1) else dense, max_split_features=k)
+    for dense, label, leaf in (("get", "GET", "constant"), ("get-linear", "GET-Linear", "linear")) for k in SPARSE_KS))
+#: The paper's protocol for the sparse methods: each its own depth search (GETRegressorCV with the k), as GET's.
+METHODS.update((m.name, m) for m in (
+    Method(f"{dense}-sparse-{k}-tuned", f"{label}, k={k}, own depth", None, get_fitter(leaf, False, k=k),
+           max_split_features=k)
     for dense, label, leaf in (("get", "GET", "constant"), ("get-linear", "GET-Linear", "linear")) for k in SPARSE_KS))
 # obliquetree is cheap and is skipped with a message where it is not installed; linear-tree 0.3.5 is opt-in (it
 # calls a private sklearn API, `_validate_data`, that current sklearn no longer has).

@@ -431,3 +431,16 @@ def test_a_sparse_method_fits_at_the_given_depth_and_fails_a_tree_with_a_wider_s
     monkeypatch.setattr(M, "GETRegressor", lambda **kw: dense(**{**kw, "max_split_features": None}))
     with pytest.raises(AssertionError, match="a split uses 4 features; max_split_features=1"):
         M.METHODS["get-sparse-1"].fit(X, y, 0, Budget("test", 2, 100, polish_in_cv=False), depth=1)
+
+
+def test_a_tuned_sparse_method_searches_its_own_depth_within_k_and_meets_its_targets_by_name():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(240, 4))
+    y = np.where(X[:, 0] > 0.5, 2.0, 0.0) + np.where(X[:, 1] > 0.3, 1.0, 0.0) + 0.05 * rng.normal(size=240)
+    fitted = M.METHODS["get-sparse-1-tuned"].fit(X, y, 0, BUDGETS["tiny"])
+    assert fitted.depth == fitted.model.tree_.depth and fitted.details["cv"]  # a search, not a given depth
+    assert fitted.features_per_split == max(fitted.details["split_widths"]) == 1
+    assert M.METHODS["get-sparse-1-tuned"].depth_from is None
+    averages = {m: {"test_r2": r2} for m, r2 in {"cart": 70.0, "get": 80.0, "get-sparse-1-tuned": 72.5}.items()}
+    assert [(t["method"], t["against"], t["met"]) for t in report.sparse_targets(averages, list(averages))] == [
+        ("get-sparse-1-tuned", "cart", True)]
