@@ -135,8 +135,9 @@ class GETRegressor(_GETEstimator):
     features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``data.squeezed_features``).
     ``max_split_features=k`` (None: dense): every split uses at most k features, exactly (k=1: an axis-aligned tree
     optimized as a whole); how, see ``sparse``. ``time_budget=seconds`` (None: ``n_starts`` x ``n_epochs`` as given)
-    lets the fit choose starts and epochs from timings on this data and race them, ending near that many seconds
-    (``race``; with polish, half of it optimizes and half polishes). ``batch_rows`` (not in the paper): each soft
+    lets the fit choose starts and epochs from timings on this data and race them, then refit the best tree's
+    splits node by node (``node_refit``), ending near that many seconds (``race``; with polish, half of it optimizes
+    and half polishes). ``batch_rows`` (not in the paper): each soft
     epoch uses that many rows drawn afresh (None: 8192 once there are more than 32768 rows; 0: every row); the leaves
     and the choice of the best tree always use every row. Defaults and allowed values: ``config.GETConfig``.
     """
