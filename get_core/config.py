@@ -187,7 +187,8 @@ class GETConfig:
                                              "None: dense splits; k: every split uses at most k features (sparse.py)")
     time_budget: float | None = setting(None, Number(0, optional=True),
                                         "None: n_starts x n_epochs as given; seconds: the fit chooses starts and "
-                                        "epochs from timings on this data and races them to end near it (race.py)")
+                                        "epochs from timings on this data, races them and refits the best tree's "
+                                        "nodes, to end near it (race.py)")
     batch_rows: int | None = setting(None, Integer(0, optional=True),
                                      "rows per soft epoch, drawn afresh each epoch; None: 8192 once a table has more "
                                      "than 32768 rows, else all; k: k whenever there are more; 0: always all. Leaves "

@@ -122,6 +122,13 @@ def test_a_budgeted_fit_ends_near_its_budget_and_races_several_starts():
     alive = [len(e.records) for e in events]
     assert alive[0] == started and alive[-1] < started and alive == sorted(alive, reverse=True)
     assert model.score(X, y) >= r2_score(y, DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y).predict(X))
+    assert model.tree_.meta["node_refit_passes"] >= 1  # the last tenth refits the best tree's nodes
+
+
+def test_only_a_budgeted_dense_fit_refits_its_nodes():
+    X, y, _ = planted_depth2(600, seed=2)
+    fixed = train(X, y, GETConfig(depth=2, n_starts=2, n_epochs=20, random_state=0))
+    assert "node_refit_passes" not in fixed.meta  # a fixed budget trains the paper's GET, nothing after
 
 
 def test_cancelling_mid_race_returns_a_valid_tree_promptly():
