@@ -140,7 +140,8 @@ def _best_split(Xs: np.ndarray, ys: np.ndarray, l_left: np.ndarray, l_right: np.
 
 
 def _turns(w_now: np.ndarray, towards: np.ndarray) -> np.ndarray:
-    """(p, len(DENSE_TURNS) + 1): the unit current direction turned towards ``towards`` by each step, and ``towards``."""
+    """(p, len(DENSE_TURNS) + 1): the unit current direction turned towards ``towards`` by each step, and
+    ``towards``."""
     u = w_now / max(float(np.linalg.norm(w_now)), 1e-300)
     v = towards / max(float(np.linalg.norm(towards)), 1e-300)
     return np.stack([u + t * v for t in DENSE_TURNS] + [towards], axis=1)

@@ -11,8 +11,9 @@ checkpoints):
    first after 1/(2^(K+1) - 1) of it) each problem keeps the better half of its surviving starts by their best hard
    training loss so far, down to ``FINAL_STARTS``. A survivor's schedule is exactly that of an unraced start.
    The informed starts (the CART start, and a warm start when there is one) are never dropped, and not counted
-   in the halving: they often trail the random starts early and lead at the end (delta_elevators, depth 4: the CART start alone reaches a training R2
-   of 66.0 at 1 x 3000; raced among 128 it was dropped and the fit ended at 65.4).
+   in the halving: they often trail the random starts early and lead at the end (delta_elevators, depth 4: the
+   CART start alone reaches a training R2 of 65.7-66.1 at 1 x 3000; raced among 128 it was dropped and the fit
+   ended at 65.4).
 4. Pacing: at each rung the cost per start-epoch measured since the last one predicts the rest; when the plan would
    overrun the deadline (a loaded machine), more starts are dropped (never fewer than one). Past ``HARD_LIMIT``
    times the budget the fit stops as if cancelled, with the best tree so far.

@@ -150,10 +150,10 @@ def dataset_table(part: str, rows: list[dict]) -> list[str]:
         gap = None if paper_mid is None else mid - paper_mid
         gaps.append(gap)
         first = mine[min(mine)]
+        paper_wall = median(r.get("wall_seconds", r.get("fit_seconds")) for r in paper.values()) if paper else None
         lines.append(f"| {name} | {_seeds(mine)} | {mid:.2f} | {median(r['wall_seconds'] for r in mine.values()):.1f} "
                      f"| {first['n_starts']}x{first['n_epochs']} | {_seeds(paper)}{source} | {_fmt(paper_mid)} | "
-                     f"{_fmt(median(r.get('wall_seconds', r.get('fit_seconds')) for r in paper.values()) if paper else None, 1)} "
-                     f"| {_fmt(gap)} |")
+                     f"{_fmt(paper_wall, 1)} | {_fmt(gap)} |")
     known = [g for g in gaps if g is not None]
     if known:
         lines += ["", f"Median gap {median(known):+.2f} points; the budgeted median within {tolerance:g} point(s) of "
