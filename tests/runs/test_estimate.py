@@ -73,12 +73,18 @@ def test_a_search_is_estimated_as_at_most_its_fits_of_the_deepest_depth_plus_a_s
     assert sparse.training == pytest.approx(3 * (0.5 + 100 * 0.01))  # the masked stage of a k-sparse fit
 
 
-def test_a_budgeted_search_is_estimated_as_its_budget_shared_over_its_fits(tmp_path):
+def budgeted_calibration(tmp_path, depth: int) -> tuple:
+    """A calibration cache measured for a depth-``depth`` fit on 500 x 6, and a 10-second budgeted config of it."""
     cache = tmp_path / "calibration.json"
-    config = {"depth": 3, "leaf": "constant", "n_starts": 2, "n_epochs": 100, "n_alphas": 2, "time_budget": 10.0}
-    estimate.save_measurement(cache, estimate.shape_key(3, "constant", 2, 6, 500), {"per_epoch": 0.01,
-                                                                                    "per_stage": 0.5},
+    config = {"depth": depth, "leaf": "constant", "n_starts": 2, "n_epochs": 100, "n_alphas": 2, "time_budget": 10.0}
+    estimate.save_measurement(cache, estimate.shape_key(depth, "constant", 2, 6, 500),
+                              {"per_epoch": 0.01, "per_stage": 0.5},
                               {"startup": 3.0, "baselines": 1.0, "baselines_per_row": 0.0})
+    return cache, config
+
+
+def test_a_budgeted_search_is_estimated_as_its_budget_shared_over_its_fits(tmp_path):
+    cache, config = budgeted_calibration(tmp_path, 3)
     found = estimate.search_estimate(500, 6, {"config": config, "search": {"depths": [1, 2, 3]}}, cache)
     assert found.training == 10.0 and found.n_fits == 4  # GETRegressorCV shares the budget; it is not per fit
 
@@ -97,11 +103,7 @@ def test_the_estimate_of_a_large_table_counts_its_soft_epochs_at_the_sampled_row
 
 
 def test_a_long_budgeted_search_is_estimated_at_its_fits_least_share_not_at_the_budget(tmp_path):
-    cache = tmp_path / "calibration.json"
-    config = {"depth": 4, "leaf": "constant", "n_starts": 2, "n_epochs": 100, "n_alphas": 2, "time_budget": 10.0}
-    estimate.save_measurement(cache, estimate.shape_key(4, "constant", 2, 6, 500), {"per_epoch": 0.01,
-                                                                                    "per_stage": 0.5},
-                              {"startup": 3.0, "baselines": 1.0, "baselines_per_row": 0.0})
+    cache, config = budgeted_calibration(tmp_path, 4)
     search = {"depths": [1, 2, 3, 4], "split_features": "auto"}  # 4 depths x 5 k: 20 search fits and the refit
     found = estimate.search_estimate(500, 6, {"config": config, "search": search}, cache)
     assert found.n_fits == 21 and found.training == pytest.approx(20 * 1.0 + 10.0 / 3)  # a second per search fit
