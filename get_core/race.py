@@ -9,14 +9,15 @@ checkpoints):
 3. The race: every start runs the same alpha schedule (the warm-started stages of ``run_stages``, cosine learning
    rate over E epochs per stage); at rungs spread geometrically over the whole schedule (equal cost per rung, the
    first after 1/(2^(K+1) - 1) of it) each problem keeps the better half of its surviving starts by their best hard
-   training loss so far, down to ``FINAL_STARTS``. A survivor's schedule is exactly that of an unraced start.
-   The informed starts (the CART start, and a warm start when there is one) are never dropped, and not counted
-   in the halving: they often trail the random starts early and lead at the end (delta_elevators, depth 4: the
-   CART start alone reaches a training R2 of 65.7-66.1 at 1 x 3000; raced among 128 it was dropped and the fit
-   ended at 65.4).
+   training loss so far, down to ``FINAL_STARTS`` (or all of them, when the race runs far enough ahead of its
+   plan). A survivor's schedule is exactly that of an unraced start. The informed starts (the CART start, and a
+   warm start when there is one) are never dropped, and not counted in the halving: they often trail the random
+   starts early and lead at the end (delta_elevators, depth 4: the CART start alone reaches a training R2 of
+   65.7-66.1 at 1 x 3000; raced among 128 it was dropped and the fit ended at 65.4).
 4. Pacing: at each rung the cost per start-epoch measured since the last one predicts the rest; when the plan would
-   overrun the deadline (a loaded machine), more starts are dropped (never fewer than one). Past ``HARD_LIMIT``
-   times the budget the fit stops as if cancelled, with the best tree so far.
+   overrun the deadline (a loaded machine), more starts are dropped (one is always kept); when keeping them all
+   would still meet it, none is. Past ``HARD_LIMIT`` times the budget the fit stops as if cancelled, with the best
+   tree so far.
 The result is the best tree by hard training loss over every tree any start ever had at a checkpoint (dropped starts
 included), so it is never worse than the CART start. The last ``REFIT_SHARE`` of the time refits its nodes one at a
 time (``node_refit``), which only ever lowers that loss. Why many short starts: GET gets stuck in local optima; on
@@ -169,16 +170,26 @@ class Race:
         return (order + torch.arange(order.shape[0], device=order.device).view(-1, 1) * starts).flatten()
 
     def _keep(self, position: int, starts: int, informed: int) -> int:
-        """Half the ``starts - informed`` unprotected starts, fewer when the rest of the race, at the pace measured
-        since the last rung (the probe's costs times how much slower the machine ran), would overrun the deadline."""
+        """How many of the ``starts - informed`` unprotected starts to keep: half; fewer when the rest of the race,
+        at the pace measured since the last rung, would overrun the deadline; all of them when even that fits.
+        Keeping all is how a race that runs ahead of its plan spends the time: a probe that under-estimates many
+        starts' cost makes the first rung drop too many (abalone, depth 8, 60 s: 128 -> 16 starts, then the race
+        ended at 49 s). The pace is that of the span just run, faster or slower than the probe's: the probe
+        over-estimated 16 starts' cost there, and taking its pace as a floor still ended the race at 48 s."""
         now = time.monotonic()
         clock, last = self._last
         self._last = (now, float(position))
         span = position - last
         predicted = self.costs.seconds(span, span * self.plan.checkpoints_per_stage / self.plan.n_epochs, starts)
         slowdown = (now - clock) / max(predicted, 1e-9)
+
+        def fits(keep: int) -> bool:
+            return now + slowdown * self.plan.seconds(self.costs, keep + informed, position) <= self.deadline
+
+        if fits(starts - informed):
+            return starts - informed
         keep = max(1, (starts - informed) // 2)
-        while keep > 1 and now + slowdown * self.plan.seconds(self.costs, keep + informed, position) > self.deadline:
+        while keep > 1 and not fits(keep):
             keep //= 2
         return keep
 

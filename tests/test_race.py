@@ -1,6 +1,7 @@
 """Time budgets and racing starts (``get_core.race``): the race drops starts by hard loss, keeps every tree it saw as a
 candidate, never loses to CART, ends near its budget, reports and cancels, and composes with sparse splits."""
 
+import math
 import time
 
 import numpy as np
@@ -11,50 +12,101 @@ from sklearn.tree import DecisionTreeRegressor
 
 from get_core.config import GETConfig
 from get_core.estimator import GETRegressor, GETRegressorCV
-from get_core.optimize import CHECKPOINTS_PER_STAGE, Problems, alpha_schedule, initial_params, run_stages
+from get_core.optimize import CHECKPOINTS_PER_STAGE, _checkpoints, Problems, alpha_schedule, initial_params, run_stages
 from get_core.progress import Reporter
+import get_core.race as race_module
 from get_core.race import Costs, Race, RacePlan, plan, refit_seconds, split_budget
 from get_core.train import train
 from tests.planted import noise_ceiling, planted_depth2, planted_oblique
 
 FREE = Costs(((1, 1e-6),), ((1, 1e-6),))
+MS = Costs(((1, 1e-3),), ((1, 0.0),))  # a millisecond per start-epoch, free checkpoints
 
 
-def race_of(starts: int, epochs: int = 100, n_stages: int = 2, seconds: float = 1e6, protected: int = 0) -> Race:
-    return Race(RacePlan(starts, epochs, n_stages, CHECKPOINTS_PER_STAGE), FREE, time.monotonic() + seconds,
-                seconds, protected)
+class Clock:
+    """The race's clock, moved by the test (``get_core.race`` reads only ``time.monotonic``)."""
+
+    START = 100.0
+
+    def __init__(self):
+        self.now = self.START
+
+    def monotonic(self) -> float:
+        return self.now
 
 
-def test_a_rung_keeps_the_better_half_of_each_problems_starts_by_hard_loss_in_their_order():
-    race = race_of(8)
-    first = race.plan.rungs()[0]
-    assert race.survivors(int(first) - 1, torch.zeros(16), 8) is None  # no rung due yet
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(race_module, "time", fake)
+    return fake
+
+
+def race_of(starts: int, clock: Clock, slack: float = 0.01, protected: int = 0) -> Race:
+    """A race of 2 stages x 100 epochs that begins at ``Clock.START``, its deadline its plan's cost times
+    ``1 + slack`` later."""
+    clock.now = Clock.START
+    race_plan = RacePlan(starts, 100, 2, CHECKPOINTS_PER_STAGE)
+    total = race_plan.seconds(MS)
+    return Race(race_plan, MS, clock.now + total * (1.0 + slack), total, protected)
+
+
+def at_rung(race: Race, clock: Clock, rung: int, pace: float = 1.0) -> int:
+    """The position just past rung ``rung``, with the clock where the plan expects it there (its pace x ``pace``)."""
+    position = race.plan.rungs()[rung]
+    remaining = race.plan.seconds(MS, race.plan.n_starts >> (rung + 1), position)  # as planned: halved there
+    clock.now = Clock.START + pace * (race.plan.seconds(MS) - remaining)
+    return int(position) + 1
+
+
+def test_a_rung_keeps_the_better_half_of_each_problems_starts_by_hard_loss_in_their_order(clock):
+    race = race_of(8, clock)
+    assert race.survivors(int(race.plan.rungs()[0]) - 1, torch.zeros(16), 8) is None  # no rung due yet
     losses = torch.tensor([5., 1., 7., 0., 3., 9., 2., 8.,  # problem 0: best four are starts 3, 1, 6, 4
                            1., 2., 3., 4., 5., 6., 7., 0.])  # problem 1: starts 7, 0, 1, 2
-    keep = race.survivors(int(first) + 1, losses, 8)
+    keep = race.survivors(at_rung(race, clock, 0), losses, 8)
     assert keep.tolist() == [1, 3, 4, 6, 8, 9, 10, 15]
     assert race.ids.tolist() == [1, 3, 4, 6]  # the alive starts' own numbers (problem 0's, as progress shows them)
-    second = race.plan.rungs()[1]
-    keep = race.survivors(int(second) + 1, torch.tensor([4., 3., 2., 1., 0., 1., 2., 3.]), 4)
+    keep = race.survivors(at_rung(race, clock, 1), torch.tensor([4., 3., 2., 1., 0., 1., 2., 3.]), 4)
     assert keep.tolist() == [2, 3, 4, 5] and race.ids.tolist() == [4, 6]
 
 
-def test_the_informed_starts_are_never_dropped_and_the_others_are_halved_among_themselves():
-    race = race_of(8, protected=1)  # start 0 is the CART start: kept however it ranks
+def test_the_informed_starts_are_never_dropped_and_the_others_are_halved_among_themselves(clock):
+    race = race_of(8, clock, protected=1)  # start 0 is the CART start: kept however it ranks
     losses = torch.tensor([9., 1., 7., 0., 3., 9., 2., 8.,  # problem 0: the best three others are 3, 1, 6
                            9., 2., 3., 4., 5., 6., 7., 0.])  # problem 1: 7, 1, 2
-    keep = race.survivors(int(race.plan.rungs()[0]) + 1, losses, 8)
+    keep = race.survivors(at_rung(race, clock, 0), losses, 8)
     assert keep.tolist() == [0, 1, 3, 6, 8, 9, 10, 15] and race.ids.tolist() == [0, 1, 3, 6]
-    keep = race.survivors(int(race.plan.rungs()[1]) + 1, torch.tensor([9., 3., 2., 1., 9., 1., 2., 3.]), 4)
+    keep = race.survivors(at_rung(race, clock, 1), torch.tensor([9., 3., 2., 1., 9., 1., 2., 3.]), 4)
     assert keep.tolist() == [0, 3, 4, 5] and race.ids.tolist() == [0, 6]
-    overrun = race_of(16, seconds=0.0, protected=2)  # out of time: the informed two and the best other remain
-    assert overrun.survivors(int(overrun.plan.rungs()[0]) + 1, torch.arange(16.0).flip(0), 16).tolist() == [0, 1, 15]
+    overrun = race_of(16, clock, slack=-1.0, protected=2)  # out of time: the informed two and the best other remain
+    assert overrun.survivors(at_rung(overrun, clock, 0), torch.arange(16.0).flip(0), 16).tolist() == [0, 1, 15]
 
 
-def test_a_rung_drops_more_than_half_when_the_pace_would_overrun_the_deadline():
-    race = race_of(16, seconds=0.0)  # the deadline is now: any work left overruns it
-    keep = race.survivors(int(race.plan.rungs()[0]) + 1, torch.arange(16.0), 16)
-    assert keep.tolist() == [0]
+def test_a_rung_drops_more_than_half_when_the_pace_would_overrun_the_deadline(clock):
+    race = race_of(16, clock)
+    keep = race.survivors(at_rung(race, clock, 0, pace=1.5), torch.arange(16.0), 16)  # the machine runs slower
+    assert keep.tolist() == [0, 1, 2, 3]
+    late = race_of(16, clock, slack=-1.0)  # the deadline is now: any work left overruns it
+    assert late.survivors(at_rung(late, clock, 0), torch.arange(16.0), 16).tolist() == [0]
+
+
+def test_a_race_ahead_of_its_plan_keeps_every_start(clock):
+    race = race_of(8, clock, slack=1.0)  # twice the plan's seconds: keeping all 8 to the next rung still fits
+    assert race.survivors(at_rung(race, clock, 0), torch.arange(8.0), 8) is None and race.ids.tolist() == list(range(8))
+    quick = race_of(8, clock)  # the first span ran 3x faster than the probe said: the rest will too
+    assert quick.survivors(at_rung(quick, clock, 0, pace=1 / 3), torch.arange(8.0), 8) is None
+    on_time = race_of(8, clock)
+    assert on_time.survivors(at_rung(on_time, clock, 0), torch.arange(8.0), 8).tolist() == [0, 1, 2, 3]
+
+
+def test_every_rung_is_a_checkpoint_of_its_own():
+    race = race_of(128, Clock())  # 2 x 100 epochs; the first rungs fall before the first even checkpoint (epoch 5)
+    rungs = race.plan.rungs()
+    first, second = _checkpoints(100, 0, race), _checkpoints(100, 1, race)
+    assert {math.ceil(r) for r in rungs if r <= 100} <= first and min(first) < 100 / CHECKPOINTS_PER_STAGE
+    assert {math.ceil(r - 100) for r in rungs if r > 100} <= second
+    assert _checkpoints(100, 0, None) == _checkpoints(100, 1, None) == set(range(5, 101, 5))
 
 
 def test_rungs_spend_equal_start_epochs_and_end_with_two_starts():
@@ -70,6 +122,13 @@ def test_a_plan_buys_more_starts_before_more_epochs_and_stays_within_its_seconds
     assert small.n_starts < large.n_starts and large.n_epochs >= 1000
     for chosen, seconds in ((small, 0.5), (large, 200.0)):
         assert chosen.seconds(costs) <= seconds
+
+
+class Halving(Race):
+    """A race that keeps half of its starts at every rung, however far ahead of its deadline it runs."""
+
+    def _keep(self, position, starts, informed):
+        return max(1, (starts - informed) // 2)
 
 
 class DropFirst(Race):
@@ -171,7 +230,7 @@ def test_a_negative_budget_is_refused_by_name():
 
 
 def test_a_race_of_many_starts_recovers_most_of_a_planted_dense_depth3_oblique_tree():
-    """A fixed race (no clock: its deadline is far away) of 32 starts x 400 epochs, on a dense random depth-3
+    """A fixed race (no clock: it halves at every rung) of 32 starts x 400 epochs, on a dense random depth-3
     oblique tree with noise of known variance: the returned tree's training R2 comes within 10% of the ceiling (the
     paper budget, 15 times the start-epochs, reaches 99% of it in test R2: bench.studies.time_budget) and far
     above CART's."""
@@ -181,7 +240,7 @@ def test_a_race_of_many_starts_recovers_most_of_a_planted_dense_depth3_oblique_t
     problems = Problems.from_arrays([(X, y)], torch.device("cpu"))
     gen = torch.Generator().manual_seed(0)
     params = initial_params(problems, [(X, y)], config, 3, gen)
-    race = race_of(32, epochs=400)
+    race = Halving(RacePlan(32, 400, 2, CHECKPOINTS_PER_STAGE), FREE, time.monotonic() + 1e6, 1e6, 0)
     result = run_stages(problems, params, alpha_schedule(32, config, gen), config, 32, Reporter(None, 1.0), race)
     assert len(race.ids) == 2  # halved down to the final two
     r2 = 1.0 - float(result.best_loss[0]) / np.var(y)
