@@ -171,11 +171,12 @@ class Race:
 
     def _keep(self, position: int, starts: int, informed: int) -> int:
         """How many of the ``starts - informed`` unprotected starts to keep: half; fewer when the rest of the race,
-        at the pace measured since the last rung, would overrun the deadline; all of them when even that fits.
-        Keeping all is how a race that runs ahead of its plan spends the time: a probe that under-estimates many
-        starts' cost makes the first rung drop too many (abalone, depth 8, 60 s: 128 -> 16 starts, then the race
-        ended at 49 s). The pace is that of the span just run, faster or slower than the probe's: the probe
-        over-estimated 16 starts' cost there, and taking its pace as a floor still ended the race at 48 s."""
+        at the pace measured since the last rung, would overrun the deadline; all of them when even that fits and a
+        later rung can still correct the bet. Keeping all is how a race that runs ahead of its plan spends the time:
+        a probe that under-estimates many starts' cost makes the first rung drop too many (abalone, depth 8, 60 s:
+        128 -> 16 starts, then the race ended at 49 s). Never at the last rung: it falls at the last stage's start,
+        whose epochs can cost several times the ones just measured, once the splits soften again (planted depth 3,
+        10 s: the last rung kept 8 starts, the second stage ran 5x slower per start-epoch, the fit took 13 s)."""
         now = time.monotonic()
         clock, last = self._last
         self._last = (now, float(position))
@@ -186,7 +187,7 @@ class Race:
         def fits(keep: int) -> bool:
             return now + slowdown * self.plan.seconds(self.costs, keep + informed, position) <= self.deadline
 
-        if fits(starts - informed):
+        if self.rungs and fits(starts - informed):
             return starts - informed
         keep = max(1, (starts - informed) // 2)
         while keep > 1 and not fits(keep):
