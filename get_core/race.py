@@ -10,14 +10,14 @@ checkpoints):
    rate over E epochs per stage); at rungs spread geometrically over the whole schedule (equal cost per rung, the
    first after 1/(2^(K+1) - 1) of it) each problem keeps the better half of its surviving starts by their best hard
    training loss so far, down to ``FINAL_STARTS`` (or all of them, when the race runs far enough ahead of its
-   plan). A survivor's schedule is exactly that of an unraced start. The informed starts (the CART start, and a
-   warm start when there is one) are never dropped, and not counted in the halving: they often trail the random
-   starts early and lead at the end (delta_elevators, depth 4: the CART start alone reaches a training R2 of
-   65.7-66.1 at 1 x 3000; raced among 128 it was dropped and the fit ended at 65.4).
+   plan and a later rung remains). A survivor's schedule is exactly that of an unraced start. The informed starts
+   (the CART start, and a warm start when there is one) are never dropped, and not counted in the halving: they
+   often trail the random starts early and lead at the end (delta_elevators, depth 4: the CART start alone reaches
+   a training R2 of 65.7-66.1 at 1 x 3000; raced among 128 it was dropped and the fit ended at 65.4).
 4. Pacing: at each rung the cost per start-epoch measured since the last one predicts the rest; when the plan would
    overrun the deadline (a loaded machine), more starts are dropped (one is always kept); when keeping them all
-   would still meet it, none is. Past ``HARD_LIMIT`` times the budget the fit stops as if cancelled, with the best
-   tree so far.
+   would still meet it, none is, except at the last rung (``Race._keep``). Past ``HARD_LIMIT`` times the budget
+   the fit stops as if cancelled, with the best tree so far.
 The result is the best tree by hard training loss over every tree any start ever had at a checkpoint (dropped starts
 included), so it is never worse than the CART start. The last ``REFIT_SHARE`` of the time refits its nodes one at a
 time (``node_refit``), which only ever lowers that loss. Why many short starts: GET gets stuck in local optima; on
