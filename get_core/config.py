@@ -126,6 +126,17 @@ class Flag:
 
 
 @dataclass(frozen=True)
+class FlagOrAuto:
+    """True, False or "auto" (the fit decides from the other settings)."""
+
+    def accepts(self, value: object) -> bool:
+        return isinstance(value, (bool, np.bool_)) or (isinstance(value, str) and value == "auto")
+
+    def describe(self) -> str:
+        return "True, False or 'auto'"
+
+
+@dataclass(frozen=True)
 class Span:
     """A (min, max) pair of finite numbers with 0 < min <= max."""
 
@@ -152,7 +163,7 @@ class Seed:
         return "None or an integer"
 
 
-Allowed = Integer | Number | Choice | Flag | Span | Seed
+Allowed = Integer | Number | Choice | Flag | FlagOrAuto | Span | Seed
 
 
 def setting(default: Any, allowed: Allowed, meaning: str) -> Any:
@@ -177,7 +188,9 @@ class GETConfig:
     weight_decay: float = setting(0.0, Number(0, inclusive=True),
                                   "decoupled (AdamW) decay per step; 0: none, the paper's optimizer; the authors' "
                                   "code keeps torch.optim.AdamW's 0.01 (bench.studies.variants)")
-    polish: bool = setting(False, Flag(), "polish every subtree after training (paper section 4.3)")
+    polish: bool | str = setting("auto", FlagOrAuto(),
+                                 "polish every subtree after training (paper section 4.3); auto: only with a "
+                                 "time_budget, and then the subtrees below the root (polishes)")
     random_state: int | None = setting(None, Seed(), "seed of the starts, alphas and row samples")
     device: str = setting("auto", Choice(DEVICES), "where torch trains; auto: CUDA when torch sees one")
     fixed_alpha: float | None = setting(None, Number(0, optional=True),
@@ -201,6 +214,21 @@ class GETConfig:
                 raise ValueError(f"{name} must be {allowed.describe()}; got {value!r}")
         # JSON and scikit-learn parameters give a list or ints: one form from here on (hashable, as stored in meta)
         object.__setattr__(self, "alpha_range", tuple(float(a) for a in self.alpha_range))
+
+
+def polishes(polish: bool | str, time_budget: float | None, depth: int) -> bool:
+    """Whether a fit with these settings polishes: ``polish="auto"`` does exactly when it has a time budget. A
+    budgeted polish works below the root (``polish.polished_levels``), so a budgeted depth-1 tree never polishes.
+
+    Why only then: a budgeted fit that gives half its seconds to polishing the subtrees below the root beats one that
+    races for all of them (issue 21, docs/BENCHMARKS.md): on planted dense depth-4 trees the share of the noise
+    ceiling rose from 78-89% to 96-98% in 10 s. Without a budget, "auto" keeps the paper's GET (no polish) and
+    its cost."""
+    if time_budget is not None and depth < 2:
+        return False
+    if isinstance(polish, str):
+        return polish == "auto" and time_budget is not None
+    return bool(polish)
 
 
 def soft_rows(batch_rows: int | None, n_rows: int) -> int | None:

@@ -21,7 +21,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from get_core.checkpoint import SearchCheckpoint, fit_fingerprint
-from get_core.config import ALLOWED, DEFAULTS, Allowed, Choice, Flag, GETConfig, Integer, Number, Seed, Span
+from get_core.config import (ALLOWED, DEFAULTS, Allowed, Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed,
+                             Span)
 from get_core.data import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.encoding import MAX_ABS, refuse_too_large
 from get_core.progress import ProgressCallback
@@ -53,6 +54,8 @@ def _sklearn_constraint(allowed: Allowed) -> list:
             return [StrOptions(set(options))]
         case Flag():
             return ["boolean"]
+        case FlagOrAuto():
+            return ["boolean", StrOptions({"auto"})]
         case Span():
             return [tuple, list]
         case Seed():
@@ -126,7 +129,8 @@ class GETRegressor(_GETEstimator):
 
     Parameters mirror the paper: ``n_starts`` starts (start 0 from CART), each running ``n_alphas`` stages of
     ``n_epochs`` epochs with an increasing scale factor drawn from ``alpha_range``; ``leaf="linear"`` gives
-    GET-Linear; ``polish=True`` adds the subtree polish of section 4.3. ``linear_leaves`` (GET-Linear only):
+    GET-Linear; ``polish=True`` adds the subtree polish of section 4.3 (``"auto"``: only with ``time_budget``,
+    see ``config.polishes``). ``linear_leaves`` (GET-Linear only):
     ``"gcv"`` keeps a leaf's least-squares fit only where generalized cross-validation prefers it to the leaf's
     mean, ``"ols"`` is the paper's plain least squares in every leaf of at least p+2 rows (see ``leaves``).
     ``clip_leaves`` (GET-Linear only, not in the paper): clamp each linear leaf's prediction to the range of the
@@ -136,8 +140,8 @@ class GETRegressor(_GETEstimator):
     ``max_split_features=k`` (None: dense): every split uses at most k features, exactly (k=1: an axis-aligned tree
     optimized as a whole); how, see ``sparse``. ``time_budget=seconds`` (None: ``n_starts`` x ``n_epochs`` as given)
     lets the fit choose starts and epochs from timings on this data and race them, then refit the best tree's
-    splits node by node (``node_refit``), ending near that many seconds (``race``; with polish, half of it optimizes
-    and half polishes). ``batch_rows`` (not in the paper): each soft
+    splits node by node (``node_refit``), ending near that many seconds (``race``; with polish, the default, half of it
+    optimizes and half polishes the subtrees below the root). ``batch_rows`` (not in the paper): each soft
     epoch uses that many rows drawn afresh (None: 8192 once there are more than 32768 rows; 0: every row); the leaves
     and the choice of the best tree always use every row. Defaults and allowed values: ``config.GETConfig``.
     """
@@ -145,7 +149,7 @@ class GETRegressor(_GETEstimator):
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
                  n_epochs: int = DEFAULTS.n_epochs, alpha_range: tuple[float, float] = DEFAULTS.alpha_range,
                  n_alphas: int = DEFAULTS.n_alphas, learning_rate: float = DEFAULTS.learning_rate,
-                 l1: float = DEFAULTS.l1, polish: bool = DEFAULTS.polish, random_state=DEFAULTS.random_state,
+                 l1: float = DEFAULTS.l1, polish: bool | str = DEFAULTS.polish, random_state=DEFAULTS.random_state,
                  device: str = DEFAULTS.device, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling,
                  max_split_features: int | None = DEFAULTS.max_split_features,
@@ -217,7 +221,8 @@ class GETRegressorCV(_GETEstimator):
     def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
                  leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts, n_epochs: int = DEFAULTS.n_epochs,
                  alpha_range: tuple[float, float] = DEFAULTS.alpha_range, n_alphas: int = DEFAULTS.n_alphas,
-                 learning_rate: float = DEFAULTS.learning_rate, l1: float = DEFAULTS.l1, polish: bool = DEFAULTS.polish,
+                 learning_rate: float = DEFAULTS.learning_rate, l1: float = DEFAULTS.l1,
+                 polish: bool | str = DEFAULTS.polish,
                  random_state=DEFAULTS.random_state, device: str = DEFAULTS.device, patience: int = 3,
                  tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,

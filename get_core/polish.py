@@ -6,6 +6,12 @@ level (disjoint row sets) is polished in one batched program, each as its own pr
 the current subtree (warm start), a CART fitted on the node's rows, and random trees. A node's new subtree is kept
 only if the whole tree's float64 hard training loss drops; nodes with fewer than 2 rows or a constant target are
 skipped.
+
+With a time budget (not in the paper) the root is left alone, since the race before the polish already optimized the
+whole tree, and the levels below it share the polish's seconds in proportion to the leaves under one of their
+subtrees (``level_seconds``): a soft epoch of a level costs about n times that. Measured on planted dense depth-4
+trees, 10 s (issue 21, seeds 0-4): these levels this way reached 96.4-97.9% of the noise ceiling, every level with
+an equal share 91.5-97.3%, and the race alone 78.4-97.7%.
 """
 
 from __future__ import annotations
@@ -49,7 +55,8 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
     device = resolve_device(config.device)
     accepted, visited = 0, 0
     span_lo, span_hi = reporter.span
-    for level in range(tree.depth):
+    levels = polished_levels(tree.depth, config.time_budget is not None)
+    for done, level in enumerate(levels):
         path = tree.decision_path(X)[:, level]
         errors = _squared_errors(tree, X, ys)
         nodes = [t for t in range(2 ** level, 2 ** (level + 1))
@@ -69,8 +76,8 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
         alphas = alpha_schedule(len(nodes) * level_config.n_starts, level_config, gen)
         share = torch.tensor([len(r) / len(ys) for r in rows], dtype=torch.float64)
         outside = float(errors[np.setdiff1d(np.arange(len(ys)), np.concatenate(rows))].sum() / len(ys))
-        level_span = (span_lo + (span_hi - span_lo) * level / tree.depth,
-                      span_lo + (span_hi - span_lo) * (level + 1) / tree.depth)
+        level_span = (span_lo + (span_hi - span_lo) * done / len(levels),
+                      span_lo + (span_hi - span_lo) * (done + 1) / len(levels))
         level_reporter = Reporter(reporter.on_progress, reporter.y_var, "polish", level_span, share, outside)
         result = run_stages(problems, params, alphas, level_config, level_config.n_starts, level_reporter, race)
         accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config)
@@ -82,14 +89,25 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
     return tree
 
 
+def polished_levels(depth: int, budgeted: bool) -> range:
+    """The levels a polish visits: every one (the paper's Algorithm 2), or with a time budget those below the root."""
+    return range(1 if budgeted else 0, depth)
+
+
+def level_seconds(left: float, depth: int, level: int) -> float:
+    """This level's share of the ``left`` seconds that the levels from ``level`` down to the last one share, in
+    proportion to the leaves under one of each level's subtrees (2 ** (depth - level))."""
+    weights = [2.0 ** (depth - lower) for lower in range(level, depth)]
+    return max(0.0, left) * weights[0] / sum(weights)
+
+
 def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Generator, t0: float, level: int,
                 ) -> tuple[GETConfig, Race | None]:
-    """With a time budget, this level's race: the seconds left until the budget's end (counted from ``t0``), split
-    evenly over the levels still to come; else ``config`` and no race."""
+    """With a time budget, this level's race: its share (``level_seconds``) of the seconds left until the budget's
+    end (counted from ``t0``); else ``config`` and no race."""
     if config.time_budget is None:
         return config, None
-    left = config.time_budget - (time.perf_counter() - t0)
-    seconds = max(0.0, left) / (config.depth - level)
+    seconds = level_seconds(config.time_budget - (time.perf_counter() - t0), config.depth, level)
     deadline = time.monotonic() + seconds  # before the probes: their time comes out of the level's share
     level_config, race_plan, costs = budgeted(problems, config, depth, seconds, gen)
     return level_config, Race(race_plan, costs, deadline, seconds, protected=2)

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from get_core import leaves
-from get_core.config import GETConfig, soft_rows
+from get_core.config import GETConfig, polishes, soft_rows
 from get_core.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data import ROBUST_PERCENTILES
 from get_core.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
@@ -78,11 +78,12 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     gen = make_generator(config.random_state)
     problems = Problems.from_arrays([(Xs, ys)], device)
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
-    planned, race, refit_deadline = _planned(problems, config, gen, t0, protected=1 + (warm is not None))
+    polishing = polishes(config.polish, config.time_budget, config.depth)
+    planned, race, refit_deadline = _planned(problems, config, polishing, gen, t0, protected=1 + (warm is not None))
     params = initial_params(problems, [(Xs, ys)], planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
     y_var = float(ys.var())
-    span = (0.0, 0.5 if config.polish else 1.0)
+    span = (0.0, 0.5 if polishing else 1.0)
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
     tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
@@ -96,7 +97,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
         alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
         cancelled=reporter.cancelled,
     )
-    if config.polish and not reporter.cancelled and not (race is not None and race.out_of_time()):
+    if polishing and not reporter.cancelled and not (race is not None and race.out_of_time()):
         tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), t0)
     tree.meta["train_mse_scaled"] = float(np.mean((tree.predict_scaled(X) - ys) ** 2))
     tree.meta["train_r2"] = 1.0 - tree.meta["train_mse_scaled"] / max(y_var, 1e-300)
@@ -104,15 +105,16 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     return tree
 
 
-def _planned(problems: Problems, config: GETConfig, gen: torch.Generator, t0: float, protected: int
-             ) -> tuple[GETConfig, Race | None, float | None]:
+def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.Generator, t0: float,
+             protected: int) -> tuple[GETConfig, Race | None, float | None]:
     """With ``config.time_budget``: the starts and epochs a race fills it with (``race``), the race, whose
     deadline counts from ``t0`` (``time.perf_counter``), and when the node refit after it should end (the race
     leaves it ``REFIT_SHARE`` of the optimization's seconds); else ``config`` as given, no race and no deadline.
-    ``protected``: how many first starts (warm, CART) the race never drops."""
+    ``protected``: how many first starts (warm, CART) the race never drops. ``polishing``: a polish follows, which
+    takes ``POLISH_SHARE`` of the budget."""
     if config.time_budget is None:
         return config, None, None
-    seconds = config.time_budget * (1.0 - POLISH_SHARE if config.polish else 1.0)
+    seconds = config.time_budget * (1.0 - POLISH_SHARE if polishing else 1.0)
     left = seconds - (time.perf_counter() - t0)
     end = time.monotonic() + left  # before the probes: their time comes out of the budget
     racing = left * (1.0 - REFIT_SHARE)

@@ -35,7 +35,7 @@ SETTINGS: dict[str, tuple] = {
     "cfg_linear_leaves": ALLOWED["linear_leaves"].options, "cfg_clip_leaves": (False, True),
     "cfg_starts": (ALLOWED["n_starts"].low, 64), "cfg_epochs": (ALLOWED["n_epochs"].low, 20000),
     "cfg_n_alphas": (ALLOWED["n_alphas"].low, 10), "cfg_alpha_min": (0.1, 10000.0), "cfg_alpha_max": (0.1, 10000.0),
-    "cfg_lr": (1e-5, 1.0), "cfg_l1": (0.0, 10.0), "cfg_polish": (False, True),
+    "cfg_lr": (1e-5, 1.0), "cfg_l1": (0.0, 10.0), "cfg_polish": ("auto", "on", "off"),
     "cfg_scaling": ALLOWED["scaling"].options,
     "cfg_test_fraction": (0.1, 0.5), "cfg_seed": (0, 2**31 - 1),
     "cfg_budget": ("about 10 s", "about a minute", "paper budget", "manual"), "cfg_depth_mode": ("fixed", "choose"),

@@ -22,11 +22,13 @@ DEFAULTS = {
     "cfg_depth": GET_DEFAULTS.depth, "cfg_leaf": GET_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
     "cfg_clip_leaves": GET_DEFAULTS.clip_leaves, "cfg_alpha_min": GET_DEFAULTS.alpha_range[0],
     "cfg_alpha_max": GET_DEFAULTS.alpha_range[1], **PRESETS["interactive"], "cfg_lr": GET_DEFAULTS.learning_rate,
-    "cfg_l1": GET_DEFAULTS.l1, "cfg_polish": GET_DEFAULTS.polish, "cfg_scaling": GET_DEFAULTS.scaling,
+    "cfg_l1": GET_DEFAULTS.l1, "cfg_polish": "auto", "cfg_scaling": GET_DEFAULTS.scaling,
     "cfg_test_fraction": 0.25, "cfg_seed": 0, "cfg_depth_mode": "fixed", "cfg_split_features": "any",
     "cfg_budget": "about 10 s",
 }
 DEPTH_MODES = {"fixed": "fixed", "choose": "choose for me"}
+#: The polish choice: GETConfig's ``polish`` for each option of its radio.
+POLISH = {"auto": "auto", "on": True, "off": False}
 # Features per split: k, "any" (dense splits, GET's default) or "auto" (GETRegressorCV's path of k, issue 20).
 SPLIT_FEATURES = ("1", "2", "3", "5", "any", "auto")
 
@@ -80,7 +82,12 @@ def _form(ready: dict) -> None:
     c2.number_input("Alpha max", 0.1, 10000.0, key="cfg_alpha_max")
     c3.number_input("Learning rate", 1e-5, 1.0, key="cfg_lr", format="%g")  # %g: 0.00002 shows, not 0.0000
     c3.number_input("L1 penalty", 0.0, 10.0, key="cfg_l1", format="%g")
-    c3.checkbox("Polish subtrees", key="cfg_polish")
+    c3.radio("Polish subtrees", list(POLISH), key="cfg_polish", horizontal=True,
+             format_func={"auto": "with a time budget", "on": "always", "off": "never"}.get,
+             help="re-optimize each subtree on the rows that reach it and keep it where the training loss drops "
+                  "(the paper's section 4.3). With a time budget it gets half the time and works below the root: "
+                  "on planted trees that took a 10 s fit from 78-89% to 96-98% of the best possible test R²; "
+                  "without one it doubles the training time")
     c3.radio("Feature scaling", ALLOWED["scaling"].options, key="cfg_scaling", horizontal=True,
              format_func={"minmax": "min-max (paper)", "robust": "robust to outliers"}.get,
              help="min-max maps each input's range to [0, 1], as the paper does; robust maps its 1st-99th "
@@ -133,7 +140,7 @@ def _config() -> dict:
             "clip_leaves": bool(s.cfg_clip_leaves), **_budget_settings(s),
             "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),
-            "polish": bool(s.cfg_polish), "device": "auto", "scaling": s.cfg_scaling,
+            "polish": POLISH[s.cfg_polish], "device": "auto", "scaling": s.cfg_scaling,
             "max_split_features": int(s.cfg_split_features) if s.cfg_split_features.isdigit() else None}
 
 

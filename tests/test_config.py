@@ -6,7 +6,7 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-from get_core.config import ALLOWED, DEFAULTS, GETConfig
+from get_core.config import ALLOWED, DEFAULTS, GETConfig, polishes
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -25,6 +25,7 @@ from get_core.config import ALLOWED, DEFAULTS, GETConfig
     (dict(scaling="zscore"), "scaling must be 'minmax' or 'robust'; got 'zscore'$"),
     (dict(linear_leaves="lasso"), "linear_leaves must be 'gcv' or 'ols'; got 'lasso'$"),
     (dict(clip_leaves=1), "clip_leaves must be True or False; got 1$"),
+    (dict(polish="yes"), "polish must be True, False or 'auto'; got 'yes'$"), (dict(polish=None), "polish must be"),
     (dict(fixed_alpha=0.0), "fixed_alpha must be None or a finite number > 0; got 0.0$"),
     (dict(random_state=1.5), "random_state must be None or an integer; got 1.5$"),
 ])
@@ -57,3 +58,13 @@ def test_every_default_is_allowed_and_every_setting_has_a_rule_and_a_meaning():
         assert ALLOWED[f.name].accepts(f.default), f.name
         assert f.metadata["meaning"] and "\n" not in f.metadata["meaning"], f.name
 
+
+
+@pytest.mark.parametrize("polish, time_budget, depth, expected", [
+    ("auto", None, 4, False),  # the paper's GET: no polish, and its cost
+    ("auto", 10.0, 4, True), (np.bool_(True), None, 4, True), (True, 10.0, 4, True), (False, 10.0, 4, False),
+    ("auto", 10.0, 1, False), (True, 10.0, 1, False),  # a budgeted polish works below the root: nothing at depth 1
+    (True, None, 1, True),  # the paper's polish of a depth-1 tree re-fits its root
+])
+def test_auto_polishes_exactly_the_budgeted_fits_with_levels_below_the_root(polish, time_budget, depth, expected):
+    assert polishes(polish, time_budget, depth) is expected

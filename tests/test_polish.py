@@ -6,13 +6,33 @@ from sklearn.model_selection import train_test_split
 
 from get_core import GETRegressor, GETRegressorCV
 from get_core.config import GETConfig
+from get_core.polish import level_seconds, polished_levels, subtree_nodes
 from get_core.train import train
-from get_core.polish import subtree_nodes
+from tests.planted import planted_depth2
 
 
 def test_subtree_nodes_follow_heap_order_below_the_root():
     np.testing.assert_array_equal(subtree_nodes(1, 2), [1, 2, 3])
     np.testing.assert_array_equal(subtree_nodes(3, 3), [3, 6, 7, 12, 13, 14, 15])
+
+
+def test_a_budgeted_polish_skips_the_root_and_gives_deeper_levels_less_time():
+    assert list(polished_levels(4, budgeted=False)) == [0, 1, 2, 3]  # the paper's Algorithm 2
+    assert list(polished_levels(4, budgeted=True)) == [1, 2, 3]
+    left, shares = 14.0, []
+    for level in polished_levels(4, budgeted=True):  # each level spends exactly its share
+        shares.append(level_seconds(left, 4, level))
+        left -= shares[-1]
+    assert shares == pytest.approx([8.0, 4.0, 2.0]) and left == pytest.approx(0.0)
+    assert level_seconds(-1.0, 4, 2) == 0.0  # past the budget's end
+
+
+def test_a_budgeted_fit_polishes_by_default_but_never_its_root():
+    X, y, _ = planted_depth2(1500, seed=3)
+    tree = train(X, y, GETConfig(depth=3, time_budget=2.0, random_state=0))
+    assert 1 <= tree.meta["polish_nodes_visited"] <= 2 + 4  # the two subtrees of level 1, the four of level 2
+    fixed = train(X, y, GETConfig(depth=3, n_starts=2, n_epochs=30, random_state=0))
+    assert "polish_nodes_visited" not in fixed.meta  # "auto" keeps the paper's GET without a budget
 
 
 @pytest.mark.parametrize("leaf", ["constant", "linear"])

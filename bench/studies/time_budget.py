@@ -8,7 +8,10 @@ cells of the training-optimality tables (``PAPER_CELLS``, seed 0, measured on a 
 it, on the ``--paper-seeds`` (default 0). Fits are single-threaded, on the paper's split (``common.split_and_scale``); each record keeps the 1-minute load
 average before and after the fit, since a wall-clock budget buys fewer epochs on a loaded machine.
 
-Usage: nice python -m bench.studies.time_budget --part a --seeds 0 1 2
+``--race`` also fits each budgeted cell without the polish that ``polish="auto"`` gives a budgeted fit, and the report
+compares their train and test R2.
+
+Usage: nice python -m bench.studies.time_budget --part a --seeds 0 1 2 --race
        nice python -m bench.studies.time_budget --part b --seeds 0 --datasets abalone airfoil_self_noise
        nice python -m bench.studies.time_budget --part c --seeds 0 1 2
        python -m bench.studies.time_budget --report          # Markdown tables of the finished cells
@@ -40,10 +43,14 @@ PAPER = {"n_starts": 10, "n_epochs": 3000}
 PLANTED_DEPTHS, PLANTED_ROWS, PLANTED_TEST_ROWS, PLANTED_NOISE = (3, 4), 6000, 4000, 0.3
 
 
-def fit(X: np.ndarray, y: np.ndarray, depth: int, seed: int, budget: float | None) -> tuple[dict, object]:
-    """One fit (``budget`` None: the paper's 10 x 3000) and its record fields."""
+def fit(X: np.ndarray, y: np.ndarray, depth: int, seed: int, budget: float | None, method: str
+        ) -> tuple[dict, object]:
+    """One fit (``budget`` None: the paper's 10 x 3000; method "race": the budget without the polish that
+    ``polish="auto"`` adds) and its record fields."""
     load = os.getloadavg()[0]
     settings = {"time_budget": budget} if budget is not None else PAPER
+    if method == "race":
+        settings = {**settings, "polish": False}
     t0 = time.perf_counter()
     tree = train(X, y, GETConfig(depth=depth, random_state=seed, **settings))
     seconds = time.perf_counter() - t0
@@ -60,7 +67,8 @@ def cells(part: str, args) -> list[tuple[str, callable]]:
     paper = part == "c" or args.paper
 
     def methods(seed: int) -> list[tuple[str, float | None]]:
-        return [("budget", budget)] + ([("paper", None)] if paper and seed in args.paper_seeds else [])
+        return ([("budget", budget)] + ([("race", budget)] if args.race else [])
+                + ([("paper", None)] if paper and seed in args.paper_seeds else []))
 
     if part == "c":
         for d in PLANTED_DEPTHS:
@@ -79,16 +87,16 @@ def cells(part: str, args) -> list[tuple[str, callable]]:
 
 
 def dataset_cell(part: str, path: Path, depth: int, seed: int, budget: float | None, method: str) -> dict:
-    X_tr, y_tr, _, _ = split_and_scale(*load_dataset(path), seed)
-    record, _ = fit(X_tr, y_tr, depth, seed, budget)
+    X_tr, y_tr, X_te, y_te = split_and_scale(*load_dataset(path), seed)
+    record, tree = fit(X_tr, y_tr, depth, seed, budget, method)
     return {"part": part, "dataset": path.stem, "seed": seed, "depth": depth, "method": method,
-            "time_budget": budget, **record}
+            "time_budget": budget, **record, "test_r2": 100 * float(r2_score(y_te, tree.predict(X_te)))}
 
 
 def planted_cell(depth: int, seed: int, budget: float | None, method: str) -> dict:
     X, y, _ = planted_oblique(PLANTED_ROWS, depth, seed, noise=PLANTED_NOISE)
     X_te, y_te, clean_te = planted_oblique(PLANTED_TEST_ROWS, depth, seed, noise=PLANTED_NOISE)
-    record, tree = fit(X, y, depth, seed, budget)
+    record, tree = fit(X, y, depth, seed, budget, method)
     test_r2 = float(r2_score(y_te, tree.predict(X_te)))
     ceiling = float(noise_ceiling(clean_te, PLANTED_NOISE))
     return {"part": "c", "dataset": f"planted depth {depth}", "seed": seed, "depth": depth, "method": method,
@@ -112,13 +120,14 @@ def report(records: list[dict]) -> str:
         rows = [r for r in records if r["part"] == part]
         if rows:
             lines += dataset_table(part, rows)
+    lines += polish_table([r for r in records if r["part"] in ("a", "b")])
     rows = [r for r in records if r["part"] == "c"]
     if rows:
         lines += ["**Part c: planted dense oblique trees** (6,000 training rows, 6 features, noise sd 0.3; test R2 "
                   "on 4,000 fresh rows as a share of the noise ceiling; one row per fit)", "",
                   "| tree | seed | method | test R2 / ceiling (%) | train R2 | wall s | starts x epochs | load |",
                   "|---|---:|---|---:|---:|---:|---|---:|"]
-        labels = {"budget": "time_budget=10", "paper": "paper 10 x 3000"}
+        labels = {"budget": "time_budget=10", "race": "time_budget=10, polish=False", "paper": "paper 10 x 3000"}
         for r in sorted(rows, key=lambda r: (r["dataset"], r["seed"], r["method"])):
             lines.append(f"| {r['dataset']} | {r['seed']} | {labels[r['method']]} | {r['share_of_ceiling']:.1f} | "
                          f"{r['train_r2']:.2f} | {r['wall_seconds']:.1f} | {r['n_starts']}x{r['n_epochs']} | "
@@ -161,6 +170,33 @@ def dataset_table(part: str, rows: list[dict]) -> list[str]:
     return lines
 
 
+def polish_table(rows: list[dict]) -> list[str]:
+    """Per dataset of parts a and b fitted both ways: median train and test R2 of the budgeted fit with its polish
+    (``polish="auto"``) and of the race alone (``polish=False``)."""
+    pairs = sorted({(r["part"], r["dataset"]) for r in rows if r["method"] == "race"})
+    if not pairs:
+        return []
+    lines = ["**The polish's share of a budget: the race alone (polish=False) against the default (race, then "
+             "polish below the root)**, medians over seeds", "",
+             "| part | dataset | race train R2 | with polish | race test R2 | with polish | test gain |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    gains = []
+    for part, name in pairs:
+        part_rows = [r for r in rows if r["part"] == part]
+        race, both = _by_seed(part_rows, name, "race"), _by_seed(part_rows, name, "budget")
+        if not both or "test_r2" not in both[min(both)]:
+            continue
+        train = [median(r["train_r2"] for r in cells.values()) for cells in (race, both)]
+        test = [median(r["test_r2"] for r in cells.values()) for cells in (race, both)]
+        gains.append(test[1] - test[0])
+        lines.append(f"| {part} | {name} | {train[0]:.2f} | {train[1]:.2f} | {test[0]:.2f} | {test[1]:.2f} | "
+                     f"{test[1] - test[0]:+.2f} |")
+    if gains:
+        lines += ["", f"Test R2 gain of the polish: median {median(gains):+.2f} points, higher on "
+                  f"{sum(g > 0 for g in gains)} of {len(gains)}.", ""]
+    return lines
+
+
 def _by_seed(rows: list[dict], dataset: str, method: str) -> dict[int, dict]:
     return {r["seed"]: r for r in sorted(rows, key=lambda r: r["seed"])
             if r["dataset"] == dataset and r["method"] == method}
@@ -182,6 +218,8 @@ def main() -> None:
                         help="parts a and b: fit the paper budget here too (slow), instead of the stored cells")
     parser.add_argument("--paper-seeds", nargs="+", type=int, default=[0],
                         help="seeds on which the paper budget is fitted, when it is (default: 0)")
+    parser.add_argument("--race", action="store_true",
+                        help="also fit each budgeted cell without its polish (polish=False), to compare test R2")
     parser.add_argument("--out", type=Path, default=RESULTS, help="JSON-lines cell file (default: %(default)s)")
     parser.add_argument("--report", action="store_true", help="print the Markdown tables of the finished cells")
     args = parser.parse_args()
