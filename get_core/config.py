@@ -190,7 +190,7 @@ class GETConfig:
                                   "code keeps torch.optim.AdamW's 0.01 (bench.studies.variants)")
     polish: bool | str = setting("auto", FlagOrAuto(),
                                  "polish every subtree after training (paper section 4.3); auto: only with a "
-                                 "time_budget, and then the subtrees below the root (polishes)")
+                                 "time_budget and full soft epochs, and then below the root (polishes)")
     random_state: int | None = setting(None, Seed(), "seed of the starts, alphas and row samples")
     device: str = setting("auto", Choice(DEVICES), "where torch trains; auto: CUDA when torch sees one")
     fixed_alpha: float | None = setting(None, Number(0, optional=True),
@@ -216,19 +216,21 @@ class GETConfig:
         object.__setattr__(self, "alpha_range", tuple(float(a) for a in self.alpha_range))
 
 
-def polishes(polish: bool | str, time_budget: float | None, depth: int) -> bool:
-    """Whether a fit with these settings polishes: ``polish="auto"`` does exactly when it has a time budget. A
-    budgeted polish works below the root (``polish.polished_levels``), so a budgeted depth-1 tree never polishes.
+def polishes(config: "GETConfig", n_rows: int) -> bool:
+    """Whether a fit with ``config`` on ``n_rows`` rows polishes. ``polish="auto"`` does when the fit has a time budget
+    and every soft epoch uses every row (``soft_rows``). A budgeted polish works below the root
+    (``polish.polished_levels``), so a budgeted depth-1 tree never polishes.
 
     Why only then: a budgeted fit that gives half its seconds to polishing the subtrees below the root beats one that
     races for all of them (issue 21, docs/BENCHMARKS.md): on planted dense depth-4 trees the share of the noise
-    ceiling rose from 78-89% to 96-98% in 10 s. Without a budget, "auto" keeps the paper's GET (no polish) and
-    its cost."""
-    if time_budget is not None and depth < 2:
+    ceiling rose from 78-89% to 94-97% in 10 s. Without a budget, "auto" keeps the paper's GET (no polish) and its
+    cost. On a sampled table the polish's steps on every row (a CART per subtree, each level's routing) are not in
+    its plan: 1,000,000 x 10 at depth 6 with 60 s took 115 s, 80 of them polishing."""
+    if config.time_budget is not None and config.depth < 2:
         return False
-    if isinstance(polish, str):
-        return polish == "auto" and time_budget is not None
-    return bool(polish)
+    if isinstance(config.polish, str):
+        return config.time_budget is not None and soft_rows(config.batch_rows, n_rows) is None
+    return bool(config.polish)
 
 
 def soft_rows(batch_rows: int | None, n_rows: int) -> int | None:

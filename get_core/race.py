@@ -20,8 +20,10 @@ checkpoints):
    the fit stops as if cancelled, with the best tree so far.
 The result is the best tree by hard training loss over every tree any start ever had at a checkpoint (dropped starts
 included), so it is never worse than the CART start. The last ``REFIT_SHARE`` of the time refits its nodes one at a
-time (``node_refit``), which only ever lowers that loss. Why many short starts: GET gets stuck in local optima; on
-planted data 40 starts x 1000 epochs beat 10 x 3000 (issue 21), and halving spends the epochs on the starts that lead.
+time (``node_refit``), which only ever lowers that loss; with the default polish (``config.polishes``) all this
+takes the first ``POLISH_SHARE`` of the budget and the subtree polish the rest. Why many short starts: GET gets stuck
+in local optima; on planted data 40 starts x 1000 epochs beat 10 x 3000 (issue 21), and halving spends the epochs on
+the starts that lead.
 """
 
 from __future__ import annotations
@@ -44,7 +46,10 @@ MAX_EPOCHS, MIN_EPOCHS = 3000, 20
 FINAL_STARTS = 2
 #: Past this multiple of the budget the fit stops with the best tree so far.
 HARD_LIMIT = 2.0
-#: With polish on, the polish's share of the budget (its levels share it; the optimization gets the rest).
+#: With polish on (by default with a budget: ``config.polishes``), the polish's share of the budget (its levels
+#: share it, ``polish.level_seconds``; the optimization gets the rest). Planted depth 4, 10 s, seeds 0-9: 0.5 reached
+#: 95.9-98.3% of the noise ceiling on 9 seeds and 70.8% on one (a wrong root), 0.35 95.8-98.5% on all ten (medians
+#: 96.8 both); a single miss is within luck, so the even split stays.
 POLISH_SHARE = 0.5
 #: The node refit's share of the optimization's seconds (``node_refit``, run on the race's best tree): measured at
 #: 0.1-1.1 s of 10 on 12,000 rows, depth 4; no pass starts after it (the first always runs).

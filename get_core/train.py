@@ -78,7 +78,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     gen = make_generator(config.random_state)
     problems = Problems.from_arrays([(Xs, ys)], device)
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
-    polishing = polishes(config.polish, config.time_budget, config.depth)
+    polishing = polishes(config, len(ys))
     planned, race, refit_deadline = _planned(problems, config, polishing, gen, t0, protected=1 + (warm is not None))
     params = initial_params(problems, [(Xs, ys)], planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)

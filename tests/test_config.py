@@ -60,11 +60,15 @@ def test_every_default_is_allowed_and_every_setting_has_a_rule_and_a_meaning():
 
 
 
-@pytest.mark.parametrize("polish, time_budget, depth, expected", [
-    ("auto", None, 4, False),  # the paper's GET: no polish, and its cost
-    ("auto", 10.0, 4, True), (np.bool_(True), None, 4, True), (True, 10.0, 4, True), (False, 10.0, 4, False),
-    ("auto", 10.0, 1, False), (True, 10.0, 1, False),  # a budgeted polish works below the root: nothing at depth 1
-    (True, None, 1, True),  # the paper's polish of a depth-1 tree re-fits its root
+@pytest.mark.parametrize("settings, n_rows, expected", [
+    (dict(), 1000, False),  # "auto" without a budget: the paper's GET, no polish and its cost
+    (dict(time_budget=10.0), 1000, True), (dict(polish=np.bool_(True)), 1000, True),
+    (dict(polish=True, time_budget=10.0), 1000, True), (dict(polish=False, time_budget=10.0), 1000, False),
+    (dict(time_budget=10.0, depth=1), 1000, False),  # a budgeted polish works below the root: none at depth 1
+    (dict(polish=True, time_budget=10.0, depth=1), 1000, False),
+    (dict(polish=True, depth=1), 1000, True),  # the paper's polish of a depth-1 tree re-fits its root
+    (dict(time_budget=10.0), 40_000, False),  # soft epochs on samples: only when asked for
+    (dict(polish=True, time_budget=10.0), 40_000, True), (dict(time_budget=10.0, batch_rows=0), 40_000, True),
 ])
-def test_auto_polishes_exactly_the_budgeted_fits_with_levels_below_the_root(polish, time_budget, depth, expected):
-    assert polishes(polish, time_budget, depth) is expected
+def test_auto_polishes_the_budgeted_fits_with_levels_below_the_root_on_unsampled_tables(settings, n_rows, expected):
+    assert polishes(GETConfig(**settings), n_rows) is expected

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from get_core.config import DEFAULTS, polishes, search_seconds, soft_rows
+from get_core.config import search_seconds, soft_rows
 from get_core.runs import launch
 from get_core.runs.store import default_db_path
 from get_core.runs.training import has_counterpart
@@ -186,7 +186,7 @@ def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: i
     sampled = soft_rows(config.get("batch_rows"), n_rows)  # a soft epoch on a sample costs the sample's rows
     epoch_scale = scale if sampled is None else max(1.0, sampled / MEASURE_ROWS)
     training = stages * (shape["per_stage"] * scale + int(config["n_epochs"]) * shape["per_epoch"] * epoch_scale)
-    if polishes(config.get("polish", DEFAULTS.polish), config.get("time_budget"), int(config["depth"])):
+    if config.get("polish") is True:  # "auto" polishes only with a time budget, which sets the time below
         training *= 2
     if config.get("time_budget") is not None:  # a budgeted fit races its starts to end near its budget (race.py)
         training = float(config["time_budget"])
