@@ -171,26 +171,27 @@ def dataset_table(part: str, rows: list[dict]) -> list[str]:
 
 
 def polish_table(rows: list[dict]) -> list[str]:
-    """Per dataset of parts a and b fitted both ways: median train and test R2 of the budgeted fit with its polish
-    (``polish="auto"``) and of the race alone (``polish=False``)."""
+    """Per dataset of parts a and b fitted both ways: median train and test R2, over the seeds fitted both ways, of
+    the budgeted fit with its polish (``polish="auto"``) and of the race alone (``polish=False``)."""
     pairs = sorted({(r["part"], r["dataset"]) for r in rows if r["method"] == "race"})
     if not pairs:
         return []
     lines = ["**The polish's share of a budget: the race alone (polish=False) against the default (race, then "
              "polish below the root)**, medians over seeds", "",
-             "| part | dataset | race train R2 | with polish | race test R2 | with polish | test gain |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "| part | dataset | seeds | race train R2 | with polish | race test R2 | with polish | test gain |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
     gains = []
     for part, name in pairs:
         part_rows = [r for r in rows if r["part"] == part]
         race, both = _by_seed(part_rows, name, "race"), _by_seed(part_rows, name, "budget")
-        if not both or "test_r2" not in both[min(both)]:
+        seeds = sorted(s for s in race.keys() & both.keys() if "test_r2" in both[s])
+        if not seeds:
             continue
-        train = [median(r["train_r2"] for r in cells.values()) for cells in (race, both)]
-        test = [median(r["test_r2"] for r in cells.values()) for cells in (race, both)]
+        train = [median(cells[s]["train_r2"] for s in seeds) for cells in (race, both)]
+        test = [median(cells[s]["test_r2"] for s in seeds) for cells in (race, both)]
         gains.append(test[1] - test[0])
-        lines.append(f"| {part} | {name} | {train[0]:.2f} | {train[1]:.2f} | {test[0]:.2f} | {test[1]:.2f} | "
-                     f"{test[1] - test[0]:+.2f} |")
+        lines.append(f"| {part} | {name} | {', '.join(map(str, seeds))} | {train[0]:.2f} | {train[1]:.2f} | "
+                     f"{test[0]:.2f} | {test[1]:.2f} | {test[1] - test[0]:+.2f} |")
     if gains:
         lines += ["", f"Test R2 gain of the polish: median {median(gains):+.2f} points, higher on "
                   f"{sum(g > 0 for g in gains)} of {len(gains)}.", ""]

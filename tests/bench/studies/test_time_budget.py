@@ -25,7 +25,8 @@ def test_the_report_compares_the_race_alone_with_the_polished_default_on_test_r2
         return {**record("abalone", seed, train, method), "test_r2": test}
 
     text = report([fitted(0, "race", 60.0, 50.0), fitted(1, "race", 61.0, 52.0), fitted(0, "budget", 62.0, 53.0),
-                   fitted(1, "budget", 63.0, 51.0), record("airfoil_self_noise", 0, 80.0, "race")])
+                   fitted(1, "budget", 63.0, 51.0), fitted(2, "budget", 90.0, 90.0),  # seed 2: no race to pair with
+                   record("airfoil_self_noise", 0, 80.0, "race")])
     row = next(line for line in text.splitlines() if line.startswith("| a | abalone |"))
-    assert row == "| a | abalone | 60.50 | 62.50 | 51.00 | 52.00 | +1.00 |"
+    assert row == "| a | abalone | 0, 1 | 60.50 | 62.50 | 51.00 | 52.00 | +1.00 |"
     assert "median +1.00 points, higher on 1 of 1" in text  # airfoil has no polished cell: not compared
