@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from get_core.config import ENGINE_VERSION, GETConfig, soft_rows
+from get_core.config import ENGINE_VERSION, GETConfig, polishes, soft_rows
 from get_core.model_file import load_model_json, model_json
 from get_core.optimize import resolve_device
 from get_core.tree import ObliqueTree
@@ -29,12 +29,13 @@ from get_core.tree import ObliqueTree
 
 #: Options added after checkpoints were first stored, with the default that trains as before: at that default they
 #: stay out of the fingerprint, so the searches stored before them are still found.
-#: ``batch_rows`` enters as the rows per soft epoch it gives on this table (None: all of them, as before sampling).
+#: ``batch_rows`` enters as the rows per soft epoch it gives on this table (None: all of them, as before sampling),
+#: and ``polish`` as whether the fit polishes (``config.polishes``: "auto" without a budget is the old default False).
 LATER_OPTIONS = {"weight_decay": 0.0, "max_split_features": None, "time_budget": None, "batch_rows": None}
 
 
 def _fingerprinted(config: GETConfig, n_rows: int) -> dict:
-    fields = asdict(config) | {"batch_rows": soft_rows(config.batch_rows, n_rows)}
+    fields = asdict(config) | {"batch_rows": soft_rows(config.batch_rows, n_rows), "polish": polishes(config, n_rows)}
     return {k: v for k, v in fields.items() if k not in LATER_OPTIONS or v != LATER_OPTIONS[k]}
 
 
