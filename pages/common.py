@@ -260,7 +260,7 @@ def _panel_body(run: Run) -> None:
     from pages import search_ui  # it imports this module
 
     search_ui.search_section(run)  # a run whose depth or features per split are chosen for the user: its chart
-    figure = loss_curves_figure(store.list_metrics(run.run_id, phase="optimize"), n_epochs=run.n_epochs,
+    figure = loss_curves_figure(store.list_metrics(run.run_id), n_epochs=run.n_epochs,
                                 n_stages=run.n_stages, y_scale=target_scale(store, run.run_id))
     st.plotly_chart(figure, key=f"curves-{run.run_id}")
 

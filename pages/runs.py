@@ -95,7 +95,7 @@ def _compare(by_id: dict[int, Run]) -> None:
     for column, run in zip(st.columns(2), runs):
         with column:
             st.markdown(f"**#{run.run_id} {common.plain(run.name)}**")
-            figure = loss_curves_figure(common.get_store().list_metrics(run.run_id, phase="optimize"),
+            figure = loss_curves_figure(common.get_store().list_metrics(run.run_id),
                                         n_epochs=run.n_epochs, n_stages=run.n_stages, height=380,
                                         y_scale=common.target_scale(common.get_store(), run.run_id))
             st.plotly_chart(figure, key=f"compare-curves-{run.run_id}")

@@ -18,6 +18,7 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 WAITING_Y = 0.78  # the waiting note sits inside the top plot, clear of both subplot titles (paper y 1.0 and ~0.46)
+POLISH_NOTE_Y = 0.36  # inside the bottom (hard loss) plot, below its title
 MAX_POINTS_PER_LINE = 400  # thinned evenly beyond this (always keeping the last point) so live redraws stay cheap
 
 
@@ -26,9 +27,12 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     """Soft loss (top) and hard loss (bottom) against epochs, one colour per start, stages split by dotted lines;
     RMSE in the target's units when ``y_scale`` is given, else MSE of the scaled target."""
     by_start: dict[int, list[Any]] = defaultdict(list)
+    polished: list[Any] = []
     for point in points:
         if point.phase == "optimize":
             by_start[int(point.start)].append(point)
+        elif point.phase == "polish":
+            polished.append(point)
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                            subplot_titles=("soft loss (sigmoid routing)", "hard loss (the tree's own splits)"))
     palette = qualitative.Plotly
@@ -59,7 +63,26 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     if note:
         figure.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=1.0, xanchor="right",
                               y=WAITING_Y)
+    note = polish_note(by_start, polished, y_scale)
+    if note:
+        figure.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=1.0, xanchor="right",
+                              y=POLISH_NOTE_Y)
     return figure
+
+
+def polish_note(by_start: dict[int, list[Any]], polished: Sequence[Any], y_scale: float | None) -> str | None:
+    """After a polish (``get_core.polish``, whose epochs restart per level and so are not drawn as lines): the best
+    hard loss the curves reached and the best the polish has reported, a whole-tree loss (its subtrees' losses
+    weighted by their rows, plus the rest of the tree's). None before the polish reports."""
+    seen = [p.hard_loss for line in by_start.values() for p in line if p.hard_loss is not None]
+    after = [p.hard_loss for p in polished if p.hard_loss is not None]
+    if not seen or not after:
+        return None
+    unit = "RMSE" if y_scale is not None else "MSE"
+    before, best = _plotted(min(seen), y_scale), _plotted(min(seen + after), y_scale)
+    if best >= before:
+        return f"then the subtree polish: no lower hard loss yet (best {unit} {before:.4g})"
+    return f"then the subtree polish: best hard {unit} {before:.4g} -> {best:.4g}"
 
 
 def race_note(by_start: dict[int, list[Any]]) -> str | None:
