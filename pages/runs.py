@@ -60,10 +60,17 @@ def _row(run: Run) -> dict:
     return {"id": run.run_id, "name": run.name, "status": run.status.value.lower(),
             "progress": run.progress, "dataset": run.dataset_name, "rows": run.n_rows,
             "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}",  # one column: the table fits
-            "starts × epochs": f"{config.get('n_starts')} × {_thousands(config.get('n_epochs'))}",
+            "budget": _budget(config),
             "test R²": run.test_r2, "test RMSE": run.test_rmse,
             "duration": format_seconds(duration) if duration is not None else "",
             "created": pd.Timestamp(run.created_at, unit="s", tz="UTC").tz_convert(None).strftime("%Y-%m-%d %H:%M")}
+
+
+def _budget(config: dict) -> str:
+    """A time budget's seconds (the race chose its starts and epochs), else the starts × epochs the run was given."""
+    if config.get("time_budget") is not None:
+        return f"{config['time_budget']:g} s, raced"
+    return f"{config.get('n_starts')} × {_thousands(config.get('n_epochs'))}"
 
 
 def _thousands(value) -> str:
