@@ -15,14 +15,24 @@ def planted_depth2(n, seed, noise=0.1):
 
 
 def planted_oblique(n, depth, seed, p=6, noise=0.1):
-    """A dense random oblique tree of ``depth``: every split uses all ``p`` features (Gaussian weights) with its
-    threshold at the median of the rows that reach it, so every leaf holds about n / 2^depth rows; leaf values are
-    Gaussian (sd 1); y adds Gaussian noise of sd ``noise``. Returns X (uniform in [0, 1]^p), y and the noise-free
-    target. The tree is drawn from ``seed`` alone, so train and test sets of one seed share it (``planted_split``)."""
+    """A dense random oblique tree of ``depth`` (``planted_tree``): every split uses all ``p`` features, every leaf
+    holds about n / 2^depth rows; y adds Gaussian noise of sd ``noise``. Returns X (uniform in [0, 1]^p), y and the
+    noise-free target. The tree is drawn from ``seed`` alone, so train and test sets of one seed share it."""
+    weights, thresholds, values = planted_tree(depth, seed, p)
+    rng = np.random.default_rng([seed, depth, p, n])
+    X = rng.random((n, p))
+    clean = values[planted_paths(X, weights, thresholds)[:, -1] - 2 ** depth]
+    return X, clean + rng.normal(scale=noise, size=n), clean
+
+
+def planted_tree(depth, seed, p=6):
+    """``planted_oblique``'s tree: split weights (2^depth - 1, p) drawn Gaussian, thresholds at the median of the
+    margins of the rows reaching each split (of 20,000 uniform reference rows), leaf values Gaussian (sd 1). Split t
+    (0-based, heap order) sends x right when weights[t] . x > thresholds[t]."""
     tree_rng = np.random.default_rng([seed, depth, p])
     weights = tree_rng.normal(size=(2 ** depth - 1, p))
     values = tree_rng.normal(size=2 ** depth)
-    reference = tree_rng.random((20_000, p))  # fixes the thresholds: the medians of the rows reaching each node
+    reference = tree_rng.random((20_000, p))
     thresholds = np.zeros(2 ** depth - 1)
     node = np.zeros(len(reference), dtype=int)
     for _ in range(depth):
@@ -30,13 +40,18 @@ def planted_oblique(n, depth, seed, p=6, noise=0.1):
         for t in np.unique(node):
             thresholds[t] = np.median(margin[node == t])
         node = 2 * node + 1 + (margin > thresholds[node])
-    rng = np.random.default_rng([seed, depth, p, n])
-    X = rng.random((n, p))
-    node = np.zeros(n, dtype=int)
+    return weights, thresholds, values
+
+
+def planted_paths(X, weights, thresholds):
+    """(n, depth + 1): the 1-based heap id of the node each row of X reaches at every level of the planted tree."""
+    depth = int(np.log2(len(weights) + 1))
+    node = np.ones(len(X), dtype=int)
+    path = [node]
     for _ in range(depth):
-        node = 2 * node + 1 + (np.einsum("ij,ij->i", X, weights[node]) > thresholds[node])
-    clean = values[node - (2 ** depth - 1)]
-    return X, clean + rng.normal(scale=noise, size=n), clean
+        node = 2 * node + (np.einsum("ij,ij->i", X, weights[node - 1]) > thresholds[node - 1])
+        path.append(node)
+    return np.stack(path, axis=1)
 
 
 def noise_ceiling(clean, noise):

@@ -1,6 +1,5 @@
 """Exports and generated code: Python and C from `codegen` reproduce predict; rules, DOT and HTML say the same thing."""
 
-import json
 import re
 import shutil
 import subprocess

@@ -12,7 +12,6 @@ from get_core import leaves
 from get_core.config import GETConfig
 from get_core.data import squeezed_features
 from get_core.train import MinMax, train
-from get_core.tree import ObliqueTree
 from tests.planted import planted_depth2
 
 
