@@ -143,7 +143,8 @@ class ObliqueTree:
                 f"X must be a 2-D array with {self.n_features} columns ({_quoted(self.feature_names)}); "
                 f"got shape {X.shape}."
             )
-        return (X - self.x_min) / self.x_scale
+        with np.errstate(over="ignore"):  # a huge finite value may scale to inf, as IEEE (and the exports) give it
+            return (X - self.x_min) / self.x_scale
 
     def margins(self, X: Any) -> np.ndarray:
         """Signed margins ``a_t·xs - b_t`` of every row at every branch node, shape (n, B); <= 0 goes left."""
