@@ -7,6 +7,7 @@ Pages call ``get_core`` through these helpers and never touch SQL or torch. Ever
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import math
 import re
@@ -176,6 +177,21 @@ def select_run(run_id: int | None) -> None:
 
 def run_label(run: Run) -> str:
     return f"#{run.run_id} {run.name} ({run.status.value.lower()})"
+
+
+def labelled_key(key: str, labels: list[str]) -> str:
+    """``key`` with a digest of a run picker's option labels. Streamlit keeps a keyed selectbox's old option labels
+    on screen when only the labels change (streamlit#13788): a run that finished still read "(running)" until a
+    reload. A new key draws the picker afresh, so its caller keeps the choice and passes it back as the default."""
+    return f"{key}-{hashlib.sha1(chr(10).join(labels).encode()).hexdigest()[:12]}"
+
+
+def pick_run(label: str, runs: list[Run], current: int | None, key: str) -> int:
+    """A selectbox of ``runs`` (labelled by ``run_label``) on ``current``, else the first; see ``labelled_key``."""
+    labels = {run.run_id: run_label(run) for run in runs}
+    ids = list(labels)
+    index = ids.index(current) if current in ids else 0
+    return st.selectbox(label, ids, index=index, format_func=labels.get, key=labelled_key(key, list(labels.values())))
 
 
 def remember(keys: list[str], defaults: dict[str, Any]) -> None:

@@ -72,8 +72,7 @@ def _model_from_run(allow_file: bool) -> ModelSource | None:
                     "newest run that has one.")
         current = ids[0]
         common.select_run(current)
-    labels = {run.run_id: common.run_label(run) for run in runs}
-    chosen = st.selectbox("Run", ids, index=ids.index(current), format_func=labels.get, key=f"run_pick_{current}")
+    chosen = common.pick_run("Run", runs, current, key=f"run_pick_{current}")
     if chosen != current:
         switch_run(chosen)
         st.rerun()
@@ -82,7 +81,7 @@ def _model_from_run(allow_file: bool) -> ModelSource | None:
     results = run_results(chosen, search_ui.tree_picker(store, chosen))
     if results.data_note:
         st.warning(results.data_note)
-    return ModelSource(results.tree, results, labels[chosen])
+    return ModelSource(results.tree, results, common.run_label(runs[ids.index(chosen)]))
 
 
 def switch_run(run_id: int) -> None:

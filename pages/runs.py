@@ -11,6 +11,9 @@ from get_core.runs.store import Run, StoreError
 from get_core.views.curves import loss_curves_figure
 from pages import common
 
+#: Session keys of the Compare and Rename / delete tabs' choices (their pickers' own keys change with the labels).
+COMPARE_CHOICE, MANAGE_CHOICE = "compare_choice", "manage_choice"
+
 
 def runs_page() -> None:
     st.title("Runs")
@@ -25,11 +28,10 @@ def runs_page() -> None:
     by_id = {r.run_id: r for r in runs}
     open_tab, compare_tab, manage_tab = st.tabs(["Open", "Compare two", "Rename / delete"])
     with open_tab:
-        chosen = _pick_run("Run", list(by_id), by_id, key="open_run")
-        if chosen is not None:
-            common.select_run(chosen)
-            common.run_panel(chosen)
-            _details(by_id[chosen])
+        chosen = common.pick_run("Run", runs, common.selected_run_id(), key="open_run")
+        common.select_run(chosen)
+        common.run_panel(chosen)
+        _details(by_id[chosen])
     with compare_tab:
         _compare(by_id)
     with manage_tab:
@@ -77,12 +79,6 @@ def _thousands(value) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def _pick_run(label: str, ids: list[int], by_id: dict[int, Run], key: str) -> int | None:
-    selected = common.selected_run_id()
-    index = ids.index(selected) if selected in ids else 0
-    return st.selectbox(label, ids, index=index, format_func=lambda i: common.run_label(by_id[i]), key=key)
-
-
 def _details(run: Run) -> None:
     with st.expander("Parameters and artifacts"):
         st.json(dict(run.params), expanded=False)
@@ -92,8 +88,11 @@ def _details(run: Run) -> None:
 
 def _compare(by_id: dict[int, Run]) -> None:
     ids = list(by_id)
+    labels = [common.run_label(run) for run in by_id.values()]
+    default = [i for i in st.session_state.get(COMPARE_CHOICE, ids[:2]) if i in by_id]
     chosen = st.multiselect("Two runs", ids, max_selections=2, format_func=lambda i: common.run_label(by_id[i]),
-                            default=ids[:2] if len(ids) >= 2 else ids, key="compare_runs")
+                            default=default, key=common.labelled_key("compare_runs", labels))
+    st.session_state[COMPARE_CHOICE] = chosen
     if len(chosen) != 2:
         st.info("Choose two runs to compare.")
         return
@@ -134,9 +133,13 @@ def _dense_as_any(config: dict) -> dict:
 
 def _manage(by_id: dict[int, Run]) -> None:
     store = common.get_store()
-    chosen = _pick_run("Run to rename or delete", list(by_id), by_id, key="manage_run")
-    if chosen is None:
-        return
+    # The picker is drawn afresh when a label changes (a rename, a run that finished): it keeps its own choice, and
+    # follows the opened run when that changes.
+    chosen_then, opened_then = st.session_state.get(MANAGE_CHOICE, (None, None))
+    opened = common.selected_run_id()
+    chosen = common.pick_run("Run to rename or delete", list(by_id.values()),
+                             chosen_then if opened_then == opened else opened, key="manage_run")
+    st.session_state[MANAGE_CHOICE] = (chosen, opened)
     run = by_id[chosen]
     with st.form(f"rename-{chosen}"):
         name = st.text_input("New name", value=run.name, max_chars=200)  # the store keeps 200 characters

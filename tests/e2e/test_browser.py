@@ -88,3 +88,23 @@ def test_upload_train_watch_reload_and_find_the_run_finishing(server, page):
     page.goto(url + "/runs")  # the runs table and the opened run, in yet another session
     page.get_by_role("heading", name="Runs").wait_for(timeout=30_000)
     page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=30_000)
+
+
+def test_the_run_pickers_label_follows_the_run_to_its_end_without_a_reload(server, page):
+    """Streamlit keeps a keyed selectbox's old option labels on screen when only they change: the opened run's
+    picker read "(running)" after the run had finished, until a reload (``pages.common.labelled_key``)."""
+    url, _ = server
+    page.goto(url + "/")
+    page.locator("input[type=file]").first.set_input_files(str(EXAMPLE))
+    page.get_by_text("Ready: 1,503 rows, 5 model inputs", exact=False).wait_for(timeout=60_000)
+    page.get_by_role("link", name="Continue to Train").click()
+    page.get_by_role("button", name="Start training").click()  # the default: about 10 s
+    running = page.get_by_text(re.compile(r"^#\d+ .*\(running\)$"))
+    running.first.wait_for(state="attached", timeout=60_000)
+    run_id = int(running.first.text_content().split()[0][1:])
+    page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=180_000)
+    page.get_by_text(re.compile(rf"^#{run_id} .*\(finished\)$")).first.wait_for(state="attached", timeout=15_000)
+    deadline = time.monotonic() + 15  # the full rerun redraws the other tabs' pickers a moment later
+    while running.count():
+        assert time.monotonic() < deadline, running.first.text_content()
+        page.wait_for_timeout(500)

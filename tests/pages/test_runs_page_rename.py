@@ -29,3 +29,32 @@ def test_an_empty_name_is_refused_with_a_message_and_the_delete_controls_stay(tm
     assert store.get_run(run_id).name == "first try"
     assert any(c.label == DELETE_CONFIRM for c in at.checkbox)
     assert any(b.label == "Delete run" for b in at.button)
+
+
+def test_a_renamed_run_stays_chosen_in_its_picker_and_the_picker_shows_the_new_name(tmp_path, monkeypatch):
+    """The pickers' keys change with their labels (a Streamlit selectbox keeps old labels on screen otherwise), so
+    the Rename / delete picker keeps its own choice: after renaming run 2 while run 1 is open, run 2 stays chosen."""
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    store = RunStore(path)
+    params = {"config": {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 5, "n_alphas": 1}, "seed": 0,
+              "data": {"target": "y", "features": ["x"]}}
+    for name in ("first", "second"):
+        run_id = store.create_run(params, b"x,y\n", "toy.csv", n_rows=1, n_features=1, name=name)
+        store.start_run(run_id)
+        store.set_status(run_id, RunStatus.FINISHED, test_r2=0.5, test_rmse=1.0)
+    at = AppTest.from_file(str(ROOT / "pages" / "runs.py"), default_timeout=60).run()
+
+    def manage_picker():
+        return next(s for s in at.selectbox if s.label == "Run to rename or delete")
+
+    opened = next(s for s in at.selectbox if s.label == "Run").value
+    other = 2 if opened == 1 else 1
+    manage_picker().set_value(other).run()
+    next(t for t in at.text_input if t.label == "New name").set_value("renamed")
+    next(b for b in at.button if b.label == "Rename").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert store.get_run(other).name == "renamed"
+    assert manage_picker().value == other
+    assert f"#{other} renamed (finished)" in manage_picker().options
+    assert next(s for s in at.selectbox if s.label == "Run").value == opened
