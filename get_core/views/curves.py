@@ -19,6 +19,8 @@ from plotly.subplots import make_subplots
 
 WAITING_Y = 0.78  # the waiting note sits inside the top plot, clear of both subplot titles (paper y 1.0 and ~0.46)
 POLISH_NOTE_Y = 0.36  # inside the bottom (hard loss) plot, below its title
+LEGEND_STARTS = 10  # more starts than this (a race has up to 128) share legend entries (``legend_groups``)
+DROPPED_OPACITY, DROPPED_RANK = 0.35, 10_000  # dropped starts: faint lines, their entry after the survivors'
 MAX_POINTS_PER_LINE = 400  # thinned evenly beyond this (always keeping the last point) so live redraws stay cheap
 
 
@@ -36,15 +38,18 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                            subplot_titles=("soft loss (sigmoid routing)", "hard loss (the tree's own splits)"))
     palette = qualitative.Plotly
+    legend = legend_groups(by_start)
     for start in sorted(by_start):
         line = _thin(sorted(by_start[start], key=lambda p: p.step))
         color = palette[start % len(palette)]
+        group, first_of_group, dropped = legend[start]
         for row, attribute in ((1, "soft_loss"), (2, "hard_loss")):
             shown = [p for p in line if getattr(p, attribute) is not None]
             figure.add_trace(go.Scatter(
                 x=[p.step for p in shown], y=[_plotted(getattr(p, attribute), y_scale) for p in shown], mode="lines",
-                name=f"start {start}", legendgroup=f"start {start}", showlegend=row == 1,
-                line={"color": color, "width": 1.5},
+                name=group, legendgroup=group, showlegend=row == 1 and first_of_group,
+                legendrank=DROPPED_RANK if dropped else 1000 + start,  # the survivors' entries first
+                line={"color": color, "width": 1 if dropped else 1.5}, opacity=DROPPED_OPACITY if dropped else 1.0,
                 customdata=[[p.stage + 1, p.epoch, p.alpha] for p in shown],
                 hovertemplate=(f"start {start}<br>stage %{{customdata[0]}}, epoch %{{customdata[1]}}"
                                "<br>alpha %{customdata[2]:.3g}<br>loss %{y:.4g}<extra></extra>")),
@@ -55,7 +60,8 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     figure.update_yaxes(type="log", title_text="MSE (scaled y)" if y_scale is None else "RMSE (target units)")
     figure.update_xaxes(title_text="epoch (all stages)", row=2, col=1)
     figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
-                         title=title, legend={"orientation": "h", "y": -0.15}, uirevision="keep-zoom")
+                         title=title, legend={"orientation": "h", "yanchor": "top", "y": -0.18},  # below the x title
+                         uirevision="keep-zoom")
     if not by_start:
         figure.add_annotation(text="waiting for the first epochs...", showarrow=False, xref="paper", yref="paper",
                               x=0.5, y=WAITING_Y)
@@ -68,6 +74,22 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
         figure.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=1.0, xanchor="right",
                               y=POLISH_NOTE_Y)
     return figure
+
+
+def legend_groups(by_start: dict[int, list[Any]]) -> dict[int, tuple[str, bool, bool]]:
+    """Per start: (its legend entry, whether its trace shows that entry, whether the race dropped it). Up to
+    ``LEGEND_STARTS`` starts each have an entry. A race has up to 128: there the dropped ones share one entry (their
+    lines faint), and the starts still racing have one each when they are few enough, else one between them."""
+    last = {start: max(p.step for p in line) for start, line in by_start.items()}
+    if len(last) <= LEGEND_STARTS:
+        return {start: (f"start {start}", True, False) for start in sorted(last)}
+    end = max(last.values())
+    alive = [start for start in sorted(last) if last[start] == end]
+    dropped = [start for start in sorted(last) if last[start] < end]
+    groups = {start: (f"dropped starts ({len(dropped)})", start == dropped[0], True) for start in dropped}
+    if len(alive) <= LEGEND_STARTS:
+        return {**groups, **{start: (f"start {start}", True, False) for start in alive}}
+    return {**groups, **{start: (f"starts racing ({len(alive)})", start == alive[0], False) for start in alive}}
 
 
 def polish_note(by_start: dict[int, list[Any]], polished: Sequence[Any], y_scale: float | None) -> str | None:

@@ -46,3 +46,32 @@ def test_after_a_polish_the_figure_says_what_it_reached_without_drawing_its_rest
     assert [a.text for a in worse.layout.annotations if "polish" in a.text] == [
         "then the subtree polish: no lower hard loss yet (best RMSE 0.8944)"]
     assert not [a for a in loss_curves_figure(_points()).layout.annotations if "polish" in a.text]
+
+
+def _race(n_starts: int, survivors: set[int], end: int = 40) -> list[MetricPoint]:
+    """``n_starts`` starts; the ``survivors`` reach epoch ``end``, the others stop at epoch 10 (dropped)."""
+    return [MetricPoint("optimize", start, 0, epoch, epoch, 5.0, 0.04, 0.01)
+            for start in range(n_starts) for epoch in range(0, (end if start in survivors else 10) + 1, 5)]
+
+
+def _legend(figure) -> list[str]:
+    shown = [t for t in figure.data if t.showlegend]
+    return [t.name for t in sorted(shown, key=lambda t: t.legendrank)]
+
+
+def test_a_few_starts_have_an_entry_each():
+    assert _legend(loss_curves_figure(_race(4, {0, 1, 2, 3}))) == ["start 0", "start 1", "start 2", "start 3"]
+
+
+def test_a_race_lists_its_survivors_then_one_faint_entry_for_every_dropped_start():
+    figure = loss_curves_figure(_race(128, {0, 5, 17}))
+    assert _legend(figure) == ["start 0", "start 5", "start 17", "dropped starts (125)"]
+    dropped = [t for t in figure.data if t.legendgroup == "dropped starts (125)"]
+    assert len(dropped) == 2 * 125 and all(t.opacity < 1 for t in dropped)  # soft and hard line of each
+    assert all(t.opacity == 1 for t in figure.data if t.name == "start 5")
+
+
+def test_before_the_first_rung_a_race_has_one_entry_for_all_its_starts():
+    figure = loss_curves_figure(_race(128, set(range(128))))
+    assert _legend(figure) == ["starts racing (128)"]
+    assert sum(t.legendgroup == "starts racing (128)" for t in figure.data) == 2 * 128  # one click hides them all
