@@ -50,10 +50,13 @@ def compare_page() -> None:
                "calls on 10,000 rows drawn from the test rows, measured on this machine.")
     _counterpart_note(results)
     models = {"GET": entry["test_predictions"], **compare.baseline_predictions(results.baselines)}
+    st.markdown(f"**Each model's predictions against the actual target, on the {len(results.y_test):,} test rows**")
     cols = st.columns(len(models))
     for col, (name, predictions) in zip(cols, models.items()):
         figure = node.predicted_actual_figure(results.y_test, {name: predictions}, results.target)
-        figure.update_layout(title=f"{name}: predicted against actual", showlegend=False, height=380)
+        # a quarter of the page is narrow: the model's name alone, on two lines after its comma
+        figure.update_layout(title={"text": name.replace(", ", ",<br>"), "font": {"size": 14}}, showlegend=False,
+                             height=380, margin={"t": 60})
         col.plotly_chart(figure, key=f"pva_{name}")
 
 

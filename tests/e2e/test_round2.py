@@ -56,7 +56,7 @@ def test_a_cancelled_runs_baselines_can_be_fitted_from_compare(app, page):
     page.get_by_text("ended before its CART and random-forest baselines were fitted", exact=False).wait_for(
         timeout=60_000)
     page.get_by_role("button", name="Fit the baselines now").click()
-    page.get_by_text("predicted against actual", exact=False).first.wait_for(timeout=120_000)
+    page.get_by_text("predictions against the actual target", exact=False).first.wait_for(timeout=120_000)
     assert "baselines" in RunStore(db).list_artifacts(run_id)
 
 
