@@ -129,9 +129,14 @@ def rescaled_splits(tree: ObliqueTree, scaling: MinMax, depth: int) -> Params:
         raise ValueError(f"warm_start must be a depth-{depth} tree on {len(scaling.x_min)} features; got depth "
                          f"{tree.depth} on {tree.n_features}.")
     a, c = map(np.array, zip(*(tree.split_in_original_units(t) for t in range(1, tree.n_branches + 1))))
-    weights, thresholds = a * scaling.x_scale, c - a @ scaling.x_min  # a·x <= c with x = x_min + x_scale·u
-    return Params(torch.as_tensor(weights[None], dtype=torch.float32),
-                  torch.as_tensor(thresholds[None], dtype=torch.float32), None, None)
+    return scaled_splits(a, c, scaling, torch.float32)
+
+
+def scaled_splits(a: np.ndarray, c: np.ndarray, scaling: MinMax, dtype: torch.dtype) -> Params:
+    """Splits ``a·x <= c`` (original units; a (N, p), c (N,)) as one model's split parameters in ``scaling``'s
+    [0, 1] units: with x = x_min + x_scale·u the same split reads (a·x_scale)·u <= c - a·x_min."""
+    return Params(torch.as_tensor((a * scaling.x_scale)[None], dtype=dtype),
+                  torch.as_tensor((c - a @ scaling.x_min)[None], dtype=dtype), None, None)
 
 
 def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, config: GETConfig,

@@ -34,8 +34,7 @@ from bench.common import RESULTS_DIR, CellStore, command_parser, thread_limit
 from bench.studies.time_budget import PLANTED_NOISE, PLANTED_TEST_ROWS
 from get_core import ENGINE_VERSION
 from get_core.config import GETConfig
-from get_core.soft import Params
-from get_core.train import MinMax, train, tree_from_params
+from get_core.train import MinMax, scaled_splits, train, tree_from_params
 from get_core.tree import ObliqueTree
 from tests.planted import noise_ceiling, planted_oblique, planted_paths, planted_tree
 
@@ -72,9 +71,8 @@ def tree_with_splits(X: np.ndarray, y: np.ndarray, weights: np.ndarray, threshol
     """A constant-leaf ObliqueTree with these splits (original units), leaves refit on X, y."""
     scaling = MinMax.fit(X, y)
     _, ys = scaling.transform(X, y)
-    scaled = Params(torch.as_tensor(weights * scaling.x_scale)[None],  # w . x > b with x = x_min + x_scale . u
-                    torch.as_tensor(thresholds - weights @ scaling.x_min)[None], None, None)
-    return tree_from_params(scaled, scaling, None, GETConfig(depth=DEPTH), X, ys)
+    return tree_from_params(scaled_splits(weights, thresholds, scaling, torch.float64), scaling, None,
+                            GETConfig(depth=DEPTH), X, ys)
 
 
 def normal_angles(weights: np.ndarray, seed: int) -> np.ndarray:
