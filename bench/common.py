@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from get_core.train import MinMax
+from get_core.engine.train import MinMax
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
@@ -52,7 +52,7 @@ class Budget:
     n_starts: int
     n_epochs: int
     polish_in_cv: bool = True
-    searches: str | None = None  # directory where GET's depth searches keep each finished fit (get_core.checkpoint)
+    searches: str | None = None  # directory where GET's depth searches keep each finished fit (get_core.engine.checkpoint)
 
 
 BUDGETS = {

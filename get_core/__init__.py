@@ -1,22 +1,31 @@
-"""get_core: gradient-based entire-tree optimization (GET) of oblique regression trees.
+"""get_core: gradient-based entire-tree optimization (GET) of oblique trees.
 
-The heavy modules (torch) load lazily so that importing the package is cheap and has no global side effects.
+Three wings: ``engine/`` trains (the only package that imports torch), ``data/`` reads and encodes user tables,
+``model/`` is the fitted ``ObliqueTree`` with its model file and generated code. The estimators, the exports, the
+baselines, the views and the run store sit beside them. Heavy modules load lazily, so importing the package is cheap.
 """
 
+from importlib import import_module
+
 from get_core.config import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 
 __all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "ENGINE_VERSION",
            "CONSTANT_LEAF_ENGINE_VERSION"]
 
+#: Names that load on first use: the estimators load torch, and the short module paths the README has always shown
+#: (``from get_core import model_file``) stay valid after the regroup.
+_LAZY = {"GETRegressor": ("get_core.estimator", "GETRegressor"),
+         "GETRegressorCV": ("get_core.estimator", "GETRegressorCV"),
+         "ModelFormatError": ("get_core.model.model_file", "ModelFormatError"),
+         "model_file": ("get_core.model.model_file", None),
+         "codegen": ("get_core.model.codegen", None),
+         "reading": ("get_core.data.reading", None)}
+
 
 def __getattr__(name: str):
-    if name in ("GETRegressor", "GETRegressorCV"):
-        from get_core import estimator  # the estimators load torch: only when asked for
-
-        return getattr(estimator, name)
-    if name == "ModelFormatError":
-        from get_core import model_file
-
-        return model_file.ModelFormatError
-    raise AttributeError(name)
+    if name not in _LAZY:
+        raise AttributeError(name)
+    module, attribute = _LAZY[name]
+    loaded = import_module(module)
+    return loaded if attribute is None else getattr(loaded, attribute)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
+from get_core.model.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 
 #: Bumped whenever training gives different trees for the same data, settings and seed, so that stored benchmark
 #: results (bench/ cell files are keyed by it) are never mixed across engines. 2: the paper's alpha intervals and

@@ -20,15 +20,15 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from get_core.checkpoint import SearchCheckpoint, fit_fingerprint
+from get_core.engine.checkpoint import SearchCheckpoint, fit_fingerprint
 from get_core.config import (ALLOWED, DEFAULTS, Allowed, Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed,
                              Span)
-from get_core.data import SQUEEZED_SHARE, DataError, squeezed_features
-from get_core.encoding import MAX_ABS, refuse_too_large
-from get_core.progress import ProgressCallback
-from get_core.race import refit_seconds, split_budget
-from get_core.train import train
-from get_core.tree import ObliqueTree, feature_name_problem
+from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
+from get_core.data.encoding import MAX_ABS, refuse_too_large
+from get_core.engine.progress import ProgressCallback
+from get_core.engine.race import refit_seconds, split_budget
+from get_core.engine.train import train
+from get_core.model.tree import ObliqueTree, feature_name_problem
 
 _CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
 _DEPTH = ALLOWED["depth"]

@@ -1,8 +1,8 @@
 """Exports of a fitted ``ObliqueTree``: rules text, DOT/SVG and the HTML review report.
 
 Free functions reading the model arrays. Every split and leaf is worded by the one node-label helper,
-``get_core.views.labels``, as in the diagram. The model file is ``get_core.model_file``; standalone Python and C
-source is ``get_core.codegen``.
+``get_core.views.labels``, as in the diagram. The model file is ``get_core.model.model_file``; standalone Python and C
+source is ``get_core.model.codegen``.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from get_core import compare
-from get_core.encoding import Encoding
-from get_core.model_file import model_json, plain
-from get_core.tree import ObliqueTree
+from get_core import baselines as baseline_models
+from get_core.data.encoding import Encoding
+from get_core.model.model_file import model_json, plain
+from get_core.model.tree import ObliqueTree
 from get_core.views import diagram, labels, summary
 
 
@@ -113,7 +113,7 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
 
     Sections: the summary in plain words (``in_words``: ``views.summary.summarize`` with the run's rows and
     baselines; by default the model's own, without test scores), summary, metrics (``metrics``: name -> value), comparison with CART and the random forest
-    (``baselines`` from ``compare.fit_baselines``, GET's row from ``compare.evaluate_tree``-like entry
+    (``baselines`` from ``baseline_models.fit_baselines``, GET's row from ``baseline_models.evaluate_tree``-like entry
     ``baselines["get"]`` when present), the diagram as inline SVG (top ``diagram_levels`` levels; Graphviz's dot),
     the rules, the features' training ranges, the data (``data_info``) and training parameters (``params``), and
     the model JSON (``include_model``, with the run's ``encoding``: ``model_json``) so the report carries the model
@@ -137,7 +137,7 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
     if metrics:
         parts += ["<h2>Metrics</h2>", _html_table(list(metrics.items()))]
     if baselines:
-        rows = compare.comparison_rows(baselines, baselines.get("get"))
+        rows = baseline_models.comparison_rows(baselines, baselines.get("get"))
         header = ["Model", "Test R\u00b2", "Test RMSE", "Parameters", "Features per split (most)",
                   "Size (bytes, pickled)", "Prediction ms / 10,000 rows", "Fit seconds"]
         keys = ["name", "r2", "rmse", "n_parameters", "features_per_split", "size_bytes", "predict_ms_per_10k",

@@ -19,8 +19,8 @@ from typing import Any, Callable
 import streamlit as st
 
 from get_core.config import DEFAULTS
-from get_core.data import DataError
-from get_core.model_file import ModelFormatError
+from get_core.data.columns import DataError
+from get_core.model.model_file import ModelFormatError
 from get_core.runs import estimate, launch
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from get_core import compare
+from get_core import baselines as baseline_models
 from get_core.runs import training, worker
 from get_core.runs.store import RunStatus
 from get_core.views import node
@@ -19,7 +19,7 @@ COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE", "n_parame
 @st.cache_data(max_entries=8, show_spinner="Timing the GET tree on 10,000 rows...")
 def _get_entry(db_path: str, run_id: int, search_tree: str | None) -> dict:
     results = results_ui.run_results(run_id, search_tree)
-    return compare.evaluate_tree(results.tree, results.X_test, results.y_test, random_state=0)
+    return baseline_models.evaluate_tree(results.tree, results.X_test, results.y_test, random_state=0)
 
 
 def compare_page() -> None:
@@ -39,7 +39,7 @@ def compare_page() -> None:
         return
     point = results.search_point
     entry = _get_entry(common.get_store().path, results.run.run_id, point["key"] if point else None)
-    rows = compare.comparison_rows(results.baselines, entry)
+    rows = baseline_models.comparison_rows(results.baselines, entry)
     table = pd.DataFrame(rows).rename(columns=COLUMNS)
     st.dataframe(table, hide_index=True, column_config={  # thousands separators for the large counts
         COLUMNS[key]: st.column_config.NumberColumn(format="localized")
@@ -49,7 +49,7 @@ def compare_page() -> None:
                "linear leaf). Size: the pickled model object. Prediction time: median of several single-threaded "
                "calls on 10,000 rows drawn from the test rows, measured on this machine.")
     _counterpart_note(results)
-    models = {"GET": entry["test_predictions"], **compare.baseline_predictions(results.baselines)}
+    models = {"GET": entry["test_predictions"], **baseline_models.baseline_predictions(results.baselines)}
     st.markdown(f"**Each model's predictions against the actual target, on the {len(results.y_test):,} test rows**")
     cols = st.columns(len(models))
     for col, (name, predictions) in zip(cols, models.items()):

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from get_core import data, reading
-from get_core.encoding import DataSpec, Prepared, prepare
+from get_core.data import columns, reading
+from get_core.data.encoding import DataSpec, Prepared, prepare
 from pages import common
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
@@ -35,7 +35,7 @@ def data_page() -> None:
         st.info("Upload a table (CSV, Parquet or Excel) or pick an example dataset to begin.")
         return
     df = dataset["df"]
-    infos = data.describe_columns(df)
+    infos = columns.describe_columns(df)
     st.caption(f"**{common.plain(dataset['name'])}**: {len(df):,} rows × {df.shape[1]} columns. Row numbers in "
                "messages count data rows from 1 (the header is not a row).")
     if df.attrs.get("decimal_comma"):
@@ -60,12 +60,12 @@ def data_page() -> None:
     spec = _choose_columns(dataset, infos)
     try:
         prepared = prepare(df, spec)
-    except data.DataError as exc:
+    except columns.DataError as exc:
         st.session_state.pop("data_ready", None)
         st.error(common.plain(exc))
         return
     _show_prepared(prepared)
-    outliers = data.outlier_notes(prepared.X, prepared.feature_names)
+    outliers = columns.outlier_notes(prepared.X, prepared.feature_names)
     if outliers:
         st.warning("Far outliers: " + common.plain("; ".join(outliers)) + ". Is a value like 9999 a missing-value "
                    "code? Blank those cells, or choose robust scaling on the Train page.")
@@ -96,13 +96,13 @@ def _load_example() -> dict | None:
 
 
 def _load(content: bytes, name: str, delimiter: str | None) -> dict:
-    token = f"{data.fingerprint(content)[:12]}-{delimiter!r}"
+    token = f"{columns.fingerprint(content)[:12]}-{delimiter!r}"
     current = st.session_state.get("dataset")
     if current is not None and current["token"] == token:
         return current
     try:
         df = _read(content, name, delimiter)
-    except data.DataError as exc:
+    except columns.DataError as exc:
         for key in ("dataset", "data_ready"):
             st.session_state.pop(key, None)
         st.error(common.plain(exc))
@@ -110,7 +110,7 @@ def _load(content: bytes, name: str, delimiter: str | None) -> dict:
     return {"name": name, "df": df, "token": token}
 
 
-def _column_table(infos: list[data.ColumnInfo]) -> pd.DataFrame:
+def _column_table(infos: list[columns.ColumnInfo]) -> pd.DataFrame:
     return pd.DataFrame({
         "column": [i.name for i in infos], "type": [i.kind.value for i in infos],
         "usable as feature": ["yes" if i.kind.usable else "no" for i in infos],
@@ -118,12 +118,12 @@ def _column_table(infos: list[data.ColumnInfo]) -> pd.DataFrame:
         "min": [i.minimum for i in infos], "max": [i.maximum for i in infos], "example": [i.example for i in infos]})
 
 
-def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> DataSpec:
+def _choose_columns(dataset: dict, infos: list[columns.ColumnInfo]) -> DataSpec:
     token, names = dataset["token"], [i.name for i in infos]
     kinds = {i.name: i.kind for i in infos}
     saved = st.session_state.get("data_choices", {})
     saved = saved if saved.get("token") == token else {}
-    target_default = saved.get("target") or data.default_target(infos) or names[-1]
+    target_default = saved.get("target") or columns.default_target(infos) or names[-1]
     target = st.selectbox("Target (the number the tree predicts)", names, index=names.index(target_default),
                           key=f"target-{token}")
     candidates = [n for n in names if n != target]
@@ -142,7 +142,7 @@ def _choose_columns(dataset: dict, infos: list[data.ColumnInfo]) -> DataSpec:
     default = saved.get("features") or [n for n in candidates if kinds[n].usable and n not in counters]
     features = st.multiselect("Features", candidates, default=[f for f in default if f in candidates],
                               key=f"features-{token}-{target}")
-    numeric = [f for f in features if kinds[f] is data.ColumnKind.NUMERIC]
+    numeric = [f for f in features if kinds[f] is columns.ColumnKind.NUMERIC]
     categorical = st.multiselect("Also one-hot encode these numeric columns (codes rather than quantities)",
                                  numeric, default=[c for c in saved.get("categorical", []) if c in numeric],
                                  key=f"categorical-{token}-{target}")

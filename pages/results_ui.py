@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from get_core import model_file
-from get_core.model_file import ModelFormatError
+from get_core.model import model_file
+from get_core.model.model_file import ModelFormatError
 from get_core.runs.results import RunResults, load_results, runs_with_models
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 from pages import common
 
 UPLOADED = "uploaded_model"  # session key: (file name, ObliqueTree)

@@ -18,9 +18,9 @@ from typing import Any
 
 import streamlit as st
 
-from get_core import data
+from get_core.data import columns
 from get_core.config import ALLOWED
-from get_core.encoding import MISSING_POLICIES, DataSpec, prepare
+from get_core.data.encoding import MISSING_POLICIES, DataSpec, prepare
 from get_core.runs.store import StoreError
 from pages import common
 
@@ -100,7 +100,7 @@ def keep(ready: dict, settings: dict[str, Any], defaults: dict[str, Any]) -> Non
     choice = f"{ready['token']}|{json.dumps(spec, sort_keys=True)}"
     fingerprint = ready.get("fingerprint") or stored.get(choice)
     if fingerprint is None:  # once per choice: 1.5-2.4 s for 200,000 rows x 20 columns on the shared machine
-        fingerprint = common.get_store().put_dataset(data.to_parquet_bytes(ready["table"]), ready["name"])
+        fingerprint = common.get_store().put_dataset(columns.to_parquet_bytes(ready["table"]), ready["name"])
     ready["fingerprint"] = stored[choice] = fingerprint
     wanted = {"data": fingerprint[:FINGERPRINT_CHARS],
               "onehot": json.dumps(list(spec.get("categorical", []))) if spec.get("categorical") else None,
@@ -124,10 +124,10 @@ def restore(defaults: dict[str, Any]) -> dict | None:
         return None
     try:
         stored = common.get_store().find_dataset(fingerprint)
-        table = data.from_parquet_bytes(stored.data)
+        table = columns.from_parquet_bytes(stored.data)
         spec = _spec(table)
         prepared = prepare(table, spec)
-    except (StoreError, data.DataError) as exc:
+    except (StoreError, columns.DataError) as exc:
         st.warning(f"This page's address names a dataset that cannot be restored: {common.plain(exc)} Choose a "
                    "dataset on the Data page.")
         return None
@@ -140,24 +140,24 @@ def restore(defaults: dict[str, Any]) -> dict | None:
     st.session_state["dataset"] = {"name": stored.name, "df": table, "token": token}
     st.session_state["data_choices"] = {"token": token, **spec.to_dict()}
     return {"name": stored.name, "table": table, "spec": spec.to_dict(), "n_rows": len(prepared.y),
-            "n_features": prepared.X.shape[1], "token": token, "fingerprint": data.fingerprint(stored.data),
-            "outliers": data.outlier_notes(prepared.X, prepared.feature_names)}
+            "n_features": prepared.X.shape[1], "token": token, "fingerprint": columns.fingerprint(stored.data),
+            "outliers": columns.outlier_notes(prepared.X, prepared.feature_names)}
 
 
 def _spec(table) -> DataSpec:
     """The target and features from the stored table's columns; one-hot and missing-value choices from the URL."""
     columns = [str(c) for c in table.columns]
     if len(columns) < 2:
-        raise data.DataError("the stored table has no feature column.")
+        raise columns.DataError("the stored table has no feature column.")
     missing = st.query_params.get("missing", "drop")
     if missing not in MISSING_POLICIES:
-        raise data.DataError(f"'missing' must be one of {', '.join(MISSING_POLICIES)}, not '{missing[:40]}'.")
+        raise columns.DataError(f"'missing' must be one of {', '.join(MISSING_POLICIES)}, not '{missing[:40]}'.")
     try:
         onehot = json.loads(st.query_params.get("onehot", "[]"))
     except ValueError:
         onehot = None
     if not isinstance(onehot, list) or any(c not in columns[1:] for c in onehot):
-        raise data.DataError("'onehot' must list some of the table's feature columns as JSON.")
+        raise columns.DataError("'onehot' must list some of the table's feature columns as JSON.")
     return DataSpec(target=columns[0], features=tuple(columns[1:]), categorical=tuple(onehot), missing=missing)
 
 

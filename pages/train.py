@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from get_core import data
+from get_core.data import columns
 from get_core.config import ALLOWED, GETConfig
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
@@ -16,7 +16,7 @@ from pages import common, session_url
 PRESETS = {"interactive": {"cfg_starts": 4, "cfg_epochs": 600, "cfg_n_alphas": 2},
            "paper": {"cfg_starts": GET_DEFAULTS.n_starts, "cfg_epochs": GET_DEFAULTS.n_epochs,
                      "cfg_n_alphas": GET_DEFAULTS.n_alphas}}
-#: The budget choice: seconds of a racing fit (get_core.race), or None: starts x epochs (the paper's, or by hand).
+#: The budget choice: seconds of a racing fit (get_core.engine.race), or None: starts x epochs (the paper's, or by hand).
 BUDGETS = {"about 10 s": 10.0, "about a minute": 60.0, "paper budget": None, "manual": None}
 DEFAULTS = {
     "cfg_depth": GET_DEFAULTS.depth, "cfg_leaf": GET_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
@@ -203,7 +203,7 @@ def _submit(ready: dict, config: dict) -> None:
     params = {"config": config, "data": ready["spec"], "test_fraction": float(s.cfg_test_fraction),
               "seed": int(s.cfg_seed), **({"search": search} if search else {})}
     name = f"{ready['name']} · {common.describe_choice(params, leaf=config['leaf'])}"
-    run_id = launch.submit_run(common.get_store(), params, data.to_parquet_bytes(ready["table"]), ready["name"],
+    run_id = launch.submit_run(common.get_store(), params, columns.to_parquet_bytes(ready["table"]), ready["name"],
                                n_rows=ready["n_rows"], n_features=ready["n_features"], name=name)
     common.select_run(run_id)
     st.toast(f"Run #{run_id} started.")

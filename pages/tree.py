@@ -13,8 +13,10 @@ import re
 import pandas as pd
 import streamlit as st
 
-from get_core import codegen, compare, export, model_file, schedule
-from get_core.tree import ObliqueTree
+from get_core.model import codegen, model_file
+
+from get_core import baselines as baseline_models, export, schedule
+from get_core.model.tree import ObliqueTree
 from get_core.views import diagram, labels, node, summary, teaching
 from pages import common, diagram_widget, results_ui
 from pages.results_ui import ModelSource
@@ -279,11 +281,11 @@ def _forest_tab(tree: ObliqueTree, selected: int, results, x_std) -> None:
     forest = baselines["models"]["random_forest"]
     rows = []
     if results.has_data:
-        rows.append({"rows": "test", **compare.node_forest_comparison(tree, selected, results.X_test, results.y_test,
+        rows.append({"rows": "test", **baseline_models.node_forest_comparison(tree, selected, results.X_test, results.y_test,
                                                                       forest["test_predictions"])})
         oob = baselines.get("forest", {}).get("oob_train_predictions")
         if oob is not None and len(oob) == len(results.y_train):
-            rows.append({"rows": "train (forest: out-of-bag)", **compare.node_forest_comparison(
+            rows.append({"rows": "train (forest: out-of-bag)", **baseline_models.node_forest_comparison(
                 tree, selected, results.X_train, results.y_train, oob)})
     if rows:
         st.dataframe(_forest_table(rows), hide_index=True)
@@ -297,7 +299,7 @@ FOREST_COLUMNS = {"rows": "rows", "n": "reaching this node", "tree_rmse": "tree 
 
 
 def _forest_table(rows: list[dict]) -> pd.DataFrame:
-    """``compare.node_forest_comparison``'s rows with readable headers and rounded numbers."""
+    """``baseline_models.node_forest_comparison``'s rows with readable headers and rounded numbers."""
     shown = [{FOREST_COLUMNS[k]: (f"{v:,}" if k == "n" else common.number(v) if k != "rows" else v)
               for k, v in row.items()} for row in rows]
     return pd.DataFrame(shown, columns=list(FOREST_COLUMNS.values()))
@@ -352,7 +354,7 @@ def _report(source: ModelSource) -> str:
     metrics = {"Test R\u00b2": r2, "Test RMSE": rmse}
     baselines = dict(results.baselines) if results.baselines else None
     if baselines is not None and results.has_data:
-        baselines["get"] = compare.evaluate_tree(tree, results.X_test, results.y_test, n_repeats=3)
+        baselines["get"] = baseline_models.evaluate_tree(tree, results.X_test, results.y_test, n_repeats=3)
     params = dict(run.params)
     data_info = {"Dataset": run.dataset_name, "Fingerprint (SHA-256)": run.dataset_fingerprint,
                  "Rows": run.n_rows, "Target": results.target,

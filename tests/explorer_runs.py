@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from get_core import compare, model_file
-from get_core.data import to_parquet_bytes
-from get_core.encoding import DataSpec, prepare
+from get_core import baselines as baseline_models
+
+from get_core.model import model_file
+from get_core.data.columns import to_parquet_bytes
+from get_core.data.encoding import DataSpec, prepare
 from get_core.runs.store import RunStatus, RunStore
 from get_core.config import GETConfig
 from get_core.runs.training import fit_all_baselines, regression_scores, split_rows
@@ -45,7 +47,7 @@ def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", nam
         store.put_json(run_id, "baselines", fit_all_baselines(
             prepared.X[train], prepared.y[train], prepared.X[test], prepared.y[test], config, names))
     elif baselines:
-        store.put_json(run_id, "baselines", compare.fit_baselines(
+        store.put_json(run_id, "baselines", baseline_models.fit_baselines(
             prepared.X[train], prepared.y[train], prepared.X[test], prepared.y[test], depth, seed,
             feature_names=names, n_repeats=1))
     r2, rmse = regression_scores(prepared.y[test], y_pred)

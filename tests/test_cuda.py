@@ -11,11 +11,11 @@ import torch
 from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeRegressor
 
-from get_core import model_file
+from get_core.model import model_file
 from get_core.config import GETConfig
 from get_core.estimator import GETRegressor
-from get_core.optimize import resolve_device
-from get_core.train import train
+from get_core.engine.optimize import resolve_device
+from get_core.engine.train import train
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
 TOLERANCE_R2 = 0.01  # float32 kernels differ in rounding (cuBLAS vs the CPU kernel), so routing may differ a little

@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from get_core import GETRegressor, GETRegressorCV
 from get_core.config import DEFAULTS, GETConfig
-from get_core.data import DataError
+from get_core.data.columns import DataError
 
 
 @parametrize_with_checks([GETRegressor(depth=2, n_starts=2, n_epochs=4, random_state=0),

@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from get_core import codegen, export, model_file
+from get_core.model import codegen, model_file
+
+from get_core import export
 from get_core.estimator import GETRegressor
 from get_core.views import labels, summary
 from tests.trees import make_tree, stump

@@ -11,22 +11,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-#: get_core's floors, top to bottom. A module imports modules of its own floor (never in a circle) or lower ones.
+#: get_core's floors, top to bottom: a module imports modules of its own floor (never in a circle) or lower ones.
 FLOORS = (
     ("get_core",),  # the package itself: re-exports, and loads the estimators when asked for them
-    ("get_core.runs",),
-    ("get_core.estimator",),
-    ("get_core.checkpoint",),
-    ("get_core.train",),
-    ("get_core.polish",),
-    ("get_core.node_refit",),
-    ("get_core.optimize",),
-    ("get_core.race",),
-    ("get_core.config", "get_core.leaves", "get_core.native", "get_core.soft", "get_core.starts", "get_core.progress",
-     "get_core.schedule", "get_core.sparse", "get_core.export", "get_core.codegen", "get_core.views",
-     "get_core.compare", "get_core.reading", "get_core.upload_bounds", "get_core.confined", "get_core.encoding",
-     "get_core.data", "get_core.model_file"),
-    ("get_core.tree",),
+    ("get_core.runs",),  # the run store, worker and supervisor
+    ("get_core.estimator",),  # the scikit-learn estimators
+    ("get_core.engine",),  # training: the only wing that imports torch
+    ("get_core.export", "get_core.views", "get_core.baselines"),  # what is shown and written of a fitted model
+    ("get_core.config", "get_core.schedule", "get_core.model.model_file", "get_core.model.codegen"),  # settings;
+    # the model file and the generated code, which carry the fitted encoding of user tables
+    ("get_core.data",),  # user tables: reading, typing, encoding
+    ("get_core.model",),  # the fitted tree itself: plain numpy, imports nothing of the project
 )
 OUTSIDE = ("pages", "bench", "app", "tests", "streamlit")  # get_core imports none of these
 
@@ -86,6 +81,11 @@ def test_the_imports_of_get_core_have_no_circle():
         visit(module, ())
 
 
+def test_nothing_outside_the_engine_imports_torch():
+    assert not [p for p in (ROOT / "get_core").rglob("*.py") if "torch" in {m.split(".")[0] for m in imported(p)}
+                and "engine" not in p.relative_to(ROOT / "get_core").parts]
+
+
 def test_get_core_imports_no_page_bench_script_or_streamlit():
     found = [f"{module_name(p)} -> {m}" for p in (ROOT / "get_core").rglob("*.py") for m in imported(p)
              if m.split(".")[0] in OUTSIDE]
@@ -96,6 +96,6 @@ def test_the_settings_the_model_and_what_the_pages_import_from_get_core_load_wit
     pages = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
     used = sorted({m for p in pages for m in imported(p) if m.split(".")[0] == "get_core"})
     assert "get_core.config" in used
-    code = (f"import sys\nfor name in {['get_core.config', 'get_core.tree', *used]!r}:\n    __import__(name)\n"
+    code = (f"import sys\nfor name in {['get_core.config', 'get_core.model.tree', *used]!r}:\n    __import__(name)\n"
             "assert 'torch' not in sys.modules, 'torch was loaded'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)

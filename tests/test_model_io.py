@@ -4,7 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import codegen, export, model_file
+from get_core.model import codegen, model_file
+
+from get_core import export
 from tests.trees import make_tree
 
 

@@ -20,11 +20,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from get_core import codegen, export, model_file
-from get_core.data import DataError
-from get_core.encoding import MISSING_POLICIES, DataSpec, prepare
-from get_core.model_file import ModelFormatError
-from get_core.tree import LEAF_TYPES, ObliqueTree
+from get_core.model import codegen, model_file
+
+from get_core import export
+from get_core.data.columns import DataError
+from get_core.data.encoding import MISSING_POLICIES, DataSpec, prepare
+from get_core.model.model_file import ModelFormatError
+from get_core.model.tree import LEAF_TYPES, ObliqueTree
 from get_core.views import diagram, labels
 
 EXAMPLES = {"round_trip": 300, "code": 200, "exporters": 100, "c": 10, "mutated": 500, "text": 500, "prepare": 400,

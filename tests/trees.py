@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 
 
 def make_tree(depth: int = 2, p: int = 3, leaf: str = "constant", seed: int = 0, names=None, n_rows: int = 200,

@@ -5,7 +5,7 @@ Appendix F.1): the training part is split 2:1 into train/validation, the depth w
 on the whole training part. Training-optimality methods (``TABLE_METHODS``, the paper's Tables 3 and 4) fit one
 tree of a fixed depth and report its training R2.
 
-Counting follows ``get_core.compare``: 2 parameters per axis-aligned branch node and 1 per leaf for CART and every
+Counting follows ``get_core.baselines``: 2 parameters per axis-aligned branch node and 1 per leaf for CART and every
 forest tree; ``ObliqueTree.n_parameters`` (p+1 per branch, 1 or p+1 per leaf) for GET.
 """
 
@@ -21,8 +21,8 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from bench.common import BUDGETS, Budget
-from get_core.compare import count_tree_parameters
-from get_core.checkpoint import SearchCheckpoint
+from get_core.baselines import count_tree_parameters
+from get_core.engine.checkpoint import SearchCheckpoint
 from get_core.estimator import DepthSearch, GETRegressor, GETRegressorCV
 
 DEPTHS = tuple(range(1, 13))  # the paper's depth grid for every tree method
@@ -275,7 +275,7 @@ def training_r2(method: str, X: np.ndarray, y: np.ndarray, depth: int, seed: int
         model = DecisionTreeRegressor(max_depth=depth, random_state=seed).fit(X, y)
         return {"train_r2": 100 * float(r2_score(y, model.predict(X)))}
     from get_core.config import GETConfig
-    from get_core.train import train
+    from get_core.engine.train import train
 
     fixed = {"get-alpha1": 1.0, "get-alpha100": 100.0}.get(method)
     config = GETConfig(depth=depth, n_starts=budget.n_starts, n_epochs=budget.n_epochs,

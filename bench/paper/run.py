@@ -33,7 +33,7 @@ from bench.common import (BUDGETS, DEFAULT_DOC, REPO_ROOT, RESULTS_DIR, CellStor
 from bench.paper import methods as M
 from bench.paper import report, sweep
 from get_core import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION
-from get_core.tree import MAX_DEPTH
+from get_core.model.tree import MAX_DEPTH
 
 WRITER = "python -m bench.paper"  # named in the refusal to replace a file this command did not write
 

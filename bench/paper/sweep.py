@@ -27,7 +27,7 @@ from sklearn.metrics import r2_score
 from bench.common import Budget, jsonable, split_and_scale, thread_limit
 from bench.paper import methods as M
 from get_core import ENGINE_VERSION
-from get_core.compare import predict_ms, timing_rows
+from get_core.baselines import predict_ms, timing_rows
 
 SCHEDULER_TIMEOUT_S = 10  # how long --dask-scheduler may take to answer before the run stops with a message
 RECORD_VERSION = 1

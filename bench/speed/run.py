@@ -31,7 +31,7 @@ from bench.common import (DEFAULT_DOC, RESULTS_DIR, check_replaceable, check_wri
                           write_section)
 from bench.speed import reference
 from get_core.config import GETConfig
-from get_core.train import train
+from get_core.engine.train import train
 
 STARTS, STAGES = 10, 2
 EPOCHS = {2: (200, 1000), 4: (200, 1000), 8: (50, 250), 12: (5, 25)}

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from bench.common import DEFAULT_DOC, command_parser, write_section
-from get_core import reading
-from get_core.data import DataError
-from get_core.encoding import DataSpec, prepare
+from get_core.data import reading
+from get_core.data.columns import DataError
+from get_core.data.encoding import DataSpec, prepare
 
 
 def table(rows: int, numeric: int, text: int, seed: int = 0) -> pd.DataFrame:

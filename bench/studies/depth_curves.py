@@ -22,7 +22,7 @@ from bench.common import RESULTS_DIR, Budget, int_in
 from bench.studies.study import run_study, study_parser
 from get_core import ENGINE_VERSION
 from get_core.estimator import DepthSearch, GETRegressorCV
-from get_core.tree import LINEAR_LEAF_RULES, MAX_DEPTH
+from get_core.model.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 
 RESULTS = RESULTS_DIR / "depth-curves.jsonl"
 PATIENCES = (1, 2, 3, 4, None)  # None: every depth fitted

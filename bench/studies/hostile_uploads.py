@@ -37,8 +37,8 @@ CASES: dict[str, tuple[str, Callable[[], bytes]]] = {
 
 def read_once(path: Path, reader: str) -> None:
     """The child: read ``path`` with ``reading.<reader>``, print the outcome as JSON."""
-    from get_core import reading
-    from get_core.data import DataError
+    from get_core.data import reading
+    from get_core.data.columns import DataError
 
     content, start = path.read_bytes(), time.perf_counter()
     try:

@@ -60,9 +60,9 @@ def fit(spec: dict) -> dict:
     """One fit in this process (the child): seconds, peak RSS in MB, training R2 and the rows per soft epoch."""
     import torch
 
-    from get_core import optimize
+    from get_core.engine import optimize
     from get_core.config import GETConfig, soft_rows
-    from get_core.train import train
+    from get_core.engine.train import train
 
     torch.set_num_threads(spec["threads"])
     method = spec["method"]
@@ -106,7 +106,7 @@ def reading_figures(rows: int, digits: int | None) -> dict:
     reader in-process (wall and CPU seconds) and through ``read_table_bounded``, its confined child (wall seconds)."""
     import pandas as pd
 
-    from get_core import reading
+    from get_core.data import reading
 
     X, y = planted(rows, 0)
     frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(FEATURES)]).assign(target=y)

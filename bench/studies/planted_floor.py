@@ -34,8 +34,8 @@ from bench.common import RESULTS_DIR, CellStore, command_parser, thread_limit
 from bench.studies.time_budget import PLANTED_NOISE, PLANTED_TEST_ROWS
 from get_core import ENGINE_VERSION
 from get_core.config import GETConfig
-from get_core.train import MinMax, scaled_splits, train, tree_from_params
-from get_core.tree import ObliqueTree
+from get_core.engine.train import MinMax, scaled_splits, train, tree_from_params
+from get_core.model.tree import ObliqueTree
 from tests.planted import noise_ceiling, planted_oblique, planted_paths, planted_tree
 
 RESULTS = RESULTS_DIR / "planted-floor.jsonl"

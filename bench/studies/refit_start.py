@@ -23,7 +23,7 @@ from bench.common import RESULTS_DIR, Budget
 from bench.studies.study import run_study, study_key, study_parser
 from get_core.estimator import GETRegressorCV
 from get_core.config import GETConfig
-from get_core.train import train
+from get_core.engine.train import train
 
 RESULTS = RESULTS_DIR / "refit-start.jsonl"
 

@@ -22,7 +22,7 @@ from sklearn.tree import DecisionTreeRegressor
 from bench.common import RESULTS_DIR, Budget, int_in
 from bench.studies.study import run_study, study_key, study_parser
 from get_core.config import GETConfig
-from get_core.train import train
+from get_core.engine.train import train
 
 RESULTS = RESULTS_DIR / "sparse-splits.jsonl"
 DENSE = "dense"

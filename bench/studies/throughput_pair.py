@@ -23,7 +23,7 @@ import numpy as np, torch
 torch.set_num_threads(1)
 from sklearn.datasets import make_friedman1
 from get_core.config import GETConfig
-from get_core.train import train
+from get_core.engine.train import train
 X, y = make_friedman1(n_samples=6144, n_features=8, random_state=0)
 X, y = (X - X.min(0)) / np.ptp(X, 0), (y - y.min()) / np.ptp(y)
 depth, e1, e2 = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])

@@ -33,7 +33,7 @@ from bench.common import (RESULTS_DIR, CellStore, add_data_options, command_pars
                           split_and_scale, thread_limit)
 from get_core import ENGINE_VERSION
 from get_core.config import GETConfig
-from get_core.train import train
+from get_core.engine.train import train
 from tests.planted import noise_ceiling, planted_oblique
 
 RESULTS = RESULTS_DIR / "time-budget.jsonl"

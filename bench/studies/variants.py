@@ -27,7 +27,7 @@ from sklearn.metrics import r2_score
 from bench.common import RESULTS_DIR, Budget, int_in
 from bench.studies.study import run_study, study_key, study_parser
 from get_core.config import GETConfig
-from get_core.train import train
+from get_core.engine.train import train
 
 RESULTS = RESULTS_DIR / "variants.jsonl"
 AUTHORS_WEIGHT_DECAY = 0.01  # torch.optim.AdamW's default, which the authors' GET_IterAlp.py keeps

@@ -8,7 +8,7 @@ A run's wall time is modelled as ``startup + n_stages * (per_stage * row_scale +
     ``MEASURE_ROWS`` rows (after a warm-up fit; the faster of two tries each, since a shared machine only ever
     adds time); ``row_scale`` extrapolates linearly to more rows, ``epoch_scale`` to the rows a soft epoch uses
     (``config.soft_rows``: a sample of a large table);
-  * ``startup`` (interpreter, torch and project imports) and ``baselines`` (``get_core.compare.fit_baselines``,
+  * ``startup`` (interpreter, torch and project imports) and ``baselines`` (``get_core.baselines.fit_baselines``,
     intercept and slope in rows from two fits) are measured once per machine; the baselines' GET fit with the other
     kind of splits (``training.fit_all_baselines``) is counted as one more training.
 The measurement runs in a background subprocess (``start_measurement``, spawned through ``launch``) with the
@@ -75,7 +75,7 @@ class Estimate:
     def searching(self, n_fits: int, sparse: bool, n_alphas: int) -> "Estimate":
         """An upper bound for a search of at most ``n_fits`` fits, when this estimate is that of one fit of its
         deepest depth on all rows: no search fit costs more (shallower, on fewer rows), but a fit with at most k
-        features per split (``sparse``) runs one stage more (``get_core.sparse``)."""
+        features per split (``sparse``) runs one stage more (``get_core.engine.sparse``)."""
         training = self.training * n_fits * ((n_alphas + 1) / n_alphas if sparse else 1.0)
         return Estimate(self.startup + training + self.baselines, self.startup, training, self.baselines, n_fits)
 
@@ -231,7 +231,7 @@ def measure(depth: int, leaf: str, n_starts: int, n_features: int, n_rows: int, 
     import numpy as np
 
     from get_core.config import GETConfig
-    from get_core.train import train
+    from get_core.engine.train import train
 
     result: dict[str, Any] = {"startup_seconds": time.time()}  # wall clock once imports are done
     rng = np.random.default_rng(0)
@@ -260,7 +260,7 @@ def measure(depth: int, leaf: str, n_starts: int, n_features: int, n_rows: int, 
 def _measure_baselines(X: Any, y: Any, depth: int) -> dict[str, float]:
     """Baseline fit time as ``intercept + slope * rows`` from fits on BASELINE_ROWS / 4 and BASELINE_ROWS rows."""
     try:
-        from get_core.compare import fit_baselines
+        from get_core.baselines import fit_baselines
     except ImportError:
         return {"baselines": 0.0, "baselines_per_row": 0.0}
     times = {}

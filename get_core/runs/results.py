@@ -13,12 +13,12 @@ from typing import Any, Mapping
 import numpy as np
 
 from get_core import schedule
-from get_core.data import from_parquet_bytes
-from get_core.encoding import Encoding
-from get_core.model_file import ModelFormatError, from_dict
+from get_core.data.columns import from_parquet_bytes
+from get_core.data.encoding import Encoding
+from get_core.model.model_file import ModelFormatError, from_dict
 from get_core.runs.search import SEARCH, TREE_PREFIX
 from get_core.runs.store import Run, RunStore, StoreError
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 
 
 class ResultsUnavailable(StoreError):

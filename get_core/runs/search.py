@@ -33,7 +33,7 @@ from get_core.runs.channel import Channel, Ending
 from get_core.runs.records import RunStatus
 
 if TYPE_CHECKING:
-    from get_core.tree import ObliqueTree
+    from get_core.model.tree import ObliqueTree
 
 SEARCH = "search"  # the artifact with the points and the choice
 TREE_PREFIX = "search-tree-"  # + key: one search fit's tree
@@ -101,7 +101,7 @@ class SearchRecorder:
             self.window.label = f"search: depth {config.depth}{splits}"
 
     def scored(self, result: dict, tree: ObliqueTree) -> None:
-        from get_core import model_file
+        from get_core.model import model_file
 
         key = tree_key(result["depth"], result["max_split_features"])
         self.channel.put_json(TREE_PREFIX + key, model_file.to_dict(tree))

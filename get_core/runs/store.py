@@ -191,7 +191,7 @@ class RunStore:
     def create_run(self, params: Mapping[str, Any], dataset: bytes, dataset_name: str, *, n_rows: int,
                    n_features: int, name: str | None = None, media_type: str = PARQUET) -> int:
         """Queue a new run; ``dataset`` (the training table) is stored once per fingerprint."""
-        digest = hashlib.sha256(dataset).hexdigest()  # equals get_core.data.fingerprint
+        digest = hashlib.sha256(dataset).hexdigest()  # equals get_core.data.columns.fingerprint
         now = time.time()
         with self._transaction(write=True) as db:
             db.execute("INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?)",

@@ -6,9 +6,9 @@ a ``Channel`` that carries everything out: progress and metric points (returning
 the cancel flag. The local worker's channel writes to the store as results arrive (``worker.StoreChannel``); the Dask
 channel sends progress over Dask and returns the artifacts as the task's result (``remote.RemoteChannel``).
 
-Steps: split the usable rows train/test with the run's seed, encode them with ``get_core.encoding.prepare`` (fill
+Steps: split the usable rows train/test with the run's seed, encode them with ``get_core.data.encoding.prepare`` (fill
 values and category levels learned from the training rows only), train GET, fit the baselines of issue 5 (CART of
-the same depth and a random forest, ``get_core.compare.fit_baselines``) and the same GET fit with the other kind
+the same depth and a random forest, ``get_core.baselines.fit_baselines``) and the same GET fit with the other kind
 of splits (sparse beside dense, dense beside sparse: ``fit_all_baselines``). Artifacts ``encoding``, ``split``,
 ``model``, ``predictions``, ``baselines`` (or ``baselines_error``). A run whose depth or features per split are
 chosen for the user runs ``GETRegressorCV`` instead of one fit (``get_core.runs.search``), and its baselines take the
@@ -36,10 +36,10 @@ BASELINES_SKIPPED = ("Cancelled by request while fitting the baselines: the trai
 def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share: float = 1.0) -> Ending:
     """Train one run from its inputs to its ending; every result goes through ``channel``. Training fills ``share``
     of the progress bar and the baselines the rest, so the bar never reads 100% while they still run."""
-    from get_core import model_file
-    from get_core.data import from_parquet_bytes
-    from get_core.encoding import DataSpec, prepare, usable_rows
-    from get_core.train import MinMax, train  # torch: only the training path loads it
+    from get_core.model import model_file
+    from get_core.data.columns import from_parquet_bytes
+    from get_core.data.encoding import DataSpec, prepare, usable_rows
+    from get_core.engine.train import MinMax, train  # torch: only the training path loads it
 
     seed = int(params.get("seed", 0))
     df, spec = from_parquet_bytes(dataset), DataSpec.from_dict(params["data"])
@@ -132,8 +132,8 @@ def fit_all_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
     """``compare.fit_baselines`` (CART and the forest) plus, under ``models["get_sparse"]`` or
     ``models["get_dense"]``, the run's GET fit again with the other kind of splits (``counterpart_config``), on the
     same split. The counterpart is left out when it would be the same tree or when it was cancelled part way."""
-    from get_core.compare import evaluate_tree, fit_baselines  # scikit-learn: kept out of the supervisor
-    from get_core.train import train  # torch: only the worker loads it
+    from get_core.baselines import evaluate_tree, fit_baselines  # scikit-learn: kept out of the supervisor
+    from get_core.engine.train import train  # torch: only the worker loads it
 
     result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
                            feature_names=feature_names)
@@ -191,7 +191,7 @@ def regression_scores(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float | N
 
 def describe(exc: BaseException) -> str:
     """A run's failure as one sentence for its page."""
-    from get_core.data import DataError
+    from get_core.data.columns import DataError
 
     if isinstance(exc, (DataError, StoreError)):
         return str(exc)

@@ -8,7 +8,7 @@ everything back as it arrives: heartbeats, progress and metrics while training; 
 Liveness and cancellation:
   * a heartbeat thread writes a heartbeat every ``HEARTBEAT_PERIOD_S`` and polls the cancel flag every
     ``CANCEL_POLL_S``, so a long epoch never looks stale and a cancel request is seen at once;
-  * the trainer's progress callback (at most every 0.5 s, see ``get_core.progress.REPORT_INTERVAL``) writes progress
+  * the trainer's progress callback (at most every 0.5 s, see ``get_core.engine.progress.REPORT_INTERVAL``) writes progress
     and metrics and returns True once cancellation is requested; ``train`` then returns its best tree so far, which
     is evaluated and kept, and the run ends CANCELLED;
   * if the trainer (or the baseline fit) has not come back ``HARD_STOP_S`` after the request, the heartbeat thread
@@ -203,7 +203,7 @@ def fit_missing_baselines(store: RunStore, run_id: int) -> None:
     as the worker would have, and store them (``RunStore.add_baselines``): called by the Compare page. CART and the
     forest only: the GET fit with the other kind of splits (``training.fit_all_baselines``) would hold the page as
     long as the run that was cancelled, so such a run is compared without it."""
-    from get_core.compare import fit_baselines  # scikit-learn: only when asked for
+    from get_core.baselines import fit_baselines  # scikit-learn: only when asked for
 
     results = load_results(store, run_id)
     if not results.has_data:

@@ -93,7 +93,7 @@ def legend_groups(by_start: dict[int, list[Any]]) -> dict[int, tuple[str, bool, 
 
 
 def polish_note(by_start: dict[int, list[Any]], polished: Sequence[Any], y_scale: float | None) -> str | None:
-    """After a polish (``get_core.polish``, whose epochs restart per level and so are not drawn as lines): the best
+    """After a polish (``get_core.engine.polish``, whose epochs restart per level and so are not drawn as lines): the best
     hard loss the curves reached and the best the polish has reported, a whole-tree loss (its subtrees' losses
     weighted by their rows, plus the rest of the tree's). None before the polish reports."""
     seen = [p.hard_loss for line in by_start.values() for p in line if p.hard_loss is not None]
@@ -108,7 +108,7 @@ def polish_note(by_start: dict[int, list[Any]], polished: Sequence[Any], y_scale
 
 
 def race_note(by_start: dict[int, list[Any]]) -> str | None:
-    """With racing starts (a time budget, ``get_core.race``): how many starts are still in the race, whose lines
+    """With racing starts (a time budget, ``get_core.engine.race``): how many starts are still in the race, whose lines
     reach the latest epoch; the others' lines end where the race dropped them. None when every start is alive."""
     last = {start: max(p.step for p in line) for start, line in by_start.items()}
     if not last:

@@ -23,7 +23,7 @@ from pathlib import Path
 import graphviz
 import numpy as np
 
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 
 NODE_ID_PREFIX = "get-node-"

@@ -16,8 +16,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from get_core.encoding import Encoding
-from get_core.tree import ObliqueTree
+from get_core.data.encoding import Encoding
+from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 
 MINUS = "\u2212"
 TIMES = "\u00b7"

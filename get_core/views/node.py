@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from get_core import compare
-from get_core.tree import ObliqueTree
+from get_core import baselines
+from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 
 UNITS = ("original", "standardized", "range")
@@ -312,7 +312,7 @@ def predicted_actual_figure(y_true: Sequence[float], predictions: dict[str, Sequ
 
 # ---------------------------------------------------------------------------------------------- helpers
 def _r2(y: np.ndarray, pred: np.ndarray) -> float | None:
-    return compare.regression_metrics(y, pred)["r2"]
+    return baselines.regression_metrics(y, pred)["r2"]
 
 
 def _node_margins(tree: ObliqueTree, node: int, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:

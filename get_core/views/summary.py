@@ -19,8 +19,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from get_core import compare
-from get_core.tree import ObliqueTree
+from get_core import baselines as baseline_models
+from get_core.model.tree import ObliqueTree
 from get_core.views import node
 
 TOP_FEATURES = 3
@@ -119,7 +119,7 @@ def summarize(tree: ObliqueTree, X_train: Any = None, X_test: Any = None, y_test
     if has_test:
         X_test = np.asarray(X_test, dtype=np.float64)
         y_test = np.asarray(y_test, dtype=np.float64).ravel()
-        scores = compare.regression_metrics(y_test, tree.predict(X_test))
+        scores = baseline_models.regression_metrics(y_test, tree.predict(X_test))
         tree_scores = scores["r2"], scores["rmse"]
         weakest = weakest_leaves(tree, X_test, y_test)
     forest = (baselines or {}).get("models", {}).get("random_forest")

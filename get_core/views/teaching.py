@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 from get_core.views.node import reaches
 
 UNDECIDED = (0.05, 0.95)  # a soft weight strictly between these is "undecided"

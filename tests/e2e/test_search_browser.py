@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import model_file
+from get_core.model import model_file
 from get_core.runs.search import SEARCH
 from get_core.runs.store import RunStore
 from get_core.views import labels

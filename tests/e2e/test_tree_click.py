@@ -10,9 +10,9 @@ import shutil
 
 import pytest
 
-from get_core import model_file
+from get_core.model import model_file
 from get_core.runs.store import RunStore
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
 from tests.explorer_runs import finished_run

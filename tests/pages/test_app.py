@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from get_core import model_file
+from get_core.model import model_file
 from get_core.runs import estimate
 from get_core.runs.store import RunStatus, RunStore
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import model_file
+from get_core.model import model_file
 from get_core.runs.store import RunStatus, RunStore
 from pages import common
 from tests.pages.test_app import app, assert_no_traceback, db, texts, train_tiny_run, upload  # noqa: F401 (db: fixture)

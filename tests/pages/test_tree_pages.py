@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from get_core import model_file
-from get_core.data import to_parquet_bytes
-from get_core.encoding import DataSpec
+from get_core.model import model_file
+from get_core.data.columns import to_parquet_bytes
+from get_core.data.encoding import DataSpec
 from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore

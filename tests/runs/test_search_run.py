@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from get_core import model_file
+from get_core.model import model_file
 from get_core.runs import launch, worker
 from get_core.runs.results import ResultsUnavailable, load_results
 from get_core.runs.search import SEARCH, TREE_PREFIX, tree_key
@@ -126,8 +126,8 @@ class RecordingChannel:
     ({"depths": [1, 2, 3], "split_features": None}, 4, "search: depth 3"),  # three depths and the refit
     ({"depths": [2], "split_features": "auto"}, 5, "search: depth 2, 3 features per split")])  # k = 1, 2, 3, any
 def test_a_search_runs_progress_only_grows_and_its_fits_follow_one_another_on_the_loss_curves(search, fits, phase):
-    from get_core import data
-    from get_core.encoding import DataSpec
+    from get_core.data import columns
+    from get_core.data.encoding import DataSpec
     from get_core.runs.training import train_run
     from tests.runs.test_worker import example
 
@@ -135,7 +135,7 @@ def test_a_search_runs_progress_only_grows_and_its_fits_follow_one_another_on_th
     spec = DataSpec(target="target", features=tuple(c for c in table.columns if c != "target"))
     params = {"config": {**TINY, "depth": 3, "n_epochs": 40}, "data": spec.to_dict(), "seed": 0, "search": search}
     channel = RecordingChannel()  # refuses a loss point that would overwrite another fit's
-    ending = train_run(data.to_parquet_bytes(table), params, channel, share=0.8)
+    ending = train_run(columns.to_parquet_bytes(table), params, channel, share=0.8)
     assert ending.status is RunStatus.FINISHED
     training = [p for p, phase in zip(channel.progress, channel.phases) if phase != "baselines"]
     assert training == sorted(training) and training[-1] <= 0.8 + 1e-9

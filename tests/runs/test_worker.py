@@ -12,8 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import data, model_file, reading
-from get_core.encoding import DataSpec, Encoding
+from get_core.data import columns, reading
+
+from get_core.model import model_file
+from get_core.data.encoding import DataSpec, Encoding
 from get_core.runs import launch, supervisor, training, worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
@@ -35,7 +37,7 @@ def submit(store: RunStore, config: dict, rows: int = 300, dispatch: bool = Fals
     table = example(rows) if table is None else table
     spec = DataSpec(target="target", features=tuple(c for c in table.columns if c != "target"), missing=missing)
     params = {"config": config, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 3, **(extra or {})}
-    run_id = store.create_run(params, data.to_parquet_bytes(table), EXAMPLE.name, n_rows=len(table),
+    run_id = store.create_run(params, columns.to_parquet_bytes(table), EXAMPLE.name, n_rows=len(table),
                               n_features=len(spec.features))
     if dispatch:
         launch.dispatch(store)
@@ -115,7 +117,7 @@ def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
     tree = model_file.from_dict(store.get_json(run_id, "model"))
     split, predictions = store.get_json(run_id, "split"), store.get_json(run_id, "predictions")
     assert len(split["train"]) + len(split["test"]) == run.n_rows and split["seed"] == 3
-    table = data.from_parquet_bytes(store.get_dataset(run_id).data)
+    table = columns.from_parquet_bytes(store.get_dataset(run_id).data)
     encoding = Encoding.from_dict(store.get_json(run_id, "encoding"))
     X_test = encoding.transform(table.iloc[split["test"]])
     np.testing.assert_allclose(tree.predict(X_test), predictions["y_pred"])
@@ -180,7 +182,7 @@ def test_the_encoding_learns_fill_values_and_levels_from_the_training_rows_only(
 
 def test_a_run_with_bad_data_fails_with_the_data_message(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
-    run_id = submit(store, TINY, rows=10)  # fewer rows than data.MIN_ROWS
+    run_id = submit(store, TINY, rows=10)  # fewer rows than columns.MIN_ROWS
     assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FAILED
     run = store.get_run(run_id)
     assert "at least 20" in run.error and "traceback" in store.list_artifacts(run_id)

@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 from get_core.views import explain, labels, node, teaching
 from tests.trees import make_tree, stump
 
@@ -202,7 +202,7 @@ def test_rows_that_cannot_be_scored_are_named_by_row_and_leave_the_others_scored
 
 
 def test_rows_to_x_uses_the_runs_encoding_and_fills_only_what_training_filled():
-    from get_core.encoding import DataSpec, prepare
+    from get_core.data.encoding import DataSpec, prepare
 
     frame = pd.DataFrame({"temp": [1.0, 2.0, 3.0] * 10, "site": ["a", "b", "a"] * 10, "y": np.arange(30.0)})
     frame.loc[4, "temp"] = np.nan

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from get_core.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree
 from get_core.views import summary
 
 

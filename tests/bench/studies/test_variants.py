@@ -12,7 +12,7 @@ from sklearn.metrics import r2_score
 from bench.common import Budget
 from bench.studies import variants
 from get_core.config import GETConfig
-from get_core.train import train
+from get_core.engine.train import train
 from tests.bench.shared import needs_datasets
 
 

@@ -1,0 +1,244 @@
+"""Baselines for the comparison page: CART of the same depth and a random forest, on the run's own split.
+
+``fit_baselines`` returns one JSON-ready dict (the worker stores it as the run artifact "baselines"); the other
+functions put an ``ObliqueTree`` on the same footing and look at the forest on one node's rows.
+
+How things are counted (the paper's Tables 1 and 5):
+  * parameters: CART and every forest tree count 2 per branch node (feature index and threshold) and 1 per leaf;
+    ``ObliqueTree.n_parameters`` counts p+1 per branch node and 1 (constant) or p+1 (linear) per leaf.
+  * ``size_bytes``: length of ``pickle.dumps(model, protocol=5)`` of the fitted model object (the same serializer
+    for every model, so the numbers compare); ``parameter_bytes`` = 8 * parameters (float64 storage of the
+    parameters alone, the embedded-code lower bound).
+  * ``predict_ms_per_10k``: median wall time, over ``n_repeats`` runs, of one ``predict`` call on 10,000 rows drawn
+    with replacement from the test rows; single thread (sklearn's default ``n_jobs=None``).
+
+This module sits on the lowest floor: it imports nothing of the project but ``get_core.model.tree``.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import time
+from numbers import Integral
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from get_core.model.tree import ObliqueTree
+
+SCHEMA = "get-explorer/baselines"
+SCHEMA_VERSION = 1
+TIMING_ROWS = 10_000
+FOREST_TREES = 100  # sklearn's default; the paper's forests use the library defaults as well
+#: Rows each forest tree draws on large tables: fully grown trees on all of 750,000 rows would hold about 9 GB
+#: (100 trees of ~1.5 million nodes); tables up to this size keep sklearn's default (a bootstrap of every row).
+FOREST_MAX_SAMPLES = 50_000
+
+
+def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: int, random_state: int | None,
+                  *, feature_names: Sequence[str] | None = None, n_repeats: int = 5) -> dict:
+    """Fit CART (``max_depth=depth``) and a random forest (sklearn defaults, 100 trees) and evaluate both.
+
+    Returns a JSON-ready dict::
+
+        {"schema", "version", "depth", "random_state", "n_train", "n_test", "feature_names",
+         "y_test": [...],
+         "models": {"cart": ENTRY, "random_forest": ENTRY},  # the worker adds "get_sparse" or "get_dense"
+         "forest": {"feature_importances": [...], "oob_train_predictions": [...]}}
+
+    where each ENTRY is ``{"name", "r2", "rmse", "n_parameters", "parameter_bytes", "size_bytes",
+    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}``. ``r2``/``rmse`` are ``None`` when undefined (fewer
+    than two test rows). ``oob_train_predictions`` are the forest's out-of-bag predictions of the training rows
+    (honest predictions on rows it trained on; ``None`` for a row no tree left out), used for the forest's error on
+    one node's training rows.
+    """
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    X_train, y_train = _as_xy(X_train, y_train, "train")
+    X_test, y_test = _as_xy(X_test, y_test, "test")
+    if X_train.shape[0] < 2:
+        raise ValueError(f"Baselines need at least 2 training rows; got {X_train.shape[0]}.")
+    if X_test.shape[1] != X_train.shape[1]:
+        raise ValueError(f"X_test has {X_test.shape[1]} columns but X_train has {X_train.shape[1]}.")
+    if not isinstance(depth, Integral) or isinstance(depth, bool) or depth < 1:
+        raise ValueError(f"depth must be a positive integer; got {depth!r}.")
+    depth = int(depth)
+    names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(X_train.shape[1])]
+
+    timing_X = timing_rows(X_test if len(X_test) else X_train, random_state)
+    cart = DecisionTreeRegressor(max_depth=depth, random_state=random_state)
+    cart_entry = _fit_and_evaluate("CART", cart, X_train, y_train, X_test, y_test, timing_X, n_repeats)
+    cart_entry["n_parameters"] = count_tree_parameters(cart)
+
+    forest = RandomForestRegressor(n_estimators=FOREST_TREES, oob_score=True, random_state=random_state,
+                                   max_samples=FOREST_MAX_SAMPLES if len(y_train) > FOREST_MAX_SAMPLES else None)
+    forest_entry = _fit_and_evaluate("Random forest", forest, X_train, y_train, X_test, y_test, timing_X, n_repeats)
+    forest_entry["n_parameters"] = sum(count_tree_parameters(t) for t in forest.estimators_)
+    for entry in (cart_entry, forest_entry):
+        entry["parameter_bytes"] = 8 * entry["n_parameters"]
+        entry["features_per_split"] = 1
+
+    oob = getattr(forest, "oob_prediction_", None)
+    return {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "depth": depth,
+        "random_state": random_state,
+        "n_train": int(X_train.shape[0]),
+        "n_test": int(X_test.shape[0]),
+        "feature_names": names,
+        "y_test": _floats(y_test),
+        "models": {"cart": cart_entry, "random_forest": forest_entry},
+        "forest": {
+            "feature_importances": _floats(forest.feature_importances_),
+            "oob_train_predictions": _floats(np.ravel(oob)) if oob is not None else None,
+        },
+    }
+
+
+def evaluate_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "GET",
+                  random_state: int | None = None, n_repeats: int = 5) -> dict:
+    """An ENTRY (same keys as ``fit_baselines``'s) for a fitted ``ObliqueTree``; ``fit_seconds`` comes from
+    ``tree.meta["fit_seconds"]`` when the trainer recorded it, else ``None``."""
+    X_test, y_test = _as_xy(X_test, y_test, "test")
+    pred = tree.predict(X_test)
+    timing_X = timing_rows(X_test, random_state)
+    fit_seconds = tree.meta.get("fit_seconds") if isinstance(tree.meta, dict) else None
+    return {
+        "name": name,
+        **regression_metrics(y_test, pred),
+        "n_parameters": int(tree.n_parameters),
+        "parameter_bytes": 8 * int(tree.n_parameters),
+        "size_bytes": len(pickle.dumps(tree, protocol=5)),
+        "predict_ms_per_10k": predict_ms(tree.predict, timing_X, n_repeats) if len(timing_X) else None,
+        "fit_seconds": _float_or_none(fit_seconds),
+        "features_per_split": int(tree.split_widths.max()),
+        "test_predictions": _floats(pred),
+    }
+
+
+#: The baselines' models in table order: the run's GET fit with the other kind of splits (the worker adds one of
+#: the two, ``runs.training.fit_all_baselines``; older runs have neither), then CART and the forest.
+BASELINE_MODELS = ("get_sparse", "get_dense", "cart", "random_forest")
+
+
+def comparison_rows(baselines: dict, tree_entry: dict | None = None) -> list[dict]:
+    """Table rows (GET first when given, then the stored models of ``BASELINE_MODELS``) without the prediction
+    lists. ``features_per_split``: the most features any split uses (CART and forest splits use one; entries stored
+    before the column existed get that 1)."""
+    models = baselines.get("models", {})
+    entries = ([tree_entry] if tree_entry else []) + [
+        {"features_per_split": 1, **models[k]} if k in ("cart", "random_forest") else models[k]
+        for k in BASELINE_MODELS if k in models]
+    keys = ("name", "r2", "rmse", "n_parameters", "features_per_split", "parameter_bytes", "size_bytes",
+            "predict_ms_per_10k", "fit_seconds")
+    return [{k: e.get(k) for k in keys} for e in entries]
+
+
+def baseline_predictions(baselines: dict) -> dict[str, list]:
+    """Each stored model's test predictions by its display name, in ``BASELINE_MODELS`` order."""
+    models = baselines.get("models", {})
+    return {models[k]["name"]: models[k]["test_predictions"] for k in BASELINE_MODELS if k in models}
+
+
+def node_forest_comparison(tree: ObliqueTree, node: int, X: Any, y: Any, forest_predictions: Any) -> dict:
+    """The forest's and the tree's error on the rows of ``X`` that reach ``node`` (hard routing).
+
+    ``forest_predictions`` are the forest's predictions of the same rows (the stored test predictions, or the
+    out-of-bag predictions for training rows; ``None``/NaN entries are skipped for both models so they are compared
+    on identical rows). Returns ``{"n", "tree_rmse", "forest_rmse", "tree_mae", "forest_mae"}``, errors ``None``
+    when no usable row reaches the node.
+    """
+    X, y = _as_xy(X, y, "node")
+    rf = np.array([math.nan if v is None else v for v in np.ravel(np.asarray(forest_predictions, dtype=object))],
+                  dtype=np.float64)
+    if rf.shape[0] != y.shape[0]:
+        raise ValueError(f"forest_predictions has {rf.shape[0]} entries but there are {y.shape[0]} rows.")
+    mask = np.zeros(y.shape[0], dtype=bool)
+    if len(y):
+        mask = np.any(tree.decision_path(X) == node, axis=1) & np.isfinite(rf)
+    out: dict[str, Any] = {"n": int(mask.sum()), "tree_rmse": None, "forest_rmse": None, "tree_mae": None,
+                           "forest_mae": None}
+    if mask.any():
+        tree_err = tree.predict(X[mask]) - y[mask]
+        rf_err = rf[mask] - y[mask]
+        out.update(tree_rmse=float(np.sqrt(np.mean(tree_err ** 2))), forest_rmse=float(np.sqrt(np.mean(rf_err ** 2))),
+                   tree_mae=float(np.mean(np.abs(tree_err))), forest_mae=float(np.mean(np.abs(rf_err))))
+    return out
+
+
+def count_tree_parameters(model: Any) -> int:
+    """2 per branch node (feature + threshold) and 1 per leaf of a fitted sklearn decision tree."""
+    left = model.tree_.children_left
+    n_leaves = int(np.sum(left == -1))
+    return 2 * (len(left) - n_leaves) + n_leaves
+
+
+def regression_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
+    """``{"r2", "rmse"}``; r2 is ``None`` with fewer than two rows or a constant target, rmse ``None`` when empty."""
+    y_true = np.asarray(y_true, dtype=np.float64)
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    if y_true.size == 0:
+        return {"r2": None, "rmse": None}
+    sse = float(np.sum((y_true - y_pred) ** 2))
+    sst = float(np.sum((y_true - y_true.mean()) ** 2))
+    r2 = 1.0 - sse / sst if y_true.size >= 2 and sst > 0 else None
+    return {"r2": r2, "rmse": math.sqrt(sse / y_true.size)}
+
+
+def timing_rows(X: np.ndarray, random_state: int | None, n: int = TIMING_ROWS) -> np.ndarray:
+    """``n`` rows drawn with replacement from ``X`` (C-contiguous), for latency measurements."""
+    if len(X) == 0:
+        return X
+    rng = np.random.default_rng(random_state)
+    return np.ascontiguousarray(X[rng.integers(0, len(X), size=n)])
+
+
+def predict_ms(predict: Callable[[np.ndarray], Any], X: np.ndarray, n_repeats: int = 5) -> float:
+    """Median wall time in milliseconds of ``predict(X)`` over ``n_repeats`` runs, after one warm-up call."""
+    predict(X[: min(len(X), 100)])
+    times = []
+    for _ in range(max(1, n_repeats)):
+        start = time.perf_counter()
+        predict(X)
+        times.append(time.perf_counter() - start)
+    return 1000.0 * float(np.median(times))
+
+
+def _fit_and_evaluate(name: str, model: Any, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
+                      y_test: np.ndarray, timing_X: np.ndarray, n_repeats: int) -> dict:
+    start = time.perf_counter()
+    model.fit(X_train, y_train)
+    fit_seconds = time.perf_counter() - start
+    pred = model.predict(X_test) if len(X_test) else np.empty(0)
+    return {
+        "name": name,
+        **regression_metrics(y_test, pred),
+        "size_bytes": len(pickle.dumps(model, protocol=5)),
+        "predict_ms_per_10k": predict_ms(model.predict, timing_X, n_repeats) if len(timing_X) else None,
+        "fit_seconds": fit_seconds,
+        "test_predictions": _floats(pred),
+    }
+
+
+def _as_xy(X: Any, y: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if X.ndim != 2:
+        raise ValueError(f"X_{what} must be 2-D; got shape {X.shape}.")
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X_{what} has {X.shape[0]} rows but y_{what} has {y.shape[0]}.")
+    return X, y
+
+
+def _float_or_none(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _floats(values: Any) -> list[float | None]:
+    return [_float_or_none(v) for v in np.asarray(values, dtype=np.float64).ravel().tolist()]

@@ -1,0 +1,1 @@
+"""User tables: reading, typing, encoding and bounding them before anything is fitted."""

@@ -1,0 +1,225 @@
+"""Hard routing and the deterministic leaf models it implies (paper Appendix C).
+
+Leaves are never taken from gradient training: after each stage they are recomputed from the hard splits, as the mean
+of the leaf's targets (constant leaves) or a ridge-stabilized least-squares fit on its rows (linear leaves, GET-Linear).
+Which linear leaves keep their slopes is the rule (``tree.LINEAR_LEAF_RULES``):
+
+* ``"ols"``, the paper's plain rule: every leaf with at least p+2 rows is a least-squares fit, the others their mean;
+* ``"gcv"`` (the default): a leaf keeps its least-squares fit only where it beats the leaf's mean by generalized
+  cross-validation, RSS / (n (1 - k/n)^2) with k = p+1 parameters against k = 1. A deep GET-Linear tree has many
+  leaves of a few dozen rows; plain least squares there fits noise with p+1 parameters and extrapolates wildly on new
+  rows (abalone, depth 8, fast budget: test R2 26 with "ols", 38 with "gcv"), and the depth search then sees a
+  noisy validation curve. GCV needs only the leaf's own training rows (its RSS and n), so it costs nothing extra.
+
+A leaf no training row reaches takes its nearest non-empty ancestor's mean, never an arbitrary constant.
+
+With ``clip`` (``GETRegressor(clip_leaves=True)``, the default) a linear leaf's prediction is clamped to the range of
+the training targets that reached it. A line fitted on a leaf's rows is only supported there; a new row can land in
+the leaf far outside that support (an oblique leaf is a wide, unbounded polytope) and the line then extrapolates
+without limit: on gas_turbine_co (fast budget, split seed 2) one such leaf took GET-Linear's test R2 from 68 to 32.
+The clamp costs two numbers per leaf, never raises the training loss (the true target lies in the range), and is a
+no-op for constant leaves (a mean lies in its range), so only linear leaves carry bounds.
+
+Batched like ``soft.py``: B problems x S starts = M models; X (B, n, p), y and w (B, n) with w holding 1/n_b per real
+row and 0 for padding. Leaf indices are 0..L-1 (heap node id minus L).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from get_core.model.tree import ObliqueTree
+
+Tensor = torch.Tensor
+
+#: Ridge penalty on the slopes of a linear leaf, relative to the leaf's (weighted) row count; data are in [0, 1].
+RIDGE = 1e-6
+#: Keep the per-chunk (models x rows x (p+1)^2) Gram scatter under this many elements: chunks split the models, and
+#: the rows too when one model's rows alone exceed it (memory then stays bounded however many rows there are).
+_GRAM_CHUNK = 2 ** 25
+
+
+@dataclass
+class LeafFit:
+    intercepts: Tensor  # (M, L)
+    coefs: Tensor | None  # (M, L, p)
+    n_samples: Tensor  # (M, 2L-1) rows reaching each node, heap order (row t-1 is node t)
+    node_means: Tensor  # (M, 2L-1) mean target per node, NaN where no row
+    lower: Tensor | None = None  # (M, L) a leaf's prediction is clamped to [lower, upper]; None: no clamp
+    upper: Tensor | None = None
+
+
+def route(weights: Tensor, thresholds: Tensor, Xat: Tensor, starts: int) -> Tensor:
+    """Leaf index (M, n) of every row under hard splits: left iff a·x <= b. Xat (B, p+1, n) ends in a ones row."""
+    M, N, p = weights.shape
+    B, _, n = Xat.shape
+    split = torch.cat([weights, thresholds.unsqueeze(2).neg()], dim=2)  # margin = a·x - b
+    margin = torch.bmm(split.view(B, starts * N, p + 1), Xat).view(M, N, n)
+    node = torch.zeros(M, 1, n, dtype=torch.long, device=Xat.device)
+    for _ in range((N + 1).bit_length() - 1):
+        go_right = margin.gather(1, node) > 0
+        node = 2 * node + 1 + go_right
+    return node.view(M, n) - N
+
+
+def _per_model(t: Tensor, starts: int) -> Tensor:
+    """Repeat a per-problem tensor (B, ...) for each of its starts: (B*S, ...)."""
+    return t.repeat_interleave(starts, dim=0)
+
+
+def node_statistics(leaf: Tensor, y: Tensor, w: Tensor, n_leaves: int, starts: int) -> tuple[Tensor, Tensor]:
+    """(n_samples, node_means) for every node of every model, heap order, both (M, 2L-1)."""
+    M = leaf.shape[0]
+    wm, ym = _per_model(w, starts), _per_model(y, starts)
+    dtype = w.dtype
+    weight = torch.zeros(M, 2 * n_leaves - 1, dtype=dtype, device=w.device)
+    total = torch.zeros_like(weight)
+    count = torch.zeros_like(weight)
+    idx = leaf + (n_leaves - 1)
+    weight.scatter_add_(1, idx, wm)
+    total.scatter_add_(1, idx, wm * ym)
+    count.scatter_add_(1, idx, (wm > 0).to(dtype))
+    level_size = n_leaves // 2  # parents from children, bottom-up
+    while level_size >= 1:
+        lo = level_size - 1
+        for arr in (weight, total, count):
+            kids = arr[:, 2 * lo + 1: 2 * lo + 1 + 2 * level_size].view(M, level_size, 2)
+            arr[:, lo:lo + level_size] = kids.sum(dim=2)
+        level_size //= 2
+    means = total / weight
+    means[count == 0] = float("nan")
+    return count.round().long(), means
+
+
+def fill_from_ancestors(node_values: Tensor) -> Tensor:
+    """Copy of (M, 2L-1) node values where every NaN takes its nearest non-NaN ancestor's value."""
+    filled = node_values.clone()
+    size = 2
+    while size <= (filled.shape[1] + 1) // 2:  # top-down, one level at a time
+        level = filled[:, size - 1: 2 * size - 1]
+        parents = filled[:, size // 2 - 1: size - 1].repeat_interleave(2, dim=1)
+        filled[:, size - 1: 2 * size - 1] = torch.where(torch.isnan(level), parents, level)
+        size *= 2
+    return filled
+
+
+def fit_leaves(leaf: Tensor, X: Tensor, y: Tensor, w: Tensor, depth: int, linear: str | None, starts: int,
+               clip: bool = False) -> LeafFit:
+    """Leaf models implied by the hard routing ``leaf`` (M, n); ``linear`` is None (constant leaves) or a rule;
+    ``clip`` bounds each linear leaf by its training targets' range."""
+    L = 2 ** depth
+    n_samples, means = node_statistics(leaf, y, w, L, starts)
+    fallback = fill_from_ancestors(means)[:, L - 1:]  # (M, L): own mean, or nearest non-empty ancestor's
+    if linear is None:
+        return LeafFit(fallback, None, n_samples, means)
+    intercepts, coefs, rss = _ridge_leaves(leaf, X, y, w, L, starts)
+    rows = n_samples[:, L - 1:]
+    k = X.shape[2] + 1
+    if linear == "gcv":
+        mean_rss = _mean_rss(leaf, y, w, L, starts)
+        n = rows.to(torch.float64)
+        keep = (rows > k) & (rss / (1 - k / n.clamp(min=k + 1)) ** 2 < mean_rss / (1 - 1 / n.clamp(min=2)) ** 2)
+    else:
+        keep = rows > k
+    intercepts = torch.where(keep, intercepts, fallback)
+    coefs = coefs.masked_fill(~keep.unsqueeze(-1), 0.0)
+    lower, upper = _target_range(leaf, y, w, L, starts) if clip else (None, None)
+    return LeafFit(intercepts, coefs, n_samples, means, lower, upper)
+
+
+def _target_range(leaf: Tensor, y: Tensor, w: Tensor, L: int, starts: int) -> tuple[Tensor, Tensor]:
+    """(M, L) smallest and largest target of each leaf's real rows (padding has w = 0); -inf / inf when empty."""
+    real, ym = _per_model(w, starts) > 0, _per_model(y, starts)
+    inf = torch.tensor(float("inf"), dtype=y.dtype, device=y.device)
+    lower = torch.full((leaf.shape[0], L), float("inf"), dtype=y.dtype, device=y.device)
+    upper = torch.full_like(lower, float("-inf"))
+    lower.scatter_reduce_(1, leaf, torch.where(real, ym, inf), "amin")
+    upper.scatter_reduce_(1, leaf, torch.where(real, ym, -inf), "amax")
+    empty = lower > upper
+    return lower.masked_fill(empty, float("-inf")), upper.masked_fill(empty, float("inf"))
+
+
+def _mean_rss(leaf: Tensor, y: Tensor, w: Tensor, L: int, starts: int) -> Tensor:
+    """(M, L) weighted residual sum of squares of each leaf's rows about their mean, float64."""
+    wm, ym = _per_model(w, starts).double(), _per_model(y, starts).double()
+    sw = torch.zeros(leaf.shape[0], L, dtype=torch.float64, device=y.device).scatter_add_(1, leaf, wm)
+    swy = torch.zeros_like(sw).scatter_add_(1, leaf, wm * ym)
+    swyy = torch.zeros_like(sw).scatter_add_(1, leaf, wm * ym * ym)
+    return (swyy - swy.square() / sw.clamp(min=1e-300)).clamp(min=0)
+
+
+def _ridge_leaves(leaf: Tensor, X: Tensor, y: Tensor, w: Tensor, L: int, starts: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Per-leaf weighted least squares on [x, 1] with a small ridge on the slopes, solved in float64:
+    (intercepts, coefs, residual sum of squares), the RSS (M, L) in float64 and weighted like the loss."""
+    B, n, p = X.shape
+    M = leaf.shape[0]
+    q = p + 1
+    Xa = torch.cat([X, torch.ones(B, n, 1, dtype=X.dtype, device=X.device)], dim=2).double()  # (B, n, q)
+    wd, yd = w.double(), y.double()
+    gram = torch.zeros(M * L, q, q, dtype=torch.float64, device=X.device)
+    rhs = torch.zeros(M * L, q, dtype=torch.float64, device=X.device)
+    yy = torch.zeros(M * L, dtype=torch.float64, device=X.device)
+    rows_per_chunk = max(1, min(n, _GRAM_CHUNK // (q * q)))  # all rows unless one model alone is too big
+    models_per_chunk = max(1, _GRAM_CHUNK // (rows_per_chunk * q * q))
+    for m0 in range(0, M, models_per_chunk):
+        models = torch.arange(m0, min(M, m0 + models_per_chunk), device=X.device)
+        problem = models // starts
+        for r0 in range(0, n, rows_per_chunk):
+            rows = slice(r0, r0 + rows_per_chunk)
+            xa, ww, yc = Xa[:, rows][problem], wd[:, rows][problem], yd[:, rows][problem]  # (m, r, q), (m, r)
+            flat = (leaf[models, rows] + (models * L).unsqueeze(1)).reshape(-1)
+            outer = (xa.unsqueeze(3) * (xa * ww.unsqueeze(2)).unsqueeze(2)).reshape(-1, q, q)
+            gram.index_add_(0, flat, outer)
+            rhs.index_add_(0, flat, (xa * (ww * yc).unsqueeze(2)).reshape(-1, q))
+            yy.index_add_(0, flat, (ww * yc.square()).reshape(-1))
+    leaf_weight = gram[:, p, p]  # sum of w in the leaf
+    penalty = torch.zeros(M * L, q, dtype=torch.float64, device=X.device)
+    penalty[:, :p] = RIDGE * leaf_weight.unsqueeze(1)
+    penalty[:, p] = 1e-12
+    penalty += 1e-12
+    theta = torch.linalg.solve(gram + torch.diag_embed(penalty), rhs.unsqueeze(2)).squeeze(2)
+    fitted = (theta.unsqueeze(1) @ gram @ theta.unsqueeze(2)).view(-1)  # sum w (x.theta)^2
+    rss = (yy - 2 * (theta * rhs).sum(dim=1) + fitted).clamp(min=0).view(M, L)
+    theta = theta.view(M, L, q).to(X.dtype)
+    return theta[:, :, p], theta[:, :, :p], rss
+
+
+def predict_leaves(leaf: Tensor, fit: LeafFit, X: Tensor, starts: int) -> Tensor:
+    """Hard prediction (M, n) of every model for its problem's rows."""
+    pred = fit.intercepts.gather(1, leaf)
+    if fit.coefs is not None:
+        Xm = _per_model(X, starts)  # (M, n, p)
+        k = fit.coefs.gather(1, leaf.unsqueeze(2).expand(-1, -1, X.shape[2]))
+        pred = pred + (Xm * k).sum(dim=2)
+    if fit.lower is not None:
+        pred = torch.minimum(torch.maximum(pred, fit.lower.gather(1, leaf)), fit.upper.gather(1, leaf))
+    return pred
+
+
+def hard_loss(leaf: Tensor, fit: LeafFit, X: Tensor, y: Tensor, w: Tensor, starts: int) -> Tensor:
+    """Weighted mean squared error (M,) of the hard-split tree."""
+    resid = _per_model(y, starts) - predict_leaves(leaf, fit, X, starts)
+    return (resid.square() * _per_model(w, starts)).sum(dim=1)
+
+
+def refit_tree_leaves(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, linear_rule: str = "gcv",
+                      clip: bool = True) -> ObliqueTree:
+    """Set ``tree``'s leaves, node counts and node means from its own float64 routing of the training rows
+    (``linear_rule`` and ``clip`` apply to a linear-leaf tree)."""
+    leaf = torch.as_tensor(tree.apply(X) - tree.n_leaves).view(1, -1)
+    Xs = torch.as_tensor(tree.scale_X(X)).unsqueeze(0)
+    y = torch.as_tensor(np.asarray(y_scaled, dtype=np.float64)).view(1, -1)
+    w = torch.full_like(y, 1.0 / y.shape[1])
+    linear = tree.leaf_type == "linear"
+    fit = fit_leaves(leaf, Xs, y, w, tree.depth, linear_rule if linear else None, 1, clip and linear)
+    tree.leaf_intercepts = fit.intercepts[0].numpy().copy()
+    tree.leaf_coefs = np.zeros_like(tree.leaf_coefs) if fit.coefs is None else fit.coefs[0].numpy().copy()
+    tree.n_samples = fit.n_samples[0].numpy().copy()
+    tree.node_values = fit.node_means[0].numpy().copy()
+    no_bounds = np.full(tree.n_leaves, np.inf)
+    tree.leaf_lower = -no_bounds if fit.lower is None else fit.lower[0].numpy().copy()
+    tree.leaf_upper = no_bounds if fit.upper is None else fit.upper[0].numpy().copy()
+    return tree

@@ -1,0 +1,476 @@
+"""The batched GET engine (the paper's Algorithm 1): many trees, over starts and problems, in one tensor program.
+
+``run_stages`` optimizes B problems x S starts through the iterative scaled-sigmoid schedule (``alpha_schedule``)
+with warm starts, leaves recomputed from hard splits after every stage, and keeps each problem's best tree by hard
+training loss. ``initial_params`` builds the starts (a warm start, CART, random hyperplanes). The pipeline
+(``train``: scaling, one problem, the ``ObliqueTree``) and the subtree polish (one problem per subtree) call it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from get_core.engine import leaves, native
+from get_core.config import GETConfig, soft_rows
+from get_core.engine.progress import Reporter
+from get_core.engine.race import LADDER, Costs, Race, RacePlan, plan
+from get_core.schedule import alpha_stage_bounds
+from get_core.engine.soft import Params, Workspace, soft_loss_and_grad
+from get_core.engine.sparse import Sparsifier
+from get_core.engine.starts import cart_splits, random_splits
+
+#: Keep (models x branch nodes x rows) per soft-pass chunk under this many float32 elements (~64 MB per array).
+CHUNK_ELEMENTS = 2 ** 24
+#: Hard-loss checkpoints per stage (the last epoch is always one); each may update the best tree.
+CHECKPOINTS_PER_STAGE = 20
+
+
+def resolve_device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' was requested but torch sees no CUDA device; use device='auto' or 'cpu'.")
+    return torch.device(device)
+
+
+@dataclass
+class Problems:
+    """B datasets padded to a common row count: Xa (B, n, p+1) = [X, 1], Xat its transpose, y and w (B, n).
+
+    ``w`` is 1/n_b on real rows and 0 on padding, so every loss is a per-problem mean. The ones column lets one
+    matmul apply a hyperplane's weights and threshold together.
+    """
+
+    Xa: torch.Tensor
+    Xat: torch.Tensor
+    y: torch.Tensor
+    w: torch.Tensor
+    n_rows: torch.Tensor  # (B,) int64, on the CPU
+
+    @classmethod
+    def from_arrays(cls, subsets: Sequence[tuple[np.ndarray, np.ndarray]], device: torch.device,
+                    dtype: torch.dtype = torch.float32) -> "Problems":
+        n_max = max(len(y) for _, y in subsets)
+        p = subsets[0][0].shape[1]
+        Xa = np.zeros((len(subsets), n_max, p + 1))
+        y = np.zeros((len(subsets), n_max))
+        w = np.zeros((len(subsets), n_max))
+        for b, (xb, yb) in enumerate(subsets):
+            Xa[b, :len(yb), :p], y[b, :len(yb)], w[b, :len(yb)] = xb, yb, 1.0 / max(1, len(yb))
+        Xa[:, :, p] = 1.0
+        Xa_t = torch.as_tensor(Xa, dtype=dtype, device=device)
+        return cls(Xa_t, Xa_t.transpose(1, 2).contiguous(), torch.as_tensor(y, dtype=dtype, device=device),
+                   torch.as_tensor(w, dtype=dtype, device=device), torch.tensor([len(s[1]) for s in subsets]))
+
+    @property
+    def X(self) -> torch.Tensor:
+        return self.Xa[:, :, :-1]
+
+    @property
+    def n_problems(self) -> int:
+        return self.Xa.shape[0]
+
+    def sample(self, size: int, gen: torch.Generator) -> "Problems":
+        """``size`` rows per problem, drawn uniformly with replacement from its real rows and weighted 1/size: every
+        per-problem mean loss and its gradient, estimated without bias at size/n of the cost."""
+        B, device = self.n_problems, self.Xa.device
+        u = torch.rand(B, size, generator=gen, device=device, dtype=torch.float64)
+        limit = self.n_rows.to(device).view(B, 1)
+        rows = torch.minimum((u * limit).long(), limit - 1)  # (B, size)
+        Xa = self.Xa.gather(1, rows.unsqueeze(2).expand(-1, -1, self.Xa.shape[2]))
+        y = self.y.gather(1, rows)
+        return Problems(Xa, Xa.transpose(1, 2).contiguous(), y, torch.full_like(y, 1.0 / size),
+                        torch.full((B,), size))
+
+    def chunks(self, n_models: int, n_nodes: int) -> list["Problems"]:
+        """Row chunks that bound the soft pass's memory; losses and gradients add over chunks."""
+        n = self.Xa.shape[1]
+        size = max(64, CHUNK_ELEMENTS // max(1, n_models * n_nodes))
+        if size >= n:
+            return [self]
+        return [Problems(self.Xa[:, i:i + size], self.Xat[:, :, i:i + size], self.y[:, i:i + size],
+                         self.w[:, i:i + size], self.n_rows) for i in range(0, n, size)]
+
+
+def alpha_schedule(n_models: int, config: GETConfig, gen: torch.Generator) -> torch.Tensor:
+    """(M, n_alphas): per start, one alpha drawn uniformly from each stage's interval, sorted ascending."""
+    if config.fixed_alpha is not None:
+        return torch.full((n_models, config.n_alphas), float(config.fixed_alpha), dtype=torch.float64)
+    bounds = torch.from_numpy(alpha_stage_bounds(config.alpha_range, config.n_alphas))
+    u = torch.rand(n_models, config.n_alphas, generator=gen, dtype=torch.float64)
+    return torch.sort(bounds[:, 0] + u * (bounds[:, 1] - bounds[:, 0]), dim=1).values
+
+
+@dataclass
+class StageResult:
+    best: Params  # one model per problem: (B, ...)
+    best_loss: torch.Tensor  # (B,) hard training loss of ``best`` (float64)
+
+
+def _learning_rate(base: float, epoch: int, n_epochs: int) -> float:
+    """Short linear warm-up, then cosine annealing to zero over the stage."""
+    warm = max(1, n_epochs // 50)
+    if epoch <= warm:
+        return base * epoch / warm
+    return base * 0.5 * (1.0 + math.cos(math.pi * (epoch - warm) / max(1, n_epochs - warm)))
+
+
+class _Adam:
+    """AdamW (torch.optim.AdamW's update, betas 0.9 / 0.999, eps 1e-8), state per tensor. ``weight_decay`` is
+    decoupled as in AdamW; 0 (the default) skips it, leaving the paper's only regularizer, the optional L1 term."""
+
+    def __init__(self, tensors: list[torch.Tensor], weight_decay: float = 0.0):
+        self.m = [torch.zeros_like(t) for t in tensors]
+        self.v = [torch.zeros_like(t) for t in tensors]
+        self.t = 0
+        self.weight_decay = weight_decay
+
+    def step(self, tensors: list[torch.Tensor], grads: list[torch.Tensor], lr: float) -> None:
+        self.t += 1
+        c1, c2 = 1 - 0.9 ** self.t, 1 - 0.999 ** self.t
+        for p, g, m, v in zip(tensors, grads, self.m, self.v):
+            if self.weight_decay:
+                p.mul_(1 - lr * self.weight_decay)
+            m.mul_(0.9).add_(g, alpha=0.1)
+            v.mul_(0.999).addcmul_(g, g, value=0.001)
+            p.addcdiv_(m, v.div(c2).sqrt_().add_(1e-8), value=-lr / c1)
+
+
+def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: list[Problems], starts: int,
+               l1: float, workspaces: dict[int, Workspace]):
+    """Soft loss (M,) and gradients: the fused CPU kernel when it is available, else torch ops over row chunks."""
+    if native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32:
+        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xa, problems.y, problems.w, starts,
+                                                  problems.n_rows)
+    else:
+        loss, grads = None, None
+        M, N = params.weights.shape[:2]
+        for c in chunks:
+            n = c.y.shape[1]
+            if n not in workspaces:
+                workspaces[n] = Workspace(M, N.bit_length(), n, c.y.dtype, c.y.device)
+            l_c, g_c = soft_loss_and_grad(params, alpha, c.Xa, c.Xat, c.y, c.w, starts, workspaces[n])
+            if grads is None:
+                loss, grads = l_c, g_c
+            else:
+                loss += l_c
+                for total, part in zip(grads.tensors(), g_c.tensors()):
+                    total += part
+    if l1:
+        loss += l1 * params.weights.abs().sum(dim=(1, 2))
+        grads.weights.add_(torch.sign(params.weights), alpha=l1)
+    return loss, grads
+
+
+def _route(params: Params, chunks: list[Problems], starts: int) -> torch.Tensor:
+    return torch.cat([leaves.route(params.weights, params.thresholds, c.Xat, starts) for c in chunks], dim=1)
+
+
+def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], depth: int, starts: int,
+                   linear: str | None, clip: bool) -> tuple[leaves.LeafFit, torch.Tensor]:
+    leaf = _route(params, chunks, starts)
+    fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts, clip)
+    return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
+
+
+def _with_leaves(params: Params, fit: leaves.LeafFit) -> Params:
+    coefs = None if params.coefs is None else fit.coefs.clone()
+    return Params(params.weights, params.thresholds, fit.intercepts.clone(), coefs)
+
+
+def _keep_best(best: Params, best_loss: torch.Tensor, params: Params, fit: leaves.LeafFit,
+               loss: torch.Tensor) -> None:
+    """Per model: where ``loss`` beats ``best_loss``, store the current splits with their hard-split leaves."""
+    better = torch.nonzero(loss < best_loss).flatten()
+    if len(better) == 0:
+        return
+    for dst, src in zip(best.tensors(), _with_leaves(params, fit).tensors()):
+        dst[better] = src[better]
+    best_loss[better] = loss[better]
+
+
+def _per_problem_best(best: Params, best_loss: torch.Tensor, starts: int) -> StageResult:
+    value, start = best_loss.view(-1, starts).min(dim=1)
+    source = start + torch.arange(len(start), device=start.device) * starts
+    return StageResult(Params(*(None if t is None else t[source].clone() for t in (
+        best.weights, best.thresholds, best.intercepts, best.coefs))), value)
+
+
+def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config: GETConfig, starts: int,
+               reporter: Reporter, race: Race | None = None) -> StageResult:
+    """Optimize M = B x ``starts`` trees through the alpha stages; return each problem's best hard-split tree.
+
+    ``params`` (M models) are modified in place; ``alphas`` is (M, n_stages). Every start keeps its best hard-split
+    tree (checked on the initial trees and at checkpoints, the last at each stage's end), so the result is never
+    worse than any initial tree (e.g. the CART start). The next stage warm-starts from each start's best tree so far,
+    with its hard-split leaves (Alg. 1 lines 8 and 12; the authors' code does the same). Why not from the stage's
+    final splits: a soft first stage can leave a deep tree worse than its start, and the sharp stage did not recover
+    (abalone, depth 8, paper budget: training R2 72.8, the CART start, against 75.2 from the best tree).
+    With ``config.max_split_features`` every checkpoint also scores the top-k projection of the current splits, the
+    stages after the first prune the splits to k features as they go, and one more stage at the last alpha
+    fine-tunes each start's best k-sparse tree on its frozen support; only k-sparse trees are returned (``sparse``).
+    With a ``race`` (``time_budget``), its rungs drop the worse starts at checkpoints (``_drop``); their best trees
+    stay candidates in ``archive`` (``race``).
+    """
+    if race is not None:
+        race.start()
+    depth = (params.weights.shape[1] + 1).bit_length() - 1
+    linear = config.linear_leaves if params.coefs is not None else None
+    clip = config.clip_leaves and linear is not None
+    M, N = params.weights.shape[:2]
+    chunks = problems.chunks(M, N)
+
+    def evaluate(trees: Params) -> tuple[leaves.LeafFit, torch.Tensor]:
+        return _hard_evaluate(trees, problems, chunks, depth, starts, linear, clip)
+
+    fit, hard = evaluate(params)
+    params = _with_leaves(params, fit)
+    best, best_loss = params.clone(), hard.clone()  # per model (start): the next stage's warm start
+    sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense splits
+    kept, kept_loss = best, best_loss  # the result per start: its best tree, its best k-sparse tree with a k
+    if sparsity is not None:
+        trees, fit, hard = _projected(sparsity, params, evaluate)
+        kept, kept_loss = _with_leaves(trees, fit).clone(), hard.clone()
+    n_stages, n_epochs = alphas.shape[1], config.n_epochs
+    plan = list(range(n_stages)) + ([] if sparsity is None else [n_stages - 1])  # alpha column per stage
+    device_alphas = alphas.to(problems.X.device, problems.X.dtype)
+    workspaces: dict[int, Workspace] = {}
+    archive: StageResult | None = None  # each problem's best tree among the starts a race dropped
+    epoch_rows = _SoftRows(problems, config.batch_rows, config.random_state)
+    for stage, column in enumerate(plan):
+        masked = sparsity is not None and stage == len(plan) - 1
+        if masked:
+            params = kept.clone()
+        if sparsity is not None:
+            sparsity.begin_stage(params, frozen=masked)
+        alpha = device_alphas[:, column].contiguous()
+        adam = _Adam(params.tensors(), config.weight_decay)
+        problem_best = _problem_best(kept_loss, starts, archive)
+        checkpoints = _checkpoints(n_epochs, stage, race)
+        reporter.report(stage, len(plan), 0, n_epochs, alphas[:, column], torch.full((len(alpha),), math.nan),
+                        hard, problem_best, starts, *_race_view(race))
+        for epoch in range(1, n_epochs + 1):
+            batch, parts = epoch_rows.next(chunks, params.weights.shape[0], N)
+            soft, grads = _soft_pass(params, alpha, batch, parts, starts, config.l1, workspaces)
+            adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
+            if sparsity is not None:
+                sparsity.after_step(params, stage, epoch, n_epochs)
+            at_checkpoint = epoch in checkpoints
+            if at_checkpoint:
+                fit, hard = evaluate(params)
+                _keep_best(kept if masked else best, kept_loss if masked else best_loss, params, fit, hard)
+                if sparsity is not None and not masked:
+                    _keep_best(kept, kept_loss, *_projected(sparsity, params, evaluate))
+                problem_best = _problem_best(kept_loss, starts, archive)
+            if at_checkpoint or reporter.due():
+                reporter.report(stage, len(plan), epoch, n_epochs, alphas[:, column], soft, hard, problem_best,
+                                starts, *_race_view(race))
+            if at_checkpoint and race is not None:
+                keep = race.survivors(stage * n_epochs + epoch, kept_loss, starts)
+                if keep is not None:
+                    archive = _merged(_per_problem_best(kept, kept_loss, starts), archive)
+                    dropped = _drop(keep, params, best, best_loss, kept, kept_loss, alphas, device_alphas, adam,
+                                    sparsity)
+                    params, best, best_loss, kept, kept_loss, alphas, device_alphas = dropped
+                    alpha, hard = device_alphas[:, column].contiguous(), hard[keep]
+                    starts, workspaces = len(keep) // problems.n_problems, {}
+                    chunks = problems.chunks(len(keep), N)
+            if reporter.cancelled or (race is not None and race.out_of_time()):
+                return _merged(_per_problem_best(kept, kept_loss, starts), archive)
+        params = best.clone()
+    return _merged(_per_problem_best(kept, kept_loss, starts), archive)
+
+
+def _checkpoints(n_epochs: int, stage: int, race: Race | None) -> set[int]:
+    """The epochs of ``stage`` that check the hard loss: ``CHECKPOINTS_PER_STAGE`` spread evenly, and the race's
+    rungs that fall in the stage. Why the rungs too: a rung waiting for the next even checkpoint lets all the starts
+    overspend their share (abalone, depth 8, 60 s, 2,773 epochs per stage: the rungs at epochs 44 and 131 both
+    waited for epoch 139, so 128 starts ran 3x their share and the rung had to drop 8x to keep to the deadline)."""
+    even = np.linspace(n_epochs / CHECKPOINTS_PER_STAGE, n_epochs, CHECKPOINTS_PER_STAGE).round().astype(int)
+    rungs = [] if race is None else [math.ceil(r - stage * n_epochs) for r in race.plan.rungs()]
+    return set(even.tolist()) | {r for r in rungs if 0 < r <= n_epochs}
+
+
+def _race_view(race: Race | None) -> tuple[torch.Tensor | None, int | None]:
+    """What progress shows of a race: the alive starts' numbers and how many it began with."""
+    return (None, None) if race is None else (race.ids, race.n_starts)
+
+
+def _problem_best(kept_loss: torch.Tensor, starts: int, archive: StageResult | None) -> torch.Tensor:
+    """(B,) each problem's best hard loss so far, the starts a race dropped included."""
+    value = kept_loss.view(-1, starts).min(dim=1).values
+    return value if archive is None else torch.minimum(value, archive.best_loss)
+
+
+def _merged(result: StageResult, archive: StageResult | None) -> StageResult:
+    """Per problem, the better of ``result`` and ``archive`` (ties: ``result``)."""
+    if archive is None:
+        return result
+    older = archive.best_loss < result.best_loss
+    trees = (None if a is None else torch.where(older.view(-1, *[1] * (a.dim() - 1)), b, a)
+             for a, b in zip((result.best.weights, result.best.thresholds, result.best.intercepts, result.best.coefs),
+                             (archive.best.weights, archive.best.thresholds, archive.best.intercepts,
+                              archive.best.coefs)))
+    return StageResult(Params(*trees), torch.where(older, archive.best_loss, result.best_loss))
+
+
+def _take(params: Params, keep: torch.Tensor) -> Params:
+    return Params(*(None if t is None else t[keep] for t in (params.weights, params.thresholds, params.intercepts,
+                                                             params.coefs)))
+
+
+def _drop(keep: torch.Tensor, params: Params, best: Params, best_loss: torch.Tensor, kept: Params,
+          kept_loss: torch.Tensor, alphas: torch.Tensor, device_alphas: torch.Tensor, adam: _Adam,
+          sparsity: Sparsifier | None) -> tuple:
+    """The race's cut: every per-model state of ``run_stages`` narrowed to the models ``keep`` (in place for the
+    optimizer and the sparsifier; ``kept`` stays the same object as ``best`` when it was)."""
+    same = kept is best
+    params, best, best_loss = _take(params, keep), _take(best, keep), best_loss[keep]
+    kept, kept_loss = (best, best_loss) if same else (_take(kept, keep), kept_loss[keep])
+    adam.m, adam.v = [m[keep] for m in adam.m], [v[keep] for v in adam.v]
+    if sparsity is not None:
+        sparsity.keep(keep)
+    return params, best, best_loss, kept, kept_loss, alphas[keep.cpu()], device_alphas[keep]
+
+
+def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GETConfig, starts: int,
+           seconds: float, max_calls: int) -> tuple[float, float]:
+    """The fastest seconds per hard evaluation and per epoch (soft pass and Adam step) of these models, timed after
+    one untimed call (at least 3 calls, up to ``max_calls`` within ``seconds``); ``params`` is not modified. Why the
+    fastest: a plan that proves too slow is corrected at the race's rungs (more starts dropped), one that proves too
+    cautious is not (dropped starts do not come back)."""
+    params = params.clone()
+    depth = (params.weights.shape[1] + 1).bit_length() - 1
+    chunks, workspaces = problems.chunks(params.weights.shape[0], params.weights.shape[1]), {}
+    linear = config.linear_leaves if params.coefs is not None else None
+    alpha, adam = alphas[:, 0].to(problems.X.device, problems.X.dtype).contiguous(), _Adam(params.tensors())
+
+    def evaluate() -> None:
+        _hard_evaluate(params, problems, chunks, depth, starts, linear, config.clip_leaves and linear is not None)
+
+    epoch_rows = _SoftRows(problems, config.batch_rows, 0)  # a large table's epochs use a row sample
+
+    def step() -> None:
+        batch, parts = epoch_rows.next(chunks, len(alpha), params.weights.shape[1])
+        _, grads = _soft_pass(params, alpha, batch, parts, starts, config.l1, workspaces)
+        adam.step(params.tensors(), grads.tensors(), config.learning_rate)
+
+    fastest = []
+    for call in (evaluate, step):
+        call()
+        times, begin = [], time.perf_counter()
+        while len(times) < 3 or (time.perf_counter() - begin < seconds and len(times) < max_calls):
+            clock = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - clock)
+        fastest.append(min(times))  # a shared machine only adds time; a race that runs slow drops more starts
+    return fastest[0], fastest[1]
+
+
+def probe_costs(problems: Problems, params: Params, alphas: torch.Tensor, config: GETConfig, starts: int,
+                seconds: float = 0.05, max_calls: int = 10) -> Costs:
+    """The race's ``Costs`` on this data at ``starts`` per problem (``params``, ``alphas``: that many), and at one."""
+    one = _take(params, torch.arange(0, params.weights.shape[0], starts))
+    eval_one, epoch_one = _timed(one, problems, alphas[::starts], config, 1, seconds, max_calls)
+    eval_all, epoch_all = _timed(params, problems, alphas, config, starts, seconds, max_calls)
+    return Costs(((1, epoch_one), (starts, epoch_all)), ((1, eval_one), (starts, eval_all)))
+
+
+#: Random trees per problem of the first probe; a second one times the plan's start count when it is larger.
+PROBE_MODELS = 8
+#: The second probe runs only when it should cost at most this share of the budget (else at fewer starts).
+PROBE_SHARE = 0.05
+
+
+def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator
+             ) -> tuple[GETConfig, RacePlan, Costs]:
+    """The config (starts and epochs), race plan and measured costs that fill ``seconds`` on these problems. Probes
+    of random trees (from a generator seeded by one draw of ``gen``) time ``PROBE_MODELS`` and one start per
+    problem, then the planned start count (or the most of ``race.LADDER`` that ``PROBE_SHARE`` of the budget can
+    time), and the plan is made again from all three."""
+    probe_gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen)))
+    clock = time.perf_counter()
+    sparse = Sparsifier.of(config.max_split_features, problems.X, problems.w, 1) is not None
+    n_stages = config.n_alphas + int(sparse)  # one stage more, and each checkpoint also scores the top-k projection
+
+    def probe(starts: int) -> Costs:
+        settings = replace(config, n_starts=starts)
+        params = initial_params(problems, None, settings, depth, probe_gen)
+        measured = probe_costs(problems, params, alpha_schedule(params.weights.shape[0], settings, probe_gen),
+                               config, starts)
+        return replace(measured, evaluation=tuple((s, 2 * t) for s, t in measured.evaluation)) if sparse else measured
+
+    def planned(costs: Costs) -> RacePlan:
+        return plan(seconds - (time.perf_counter() - clock), costs, n_stages, CHECKPOINTS_PER_STAGE)
+
+    costs = probe(PROBE_MODELS)
+    race_plan = planned(costs)
+    affordable = [s for s in LADDER if PROBE_MODELS < s <= race_plan.n_starts
+                  and 8 * costs.seconds(1, 1, s) <= PROBE_SHARE * seconds]
+    if affordable:
+        costs = costs.merged(probe(affordable[-1]))
+        race_plan = planned(costs)
+    return replace(config, n_starts=race_plan.n_starts, n_epochs=race_plan.n_epochs), race_plan, costs
+
+
+class _SoftRows:
+    """The rows of each soft epoch: every row (``chunks`` as given), or on a large table a fresh sample
+    (``config.soft_rows``) drawn by a generator seeded with ``random_state``, in chunks of its own."""
+
+    def __init__(self, problems: Problems, batch_rows: int | None, random_state: int | None):
+        self.problems = problems
+        self.rows = soft_rows(batch_rows, int(problems.n_rows.max()))
+        self.sampler = None if self.rows is None else _seeded(random_state, problems.X.device)
+
+    def next(self, chunks: list[Problems], n_models: int, n_nodes: int) -> tuple[Problems, list[Problems]]:
+        if self.rows is None:
+            return self.problems, chunks
+        batch = self.problems.sample(self.rows, self.sampler)
+        return batch, batch.chunks(n_models, n_nodes)
+
+
+def _seeded(random_state: int | None, device: torch.device) -> torch.Generator:
+    """The row sampler's generator, on the problems' device: seeded by ``random_state``, else fresh entropy."""
+    gen = torch.Generator(device=device)
+    if random_state is None:
+        gen.seed()
+    else:
+        gen.manual_seed(random_state)
+    return gen
+
+
+def _projected(sparsity: Sparsifier, params: Params, evaluate: Callable[[Params], tuple[leaves.LeafFit, torch.Tensor]]
+               ) -> tuple[Params, leaves.LeafFit, torch.Tensor]:
+    """The top-k projection of ``params``'s splits, its hard-split leaves and its hard loss."""
+    trees = sparsity.scored(params)
+    return (trees, *evaluate(trees))
+
+
+def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.ndarray]] | None, config: GETConfig,
+                   depth: int, gen: torch.Generator, warm: Params | None = None) -> Params:
+    """Start trees for every problem: [warm start,] CART (not without ``subsets``), then random hyperplanes; (B*S)
+    models on the device."""
+    S = config.n_starts
+    X_cpu = problems.X.cpu()
+    weights, thresholds = random_splits(X_cpu, problems.n_rows, S, depth, gen)
+    fixed = 0
+    if warm is not None:
+        weights[::S], thresholds[::S] = warm.weights.cpu(), warm.thresholds.cpu()
+        fixed = 1
+    if S > fixed and subsets is not None:
+        seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen))
+        for b, (xb, yb) in enumerate(subsets):
+            w_c, t_c = cart_splits(xb, yb, depth, seed)
+            weights[b * S + fixed] = torch.as_tensor(w_c, dtype=weights.dtype)
+            thresholds[b * S + fixed] = torch.as_tensor(t_c, dtype=thresholds.dtype)
+    M, L, p = weights.shape[0], 2 ** depth, weights.shape[2]
+    device = problems.X.device
+    coefs = torch.zeros(M, L, p, dtype=weights.dtype, device=device) if config.leaf == "linear" else None
+    return Params(weights.to(device), thresholds.to(device), torch.zeros(M, L, dtype=weights.dtype, device=device),
+                  coefs)

@@ -1,0 +1,151 @@
+"""The training pipeline: ``train(X, y, config, on_progress) -> ObliqueTree``.
+
+Min-max (or robust) scaling, multi-start (start 0 from CART, the others random) with all starts in one tensor program
+(``optimize.run_stages``), best-of by hard training loss, node refits (``node_refit``: after sparse and budgeted
+fits), optional subtree polish (``polish``), and the final ``ObliqueTree`` in the data's original units.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from get_core.engine import leaves
+from get_core.config import GETConfig, polishes, soft_rows
+from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
+from get_core.data.columns import ROBUST_PERCENTILES
+from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
+from get_core.engine.polish import polish
+from get_core.engine.progress import ProgressCallback, Reporter
+from get_core.engine.race import POLISH_SHARE, REFIT_SHARE, Race
+from get_core.engine.soft import Params
+from get_core.model.tree import ObliqueTree
+
+#: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
+MAX_ROBUST_STRETCH = 1e6
+
+
+@dataclass(frozen=True)
+class MinMax:
+    """Min-max scaling to [0, 1] learned on the training data (the paper's preprocessing)."""
+
+    x_min: np.ndarray
+    x_scale: np.ndarray
+    y_min: float
+    y_scale: float
+
+    @classmethod
+    def fit(cls, X: np.ndarray, y: np.ndarray, scaling: str = "minmax") -> "MinMax":
+        """``scaling="robust"`` maps each feature's 1st-99th percentiles to [0, 1] instead of its range (min-max
+        where those coincide), so a few far outliers cannot squeeze the other rows into a sliver of [0, 1] where
+        the sigmoid is flat at every alpha and GET's splits hardly move; trees are affine-invariant per feature,
+        so either is the same model class."""
+        x_min, y_min = X.min(axis=0), float(y.min())
+        x_range, y_range = X.max(axis=0) - x_min, float(y.max()) - y_min
+        if scaling == "robust":
+            low, high = np.percentile(X, ROBUST_PERCENTILES, axis=0)
+            span = np.maximum(high - low, x_range / MAX_ROBUST_STRETCH)  # float32 keeps every scaled value finite
+            x_min, x_range = np.where(high > low, low, x_min), np.where(high > low, span, x_range)
+        return cls(x_min, np.where(x_range > 0, x_range, 1.0), y_min, y_range if y_range > 0 else 1.0)
+
+    def transform(self, X: np.ndarray, y: np.ndarray | None = None):
+        Xs = (X - self.x_min) / self.x_scale
+        return Xs if y is None else (Xs, (y - self.y_min) / self.y_scale)
+
+
+def make_generator(random_state: int | None) -> torch.Generator:
+    seed = random_state if random_state is not None else int(np.random.SeedSequence().entropy % (2 ** 63))
+    return torch.Generator().manual_seed(int(seed))
+
+
+def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
+          feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None) -> ObliqueTree:
+    """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
+
+    ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
+    start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    t0 = time.perf_counter()
+    scaling = MinMax.fit(X, y, config.scaling)
+    Xs, ys = scaling.transform(X, y)
+    device = resolve_device(config.device)
+    gen = make_generator(config.random_state)
+    problems = Problems.from_arrays([(Xs, ys)], device)
+    warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
+    polishing = polishes(config, len(ys))
+    planned, race, refit_deadline = _planned(problems, config, polishing, gen, t0, protected=1 + (warm is not None))
+    params = initial_params(problems, [(Xs, ys)], planned, config.depth, gen, warm=warm)
+    alphas = alpha_schedule(planned.n_starts, planned, gen)
+    y_var = float(ys.var())
+    span = (0.0, 0.5 if polishing else 1.0)
+    reporter = Reporter(on_progress, y_var, "optimize", span)
+    result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
+    tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
+    k = min(config.max_split_features or X.shape[1], X.shape[1])
+    if ((k < X.shape[1] or race is not None) and not reporter.cancelled
+            and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
+        refit_nodes(tree, X, ys, k, config.linear_leaves, config.clip_leaves,
+                    *((BUDGETED_PASSES, refit_deadline) if race is not None else ()))
+    tree.meta.update(
+        config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
+        alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
+        cancelled=reporter.cancelled,
+    )
+    if polishing and not reporter.cancelled and not (race is not None and race.out_of_time()):
+        tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), t0)
+    tree.meta["train_mse_scaled"] = float(np.mean((tree.predict_scaled(X) - ys) ** 2))
+    tree.meta["train_r2"] = 1.0 - tree.meta["train_mse_scaled"] / max(y_var, 1e-300)
+    tree.meta["fit_seconds"] = time.perf_counter() - t0
+    return tree
+
+
+def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.Generator, t0: float,
+             protected: int) -> tuple[GETConfig, Race | None, float | None]:
+    """With ``config.time_budget``: the starts and epochs a race fills it with (``race``), the race, whose
+    deadline counts from ``t0`` (``time.perf_counter``), and when the node refit after it should end (the race
+    leaves it ``REFIT_SHARE`` of the optimization's seconds); else ``config`` as given, no race and no deadline.
+    ``protected``: how many first starts (warm, CART) the race never drops. ``polishing``: a polish follows, which
+    takes ``POLISH_SHARE`` of the budget."""
+    if config.time_budget is None:
+        return config, None, None
+    seconds = config.time_budget * (1.0 - POLISH_SHARE if polishing else 1.0)
+    left = seconds - (time.perf_counter() - t0)
+    end = time.monotonic() + left  # before the probes: their time comes out of the budget
+    racing = left * (1.0 - REFIT_SHARE)
+    planned, race_plan, costs = budgeted(problems, config, config.depth, racing, gen)
+    race = Race(race_plan, costs, end - left * REFIT_SHARE, seconds * (1.0 - REFIT_SHARE), protected)
+    return planned, race, end
+
+
+def rescaled_splits(tree: ObliqueTree, scaling: MinMax, depth: int) -> Params:
+    """``tree``'s hyperplanes as split parameters in ``scaling``'s [0, 1] units (same regions of feature space)."""
+    if tree.depth != depth or tree.n_features != len(scaling.x_min):
+        raise ValueError(f"warm_start must be a depth-{depth} tree on {len(scaling.x_min)} features; got depth "
+                         f"{tree.depth} on {tree.n_features}.")
+    a, c = map(np.array, zip(*(tree.split_in_original_units(t) for t in range(1, tree.n_branches + 1))))
+    return scaled_splits(a, c, scaling, torch.float32)
+
+
+def scaled_splits(a: np.ndarray, c: np.ndarray, scaling: MinMax, dtype: torch.dtype) -> Params:
+    """Splits ``a·x <= c`` (original units; a (N, p), c (N,)) as one model's split parameters in ``scaling``'s
+    [0, 1] units: with x = x_min + x_scale·u the same split reads (a·x_scale)·u <= c - a·x_min."""
+    return Params(torch.as_tensor((a * scaling.x_scale)[None], dtype=dtype),
+                  torch.as_tensor((c - a @ scaling.x_min)[None], dtype=dtype), None, None)
+
+
+def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, config: GETConfig,
+                     X: np.ndarray, y_scaled: np.ndarray) -> ObliqueTree:
+    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing."""
+    weights = best.weights[0].double().cpu().numpy()
+    p, L = weights.shape[1], weights.shape[0] + 1
+    tree = ObliqueTree(weights, best.thresholds[0].double().cpu().numpy(), np.zeros(L), np.zeros((L, p)),
+                       np.zeros(2 * L - 1, dtype=np.int64), np.full(2 * L - 1, np.nan), scaling.x_min,
+                       scaling.x_scale, scaling.y_min, scaling.y_scale,
+                       list(feature_names) if feature_names is not None else [], config.leaf)
+    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves)

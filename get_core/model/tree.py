@@ -1,0 +1,309 @@
+"""ObliqueTree: the fitted model as plain node-indexed numpy arrays.
+
+Nodes use the paper's breadth-first (heap) numbering: the root is node 1, node t has children 2t (left) and
+2t+1 (right). A tree of depth D has branch nodes 1 .. 2^D-1 and leaves 2^D .. 2^(D+1)-1; array rows follow that
+order (branch node t is row t-1 of ``weights``; leaf t is row t-2^D of ``leaf_intercepts``).
+
+Routing is defined once, in scaled units: ``xs = (x - x_min) / x_scale``; a row goes left at node t when
+``weights[t-1] @ xs <= thresholds[t-1]`` over the non-zero weights (a split ignores the features it does not use,
+even NaN ones). Training, inference and every export compute exactly this, so they agree
+bit for bit; rules shown to people are converted to original units by ``split_in_original_units``.
+
+The model file (JSON) is ``get_core.model.model_file``; the rules text and other exports are ``get_core.export`` and
+``get_core.model.codegen``. This module imports nothing from the project (lowest floor) and never imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+LEAF_TYPES = ("constant", "linear")
+#: How a linear tree's leaves are fitted from its hard splits (``get_core.engine.leaves``): keep a leaf's least squares only
+#: where generalized cross-validation prefers it to the mean ("gcv"), or wherever rows allow ("ols", the paper's).
+LINEAR_LEAF_RULES = ("gcv", "ols")
+MAX_DEPTH = 12
+
+
+@dataclass
+class ObliqueTree:
+    """A complete oblique regression tree of depth ``depth`` over ``p`` features.
+
+    Shapes (B = 2^depth - 1 branch nodes, L = 2^depth leaves, N = 2L - 1 nodes):
+      weights [B, p], thresholds [B]      split of branch node t is row t-1, in scaled units
+      leaf_intercepts [L], leaf_coefs [L, p]  leaf model in scaled units (coefs all zero for constant leaves)
+      n_samples [N]                       training rows that reached each node (row t-1 for node t)
+      node_values [N]                     mean scaled target of those rows (NaN where none)
+      x_min, x_scale [p], y_min, y_scale  scaling learned on the training data (min-max, or robust for x)
+      leaf_lower, leaf_upper [L]          a leaf's prediction is clamped to [lower, upper], scaled units (the
+                                          range of its training targets for a linear leaf; -inf/inf: no bound)
+    """
+
+    weights: np.ndarray
+    thresholds: np.ndarray
+    leaf_intercepts: np.ndarray
+    leaf_coefs: np.ndarray
+    n_samples: np.ndarray
+    node_values: np.ndarray
+    x_min: np.ndarray
+    x_scale: np.ndarray
+    y_min: float = 0.0
+    y_scale: float = 1.0
+    feature_names: list[str] = field(default_factory=list)
+    leaf_type: str = "constant"
+    meta: dict[str, Any] = field(default_factory=dict)
+    leaf_lower: np.ndarray | None = None
+    leaf_upper: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.weights = np.asarray(self.weights, dtype=np.float64)
+        self.thresholds = np.asarray(self.thresholds, dtype=np.float64)
+        self.leaf_intercepts = np.asarray(self.leaf_intercepts, dtype=np.float64)
+        self.leaf_coefs = np.asarray(self.leaf_coefs, dtype=np.float64)
+        self.n_samples = np.asarray(self.n_samples, dtype=np.int64)
+        self.node_values = np.asarray(self.node_values, dtype=np.float64)
+        self.x_min = np.asarray(self.x_min, dtype=np.float64)
+        self.x_scale = np.asarray(self.x_scale, dtype=np.float64)
+        self.y_min = float(self.y_min)
+        self.y_scale = float(self.y_scale)
+        n_leaves = self.leaf_intercepts.shape[0]
+        self.leaf_lower = _bound(self.leaf_lower, n_leaves, -np.inf)
+        self.leaf_upper = _bound(self.leaf_upper, n_leaves, np.inf)
+        if not self.feature_names:
+            self.feature_names = [f"x{j}" for j in range(self.weights.shape[1])]
+        self.feature_names = [str(f) for f in self.feature_names]
+        _check_shapes(self)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def scaling(self) -> str:
+        """How x was mapped to [0, 1] in training: "minmax" (``x_min`` and ``x_min + x_scale`` are the training
+        minimum and maximum) or "robust" (they are its 1st and 99th percentiles); from ``meta``, min-max if unsaid."""
+        config = self.meta.get("config")
+        return "robust" if isinstance(config, dict) and config.get("scaling") == "robust" else "minmax"
+
+    @property
+    def depth(self) -> int:
+        return int(round(math.log2(self.weights.shape[0] + 1)))
+
+    @property
+    def n_features(self) -> int:
+        return int(self.weights.shape[1])
+
+    @property
+    def n_branches(self) -> int:
+        return int(self.weights.shape[0])
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.leaf_intercepts.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        return 2 * self.n_leaves - 1
+
+    @property
+    def n_parameters(self) -> int:
+        """Parameters counted as the paper's Table 5: p+1 per branch node (weights and threshold), 1 per constant
+        leaf or p+1 per linear leaf (a leaf of a linear tree whose slopes are all zero holds its mean: 1)."""
+        linear_leaves = int(np.count_nonzero(np.any(self.leaf_coefs != 0, axis=1)))
+        return self.n_branches * (self.n_features + 1) + self.n_leaves + linear_leaves * self.n_features
+
+    @property
+    def split_widths(self) -> np.ndarray:
+        """Features each branch node's split uses (its non-zero weights), shape (2^D - 1,)."""
+        return np.count_nonzero(self.weights, axis=1)
+
+    @property
+    def n_nonzero_parameters(self) -> int:
+        """``n_parameters`` with each split counting only its non-zero weights (and its threshold): what a reader has
+        to check in a sparse tree (``max_split_features``); equal to ``n_parameters`` for dense splits."""
+        return self.n_parameters - self.n_branches * self.n_features + int(self.split_widths.sum())
+
+    @property
+    def has_leaf_bounds(self) -> bool:
+        return bool(np.isfinite(self.leaf_lower).any() or np.isfinite(self.leaf_upper).any())
+
+    def is_leaf(self, node: int) -> bool:
+        return node >= self.n_leaves
+
+    def is_empty(self, node: int) -> bool:
+        """True when no training row reached ``node``."""
+        return bool(self.n_samples[node - 1] == 0)
+
+    # ------------------------------------------------------------------ inference
+    def scale_X(self, X: Any) -> np.ndarray:
+        _check_frame_columns(X, self.feature_names)
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X must be a 2-D array with {self.n_features} columns ({_quoted(self.feature_names)}); "
+                f"got shape {X.shape}."
+            )
+        with np.errstate(over="ignore"):  # a huge finite value may scale to inf, as IEEE (and the exports) give it
+            return (X - self.x_min) / self.x_scale
+
+    def margins(self, X: Any) -> np.ndarray:
+        """Signed margins ``a_t·xs - b_t`` of every row at every branch node, shape (n, B); <= 0 goes left."""
+        return self.scale_X(X) @ self.weights.T - self.thresholds
+
+    def decision_path(self, X: Any) -> np.ndarray:
+        """Node ids (heap numbering) visited by each row from root to leaf, shape (n, depth+1)."""
+        xs_t = self.scale_X(X).T  # (p, n)
+        n = xs_t.shape[1]
+        path = np.empty((n, self.depth + 1), dtype=np.int64)
+        node = np.ones(n, dtype=np.int64)
+        path[:, 0] = node
+        for level in range(self.depth):
+            go_right = _dot(self.weights.T[:, node - 1], xs_t, skip_zeros=True) > self.thresholds[node - 1]
+            node = 2 * node + go_right
+            path[:, level + 1] = node
+        return path
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Leaf node id (heap numbering, in [2^D, 2^(D+1))) reached by each row."""
+        return self.decision_path(X)[:, -1]
+
+    def predict_scaled(self, X: Any) -> np.ndarray:
+        leaf = self.apply(X) - self.n_leaves
+        raw = self.leaf_intercepts[leaf]
+        if self.leaf_type == "linear":  # a constant leaf ignores x: 0 * NaN must not hide its value (as in codegen)
+            raw = raw + _dot(self.leaf_coefs.T[:, leaf], self.scale_X(X).T)
+        return np.clip(raw, self.leaf_lower[leaf], self.leaf_upper[leaf])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predictions in the target's original units, by hard splits."""
+        return self.y_min + self.y_scale * self.predict_scaled(X)
+
+    # ------------------------------------------------------------------ original units
+    def split_in_original_units(self, node: int) -> tuple[np.ndarray, float]:
+        """(w, c) with ``w·x <= c`` in original feature units equivalent to branch ``node``'s scaled split."""
+        a = self.weights[node - 1] / self.x_scale
+        return a, float(self.thresholds[node - 1] + a @ self.x_min)
+
+    def leaf_in_original_units(self, leaf_node: int) -> tuple[float, np.ndarray]:
+        """(intercept, coefs) of leaf ``leaf_node`` so that ``y = intercept + coefs·x`` in original units."""
+        i = leaf_node - self.n_leaves
+        coefs, intercept = self.leaf_coefs[i], self.leaf_intercepts[i]
+        if self.leaf_type == "constant" or not np.any(coefs):  # predict_scaled: a constant, clamped to the bounds
+            coefs, intercept = np.zeros_like(coefs), np.clip(intercept, self.leaf_lower[i], self.leaf_upper[i])
+        k = coefs / self.x_scale * self.y_scale
+        h = self.y_min + self.y_scale * intercept - k @ self.x_min
+        return float(h), k
+
+    def leaf_bounds_original(self, leaf_node: int) -> tuple[float, float] | None:
+        """(lower, upper) in original units that leaf ``leaf_node``'s prediction is clamped to, or None when its
+        model needs no clamp (a constant leaf, or a linear leaf left unbounded)."""
+        i = leaf_node - self.n_leaves
+        lo, hi = self.leaf_lower[i], self.leaf_upper[i]
+        if not np.any(self.leaf_coefs[i]) or not (np.isfinite(lo) or np.isfinite(hi)):
+            return None
+        return self.y_min + self.y_scale * float(lo), self.y_min + self.y_scale * float(hi)
+
+    def node_value_original(self, node: int) -> float:
+        return self.y_min + self.y_scale * float(self.node_values[node - 1])
+
+
+def _dot(a_t: np.ndarray, b_t: np.ndarray, skip_zeros: bool = False) -> np.ndarray:
+    """Per row i, the sum over features j of ``a_t[j, i] * b_t[j, i]`` (both (p, n)), added left to right from 0.0:
+    the order the generated Python and C code add in, so that they predict bit for bit what ``predict`` does
+    (einsum and matmul add in orders of their own, which can differ in the last bits or, through cancellation,
+    send a row the other way). ``skip_zeros`` (splits): a zero weight's term is left out, so a split ignores the
+    features it does not use (a NaN there cannot route the row) and the exports write only its non-zero terms;
+    on finite rows this changes no comparison (adding a zero product only flips a zero sum's sign)."""
+    total = np.zeros(a_t.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as IEEE gives them, as the generated code does
+        for a, b in zip(a_t, b_t):
+            total += np.where(a != 0, a * b, 0.0) if skip_zeros else a * b
+    return total
+
+
+def feature_name_problem(names: Sequence[str]) -> str | None:
+    """Why ``names`` cannot name a model's inputs, or None. Each must be text that UTF-8 can write: every export is
+    a file, and a lone surrogate (``"\\udcff"``, which a JSON escape or a DataFrame column may hold) cannot be
+    written. No two may be the same: a table is scored by column name, so a repeated name would feed one column into
+    several inputs."""
+    seen: set[str] = set()
+    for name in names:
+        if not writable(str(name)):
+            return f"{ascii(name)} holds a lone surrogate, which is not text UTF-8 can write"
+        if name in seen:
+            return f"{ascii(name)} appears more than once"
+        seen.add(name)
+    return None
+
+
+def writable(text: str) -> bool:
+    """True when UTF-8 can write ``text``: it holds no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _one_line(text: Any) -> str:
+    """``text`` on one line with single spaces: a name with a line break must not break a message."""
+    return " ".join(str(text).split())
+
+
+def _check_shapes(tree: ObliqueTree) -> None:
+    b, p = tree.weights.shape if tree.weights.ndim == 2 else (-1, -1)
+    leaves = b + 1
+    if b < 1 or leaves & (leaves - 1):
+        raise ValueError(f"weights must have 2^D - 1 rows; got shape {tree.weights.shape}.")
+    expected = {
+        "thresholds": (b,), "leaf_intercepts": (leaves,), "leaf_coefs": (leaves, p), "n_samples": (2 * leaves - 1,),
+        "node_values": (2 * leaves - 1,), "x_min": (p,), "x_scale": (p,),
+    }
+    expected.update(leaf_lower=(leaves,), leaf_upper=(leaves,))
+    for name, shape in expected.items():
+        if getattr(tree, name).shape != shape:
+            raise ValueError(f"{name} must have shape {shape}; got {getattr(tree, name).shape}.")
+    if len(tree.feature_names) != p:
+        raise ValueError(f"feature_names must have {p} entries; got {len(tree.feature_names)}.")
+    problem = feature_name_problem(tree.feature_names)
+    if problem:
+        raise ValueError(f"feature_names must be distinct text: {problem}.")
+    if tree.leaf_type not in LEAF_TYPES:
+        raise ValueError(f"leaf_type must be one of {LEAF_TYPES}; got {tree.leaf_type!r}.")
+
+
+def _check_frame_columns(X: Any, names: Sequence[str]) -> None:
+    """A table (pandas DataFrame) must hold the model's features by name and in order: its values are read by
+    position, so a reordered or renamed column would silently feed the wrong feature. A tree fitted without names
+    (``x0``, ``x1``, ...) reads a table whose columns are none of those by position, as it reads an array."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "iloc"):
+        return
+    columns = [str(c) for c in columns]
+    if columns == list(names):
+        return
+    unnamed = list(names) == [f"x{j}" for j in range(len(names))]
+    if unnamed and not set(columns) & set(names):
+        return
+    missing = [n for n in names if n not in columns]
+    extra = [c for c in columns if c not in names]
+    if missing or extra:
+        detail = "; ".join(([f"missing {_quoted(missing)}"] if missing else [])
+                           + ([f"not in the model {_quoted(extra)}"] if extra else []))
+    elif len(set(columns)) != len(columns):
+        detail = f"duplicated {_quoted(sorted({c for c in columns if columns.count(c) > 1}))}"
+    else:
+        detail = "the same columns in another order"
+    raise ValueError(f"X's columns must be the model's features in order ({_quoted(names)}); got {detail}.")
+
+
+def _quoted(names: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(repr(_one_line(n)) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _bound(values: Any, n_leaves: int, missing: float) -> np.ndarray:
+    """A leaf bound array: ``values`` as float64, or ``missing`` (an infinity: no bound) everywhere for None."""
+    if values is None:
+        return np.full(n_leaves, missing)
+    return np.asarray(values, dtype=np.float64)

@@ -1,0 +1,125 @@
+"""Leaves from hard splits: means, ridge least squares, and empty leaves taking their nearest ancestor's value."""
+
+import numpy as np
+import pytest
+
+from get_core.engine.leaves import refit_tree_leaves
+from tests.trees import make_tree
+
+
+def test_constant_leaves_are_the_mean_of_their_rows():
+    tree, X, y = make_tree(depth=3, seed=1)
+    ys = (y - tree.y_min) / tree.y_scale
+    refit_tree_leaves(tree, X, ys)
+    leaf = tree.apply(X)
+    for node in np.unique(leaf):
+        assert tree.leaf_intercepts[node - tree.n_leaves] == pytest.approx(ys[leaf == node].mean())
+        assert tree.n_samples[node - 1] == np.count_nonzero(leaf == node)
+
+
+def test_empty_leaves_take_their_nearest_non_empty_ancestor_mean():
+    tree, X, y = make_tree(depth=2, seed=2, empty_subtree=True)  # every row goes left at the root
+    ys = (y - tree.y_min) / tree.y_scale
+    refit_tree_leaves(tree, X, ys)
+    assert tree.n_samples[2] == 0 and tree.n_samples[5] == 0 and tree.n_samples[6] == 0  # nodes 3, 6, 7
+    np.testing.assert_allclose(tree.leaf_intercepts[2:], ys.mean())
+    assert np.isnan(tree.node_values[2]) and tree.node_values[0] == pytest.approx(ys.mean())
+
+
+def test_linear_leaves_fit_least_squares_and_fall_back_to_the_mean_when_rows_are_few():
+    tree, X, y = make_tree(depth=1, p=3, leaf="linear", seed=3, n_rows=400)
+    ys = (y - tree.y_min) / tree.y_scale
+    refit_tree_leaves(tree, X, ys, "ols")
+    xs = tree.scale_X(X)
+    leaf = tree.apply(X) - tree.n_leaves
+    for i in range(2):
+        rows = leaf == i
+        A = np.c_[xs[rows], np.ones(rows.sum())]
+        want = np.linalg.lstsq(A, ys[rows], rcond=None)[0]
+        np.testing.assert_allclose(np.r_[tree.leaf_coefs[i], tree.leaf_intercepts[i]], want, atol=2e-3)
+    few = slice(0, 4)  # 4 rows < p + 2 = 5 in at least one leaf
+    refit_tree_leaves(tree, X[few], ys[few], "ols")
+    small = tree.n_samples[1:] < 5
+    assert np.all(tree.leaf_coefs[small] == 0)
+
+
+def _gcv(rss: float, n: int, k: int) -> float:
+    return rss / n / (1 - k / n) ** 2
+
+
+@pytest.mark.parametrize("signal", [0.0, 1.0])
+def test_gcv_keeps_a_leaf_line_only_where_it_beats_the_leaf_mean_by_generalized_cross_validation(signal):
+    """Few rows per leaf (~16 for 9 parameters): pure noise must give means, a strong line must keep its slopes;
+    each leaf's choice is checked against GCV computed here from numpy least squares."""
+    tree, X, _ = make_tree(depth=3, p=8, leaf="linear", seed=4, n_rows=130)
+    rng = np.random.default_rng(5)
+    xs = tree.scale_X(X)
+    ys = signal * xs @ rng.normal(size=8) + rng.normal(scale=0.1, size=len(X))
+    leaf = tree.apply(X) - tree.n_leaves
+    kept = []
+    for rule in ("ols", "gcv"):
+        refit_tree_leaves(tree, X, ys, rule)
+        kept.append(np.any(tree.leaf_coefs != 0, axis=1))
+    for i in range(tree.n_leaves):
+        rows = leaf == i
+        n = int(rows.sum())
+        if n <= 9:
+            assert not kept[0][i] and not kept[1][i]
+            continue
+        A = np.c_[xs[rows], np.ones(n)]
+        rss_line = float(np.sum((A @ np.linalg.lstsq(A, ys[rows], rcond=None)[0] - ys[rows]) ** 2))
+        rss_mean = float(np.sum((ys[rows] - ys[rows].mean()) ** 2))
+        assert kept[0][i]
+        assert kept[1][i] == (_gcv(rss_line, n, 9) < _gcv(rss_mean, n, 1))
+        if not kept[1][i]:
+            assert tree.leaf_intercepts[i] == pytest.approx(ys[rows].mean())
+    if signal:
+        assert np.array_equal(kept[1], kept[0]) and kept[0].sum() >= 6
+    else:
+        assert kept[1].sum() <= kept[0].sum() // 2
+
+
+def test_clip_bounds_each_linear_leaf_by_its_training_targets_and_never_raises_the_training_error():
+    tree, X, y = make_tree(depth=2, p=3, leaf="linear", seed=6, n_rows=300, empty_subtree=True)
+    ys = (y - tree.y_min) / tree.y_scale
+    ys[::7] += 3.0  # outliers: lines now overshoot other rows of their leaf
+    leaf = tree.apply(X) - tree.n_leaves
+    refit_tree_leaves(tree, X, ys, "ols", clip=False)
+    unclipped = tree.predict_scaled(X)
+    refit_tree_leaves(tree, X, ys, "ols", clip=True)
+    for i in range(tree.n_leaves):
+        rows = leaf == i
+        if rows.any():
+            assert (tree.leaf_lower[i], tree.leaf_upper[i]) == (ys[rows].min(), ys[rows].max())
+        else:  # an empty leaf has no range: no bounds
+            assert tree.leaf_lower[i] == -np.inf and tree.leaf_upper[i] == np.inf
+    clipped = tree.predict_scaled(X)
+    assert np.any(clipped != unclipped)
+    assert np.all(np.abs(clipped - ys) <= np.abs(unclipped - ys) + 1e-12)
+
+
+def test_constant_leaves_carry_no_bounds():
+    tree, X, y = make_tree(depth=2, seed=7)
+    refit_tree_leaves(tree, X, (y - tree.y_min) / tree.y_scale, clip=True)
+    assert not tree.has_leaf_bounds
+
+
+def test_linear_leaf_sums_split_into_row_chunks_when_one_model_alone_is_too_big(monkeypatch):
+    """Memory of the Gram scatter stays bounded for any row count, and splitting the rows changes no result."""
+    import torch
+
+    from get_core.engine import leaves
+
+    gen = torch.Generator().manual_seed(0)
+    X, y = torch.rand(2, 300, 4, generator=gen), torch.rand(2, 300, generator=gen)
+    w = torch.full((2, 300), 1 / 300)
+    leaf = torch.randint(0, 4, (6, 300), generator=gen)  # 2 problems x 3 starts
+    whole = leaves._ridge_leaves(leaf, X, y, w, 4, 3)
+    sizes = []
+    real_add = torch.Tensor.index_add_
+    monkeypatch.setattr(torch.Tensor, "index_add_", lambda t, d, i, s: (sizes.append(len(i)), real_add(t, d, i, s))[1])
+    monkeypatch.setattr(leaves, "_GRAM_CHUNK", 7 * 25)  # 7 rows of one model's 5x5 outer products
+    chunked = leaves._ridge_leaves(leaf, X, y, w, 4, 3)
+    assert max(sizes) <= 7 and len(sizes) > 6 * 3
+    for a, b in zip(whole, chunked):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
