@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core.data import columns, reading
+from get_core.data import reading
 
 from get_core.model import model_file
 from get_core.data.encoding import Encoding
+from get_core.errors import GETExplorerError
 from get_core.model.tree import ObliqueTree
 from get_core.views import explain
 from pages import common, results_ui
@@ -49,7 +50,7 @@ def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None) ->
     try:
         table = reading.read_table_bounded(upload.getvalue(), upload.name, training=False)
         rows = explain.rows_to_X(tree, table, encoding)
-    except (columns.DataError, explain.ColumnMismatch) as exc:
+    except GETExplorerError as exc:
         st.error(common.plain(f"{upload.name}: {exc}"))
         return
     scored = explain.scored_table(tree, table, rows)

@@ -1,7 +1,7 @@
 """UI of runs whose depth or features per split were chosen for the user (``get_core.runs.search``): the live search
 chart on the run's panel, and the picker of the explorer pages that opens any tree the search fitted.
 
-Imported by ``common`` (the run panel) and ``results_ui`` (the picker); not a page itself. The tree shown is kept in
+Imported by ``run_panel`` (the chart) and ``results_ui`` (the picker); not a page itself. The tree shown is kept in
 the URL (``?tree=d3-kany``; none: the run's own tree), so a reload or a shared link opens the same one.
 """
 
@@ -15,7 +15,6 @@ from get_core.runs.search import SEARCH
 from get_core.runs.store import Run, RunStore
 from get_core.views.search_chart import features_label, point_label, search_figure
 from pages import common
-from pages.results_ui import SAVED_VIEWS, VIEW_PARAMS
 
 TREE_PAGE = "pages/tree.py"
 
@@ -74,10 +73,10 @@ def tree_picker(store: RunStore, run_id: int) -> str | None:
                           f"search fit: {point_label(by_key[k], with_features)}")
     if chosen != current:
         view = {} if chosen is None else {"tree": chosen}  # node numbers belong to one tree: a fresh view
-        for name in VIEW_PARAMS:
+        for name in common.VIEW_PARAMS:
             st.query_params.pop(name, None)
         st.query_params.update(view)
-        st.session_state.setdefault(SAVED_VIEWS, {})[run_id] = view
+        st.session_state.setdefault(common.SAVED_VIEWS, {})[run_id] = view
         st.rerun()
     if current is not None:
         st.info(f"Showing a tree of the search, not the run's own: {point_label(by_key[current], True)}. It was "
@@ -88,9 +87,9 @@ def tree_picker(store: RunStore, run_id: int) -> str | None:
 
 def _shown_tree(run_id: int) -> str | None:
     """The tree in the URL; with no view in the URL (a page opened from the menu), the one last shown for the run."""
-    if any(name in st.query_params for name in VIEW_PARAMS):
+    if any(name in st.query_params for name in common.VIEW_PARAMS):
         return st.query_params.get("tree")
-    return st.session_state.get(SAVED_VIEWS, {}).get(run_id, {}).get("tree")
+    return st.session_state.get(common.SAVED_VIEWS, {}).get(run_id, {}).get("tree")
 
 
 def _own_tree(search: Mapping[str, Any]) -> str:

@@ -9,7 +9,7 @@ from get_core.config import ALLOWED, GETConfig
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
-from pages import common, session_url
+from pages import common, run_panel, session_url
 
 # Interactive: a depth-4 tree on 10,000 rows trains in about 10 s here. Paper: the paper's budget per run (GETConfig's
 # defaults).
@@ -46,7 +46,7 @@ def train_page() -> None:
     run_id = common.selected_run_id()
     if run_id is not None:
         st.divider()
-        common.run_panel(run_id)
+        run_panel.run_panel(run_id)
 
 
 def _apply_preset(name: str) -> None:

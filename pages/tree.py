@@ -24,7 +24,7 @@ from pages.results_ui import ModelSource
 MAX_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 ALL_LEVELS_DEPTH = 6  # trees up to this depth open whole, leaves included (127 nodes; the diagram pans and zooms)
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
-VIEWS = results_ui.SAVED_VIEWS
+VIEWS = common.SAVED_VIEWS
 
 
 def tree_page() -> None:
@@ -73,13 +73,13 @@ def _restore_view(run_id: int) -> None:
     or expanded subtrees named in the URL win."""
     if "run" not in st.query_params:
         st.query_params["run"] = str(run_id)
-    if not any(name in st.query_params for name in results_ui.VIEW_PARAMS):
+    if not any(name in st.query_params for name in common.VIEW_PARAMS):
         st.query_params.update(st.session_state.get(VIEWS, {}).get(run_id, {}))
 
 
 def _keep_view(run_id: int) -> None:
     st.session_state.setdefault(VIEWS, {})[run_id] = {
-        name: st.query_params[name] for name in results_ui.VIEW_PARAMS if name in st.query_params}
+        name: st.query_params[name] for name in common.VIEW_PARAMS if name in st.query_params}
 
 
 def _selected_node(tree: ObliqueTree) -> int:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from get_core.data.encoding import MAX_ABS, Encoding
+from get_core.errors import GETExplorerError
 from get_core.model.tree import LEAF_TYPES, MAX_DEPTH, ObliqueTree, feature_name_problem, writable
 
 SCHEMA = "get-explorer/oblique-tree"
@@ -40,7 +41,7 @@ MAX_SCALED = 1e100
 _ORIGINAL_UNITS = {"x_min": MAX_ABS, "y_min": MAX_ABS, "x_scale": 2 * MAX_ABS, "y_scale": 2 * MAX_ABS}
 
 
-class ModelFormatError(ValueError):
+class ModelFormatError(GETExplorerError, ValueError):
     """A serialized tree is malformed; the message says which field and what was expected."""
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import graphviz
 import numpy as np
 
+from get_core.errors import GETExplorerError
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 
@@ -42,7 +43,7 @@ _NODE_GROUP = re.compile(r'(<g id="get(?:-|&#45;)node(?:-|&#45;)(\d+)" class="[^
 ARIA_TERMS = 6  # terms read out in a node's accessible name (the tooltip and the node panel have them all)
 
 
-class GraphvizError(RuntimeError):
+class GraphvizError(GETExplorerError, RuntimeError):
     """Graphviz's ``dot`` is missing or failed; the message says which and what to do."""
 
 
