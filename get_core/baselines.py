@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from get_core.metrics import scores
 from get_core.model.tree import ObliqueTree
 
 SCHEMA = "get-explorer/baselines"
@@ -108,7 +109,7 @@ def evaluate_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "G
     fit_seconds = tree.meta.get("fit_seconds") if isinstance(tree.meta, dict) else None
     return {
         "name": name,
-        **regression_metrics(y_test, pred),
+        **dict(zip(("r2", "rmse"), scores(y_test, pred))),
         "n_parameters": int(tree.n_parameters),
         "parameter_bytes": 8 * int(tree.n_parameters),
         "size_bytes": len(pickle.dumps(tree, protocol=5)),
@@ -176,18 +177,6 @@ def count_tree_parameters(model: Any) -> int:
     return 2 * (len(left) - n_leaves) + n_leaves
 
 
-def regression_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
-    """``{"r2", "rmse"}``; r2 is ``None`` with fewer than two rows or a constant target, rmse ``None`` when empty."""
-    y_true = np.asarray(y_true, dtype=np.float64)
-    y_pred = np.asarray(y_pred, dtype=np.float64)
-    if y_true.size == 0:
-        return {"r2": None, "rmse": None}
-    sse = float(np.sum((y_true - y_pred) ** 2))
-    sst = float(np.sum((y_true - y_true.mean()) ** 2))
-    r2 = 1.0 - sse / sst if y_true.size >= 2 and sst > 0 else None
-    return {"r2": r2, "rmse": math.sqrt(sse / y_true.size)}
-
-
 def timing_rows(X: np.ndarray, random_state: int | None, n: int = TIMING_ROWS) -> np.ndarray:
     """``n`` rows drawn with replacement from ``X`` (C-contiguous), for latency measurements."""
     if len(X) == 0:
@@ -215,7 +204,7 @@ def _fit_and_evaluate(name: str, model: Any, X_train: np.ndarray, y_train: np.nd
     pred = model.predict(X_test) if len(X_test) else np.empty(0)
     return {
         "name": name,
-        **regression_metrics(y_test, pred),
+        **dict(zip(("r2", "rmse"), scores(y_test, pred))),
         "size_bytes": len(pickle.dumps(model, protocol=5)),
         "predict_ms_per_10k": predict_ms(model.predict, timing_X, n_repeats) if len(timing_X) else None,
         "fit_seconds": fit_seconds,

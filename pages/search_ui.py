@@ -11,9 +11,10 @@ from typing import Any, Mapping
 
 import streamlit as st
 
+from get_core.config import SEARCH_PATIENCE
 from get_core.runs.search import SEARCH
 from get_core.runs.store import Run, RunStore
-from get_core.views.search_chart import features_label, point_label, search_figure
+from get_core.views.search_chart import features_label, path_text, point_label, search_figure, tolerance_text
 from pages import common
 
 TREE_PAGE = "pages/tree.py"
@@ -115,17 +116,17 @@ def _status(search: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
     if status == "done" and chosen:
         return (f"Chosen: {point_label({**chosen, 'n_parameters': _params_of(search, chosen)}, True)}, then refit "
                 "on all training rows. Each tree was fitted on two thirds of the training rows and scored on the "
-                "other third; the star marks the choice (the smallest within half a point of the best when features "
-                "per split were chosen). A shallower tree nearly as good is easier to read: open it.")
+                f"other third; the star marks the choice (the smallest within {tolerance_text()} of the best when "
+                "features per split were chosen). A shallower tree nearly as good is easier to read: open it.")
     if status == "cancelled":
         return f"Cancelled during the search ({tried}); the best validated tree is kept."
     if status == "refitting":
         return f"Search done ({tried}); refitting the chosen tree on all training rows..."
     depths = spec["depths"]
     if len(depths) == 1:
-        return f"Searching ({tried}): 1, 2, 3, 5 and any features per split at depth {depths[0]}."
-    return (f"Searching ({tried}): depths {depths[0]} to {depths[-1]}, stopping once three depths in a row stop "
-            "improving the validation R\u00b2.")
+        return f"Searching ({tried}): {path_text()} features per split at depth {depths[0]}."
+    return (f"Searching ({tried}): depths {depths[0]} to {depths[-1]}, stopping once {SEARCH_PATIENCE} depths in a "
+            "row stop improving the validation R\u00b2.")
 
 
 def _params_of(search: Mapping[str, Any], chosen: Mapping[str, Any]) -> int:

@@ -16,6 +16,7 @@ import streamlit as st
 from get_core.model import codegen, model_file
 
 from get_core import baselines as baseline_models, export, schedule
+from get_core.config import DEFAULTS
 from get_core.model.tree import ObliqueTree
 from get_core.views import diagram, labels, node, summary, teaching
 from pages import common, diagram_widget, results_ui
@@ -306,7 +307,8 @@ def _forest_table(rows: list[dict]) -> pd.DataFrame:
 
 
 def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
-    alphas = results.alphas if results is not None else schedule.stage_midpoints((5.0, 150.0), 2)
+    alphas = (results.alphas if results is not None else
+              schedule.stage_midpoints(DEFAULTS.alpha_range, DEFAULTS.n_alphas))
     st.caption("GET trains with soft splits (a scaled sigmoid) and raises alpha until they act like the hard splits "
                "of the tree it returns.")
     st.plotly_chart(teaching.sigmoid_figure(alphas), key="sigmoid")

@@ -15,7 +15,8 @@ from get_core.estimator import GETRegressor, GETRegressorCV
 from get_core.engine.optimize import CHECKPOINTS_PER_STAGE, _checkpoints, Problems, alpha_schedule, initial_params, run_stages
 from get_core.engine.progress import Reporter
 import get_core.engine.race as race_module
-from get_core.engine.race import Costs, Race, RacePlan, plan, refit_seconds, split_budget
+from get_core.budget import refit_seconds, split_budget
+from get_core.engine.race import Costs, Race, RacePlan, plan
 from get_core.engine.train import train
 from tests.planted import noise_ceiling, planted_depth2, planted_oblique
 
@@ -283,13 +284,3 @@ def test_a_budget_with_polish_shares_it_between_the_optimization_and_the_polish(
     assert time.perf_counter() - start < 3 * 3.0
     assert tree.meta["polish_nodes_visited"] > 0
     assert np.isfinite(tree.predict(X)).all()
-
-
-def test_a_search_fits_share_of_a_budget_never_falls_under_its_floor():
-    from get_core.config import MIN_SEARCH_FIT_SECONDS, search_seconds
-    from get_core.engine.race import split_budget
-
-    per_fit, base = split_budget(10.0, 40)
-    assert per_fit == MIN_SEARCH_FIT_SECONDS and base == pytest.approx(10.0 / 3)
-    assert split_budget(60.0, 4)[0] == pytest.approx(10.0)  # two thirds of 60 s over 4 fits
-    assert search_seconds(10.0, 40) == pytest.approx(40 + 10.0 / 3) and search_seconds(60.0, 4) == 60.0
