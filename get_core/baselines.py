@@ -49,8 +49,9 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
          "forest": {"feature_importances": [...], "oob_train_predictions": [...]}}
 
     where each ENTRY is ``{"name", "r2", "rmse", "n_parameters", "parameter_bytes", "size_bytes",
-    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}``. ``r2``/``rmse`` are ``None`` when undefined (fewer
-    than two test rows). ``oob_train_predictions`` are the forest's out-of-bag predictions of the training rows
+    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}``. ``r2``/``rmse`` are ``None``
+    when undefined (``metrics.scores``: fewer than two test rows or a constant target, no test rows).
+    ``oob_train_predictions`` are the forest's out-of-bag predictions of the training rows
     (honest predictions on rows it trained on; ``None`` for a row no tree left out), used for the forest's error on
     one node's training rows.
     """
@@ -59,12 +60,7 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
 
     X_train, y_train = _as_xy(X_train, y_train, "train")
     X_test, y_test = _as_xy(X_test, y_test, "test")
-    if X_train.shape[0] < 2:
-        raise ValueError(f"Baselines need at least 2 training rows; got {X_train.shape[0]}.")
-    if X_test.shape[1] != X_train.shape[1]:
-        raise ValueError(f"X_test has {X_test.shape[1]} columns but X_train has {X_train.shape[1]}.")
-    if not isinstance(depth, Integral) or isinstance(depth, bool) or depth < 1:
-        raise ValueError(f"depth must be a positive integer; got {depth!r}.")
+    _check_inputs(X_train, X_test, depth)
     depth = int(depth)
     names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(X_train.shape[1])]
 
@@ -97,6 +93,15 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
             "oob_train_predictions": _floats(np.ravel(oob)) if oob is not None else None,
         },
     }
+
+
+def _check_inputs(X_train: np.ndarray, X_test: np.ndarray, depth: Any) -> None:
+    if X_train.shape[0] < 2:
+        raise ValueError(f"Baselines need at least 2 training rows; got {X_train.shape[0]}.")
+    if X_test.shape[1] != X_train.shape[1]:
+        raise ValueError(f"X_test has {X_test.shape[1]} columns but X_train has {X_train.shape[1]}.")
+    if not isinstance(depth, Integral) or isinstance(depth, bool) or depth < 1:
+        raise ValueError(f"depth must be a positive integer; got {depth!r}.")
 
 
 def evaluate_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "GET",

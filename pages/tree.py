@@ -18,7 +18,7 @@ from get_core.model import codegen, model_file
 from get_core import baselines as baseline_models, export, schedule
 from get_core.config import DEFAULTS
 from get_core.model.tree import ObliqueTree
-from get_core.views import diagram, labels, node, summary, teaching
+from get_core.views import diagram, diagram_content, labels, node, summary, teaching
 from pages import common, diagram_widget, results_ui
 from pages.results_ui import ModelSource
 
@@ -108,7 +108,7 @@ def _set_expanded(nodes: set[int] | frozenset[int]) -> None:
         st.query_params.pop("expand", None)
 
 
-def _diagram_options(tree: ObliqueTree, selected: int) -> diagram.DiagramOptions:
+def _diagram_options(tree: ObliqueTree, selected: int) -> diagram_content.DiagramOptions:
     top = min(tree.depth + 1, MAX_LEVELS)
     cols = st.columns([3, 2, 2])
     levels = cols[0].slider("Levels shown", 1, top, default_levels(tree.depth), key="tree_levels",
@@ -120,7 +120,7 @@ def _diagram_options(tree: ObliqueTree, selected: int) -> diagram.DiagramOptions
     if cols[2].button("Collapse all", disabled=not expanded, key="tree_collapse"):
         expanded = frozenset()
         _set_expanded(expanded)
-    return diagram.reveal(tree, diagram.DiagramOptions(levels=levels, expanded=expanded), selected)
+    return diagram_content.reveal(tree, diagram_content.DiagramOptions(levels=levels, expanded=expanded), selected)
 
 
 # ---------------------------------------------------------------------------------------------- summary
@@ -150,7 +150,7 @@ def _svg(dot: str) -> str:
     return diagram.render_svg(dot)
 
 
-def _diagram(tree: ObliqueTree, options: diagram.DiagramOptions, selected: int) -> None:
+def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selected: int) -> None:
     dot = diagram.to_dot(tree, options)
     try:
         svg = _svg(dot)
@@ -320,7 +320,7 @@ def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- exports
-def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
+def _exports(source: ModelSource, options: diagram_content.DiagramOptions) -> None:
     tree, results = source.tree, source.results
     st.subheader("Export")
     stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"

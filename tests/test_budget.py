@@ -6,16 +6,7 @@ import pytest
 
 import get_core.budget as budget_module
 from get_core.budget import MIN_SEARCH_FIT_SECONDS, Budget, search_seconds, split_budget
-
-
-class Clock:
-    """The budgets' clock, moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
+from tests.clock import Clock
 
 
 @pytest.fixture
@@ -27,11 +18,11 @@ def clock(monkeypatch) -> Clock:
 
 def test_a_budget_counts_its_seconds_from_its_start_on_one_clock(clock):
     fit = Budget(10.0)
-    assert fit.start == 1000.0 and fit.end == 1010.0
+    assert fit.start == Clock.START and fit.end == Clock.START + 10.0
     clock.now += 4.0
     assert fit.left() == pytest.approx(6.0)
     first = fit.first(0.5)  # the optimization's part when a polish follows: same start, half the seconds
-    assert (first.start, first.end) == (1000.0, 1005.0) and first.left() == pytest.approx(1.0)
+    assert (first.start, first.end) == (Clock.START, Clock.START + 5.0) and first.left() == pytest.approx(1.0)
     clock.now += 10.0
     assert fit.left() == pytest.approx(-4.0)  # past its end
 

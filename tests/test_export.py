@@ -18,7 +18,7 @@ from get_core.model import codegen, model_file
 
 from get_core import export
 from get_core.estimator import GETRegressor
-from get_core.views import labels, summary
+from get_core.views import diagram_content, labels, summary
 from tests.trees import make_tree, stump
 
 # 'temp' and 'temp!' become the same identifier
@@ -152,7 +152,7 @@ def test_dot_source_escapes_html_and_quotes_in_feature_names():
 def test_svg_source_shows_names_verbatim_and_is_well_formed():
     names = ['<script>alert(1)</script>', 'q"uote', "a\\Nb"]
     tree, _, _ = make_tree(depth=1, p=3, names=names, seed=3)
-    svg = export.svg_source(tree, export.diagram.DiagramOptions(max_terms=3, max_name=60))
+    svg = export.svg_source(tree, diagram_content.DiagramOptions(max_terms=3, max_name=60))
     root = ET.fromstring(svg.encode("utf-8"))
     assert not root.findall(".//{http://www.w3.org/2000/svg}script")
     text = " ".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))
@@ -207,7 +207,7 @@ def test_the_reports_diagram_opens_at_natural_size_in_a_window_wide_scrolling_bo
     tree, _, _ = make_tree(depth=4, p=4, seed=2)
     html = export.html_report(tree, include_model=False)
     box = html.split('<div class="diagram-box">', 1)[1].split("</svg>", 1)[0] + "</svg>"
-    natural = export.diagram.render_svg(export.diagram.to_dot(tree, export.diagram.DiagramOptions(levels=5)))
+    natural = export.diagram.render_svg(export.diagram.to_dot(tree, diagram_content.DiagramOptions(levels=5)))
     width = re.search(r'<svg width="([0-9.]+)pt"', natural).group(1)
     assert float(width) > 1000  # a depth-4 tree is wider than the page's text column...
     assert f'<div class="diagram"><svg width="{width}pt"' in box  # ...and keeps its size: labels stay readable

@@ -102,7 +102,7 @@ def test_a_csv_of_more_than_100000_rows_is_read_within_the_bounded_readers_limit
 
 
 def test_a_parquet_file_of_more_than_a_million_rows_is_refused_from_its_footer():
-    content = hostile.numeric_parquet(reading.MAX_ROWS + 1, 1)
+    content = hostile.numeric_parquet(reading.limits.MAX_ROWS + 1, 1)
     refused(content, "tall.parquet", "more than 1,000,000 rows")
 
 

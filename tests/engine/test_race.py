@@ -18,22 +18,11 @@ import get_core.engine.race as race_module
 from get_core.budget import refit_seconds, split_budget
 from get_core.engine.race import Costs, Race, RacePlan, plan
 from get_core.engine.train import train
+from tests.clock import Clock
 from tests.planted import noise_ceiling, planted_depth2, planted_oblique
 
 FREE = Costs(((1, 1e-6),), ((1, 1e-6),))
 MS = Costs(((1, 1e-3),), ((1, 0.0),))  # a millisecond per start-epoch, free checkpoints
-
-
-class Clock:
-    """The race's clock, moved by the test (``get_core.engine.race`` reads only ``time.monotonic``)."""
-
-    START = 100.0
-
-    def __init__(self):
-        self.now = self.START
-
-    def monotonic(self) -> float:
-        return self.now
 
 
 @pytest.fixture
