@@ -349,10 +349,13 @@ def _check_classes(tree: ObliqueTree) -> None:
     if None in kinds or len(kinds) > 1:
         raise ValueError("classes must all be text, all integers, all numbers or all booleans; got "
                          f"{_one_line(repr(classes[:10]))}.")
+    if kinds == {"int"} and not all(-2 ** 63 <= c < 2 ** 63 for c in classes):
+        raise ValueError("classes must be integers within 64 bits (numpy's int64).")
     if kinds == {"float"} and not all(math.isfinite(c) for c in classes):
         raise ValueError("classes must be finite numbers; got NaN or an infinity among them.")
-    if kinds == {"str"} and not all(writable(c) for c in classes):
-        raise ValueError("classes must be text UTF-8 can write; one holds a lone surrogate.")
+    if kinds == {"str"} and not all(writable(c) and "\x00" not in c for c in classes):
+        raise ValueError("classes must be text UTF-8 can write, without a NUL character (numpy drops trailing ones); "
+                         "one holds a lone surrogate or a NUL.")
     if list(classes) != sorted(set(classes)):
         raise ValueError(f"classes must be distinct and sorted as np.unique sorts them; got {_quoted(classes)}.")
     n_classes, leaves = len(classes), tree.n_leaves
