@@ -66,3 +66,28 @@ def test_smoothing_keeps_each_leafs_class_and_sums_to_one():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert np.all(proba > 0)
     np.testing.assert_array_equal(np.argmax(proba, axis=1), np.argmax(counts, axis=1))
+
+
+def test_a_rows_weight_is_that_many_copies_in_the_soft_and_hard_losses():
+    from get_core.engine.optimize import Problems, _hard_evaluate
+    from get_core.engine.soft import Workspace
+
+    rng = np.random.default_rng(0)
+    X, codes = rng.random((40, 3)), rng.integers(0, 3, 40)
+    Y, weights = classes.one_hot(codes, 3), rng.integers(0, 4, 40).astype(float)
+    weighted = Problems.from_arrays([(X, Y, weights)], torch.device("cpu"), torch.float64)
+    repeated = Problems.from_arrays([(np.repeat(X, weights.astype(int), axis=0),
+                                      np.repeat(Y, weights.astype(int), axis=0))], torch.device("cpu"), torch.float64)
+    g = torch.Generator().manual_seed(0)
+    params = Params(torch.randn(2, 3, 3, generator=g, dtype=torch.float64), torch.rand(2, 3, generator=g,
+                    dtype=torch.float64), torch.rand(2, 4, 3, generator=g, dtype=torch.float64), None)
+    alpha = torch.tensor([5.0, 40.0], dtype=torch.float64)
+    results = []
+    for problems in (weighted, repeated):
+        n = problems.y.shape[1]
+        loss, grads = soft_loss_and_grad(params, alpha, problems.Xa, problems.Xat, problems.y, problems.w, 2,
+                                         Workspace(2, 2, n, torch.float64, torch.device("cpu")))
+        fit, hard = _hard_evaluate(params, problems, [problems], 2, 2, None, False)
+        results.append((loss, *grads.tensors(), hard, fit.intercepts))
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b)
