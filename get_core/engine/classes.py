@@ -42,18 +42,22 @@ def one_hot(codes: np.ndarray, n_classes: int) -> np.ndarray:
     return out
 
 
+def leaf_terms(F: Tensor, loss: str) -> tuple[Tensor, Tensor]:
+    """(G (M, L, C), A (M, L, 1)) with R_l(y) = A_l + G_l.y for one-hot y: Brier G = -2F, A = 1 + |F|^2; log loss
+    G = -F, A = logsumexp(F)."""
+    if loss == "brier":
+        return F.mul(-2.0), F.square().sum(dim=2, keepdim=True).add_(1.0)
+    return F.neg(), torch.logsumexp(F, dim=2, keepdim=True)
+
+
 def leaf_losses(F: Tensor, Y: Tensor, starts: int, loss: str, out: Tensor) -> Tensor:
-    """R_l(y_i) for every model, leaf and row, written into ``out`` (M, L, n). F (M, L, C) leaf values, Y (B, n, C)."""
+    """R_l(y_i) for every model, leaf and row, written into ``out`` (M, L, n). F (M, L, C) leaf values, Y (B, n, C)
+    one-hot."""
     B, n, C = Y.shape
     M, L, _ = F.shape
-    R = out.view(B, starts * L, n)
-    torch.bmm(F.reshape(B, starts * L, C), Y.transpose(1, 2), out=R)  # F_l . y_i
-    R = out.view(B, starts, L, n)
-    if loss == "brier":
-        R.mul_(-2.0).add_(F.square().sum(dim=2).view(B, starts, L, 1))
-        R.add_(Y.square().sum(dim=2).view(B, 1, 1, n))
-    else:
-        R.neg_().add_(torch.logsumexp(F, dim=2).view(B, starts, L, 1))
+    G, A = leaf_terms(F, loss)
+    torch.bmm(G.view(B, starts * L, C), Y.transpose(1, 2), out=out.view(B, starts * L, n))  # G_l . y_i
+    out.add_(A)
     return out
 
 
@@ -62,7 +66,12 @@ def leaf_gradient(F: Tensor, Q: Tensor, Y: Tensor, starts: int, loss: str) -> Te
     B, n, C = Y.shape
     M, L, _ = F.shape
     QY = torch.bmm(Q.view(B, starts * L, n), Y).view(M, L, C)
-    reach = Q.sum(dim=2, keepdim=True)  # (M, L, 1)
+    return gradient_from_sums(F, QY, Q.sum(dim=2, keepdim=True), loss)
+
+
+def gradient_from_sums(F: Tensor, QY: Tensor, reach: Tensor, loss: str) -> Tensor:
+    """dL/dF from each leaf's reach summed by class, QY (M, L, C), and in all, reach (M, L, 1): Brier
+    2 (F reach - QY), log loss softmax(F) reach - QY."""
     if loss == "brier":
         return F.mul(reach).sub_(QY).mul_(2.0)
     return torch.softmax(F, dim=2).mul_(reach).sub_(QY)

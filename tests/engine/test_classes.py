@@ -91,3 +91,32 @@ def test_a_rows_weight_is_that_many_copies_in_the_soft_and_hard_losses():
         results.append((loss, *grads.tensors(), hard, fit.intercepts))
     for a, b in zip(*results):
         torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("loss", classes.SOFT_LOSSES)
+@pytest.mark.parametrize("sharp", [1.0, 50.0])
+@pytest.mark.parametrize("depth", [1, 4])
+def test_native_cpu_kernel_classifies_like_the_torch_implementation(loss, sharp, depth):
+    from get_core.engine import native
+
+    if native.load() is None:
+        pytest.skip("no C++ compiler: training uses the torch implementation")
+    g = torch.Generator().manual_seed(depth)
+    B, S, n, p, C = 2, 3, 203, 5, 4  # n not a multiple of the kernel's tile
+    M, N, L = B * S, 2 ** depth - 1, 2 ** depth
+    X = torch.rand(B, n, p, generator=g, dtype=torch.float64)
+    Xa = torch.cat([X, torch.ones(B, n, 1, dtype=X.dtype)], dim=2)
+    Y = torch.nn.functional.one_hot(torch.randint(0, C, (B, n), generator=g), C).to(torch.float64)
+    w = torch.full((B, n), 1.0 / n, dtype=torch.float64)
+    w[1, -40:] = 0.0
+    params = Params(torch.randn(M, N, p, generator=g, dtype=torch.float64),
+                    torch.rand(M, N, generator=g, dtype=torch.float64),
+                    torch.rand(M, L, C, generator=g, dtype=torch.float64), None)
+    alpha = (torch.rand(M, generator=g, dtype=torch.float64) * 30 + 1) * sharp
+    want_loss, want = soft_loss_and_grad(params, alpha, Xa, Xa.transpose(1, 2).contiguous(), Y, w, S, class_loss=loss)
+    f32 = Params(params.weights.float(), params.thresholds.float(), params.intercepts.float(), None)
+    got_loss, got = native.soft_loss_and_grad(f32, alpha.float(), Xa.float().contiguous(), Y.float(), w.float(), S,
+                                              torch.tensor([n, n - 40]), class_loss=loss)
+    torch.testing.assert_close(got_loss.double(), want_loss, rtol=1e-4, atol=1e-6)
+    for a, b in zip(got.tensors(), want.tensors()):
+        torch.testing.assert_close(a.double(), b, rtol=2e-3, atol=1e-5)
