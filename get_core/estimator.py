@@ -167,11 +167,13 @@ class _GETEstimator(BaseEstimator):
 
     def apply(self, X) -> np.ndarray:
         """Leaf node id (heap numbering) of each row."""
-        return self.tree_.apply(self._checked(X))
+        X = self._checked(X)
+        return self.tree_.apply(X)
 
     def decision_path(self, X) -> np.ndarray:
         """The node ids (heap numbering) each row passes, root to leaf: shape (n, depth + 1)."""
-        return self.tree_.decision_path(self._checked(X))
+        X = self._checked(X)
+        return self.tree_.decision_path(X)
 
 
 class GETRegressor(RegressorMixin, _GETEstimator):
@@ -430,7 +432,8 @@ class _ClassifierOutputs:
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities (n, n_classes_), columns in ``classes_`` order: the smoothed class shares of each
         row's leaf (``engine.classes.SMOOTHING``)."""
-        return self.tree_.predict_proba(self._checked(X))
+        X = self._checked(X)
+        return self.tree_.predict_proba(X)
 
     @property
     def n_classes_(self) -> int:
