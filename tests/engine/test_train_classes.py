@@ -81,3 +81,18 @@ def test_unreached_leaves_take_their_parents_shares_and_leaves_are_smoothed_coun
             node //= 2
         np.testing.assert_allclose(tree.leaf_proba[leaf], classes.smoothed(tree.node_counts[node - 1]))
     np.testing.assert_allclose(tree.node_counts[0], np.bincount(y, minlength=4))
+
+
+def test_progress_reports_the_share_of_gini_removed_and_cancelling_returns_a_valid_tree():
+    X, y, _ = planted_classes(600, 2, seed=5)
+    seen = []
+
+    def cancel_at_the_second_report(progress):
+        seen.append(progress)
+        return len(seen) >= 2
+
+    tree = train(X, y, GETConfig(depth=2, n_starts=2, n_epochs=2000, random_state=0),
+                 on_progress=cancel_at_the_second_report, classes=LABELS)
+    assert tree.meta["cancelled"] is True and len(seen) < 10
+    assert 0.0 <= seen[-1].best_hard_r2 <= 1.0  # 1 - Gini / the root's Gini
+    assert tree.is_classifier and set(tree.predict(X)) <= set(LABELS)
