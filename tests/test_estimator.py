@@ -15,7 +15,10 @@ from get_core.data.columns import DataError
 
 @parametrize_with_checks([GETRegressor(depth=2, n_starts=2, n_epochs=4, random_state=0),
                           GETRegressor(depth=2, leaf="linear", n_starts=2, n_epochs=4, random_state=0),
-                          GETRegressorCV(depths=(1, 2), n_starts=2, n_epochs=4, random_state=0)])
+                          GETRegressorCV(depths=(1, 2), n_starts=2, n_epochs=4, random_state=0)],
+                         expected_failed_checks=lambda estimator: {
+                             "check_sample_weight_equivalence_on_dense_data":
+                             "random starts depend on the row count (tests/test_classifier.py tests the weights)"})
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)
 
