@@ -28,6 +28,7 @@ import time
 import numpy as np
 
 from get_core.engine import leaves
+from get_core.model import routing
 from get_core.model.tree import ObliqueTree
 
 #: Bottom-up sweeps over the levels: after fixed-budget sparse fits, and at most after budgeted fits (deadline).
@@ -58,7 +59,7 @@ def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, 
     for sweep in range(passes):
         if sweep and deadline is not None and time.monotonic() > deadline:
             break
-        changed = sum(_refit_level(tree, X, Xs, ys, level, k, linear_rule, clip)
+        changed = sum(_refit_level(tree, Xs, ys, level, k, linear_rule, clip)
                       for level in reversed(range(tree.depth)))
         accepted, swept = accepted + changed, swept + 1
         if not changed:
@@ -68,17 +69,18 @@ def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, 
     return tree
 
 
-def _refit_level(tree: ObliqueTree, X: np.ndarray, Xs: np.ndarray, ys: np.ndarray, level: int, k: int,
-                 linear_rule: str, clip: bool) -> int:
-    """Propose a split for every node of ``level``, keep the ones that lower their rows' loss; returns how many."""
-    at = tree.decision_path(X)[:, level]
+def _refit_level(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, level: int, k: int, linear_rule: str,
+                 clip: bool) -> int:
+    """Propose a split for every node of ``level``, keep the ones that lower their rows' loss; returns how many.
+    ``Xs``: the rows scaled once (``tree.scale_X``), routed as they are."""
+    at = routing.decision_path(tree, Xs, scaled=True)[:, level]
     bottom_means = level == tree.depth - 1 and tree.leaf_type == "constant"
     l_left = (_predict_from(tree, Xs, 2 * at, level + 1) - ys) ** 2
     l_right = (_predict_from(tree, Xs, 2 * at + 1, level + 1) - ys) ** 2
     proposals: dict[int, tuple[np.ndarray, float]] = {}
     for t in range(2 ** level, 2 ** (level + 1)):
         rows = np.flatnonzero(at == t)
-        if len(rows) < (2 if k < X.shape[1] else DENSE_MIN_ROWS_PER_FEATURE * (X.shape[1] + 1)):
+        if len(rows) < (2 if k < Xs.shape[1] else DENSE_MIN_ROWS_PER_FEATURE * (Xs.shape[1] + 1)):
             continue
         found = _best_split(Xs[rows], ys[rows], l_left[rows], l_right[rows], tree.weights[t - 1],
                             tree.thresholds[t - 1], k, bottom_means)
@@ -87,16 +89,16 @@ def _refit_level(tree: ObliqueTree, X: np.ndarray, Xs: np.ndarray, ys: np.ndarra
     if not proposals:
         return 0
     nodes = np.array(sorted(proposals)) - 1
-    errors = (tree.predict_scaled(X) - ys) ** 2
+    errors = (routing.predict_scaled(tree, Xs, scaled=True)[1] - ys) ** 2
     old_w, old_b = tree.weights[nodes].copy(), tree.thresholds[nodes].copy()
     for t, (w, b) in proposals.items():
         tree.weights[t - 1], tree.thresholds[t - 1] = w, b
-    leaves.refit_tree_leaves(tree, X, ys, linear_rule, clip)
-    new_errors = (tree.predict_scaled(X) - ys) ** 2
+    leaves.refit_tree_leaves(tree, Xs, ys, linear_rule, clip, scaled=True)
+    new_errors = (routing.predict_scaled(tree, Xs, scaled=True)[1] - ys) ** 2
     worse = [i for i, t in enumerate(nodes + 1) if new_errors[at == t].sum() >= errors[at == t].sum()]
     if worse:
         tree.weights[nodes[worse]], tree.thresholds[nodes[worse]] = old_w[worse], old_b[worse]
-        leaves.refit_tree_leaves(tree, X, ys, linear_rule, clip)
+        leaves.refit_tree_leaves(tree, Xs, ys, linear_rule, clip, scaled=True)
     return len(nodes) - len(worse)
 
 

@@ -28,6 +28,7 @@ from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial
 from get_core.engine.progress import Reporter
 from get_core.engine.race import Race
 from get_core.engine.soft import Params
+from get_core.model import routing
 from get_core.model.tree import ObliqueTree
 
 
@@ -38,8 +39,9 @@ def subtree_nodes(root: int, depth: int) -> np.ndarray:
     return root * 2 ** level + (k - 2 ** level)
 
 
-def _squared_errors(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    return (tree.predict_scaled(X) - ys) ** 2
+def _squared_errors(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Each row's squared error under ``tree``; ``Xs`` scaled once by ``tree.scale_X``."""
+    return (routing.predict_scaled(tree, Xs, scaled=True)[1] - ys) ** 2
 
 
 def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, gen: torch.Generator,
@@ -57,8 +59,8 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
     span_lo, span_hi = reporter.span
     levels = polished_levels(tree.depth, config.time_budget is not None)
     for done, level in enumerate(levels):
-        path = tree.decision_path(X)[:, level]
-        errors = _squared_errors(tree, X, ys)
+        path = routing.decision_path(tree, Xs, scaled=True)[:, level]
+        errors = _squared_errors(tree, Xs, ys)
         nodes = [t for t in range(2 ** level, 2 ** (level + 1))
                  if np.count_nonzero(path == t) >= 2 and np.ptp(ys[path == t]) > 0]
         if not nodes:
@@ -80,7 +82,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
                       span_lo + (span_hi - span_lo) * (done + 1) / len(levels))
         level_reporter = Reporter(reporter.on_progress, reporter.y_var, "polish", level_span, share, outside)
         result = run_stages(problems, params, alphas, level_config, level_config.n_starts, level_reporter, race)
-        accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config)
+        accepted += _accept(tree, Xs, ys, nodes, rows, ids, result.best, errors, config)
         if level_reporter.cancelled:
             reporter.cancelled = True
             break
@@ -113,16 +115,16 @@ def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Ge
     return level_config, Race(race_plan, costs, deadline, seconds, protected=2)
 
 
-def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
+def _accept(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
             ids: np.ndarray, best: Params, errors: np.ndarray, config: GETConfig) -> int:
     """Write every polished subtree into ``tree``, then revert those that did not lower their rows' float64 loss."""
     old_w, old_t = tree.weights[ids].copy(), tree.thresholds[ids].copy()
     tree.weights[ids] = best.weights.double().cpu().numpy()
     tree.thresholds[ids] = best.thresholds.double().cpu().numpy()
-    leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves)
-    new_errors = _squared_errors(tree, X, ys)
+    leaves.refit_tree_leaves(tree, Xs, ys, config.linear_leaves, config.clip_leaves, scaled=True)
+    new_errors = _squared_errors(tree, Xs, ys)
     worse = [b for b, r in enumerate(rows) if new_errors[r].sum() >= errors[r].sum()]
     if worse:
         tree.weights[ids[worse]], tree.thresholds[ids[worse]] = old_w[worse], old_t[worse]
-        leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves)
+        leaves.refit_tree_leaves(tree, Xs, ys, config.linear_leaves, config.clip_leaves, scaled=True)
     return len(nodes) - len(worse)

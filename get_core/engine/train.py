@@ -23,6 +23,7 @@ from get_core.engine.polish import polish
 from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import POLISH_SHARE, REFIT_SHARE, Race
 from get_core.engine.soft import Params
+from get_core.model import routing
 from get_core.model.tree import ObliqueTree
 
 #: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
@@ -86,7 +87,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     span = (0.0, 0.5 if polishing else 1.0)
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
-    tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
+    tree = tree_from_params(result.best, scaling, feature_names, config, Xs, ys)
     k = min(config.max_split_features or X.shape[1], X.shape[1])
     if ((k < X.shape[1] or race is not None) and not reporter.cancelled
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
@@ -99,7 +100,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     )
     if polishing and not reporter.cancelled and not (race is not None and race.out_of_time()):
         tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), t0)
-    tree.meta["train_mse_scaled"] = float(np.mean((tree.predict_scaled(X) - ys) ** 2))
+    tree.meta["train_mse_scaled"] = float(np.mean((routing.predict_scaled(tree, Xs, scaled=True)[1] - ys) ** 2))
     tree.meta["train_r2"] = 1.0 - tree.meta["train_mse_scaled"] / max(y_var, 1e-300)
     tree.meta["fit_seconds"] = time.perf_counter() - t0
     return tree
@@ -140,12 +141,13 @@ def scaled_splits(a: np.ndarray, c: np.ndarray, scaling: MinMax, dtype: torch.dt
 
 
 def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, config: GETConfig,
-                     X: np.ndarray, y_scaled: np.ndarray) -> ObliqueTree:
-    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing."""
+                     Xs: np.ndarray, y_scaled: np.ndarray) -> ObliqueTree:
+    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own hard routing of the
+    training rows ``Xs``, scaled by ``scaling``."""
     weights = best.weights[0].double().cpu().numpy()
     p, L = weights.shape[1], weights.shape[0] + 1
     tree = ObliqueTree(weights, best.thresholds[0].double().cpu().numpy(), np.zeros(L), np.zeros((L, p)),
                        np.zeros(2 * L - 1, dtype=np.int64), np.full(2 * L - 1, np.nan), scaling.x_min,
                        scaling.x_scale, scaling.y_min, scaling.y_scale,
                        list(feature_names) if feature_names is not None else [], config.leaf)
-    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves)
+    return leaves.refit_tree_leaves(tree, Xs, y_scaled, config.linear_leaves, config.clip_leaves, scaled=True)
