@@ -18,14 +18,14 @@ from __future__ import annotations
 import ctypes
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from get_core.model import native
 
-if TYPE_CHECKING:
-    from get_core.model.tree import ObliqueTree
+#: An ``ObliqueTree`` (not imported: tree.py imports this module, and floors allow no circle).
+ObliqueTree = Any
 
 SOURCE = Path(__file__).with_name("native_route") / "route.cpp"
 #: No -ffast-math and no fused multiply-add: the sums must round exactly as numpy's and the exports' do.
