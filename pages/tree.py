@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from get_core.model import codegen, model_file
+from get_core.model.onnx_graph import to_onnx
 
 from get_core import baselines as baseline_models, export, schedule
 from get_core.model.tree import ObliqueTree
@@ -322,7 +323,7 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
     tree, results = source.tree, source.results
     st.subheader("Export")
     stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"
-    cols = st.columns(5)
+    cols = st.columns(6)
     encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
     cols[0].download_button("Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
                             f"{stem}.json", "application/json", key="dl_json",
@@ -335,6 +336,10 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
                             help="Standalone C99; equals predict (compile with -ffp-contract=off)")
     cols[4].download_button("HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
                             key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")
+    if not getattr(tree, "is_classifier", False):
+        cols[5].download_button("ONNX model", lambda: to_onnx(tree), f"{stem}.onnx", "application/octet-stream",
+                                key="dl_onnx", help="For onnxruntime: input X (rows x the model's features, in "
+                                "order), outputs prediction and leaf; float64, equals predict within 1e-12")
     if tree.depth <= FULL_SVG_MAX_DEPTH:
         st.download_button("SVG (whole tree)", lambda: export.svg_source(tree), f"{stem}.svg", "image/svg+xml",
                            key="dl_svg_full")

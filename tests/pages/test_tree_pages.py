@@ -285,3 +285,10 @@ def test_a_tree_up_to_depth_six_opens_with_its_leaves_and_deeper_ones_with_four_
     at = _page("tree", run=deep)
     _ok(at)
     assert at.slider(key="tree_levels").value == 4 and at.slider(key="tree_levels").max == 7  # 8 levels: the top 4
+
+
+def test_the_export_panel_offers_the_onnx_model_beside_the_code(run_id):
+    at = _page("tree", run=run_id)
+    _ok(at)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert {"Python code", "C code", "ONNX model"} <= set(labels)
