@@ -17,7 +17,8 @@ steadier figure. ``--accuracy`` instead fits small GET-Linear trees on the 12 sh
 
 Usage: python -m bench.speed.predict [--rows 50000] [--repeats 5] [--features 10 200] [--depths 4 8 12]
        python -m bench.speed.predict --accuracy [--data-dir ../shared/datasets]
-Writes ``bench/results/predict-speed.json`` (or ``predict-accuracy.json``) and prints a Markdown table.
+Writes ``bench/results/predict-speed.json`` (or ``predict-accuracy.json``; ``--out`` elsewhere) and prints a Markdown
+table.
 """
 
 from __future__ import annotations
@@ -163,15 +164,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--depths", type=int_in(1, 12), nargs="+", default=[4, 8, 12])
     parser.add_argument("--accuracy", action="store_true", help="ONNX against predict on the shared datasets")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--out", type=Path, help="JSON file (default bench/results/predict-speed.json, or "
+                        "predict-accuracy.json with --accuracy)")
     args = parser.parse_args(argv)
     machine = {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count(),
                "load_before": os.getloadavg()}
     with threadpool_limits(1):
         records = accuracy(args) if args.accuracy else speed(args)
     machine["load_after"] = os.getloadavg()
-    name = "predict-accuracy.json" if args.accuracy else "predict-speed.json"
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / name).write_text(json.dumps({"machine": machine, "records": records}, indent=1) + "\n")
+    out = args.out or RESULTS_DIR / ("predict-accuracy.json" if args.accuracy else "predict-speed.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": machine, "records": records}, indent=1) + "\n")
     print(machine)
     if not args.accuracy:
         print(markdown(records))
