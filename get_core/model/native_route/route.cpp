@@ -16,6 +16,9 @@
 #include <cstdint>
 #include <thread>
 #include <vector>
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace {
 
@@ -63,6 +66,40 @@ inline bool scaled_row(const Tree& t, const double* x, double* b, const double**
     return ok;
 }
 
+// s[r] += dense[off[r] + j] * tile[j * R + r] for j = 0 .. p-1, in that order for every row r: each row's weights
+// gathered from its own node. The compiler builds the gathers from scalar loads, so with AVX-512 or AVX2 they are
+// written out (a separate multiply and add per term: no fused multiply-add, as everywhere in this file).
+inline void gathered_sums(const double* dense, int64_t p, const int64_t* off, const double* tile, double* s) {
+#if defined(__AVX512F__)
+    static_assert(R == 16, "two 8-lane vectors of rows");
+    const __m512i i0 = _mm512_loadu_si512(off), i1 = _mm512_loadu_si512(off + 8);
+    __m512d s0 = _mm512_loadu_pd(s), s1 = _mm512_loadu_pd(s + 8);
+    for (int64_t j = 0; j < p; ++j) {
+        const __m512d w0 = _mm512_i64gather_pd(i0, dense + j, 8), w1 = _mm512_i64gather_pd(i1, dense + j, 8);
+        s0 = _mm512_add_pd(s0, _mm512_mul_pd(w0, _mm512_loadu_pd(tile + j * R)));
+        s1 = _mm512_add_pd(s1, _mm512_mul_pd(w1, _mm512_loadu_pd(tile + j * R + 8)));
+    }
+    _mm512_storeu_pd(s, s0);
+    _mm512_storeu_pd(s + 8, s1);
+#elif defined(__AVX2__)
+    static_assert(R == 16, "four 4-lane vectors of rows");
+    __m256i idx[4];
+    __m256d acc[4];
+    for (int k = 0; k < 4; ++k) {
+        idx[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(off + 4 * k));
+        acc[k] = _mm256_loadu_pd(s + 4 * k);
+    }
+    for (int64_t j = 0; j < p; ++j)
+        for (int k = 0; k < 4; ++k)
+            acc[k] = _mm256_add_pd(acc[k], _mm256_mul_pd(_mm256_i64gather_pd(dense + j, idx[k], 8),
+                                                         _mm256_loadu_pd(tile + j * R + 4 * k)));
+    for (int k = 0; k < 4; ++k) _mm256_storeu_pd(s + 4 * k, acc[k]);
+#else
+    for (int64_t j = 0; j < p; ++j)
+        for (int r = 0; r < R; ++r) s[r] += dense[off[r] + j] * tile[j * R + r];
+#endif
+}
+
 // The dense loop for R finite rows: every level sums all p weights of each row's node, rows side by side.
 inline void descend_dense(const Tree& t, const double* tile, int64_t* node, int64_t* const* paths) {
     const int64_t p = t.p;
@@ -84,8 +121,7 @@ inline void descend_dense(const Tree& t, const double* tile, int64_t* node, int6
             for (int64_t j = 0; j < p; ++j)
                 for (int r = 0; r < R; ++r) s[r] += w[j] * tile[j * R + r];
         } else {
-            for (int64_t j = 0; j < p; ++j)
-                for (int r = 0; r < R; ++r) s[r] += t.dense[off[r] + j] * tile[j * R + r];
+            gathered_sums(t.dense, p, off, tile, s);
         }
         for (int r = 0; r < R; ++r) {
             node[r] = 2 * node[r] + (s[r] > t.thresholds[node[r] - 1] ? 1 : 0);
@@ -147,6 +183,34 @@ void parallel(int64_t n, int threads, int64_t grain, Work work) {
 constexpr int F = 16;  // rows per tile of the float32 model routing
 constexpr int64_t BLOCK = 4096;  // rows per unit of work
 
+// acc[r] = the fused multiply-add chain from 0 of A[off[r] + k] * tile[k * F + r] over k = 0 .. p1-1 (a single
+// rounding per term, as fmaf and torch's CPU matmul give it), with hardware gathers where the CPU has them.
+inline void fused_sums(const float* A, int p1, const int32_t* off, const float* tile, float* acc) {
+#if defined(__AVX512F__)
+    static_assert(F == 16, "one 16-lane vector of rows");
+    const __m512i idx = _mm512_loadu_si512(off);
+    __m512 sum = _mm512_setzero_ps();
+    for (int k = 0; k < p1; ++k)
+        sum = _mm512_fmadd_ps(_mm512_i32gather_ps(idx, A + k, 4), _mm512_loadu_ps(tile + k * F), sum);
+    _mm512_storeu_ps(acc, sum);
+#elif defined(__AVX2__) && defined(__FMA__)
+    static_assert(F == 16, "two 8-lane vectors of rows");
+    const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(off));
+    const __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(off + 8));
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    for (int k = 0; k < p1; ++k) {
+        s0 = _mm256_fmadd_ps(_mm256_i32gather_ps(A + k, i0, 4), _mm256_loadu_ps(tile + k * F), s0);
+        s1 = _mm256_fmadd_ps(_mm256_i32gather_ps(A + k, i1, 4), _mm256_loadu_ps(tile + k * F + 8), s1);
+    }
+    _mm256_storeu_ps(acc, s0);
+    _mm256_storeu_ps(acc + 8, s1);
+#else
+    for (int r = 0; r < F; ++r) acc[r] = 0.f;
+    for (int k = 0; k < p1; ++k)
+        for (int r = 0; r < F; ++r) acc[r] = std::fma(A[off[r] + k], tile[k * F + r], acc[r]);
+#endif
+}
+
 void model_rows(const float* split, const float* Xa, int64_t n, int p1, int depth, int64_t m, int64_t b,
                 int64_t lo, int64_t hi, int64_t* leaf) {
     const int64_t N = (int64_t(1) << depth) - 1;
@@ -157,19 +221,13 @@ void model_rows(const float* split, const float* Xa, int64_t n, int p1, int dept
         const int rows = int(std::min<int64_t>(F, hi - i0));
         for (int k = 0; k < p1; ++k)
             for (int r = 0; r < F; ++r) tile[k * F + r] = r < rows ? X[(i0 + r) * p1 + k] : 0.f;
-        int64_t off[F];
+        int32_t off[F];
         int node[F];
         for (int r = 0; r < F; ++r) node[r] = 0;
         for (int level = 0; level < depth; ++level) {
             float acc[F];
-            for (int r = 0; r < F; ++r) {
-                acc[r] = 0.f;
-                off[r] = int64_t(node[r]) * p1;
-            }
-            for (int k = 0; k < p1; ++k) {
-                const float* col = tile.data() + k * F;
-                for (int r = 0; r < F; ++r) acc[r] = std::fma(A[off[r] + k], col[r], acc[r]);
-            }
+            for (int r = 0; r < F; ++r) off[r] = node[r] * p1;
+            fused_sums(A, p1, off, tile.data(), acc);
             for (int r = 0; r < F; ++r) node[r] = 2 * node[r] + 1 + (acc[r] > 0.f ? 1 : 0);
         }
         for (int r = 0; r < rows; ++r) leaf[m * n + i0 + r] = node[r] - N;
