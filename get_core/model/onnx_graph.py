@@ -36,17 +36,16 @@ DTYPES = ("float64", "float32")
 
 
 def to_onnx(model: Any, dtype: str = "float64") -> bytes:
-    """The serialized ONNX model (bytes) of a fitted ``GETRegressor`` or ``ObliqueTree``: input ``X`` (rows x
-    features, original units, ``dtype``), outputs ``prediction`` (rows, original target units, ``dtype``) and
-    ``leaf`` (rows, int64 heap id of the leaf each row reaches)."""
+    """The serialized ONNX model (bytes) of a fitted GET estimator or ``ObliqueTree``: input ``X`` (rows x
+    features, original units, ``dtype``); outputs ``prediction`` (rows, original target units, ``dtype``), or for a
+    classification tree ``label`` (rows, the labels' own type) and ``probabilities`` (rows x classes, ``dtype``);
+    last ``leaf`` (rows, int64 heap id of the leaf each row reaches)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     tree = getattr(model, "tree_", model)
     if not isinstance(tree, ObliqueTree):
         raise TypeError(f"to_onnx needs a fitted GET estimator or an ObliqueTree; got {type(model).__name__}.")
-    if getattr(tree, "is_classifier", False):
-        raise ValueError("to_onnx exports regression trees; this tree is a classifier.")
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}; got {dtype!r}.")
     real = np.dtype(dtype)
@@ -90,6 +89,25 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
         node = op("Add", [op("Mul", [node, two], f"twice_{level}"), went], f"node_{level + 1}")
     leaf = op("Squeeze", [node, "axis1"], "leaf")
     index = op("Sub", [leaf, const("n_leaves", L, np.int64)], "leaf_index")
+    if getattr(tree, "is_classifier", False):
+        outputs = _class_outputs(tree, index, const, op, elem)
+    else:
+        _regression_output(tree, index, xs, const, op)
+        outputs = [helper.make_tensor_value_info("prediction", elem, [None])]
+    outputs.append(helper.make_tensor_value_info("leaf", TensorProto.INT64, [None]))
+    graph = helper.make_graph(nodes, "get_oblique_tree", [helper.make_tensor_value_info("X", elem, [None, p])],
+                              outputs, inits)
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                                   producer_name="GET Explorer")
+    kind = "classification" if getattr(tree, "is_classifier", False) else "regression"
+    onnx_model.doc_string = (f"GET oblique {kind} tree: depth {depth}, {tree.leaf_type} leaves, features "
+                             + ", ".join(tree.feature_names))
+    onnx.checker.check_model(onnx_model)
+    return onnx_model.SerializeToString()
+
+
+def _regression_output(tree: ObliqueTree, index: str, xs: str, const, op) -> None:
+    """``prediction`` = y_min + y_scale * the leaf's value (intercept, plus its line for a linear leaf), clamped."""
     value = op("Gather", [const("leaf_intercepts", tree.leaf_intercepts), index], "leaf_intercept", axis=0)
     if tree.leaf_type == "linear":
         coefs = op("Gather", [const("leaf_coefs", tree.leaf_coefs), index], "row_coefs", axis=0)
@@ -102,15 +120,28 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
                "clamped")
     op("Add", [const("y_min", tree.y_min), op("Mul", [const("y_scale", tree.y_scale), value], "scaled")],
        "prediction")
-    graph = helper.make_graph(nodes, "get_oblique_tree", [helper.make_tensor_value_info("X", elem, [None, p])],
-                              [helper.make_tensor_value_info("prediction", elem, [None]),
-                               helper.make_tensor_value_info("leaf", TensorProto.INT64, [None])], inits)
-    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                                   producer_name="GET Explorer")
-    onnx_model.doc_string = (f"GET oblique regression tree: depth {depth}, {tree.leaf_type} leaves, features "
-                             + ", ".join(tree.feature_names))
-    onnx.checker.check_model(onnx_model)
-    return onnx_model.SerializeToString()
+
+
+def _class_outputs(tree: ObliqueTree, index: str, const, op, elem: int) -> list:
+    """``label`` (the leaf's first most probable class, in the labels' own type: text, integer, float or boolean)
+    and ``probabilities`` (rows x classes, the leaf's ``leaf_proba``), as ``predict`` and ``predict_proba`` give."""
+    from onnx import TensorProto, helper
+
+    labels = np.asarray(tree.classes)
+    if labels.dtype.kind in "US":
+        label_type, values = TensorProto.STRING, [str(c).encode("utf-8") for c in tree.classes]
+        op("Constant", [], "classes", value=helper.make_tensor("classes_value", label_type, [len(values)], values))
+    else:
+        label_type = {"b": TensorProto.BOOL, "i": TensorProto.INT64, "u": TensorProto.INT64}.get(labels.dtype.kind,
+                                                                                                 TensorProto.DOUBLE)
+        const("classes", labels, {TensorProto.BOOL: np.bool_, TensorProto.INT64: np.int64}.get(label_type,
+                                                                                                np.float64))
+    winner = op("Gather", [const("leaf_class_index", np.argmax(tree.leaf_proba, axis=1), np.int64), index],
+                "class_index", axis=0)
+    op("Gather", ["classes", winner], "label", axis=0)
+    op("Gather", [const("leaf_proba", tree.leaf_proba), index], "probabilities", axis=0)
+    return [helper.make_tensor_value_info("label", label_type, [None]),
+            helper.make_tensor_value_info("probabilities", elem, [None, len(tree.classes)])]
 
 
 def _nonfinite_branch(tree: ObliqueTree, xs: str, right_finite: str, real: np.dtype, elem: int):

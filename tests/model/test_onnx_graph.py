@@ -103,3 +103,21 @@ def test_bad_arguments_get_a_clear_sentence():
         to_onnx("tree")
     with pytest.raises(TypeError, match="fitted GET estimator or an ObliqueTree"):
         to_onnx(GETRegressor())  # not fitted: no tree_
+
+
+@pytest.mark.skipif(not hasattr(ObliqueTree, "is_classifier"), reason="classification trees are not in this branch")
+@pytest.mark.parametrize("classes", [["no", "yes", "maybe"], [3, 7, 9], [0.5, 1.5], [False, True]])
+def test_a_classification_tree_exports_its_labels_and_probabilities(classes):
+    base, X, _ = make_tree(depth=3, p=4, seed=1)
+    proba = np.random.default_rng(0).dirichlet(np.ones(len(classes)), size=base.n_leaves)
+    proba[0] = 1.0 / len(classes)  # a tie: the first class wins, as in predict
+    n = base.n_nodes
+    tree = ObliqueTree(weights=base.weights, thresholds=base.thresholds, leaf_intercepts=np.zeros(base.n_leaves),
+                       leaf_coefs=np.zeros((base.n_leaves, 4)), n_samples=np.ones(n, dtype=np.int64),
+                       node_values=np.full(n, 0.5), x_min=base.x_min, x_scale=base.x_scale, leaf_type="classes",
+                       classes=classes, leaf_proba=proba, node_counts=np.ones((n, len(classes))))
+    session = ort.InferenceSession(to_onnx(tree), providers=["CPUExecutionProvider"])
+    label, probabilities, leaf = session.run(None, {"X": X})
+    np.testing.assert_array_equal(leaf, tree.apply(X))
+    np.testing.assert_array_equal(label, tree.predict(X))
+    np.testing.assert_array_equal(probabilities, tree.predict_proba(X))
