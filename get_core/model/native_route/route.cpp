@@ -10,7 +10,7 @@
 //     sparse loop (a split must ignore a NaN in a feature it does not use).
 //   get_route_models: the trainer's batched float32 models (the checkpoints' hard routing). Its margins are what
 //     torch's matmul of [weights, -threshold] with [x, 1] gives on the CPU: one fused multiply-add per feature in
-//     feature order from 0 (routing.py checks this against torch once per process before the trainer uses it).
+//     feature order from 0 (engine/leaves.py checks this against torch once per process before the trainer uses it).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
