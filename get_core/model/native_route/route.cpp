@@ -211,26 +211,30 @@ inline void fused_sums(const float* A, int p1, const int32_t* off, const float* 
 #endif
 }
 
-void model_rows(const float* split, const float* Xa, int64_t n, int p1, int depth, int64_t m, int64_t b,
+// Rows lo..hi of problem b through each of its S models (b * S .. b * S + S - 1): every tile of rows is laid out
+// [feature][row] once and routed by all of them.
+void model_rows(const float* split, const float* Xa, int64_t n, int p1, int depth, int64_t S, int64_t b,
                 int64_t lo, int64_t hi, int64_t* leaf) {
     const int64_t N = (int64_t(1) << depth) - 1;
-    const float* A = split + m * N * p1;
     const float* X = Xa + b * n * p1;
     std::vector<float> tile(size_t(F) * p1);
     for (int64_t i0 = lo; i0 < hi; i0 += F) {
         const int rows = int(std::min<int64_t>(F, hi - i0));
         for (int k = 0; k < p1; ++k)
             for (int r = 0; r < F; ++r) tile[k * F + r] = r < rows ? X[(i0 + r) * p1 + k] : 0.f;
-        int32_t off[F];
-        int node[F];
-        for (int r = 0; r < F; ++r) node[r] = 0;
-        for (int level = 0; level < depth; ++level) {
-            float acc[F];
-            for (int r = 0; r < F; ++r) off[r] = node[r] * p1;
-            fused_sums(A, p1, off, tile.data(), acc);
-            for (int r = 0; r < F; ++r) node[r] = 2 * node[r] + 1 + (acc[r] > 0.f ? 1 : 0);
+        for (int64_t m = b * S; m < (b + 1) * S; ++m) {
+            const float* A = split + m * N * p1;
+            int32_t off[F];
+            int node[F];
+            for (int r = 0; r < F; ++r) node[r] = 0;
+            for (int level = 0; level < depth; ++level) {
+                float acc[F];
+                for (int r = 0; r < F; ++r) off[r] = node[r] * p1;
+                fused_sums(A, p1, off, tile.data(), acc);
+                for (int r = 0; r < F; ++r) node[r] = 2 * node[r] + 1 + (acc[r] > 0.f ? 1 : 0);
+            }
+            for (int r = 0; r < rows; ++r) leaf[m * n + i0 + r] = node[r] - N;
         }
-        for (int r = 0; r < rows; ++r) leaf[m * n + i0 + r] = node[r] - N;
     }
 }
 
@@ -254,11 +258,11 @@ int get_route_tree(int64_t n, int64_t p, int depth, const double* X, const doubl
 // leaf (B * S, n) int64: each row's leaf index 0..N of model m = b * S + s on problem b's rows.
 int get_route_models(int64_t B, int64_t S, int64_t n, int p1, int depth, const float* split, const float* Xa,
                      int64_t* leaf, int threads) {
-    const int64_t blocks = (n + BLOCK - 1) / BLOCK;  // a unit of work: one model's block of rows
-    parallel(B * S * blocks, threads, 1, [&](int64_t lo, int64_t hi) {
+    const int64_t blocks = (n + BLOCK - 1) / BLOCK;  // a unit of work: one problem's block of rows
+    parallel(B * blocks, threads, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t u = lo; u < hi; ++u) {
-            const int64_t m = u / blocks, r0 = (u % blocks) * BLOCK;
-            model_rows(split, Xa, n, p1, depth, m, m / S, r0, std::min(n, r0 + BLOCK), leaf);
+            const int64_t b = u / blocks, r0 = (u % blocks) * BLOCK;
+            model_rows(split, Xa, n, p1, depth, S, b, r0, std::min(n, r0 + BLOCK), leaf);
         }
     });
     return 0;
