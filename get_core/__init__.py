@@ -20,7 +20,9 @@ _LAZY = {"GETRegressor": ("get_core.estimator", "GETRegressor"),
          "ModelFormatError": ("get_core.model.model_file", "ModelFormatError"),
          "model_file": ("get_core.model.model_file", None),
          "codegen": ("get_core.model.codegen", None),
-         "reading": ("get_core.data.reading", None)}
+         "reading": ("get_core.data.reading", None),
+         "counterfactual": ("get_core.model.counterfactual", "counterfactual"),
+         "CounterfactualError": ("get_core.model.counterfactual", "CounterfactualError")}
 
 
 def __getattr__(name: str):
