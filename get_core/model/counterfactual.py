@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
@@ -136,11 +136,7 @@ def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str
         encoding = _saved_encoding(tree)
     space = _Space(tree, x, encoding, set(_indices(tree, encoding, locked, "locked")), bounds or {},
                    _costs(tree, encoding, costs, reference), norm, max_changes)
-    meets = _leaves_meeting(tree, goal, leaf)
-    if not meets.any():
-        raise CounterfactualError(_unreachable(tree, goal, leaf))
-    lines = _goal_lines(tree, goal, meets) if goal is not None and not _is_classifier(tree) else {}
-    best, programs = _search(space, meets, lines)
+    best, programs = _search(space, _goal(tree, goal, leaf))
     if best is None:
         raise CounterfactualError(_blocked(tree, goal, leaf, space))
     new_x, distance, at = best
@@ -414,19 +410,21 @@ class _Space:
 
     # ------------------------------------------------------------------ programs
     def program(self, path: Sequence[tuple[int, bool]], margin: float, goal: tuple[int, float, float] | None,
-                exact: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+                exact: bool, inclusive: float = 0.0
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
         """(objective, A, lower, upper, integrality, constant) of the program for the region ``path`` ((branch node,
-        goes right) pairs) and, for a linear leaf, ``goal`` (leaf index, lowest and highest raw line value). Without
+        goes right) pairs) and, for a linear leaf, ``goal`` (leaf index, lowest and highest raw line value). Right
+        branches keep ``margin``, left ones and the goal's ends ``inclusive`` (relative to each row's size). Without
         ``exact`` the integers are relaxed and the cap dropped: a lower bound for every leaf below."""
         nodes = np.array([node for node, _ in path], dtype=np.int64) - 1
         right = np.array([goes for _, goes in path], dtype=bool)
         rhs = self.tree.thresholds[nodes] - self.split_base[nodes]
-        gap = margin * self.split_size[nodes]
-        rows, lower, upper = [self.split_rows[nodes]], [np.where(right, rhs + gap, -np.inf)], [
-            np.where(right, np.inf, rhs - gap)]
+        size = self.split_size[nodes]
+        rows, lower, upper = [self.split_rows[nodes]], [np.where(right, rhs + margin * size, -np.inf)], [
+            np.where(right, np.inf, rhs - inclusive * size)]
         if goal is not None:
             i, z_low, z_high = goal
-            gap = margin * self.leaf_size[i]
+            gap = inclusive * self.leaf_size[i]
             rows.append(self.leaf_rows[i][None])
             lower.append([z_low - self.leaf_base[i] + gap])
             upper.append([z_high - self.leaf_base[i] - gap])
@@ -554,6 +552,8 @@ def _unit(size: int, where: Iterable[int], value: float = 1.0) -> np.ndarray:
 def _solve(space: _Space, program: tuple) -> tuple[np.ndarray, float] | None:
     """(solution, cost) of a program, or None when it has none: HiGHS through linprog, or milp when integers enter."""
     objective, A, lower, upper, integrality, constant = program
+    if space.n_vars == 0:  # everything locked: the row itself, if it is inside
+        return (np.zeros(0), constant) if np.all(lower <= 0) and np.all(upper >= 0) else None
     var_low, var_high = space.variable_bounds()
     if integrality.any():
         result = milp(objective, constraints=LinearConstraint(A, lower, upper) if len(A) else None,
@@ -574,12 +574,34 @@ def _solve(space: _Space, program: tuple) -> tuple[np.ndarray, float] | None:
 
 
 # ---------------------------------------------------------------------------------------------- the search
-def _search(space: _Space, meets: np.ndarray, lines: dict[int, tuple[int, float, float]]
-            ) -> tuple[tuple[np.ndarray, float, int] | None, int]:
+@dataclass(frozen=True)
+class _Goal:
+    """What the answer must do: land in a leaf of ``meets`` ((L,) bool), with a linear leaf's line within
+    ``lines[i]`` (index, lowest and highest raw value), and pass ``confirm`` (``predict`` itself says so)."""
+
+    meets: np.ndarray
+    lines: dict[int, tuple[int, float, float]]
+    confirm: Callable[[np.ndarray], bool]
+
+
+def _goal(tree: ObliqueTree, goal: Any, leaf: int | None) -> _Goal:
+    meets = _leaves_meeting(tree, goal, leaf)
+    if not meets.any():
+        raise CounterfactualError(_unreachable(tree, goal, leaf))
+    if goal is None:
+        return _Goal(meets, {}, lambda new: True)
+    if _is_classifier(tree):
+        label = tree.classes[_class_index(tree, goal)]
+        return _Goal(meets, {}, lambda new: tree.predict(new[None])[0] == label)
+    low, high = _goal_range(goal)
+    return _Goal(meets, _goal_lines(tree, goal, meets), lambda new: bool(low <= tree.predict(new[None])[0] <= high))
+
+
+def _search(space: _Space, goal: _Goal) -> tuple[tuple[np.ndarray, float, int] | None, int]:
     """Best-first branch and bound over the tree's nodes; ((new row, distance, leaf) or None, programs solved)."""
     tree = space.tree
     L = tree.n_leaves
-    reach = _subtree_any(meets)  # (N,) a leaf meeting the goal lies below node t (row t-1)
+    reach = _subtree_any(goal.meets)  # (N,) a leaf meeting the goal lies below node t (row t-1)
     left, right = _half_space_costs(space)
     best: tuple[np.ndarray, float, int] | None = None
     programs = 0
@@ -590,16 +612,16 @@ def _search(space: _Space, meets: np.ndarray, lines: dict[int, tuple[int, float,
             break
         if node >= L:  # a leaf: its exact program, with the goal
             programs += 1
-            found = _solve_leaf(space, path, node, lines.get(node - L))
+            found = _solve_leaf(space, path, node, goal)
             if found is not None and (best is None or found[1] < best[1]):
                 best = found
             continue
-        if unsolved and path:
+        if unsolved and path:  # a node's own polytope: a lower bound for its subtree, and maybe an answer
             programs += 1
             solved = _solve(space, space.program(path, 0.0, None, exact=False))
             if solved is None:
                 continue
-            candidate = _candidate(space, solved[0], meets, lines)
+            candidate = _candidate(space, solved[0], goal)
             if candidate is not None and (best is None or candidate[1] < best[1]):
                 best = candidate
             heapq.heappush(heap, (max(bound, solved[1]), 0, node, path))
@@ -612,45 +634,33 @@ def _search(space: _Space, meets: np.ndarray, lines: dict[int, tuple[int, float,
     return best, programs
 
 
-def _solve_leaf(space: _Space, path: tuple, leaf: int, goal: tuple[int, float, float] | None
-                ) -> tuple[np.ndarray, float, int] | None:
+def _solve_leaf(space: _Space, path: tuple, leaf: int, goal: _Goal) -> tuple[np.ndarray, float, int] | None:
     """The nearest row in ``leaf`` that meets the goal, confirmed by ``predict`` (margins widened until it is)."""
-    for margin in MARGINS:
-        solved = _solve(space, space.program(path, margin, goal, exact=True))
+    line = goal.lines.get(leaf - space.tree.n_leaves)
+    # Only right branches are strict; left ones and the goal's ends are inclusive: no margin from them unless
+    # rounding lands the answer outside (then every side keeps the margin, widened in turn).
+    for attempt, margin in enumerate((MARGINS[0], *MARGINS)):
+        solved = _solve(space, space.program(path, margin, line, exact=True, inclusive=margin if attempt else 0.0))
         if solved is None:
-            if margin == MARGINS[0]:
+            if attempt == 0:
                 return None  # the leaf cannot be reached at all
             continue
         new = space.row_of(solved[0])
-        if space.tree.apply(new[None])[0] == leaf and _goal_met(space, new, leaf, goal):
+        if space.tree.apply(new[None])[0] == leaf and goal.confirm(new):
             return new, space.distance(new), leaf
     return None
 
 
-def _goal_met(space: _Space, new: np.ndarray, leaf: int, goal: tuple[int, float, float] | None) -> bool:
-    """A linear leaf's clamped line lands in the goal (constant leaves were chosen for their value)."""
-    if goal is None:
-        return True
-    _, z_low, z_high = goal
-    raw = space.tree.leaf_intercepts[leaf - space.tree.n_leaves] + space.tree.leaf_coefs[
-        leaf - space.tree.n_leaves] @ ((new - space.tree.x_min) / space.tree.x_scale)
-    return bool(z_low <= raw <= z_high) and bool(np.all(np.isfinite(new)))
-
-
-def _candidate(space: _Space, solution: np.ndarray, meets: np.ndarray, lines: dict[int, tuple[int, float, float]]
-               ) -> tuple[np.ndarray, float, int] | None:
+def _candidate(space: _Space, solution: np.ndarray, goal: _Goal) -> tuple[np.ndarray, float, int] | None:
     """A node's relaxed optimum taken as an answer where it happens to be one: integral, within the cap, and landing
-    in a leaf that meets the goal (checked by ``predict``). It gives the search an early bar to beat."""
+    in a leaf that meets the goal (by ``predict``). It gives the search an early bar to beat."""
     if not space.integral(solution):
         return None
     new = space.row_of(solution)
     if space.cap is not None and space.n_changed(new) > space.cap:
         return None
     leaf = int(space.tree.apply(new[None])[0])
-    i = leaf - space.tree.n_leaves
-    if not meets[i]:
-        return None
-    if not _goal_met(space, new, leaf, lines.get(i)):
+    if not (goal.meets[leaf - space.tree.n_leaves] and goal.confirm(new)):
         return None
     return new, space.distance(new), leaf
 
@@ -670,11 +680,14 @@ def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tu
     the clamped line lands in the goal. Constant leaves need none: they meet it or were left out."""
     if tree.leaf_type != "linear":
         return {}
-    low, high = ((end - tree.y_min) / tree.y_scale for end in _goal_range(goal))
+    low, high = _goal_range(goal)
+    lowest, highest = _leaf_output_ranges(tree)
     lines = {}
     for i in np.flatnonzero(meets & np.any(tree.leaf_coefs != 0, axis=1)):
-        lo, hi = tree.leaf_lower[i], tree.leaf_upper[i]  # clip(z, lo, hi) >= low iff low <= lo or z >= low
-        lines[int(i)] = (int(i), low if low > lo else -np.inf, high if high < hi else np.inf)
+        # clip(z, lo, hi) >= low holds for every z when the clamp's low end does (compared as predict computes it:
+        # in original units, so rounding cannot part the two), else iff z >= low; the same for high
+        lines[int(i)] = (int(i), -np.inf if lowest[i] >= low else (low - tree.y_min) / tree.y_scale,
+                         np.inf if highest[i] <= high else (high - tree.y_min) / tree.y_scale)
     return lines
 
 
