@@ -139,9 +139,10 @@ def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str
     best, programs = _search(space, _goal(tree, goal, leaf))
     if best is None:
         raise CounterfactualError(_blocked(tree, goal, leaf, space))
-    new_x, distance, at = best
-    return Counterfactual(x=new_x, prediction=tree.predict(new_x[None])[0], distance=distance, leaf=at,
-                          changes=space.changes(new_x), programs=programs)
+    new_x, distance, _ = best  # confirmed by predict; the leaf as apply routes it (the search's screen agrees but
+    # for rounding on a split)
+    return Counterfactual(x=new_x, prediction=tree.predict(new_x[None])[0], distance=distance,
+                          leaf=int(tree.apply(new_x[None])[0]), changes=space.changes(new_x), programs=programs)
 
 
 # ---------------------------------------------------------------------------------------------- the request
@@ -503,6 +504,14 @@ class _Space:
         new[self.cat] = np.round(solution[2 * n:2 * n + m])
         return new
 
+    def leaf_of(self, new: np.ndarray) -> int:
+        """The leaf ``new`` reaches, routed with plain dot products: a quick screen (``apply`` adds in a fixed
+        order, feature by feature, and is what the answer is finally confirmed and reported by)."""
+        xs, node = (new - self.tree.x_min) / self.tree.x_scale, 1
+        while node < self.tree.n_leaves:
+            node = 2 * node + int(self.tree.weights[node - 1] @ xs > self.tree.thresholds[node - 1])
+        return node
+
     def integral(self, solution: np.ndarray) -> bool:
         n, m = len(self.numeric), len(self.cat)
         z = solution[2 * n:2 * n + m]
@@ -646,7 +655,7 @@ def _solve_leaf(space: _Space, path: tuple, leaf: int, goal: _Goal) -> tuple[np.
                 return None  # the leaf cannot be reached at all
             continue
         new = space.row_of(solved[0])
-        if space.tree.apply(new[None])[0] == leaf and goal.confirm(new):
+        if space.leaf_of(new) == leaf and goal.confirm(new):
             return new, space.distance(new), leaf
     return None
 
@@ -659,7 +668,7 @@ def _candidate(space: _Space, solution: np.ndarray, goal: _Goal) -> tuple[np.nda
     new = space.row_of(solution)
     if space.cap is not None and space.n_changed(new) > space.cap:
         return None
-    leaf = int(space.tree.apply(new[None])[0])
+    leaf = space.leaf_of(new)
     if not (goal.meets[leaf - space.tree.n_leaves] and goal.confirm(new)):
         return None
     return new, space.distance(new), leaf
