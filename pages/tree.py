@@ -18,7 +18,7 @@ from get_core.model import codegen, model_file
 from get_core import baselines as baseline_models, export, schedule
 from get_core.model.tree import ObliqueTree
 from get_core.views import diagram, labels, node, summary, teaching
-from pages import common, diagram_widget, results_ui
+from pages import common, diagram_widget, results_ui, what_if_ui
 from pages.results_ui import ModelSource
 
 MAX_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
@@ -214,6 +214,9 @@ def _node_panel(source: ModelSource, selected: int) -> None:
         _forest_tab(tree, selected, results, x_std)
     with tabs[3]:
         _teaching_tab(tree, selected, results)
+    if kind != "branch":
+        what_if_ui.way_into_leaf(tree, selected, results.X_train if has_data else None,
+                                 results.encoding if results is not None else model_file.model_encoding(tree))
 
 
 def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:

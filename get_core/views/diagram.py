@@ -50,7 +50,8 @@ class GraphvizError(RuntimeError):
 class DiagramOptions:
     """What the diagram shows. ``levels``: node levels below ``root`` (1 = the root alone); ``expanded``: nodes
     under which ``levels`` more levels are shown; ``selected``: drawn with a red border (static renderings only, the
-    clickable view highlights in the browser)."""
+    clickable view highlights in the browser); ``paths``: (root-to-leaf nodes, colour) pairs whose edges and borders
+    are drawn in that colour (a row's path before and after a what-if change, ``views.what_if``)."""
 
     levels: int = 4
     expanded: frozenset[int] = field(default_factory=frozenset)
@@ -61,6 +62,7 @@ class DiagramOptions:
     max_name: int = 22  # feature names longer than this are cut in labels (tooltips keep them, up to MAX_DOT_STRING)
     prune_empty: bool = True
     rankdir: str = "TB"
+    paths: tuple[tuple[tuple[int, ...], str], ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------- which nodes
@@ -234,8 +236,20 @@ def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> g
     for node in shown:
         for child, text in ((2 * node, labels.LEQ), (2 * node + 1, ">")):
             if child in shown_set:
-                graph.edge(f"n{node}", f"n{child}", label=text, id=f"get-edge-{node}-{child}")
+                graph.edge(f"n{node}", f"n{child}", label=text, id=f"get-edge-{node}-{child}",
+                           _attributes=_path_edge(options, node, child))
     return graph
+
+
+def _path_colors(options: DiagramOptions, node: int) -> list[str]:
+    """The colours of the highlighted paths through ``node``, in ``options.paths`` order."""
+    return [color for path, color in options.paths if node in path]
+
+
+def _path_edge(options: DiagramOptions, node: int, child: int) -> dict[str, str]:
+    """An edge on highlighted paths: thick, in their colours (parallel strokes where several share it)."""
+    colors = [color for path, color in options.paths if node in path and child in path]
+    return {"color": ":".join(colors), "penwidth": "2.5", "class": "get-path-edge"} if colors else {}
 
 
 def _node_attributes(tree: ObliqueTree, node: int, options: DiagramOptions, colors: dict[int, str],
@@ -251,6 +265,10 @@ def _node_attributes(tree: ObliqueTree, node: int, options: DiagramOptions, colo
         attrs["fillcolor"] = colors.get(node, BRANCH_FILL)
     if hidden:
         attrs["penwidth"] = "2"
+    on_paths = _path_colors(options, node)
+    if on_paths:  # the border of the last path given (the new one) where both pass
+        attrs.update(color=on_paths[-1], penwidth="3")
+        attrs["class"] += " get-path-node"
     if node == options.selected:
         attrs.update(color=SELECTED_COLOR, penwidth="3")
     return attrs
