@@ -54,7 +54,7 @@ def what_would_change(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | Non
 def show_answer(tree: ObliqueTree, answer: what_if.Answer, key: str) -> None:
     st.success(common.plain(answer.sentence))
     if len(answer.table):
-        st.dataframe(answer.table, hide_index=True, key=f"{key}_changes")
+        st.table(answer.table.set_index("feature"))  # a few rows: plain text, read aloud and copied as it is
     st.caption(f"Path now (blue): {ARROW.join(map(str, answer.old_path))}; after the change (green): "
                f"{ARROW.join(map(str, answer.new_path))}. Distance {answer.result.distance:.4g}.")
     paths_diagram(tree, answer.old_path, answer.new_path, key=f"{key}_diagram")

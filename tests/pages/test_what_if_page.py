@@ -84,9 +84,9 @@ def test_a_goal_on_a_row_gives_the_changes_that_meet_it(predict_page, trained, a
     assert expected.prediction >= goal
     assert at.success[-1].value.endswith(f"in leaf {expected.leaf}.")
     assert at.success[-1].value == what_if.sentence(tree, expected)
-    shown = at.dataframe[-1].value
-    assert list(shown["feature"]) == [c.feature for c in expected.changes]
-    assert set(shown["feature"]) <= set(encoding.columns)  # a raw column: 'Sex', never 'Sex=F'
+    shown = at.table[-1].value
+    assert list(shown.index) == [c.feature for c in expected.changes]
+    assert set(shown.index) <= set(encoding.columns)  # a raw column: 'Sex', never 'Sex=F'
 
 
 def test_an_unreachable_goal_and_locks_that_block_it_say_why(predict_page, trained):
