@@ -101,20 +101,37 @@ def cell(depth: int, p: int, cap: int | None, queries: int, baseline: bool, seed
             "baseline": statistics.median(base_seconds) if base_seconds else None, "queries": len(rows)}
 
 
-def table(cells: list[dict], queries: int, cap: int) -> str:
+#: Issue 36's targets: (depth, features, cap) -> seconds per counterfactual, on the project's machine.
+TARGETS = {(8, 50, None): 0.5, (12, None, None): 5.0}
+
+
+def targets(cells: list[dict]) -> list[str]:
+    """A line per target of the cells measured: the slowest matching cell's median against the target."""
+    lines = []
+    for (depth, p, cap), limit in TARGETS.items():
+        mine = [c for c in cells if c["depth"] == depth and (p is None or c["p"] == p) and c["cap"] == cap]
+        if mine:
+            worst = max(mine, key=lambda c: c["median"])
+            lines.append(f"- depth {depth}{f', {p} features' if p else ''}, uncapped: under {limit:g} s per "
+                         f"counterfactual: {'met' if worst['median'] < limit else 'NOT met'} (slowest median "
+                         f"{worst['median']:.3f} s, {worst['p']} features; slowest single query {worst['max']:.3f} s)")
+    return lines
+
+
+def table(cells: list[dict], queries: int, cap: int, note: str = "") -> str:
     lines = [f"Trees as the module docstring says; {queries} rows per cell, goal: the upper tenth of the tree's "
              f"predictions; capped: at most {cap} changed features (a mixed-integer program per leaf). "
              f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-             f"scipy {scipy.__version__} (HiGHS).", "",
+             f"scipy {scipy.__version__} (HiGHS). {note}".rstrip(), "",
              "| depth | features | cap | median s | max s | programs solved (median) | features changed "
              "(median) | every leaf, no pruning: median s | ratio |",
              "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for c in cells:
         base = "" if c["baseline"] is None else f"{c['baseline']:.3f}"
-        ratio = "" if c["baseline"] is None else f"{c['baseline'] / c['median']:.0f}x"
+        ratio = "" if c["baseline"] is None else f"{c['baseline'] / c['median']:.1f}x"
         lines.append(f"| {c['depth']} | {c['p']} | {'none' if c['cap'] is None else c['cap']} | {c['median']:.3f} | "
                      f"{c['max']:.3f} | {c['programs']:g} | {c['changes']:g} | {base} | {ratio} |")
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *targets(cells)])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -125,6 +142,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cap", type=int_in(1), default=3, help="max_changes of the capped cells (default 3)")
     parser.add_argument("--baseline-depth", type=int_in(0, 12), default=8,
                         help="time the every-leaf baseline up to this depth (default 8; 0: never)")
+    parser.add_argument("--note", default="", help="a sentence about the machine's load, printed with the table")
     parser.add_argument("--doc", action="store_true", help="write the table into docs/BENCHMARKS.md")
     args = parser.parse_args(argv)
     cells = []
@@ -135,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
                 c = cells[-1]
                 print(f"depth {depth:2d}, {p:3d} features, cap {cap}: median {c['median']:.3f} s, max "
                       f"{c['max']:.3f} s, {c['programs']:g} programs", flush=True)
-    markdown = table(cells, args.queries, args.cap)
+    markdown = table(cells, args.queries, args.cap, args.note)
     print(markdown)
     if args.doc:
         write_section(DEFAULT_DOC, SECTION, markdown, TITLE)

@@ -37,6 +37,9 @@ NORMS = ("l1", "linf")
 #: Margins kept from every split (and from a linear leaf's goal), relative to the row's size, tried in turn until
 #: ``predict`` confirms the answer: right branches are strict (``> b``) and HiGHS meets constraints up to rounding.
 MARGINS = (1e-9, 1e-7, 1e-5, 1e-3)
+#: A node's own program is solved (a bound for its subtree) only above this many leaves that meet the goal: below,
+#: solving those leaves directly costs no more programs.
+NODE_PROGRAM_LEAVES = 3
 _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
@@ -610,8 +613,8 @@ def _search(space: _Space, goal: _Goal) -> tuple[tuple[np.ndarray, float, int] |
     """Best-first branch and bound over the tree's nodes; ((new row, distance, leaf) or None, programs solved)."""
     tree = space.tree
     L = tree.n_leaves
-    reach = _subtree_any(goal.meets)  # (N,) a leaf meeting the goal lies below node t (row t-1)
-    left, right = _half_space_costs(space)
+    reach = _subtree_counts(goal.meets)  # (N,) leaves meeting the goal below node t (row t-1)
+    sides = _half_space_costs(space)
     best: tuple[np.ndarray, float, int] | None = None
     programs = 0
     heap: list[tuple[float, int, int, tuple]] = [(0.0, 1, 1, ())]  # (bound, not yet solved, node, path)
@@ -625,7 +628,8 @@ def _search(space: _Space, goal: _Goal) -> tuple[tuple[np.ndarray, float, int] |
             if found is not None and (best is None or found[1] < best[1]):
                 best = found
             continue
-        if unsolved and path:  # a node's own polytope: a lower bound for its subtree, and maybe an answer
+        if unsolved and path and reach[node - 1] >= NODE_PROGRAM_LEAVES:
+            # a node's own polytope: a lower bound for its subtree, and maybe an answer
             programs += 1
             solved = _solve(space, space.program(path, 0.0, None, exact=False))
             if solved is None:
@@ -635,9 +639,9 @@ def _search(space: _Space, goal: _Goal) -> tuple[tuple[np.ndarray, float, int] |
                 best = candidate
             heapq.heappush(heap, (max(bound, solved[1]), 0, node, path))
             continue
-        for child, costs, goes_right in ((2 * node, left, False), (2 * node + 1, right, True)):
+        for child, cost, goes_right in zip((2 * node, 2 * node + 1), sides(node), (False, True)):
             if reach[child - 1]:
-                child_bound = max(bound, costs[node - 1])
+                child_bound = max(bound, cost)
                 if np.isfinite(child_bound) and (best is None or child_bound < best[1]):
                     heapq.heappush(heap, (child_bound, 1, child, path + ((node, goes_right),)))
     return best, programs
@@ -674,14 +678,14 @@ def _candidate(space: _Space, solution: np.ndarray, goal: _Goal) -> tuple[np.nda
     return new, space.distance(new), leaf
 
 
-def _subtree_any(meets: np.ndarray) -> np.ndarray:
-    """(N,) per node (row t-1): some leaf below it is in ``meets``."""
+def _subtree_counts(meets: np.ndarray) -> np.ndarray:
+    """(N,) per node (row t-1): how many leaves below it are in ``meets``."""
     L = len(meets)
-    flags = np.zeros(2 * L - 1, dtype=bool)
-    flags[L - 1:] = meets
+    counts = np.zeros(2 * L - 1, dtype=np.int64)
+    counts[L - 1:] = meets
     for t in range(L - 1, 0, -1):
-        flags[t - 1] = flags[2 * t - 1] or flags[2 * t]
-    return flags
+        counts[t - 1] = counts[2 * t - 1] + counts[2 * t]
+    return counts
 
 
 def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tuple[int, float, float]]:
@@ -700,15 +704,22 @@ def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tu
     return lines
 
 
-def _half_space_costs(space: _Space) -> tuple[np.ndarray, np.ndarray]:
-    """(B,) each, the least cost of meeting branch node t's left (``<= b``) and right (``> b``) half-space alone,
-    within the bounds: a fractional knapsack per node (inf where the bounds rule the side out)."""
+def _half_space_costs(space: _Space) -> Callable[[int], tuple[float, float]]:
+    """Per branch node t (asked for as the search opens it), the least cost of meeting its left (``<= b``) and
+    right (``> b``) half-space alone, within the bounds: a fractional knapsack (inf where the bounds rule a side
+    out)."""
     tree = space.tree
     inputs, low, high, unit_cost = space.relaxed_box()
-    W = tree.weights[:, inputs]  # (B, F)
-    gap = tree.thresholds - tree.weights @ space.xs  # (B,) the left side holds now iff gap >= 0
-    # Left: lower W @ d by max(0, -gap); right: raise it by max(0, gap) (the margin is negligible for a bound).
-    return _knapsack(W, -gap, low, high, unit_cost, space.norm), _knapsack(-W, gap, low, high, unit_cost, space.norm)
+
+    def sides(node: int) -> tuple[float, float]:
+        w = tree.weights[node - 1]
+        gap = tree.thresholds[node - 1] - w @ space.xs  # the left side holds now iff gap >= 0
+        # left: lower w @ d by max(0, -gap); right: raise it by max(0, gap) (the margin is negligible for a bound)
+        W, need = np.array([w[inputs], -w[inputs]]), np.array([-gap, gap])
+        left, right = _knapsack(W, need, low, high, unit_cost, space.norm)
+        return float(left), float(right)
+
+    return sides
 
 
 def _knapsack(W: np.ndarray, need: np.ndarray, low: np.ndarray, high: np.ndarray, unit_cost: np.ndarray,
