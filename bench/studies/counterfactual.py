@@ -22,6 +22,7 @@ import scipy
 
 from bench.common import DEFAULT_DOC, command_parser, int_in, write_section
 from get_core.model import counterfactual as cf
+from get_core.model import counterfactual_programs as programs
 from get_core.model.tree import ObliqueTree
 
 SECTION = "counterfactual"
@@ -55,13 +56,13 @@ def routed_tree(depth: int, p: int, seed: int) -> tuple[ObliqueTree, np.ndarray]
 
 def every_leaf(tree: ObliqueTree, x: np.ndarray, goal, max_changes: int | None) -> float:
     """The baseline: the same exact program in every leaf that meets the goal, the nearest answer kept."""
-    space = cf._Space(tree, x, None, set(), {}, 1.0 / tree.x_scale, "l1", max_changes)
+    space = cf._space(tree, x, None, set(), {}, 1.0 / tree.x_scale, "l1", max_changes)
     wanted = cf._goal(tree, goal, None)
     best = np.inf
     for i in np.flatnonzero(wanted.meets):
         leaf = tree.n_leaves + int(i)
         path = tuple((node // 2, node % 2 == 1) for node in reversed(_ancestors(leaf)))
-        found = cf._solve_leaf(space, path, leaf, wanted)
+        found = programs.solve_leaf(space, path, leaf, wanted)
         if found is not None:
             best = min(best, found[1])
     return best
