@@ -3,6 +3,9 @@ and are as near as a reference that solves every leaf on its own (tests/model/cf
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -182,6 +185,12 @@ def test_an_estimator_is_taken_for_its_tree():
     assert model.predict(result.x[None])[0] >= goal[0]
     with pytest.raises(CounterfactualError, match="not fitted yet"):
         counterfactual(GETRegressor(), X[0], goal)
+
+
+def test_the_package_name_is_the_function_whichever_import_comes_first():
+    code = ("import get_core.model.counterfactual\nfrom get_core import counterfactual\n"
+            "assert callable(counterfactual) and counterfactual.__name__ == 'counterfactual', counterfactual")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 # ---------------------------------------------------------------------------------------------- refusals
