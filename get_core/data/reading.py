@@ -252,8 +252,9 @@ def _refuse_nul(text: str, filename: str) -> None:
     if 0 <= at < 4096:
         raise DataError(f"'{filename}' is not a text file: upload CSV, Parquet or Excel (.xlsx).")
     if at >= 0:
-        raise DataError(f"'{filename}' holds a NUL character (byte 0) on line {text.count(chr(10), 0, at) + 1:,}: a text"
-                        " table never does, so the file is damaged or not text; remove it, or export the table again.")
+        line = text.count("\n", 0, at) + 1
+        raise DataError(f"'{filename}' holds a NUL character (byte 0) on line {line:,}: a text table never does, so the"
+                        " file is damaged or not text; remove it, or export the table again.")
 
 
 def _decode(data: bytes, filename: str) -> str:
