@@ -201,6 +201,40 @@ def test_cancel_stops_a_worker_within_two_seconds_and_keeps_its_best_tree(file_s
     assert run.test_r2 is not None and run.progress < 0.5
 
 
+@pytest.mark.slow
+def test_a_sigtermed_worker_keeps_its_best_tree_and_its_process_ends(file_store):
+    run_id = submit(file_store, LONG, dispatch=True)
+    run = wait_for(lambda: (r := file_store.get_run(run_id)).worker_pid and len(file_store.list_metrics(run_id)) > 8
+                   and r, 90)
+    os.kill(run.worker_pid, signal.SIGTERM)
+    ended = wait_for(lambda: (r := file_store.get_run(run_id)).status.is_finished() and r, 30)
+    assert ended.status is RunStatus.CANCELLED and "kept" in ended.error
+    model_file.from_dict(file_store.get_json(run_id, "model"))
+    wait_for(lambda: not Path(f"/proc/{run.worker_pid}").exists() or "zombie" in _proc_state(run.worker_pid), 30)
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].split("\n", 1)[0]
+    except (FileNotFoundError, IndexError):
+        return "zombie (gone)"
+
+
+def test_a_log_file_is_never_written_through_a_symbolic_link(tmp_path):
+    victim = tmp_path / "bashrc"
+    victim.write_text("user's file\n")
+    log = tmp_path / "logs" / "run-1.log"
+    log.parent.mkdir()
+    log.symlink_to(victim)
+    with os.fdopen(launch.open_log(log), "ab") as out:
+        out.write(b"worker output\n")
+    assert victim.read_text() == "user's file\n"
+    assert not log.is_symlink() and log.read_text() == "worker output\n"
+    with os.fdopen(launch.open_log(log), "ab") as out:  # a plain log is appended to
+        out.write(b"more\n")
+    assert log.read_text() == "worker output\nmore\n"
+
+
 def kill_and_time_recovery(store: RunStore) -> tuple[float, float, int]:
     """With one slot, a long run training and a tiny one queued behind it, SIGKILL the first worker and let no one
     but the supervisor act: seconds from the kill until the run shows FAILED and until the next one is RUNNING."""
