@@ -33,7 +33,8 @@ from typing import Any
 
 from get_core.runs import estimate
 from get_core.runs.results import load_results
-from get_core.runs.store import Run, RunFinishedError, RunStatus, RunStore, StoreError, StoreUnavailable
+from get_core.runs.store import (Run, RunFinishedError, RunStatus, RunStore, StoreError, StoreReplaced,
+                                  StoreUnavailable)
 from get_core.runs.training import Ending, describe, train_run
 
 HEARTBEAT_PERIOD_S = 1.0
@@ -73,6 +74,11 @@ class Heartbeat(threading.Thread):
                     last_beat = time.monotonic()
                 elif self.store.get_run(self.run_id).cancel_requested:
                     self.cancel.set()
+            except StoreReplaced as exc:  # the database is gone: say so in the log and stop, nothing to write to
+                print(f"run {self.run_id}: stopped: {exc}", file=sys.stderr, flush=True)
+                self.lost.set()
+                self.cancel.set()
+                return
             except StoreUnavailable as exc:  # the file's trouble (a lock held too long, a full disk): try again
                 print(f"run {self.run_id}: heartbeat not written: {exc}", file=sys.stderr, flush=True)
             except StoreError:  # finished by someone else, or deleted
