@@ -16,6 +16,7 @@ import torch
 
 from get_core.engine import leaves
 from get_core.config import GETConfig, polishes, soft_rows
+from get_core.engine.memory import refuse_oversized_fit
 from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data.columns import ROBUST_PERCENTILES
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
@@ -71,6 +72,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()
+    refuse_oversized_fit(*X.shape, config)  # a sentence now rather than torch's "can't allocate" later
     t0 = time.perf_counter()
     scaling = MinMax.fit(X, y, config.scaling)
     Xs, ys = scaling.transform(X, y)

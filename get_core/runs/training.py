@@ -198,6 +198,6 @@ def describe(exc: BaseException) -> str:
         return str(exc)
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return f"The disk is full ({exc}): free some space, then start the run again."
-    if isinstance(exc, MemoryError):
+    if isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "can't allocate" in str(exc)):
         return "Out of memory: use fewer rows, starts or a smaller depth."
     return f"The worker failed: {type(exc).__name__}: {exc}. The full traceback is kept as the run's 'traceback'."

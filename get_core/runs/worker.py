@@ -146,6 +146,8 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
         store.set_worker_pid(run_id, os.getpid())
     except RunFinishedError:  # cancelled (or failed as stale) right after it started
         return store.get_run(run_id).status
+    if hard_stop:  # a worker process of its own (in-process callers keep their limits)
+        _limit_memory(run.params)
     beat = Heartbeat(store, run_id, hard_stop=hard_stop)
     previous = _on_sigterm(beat.request_cancel)
     beat.start()
@@ -193,6 +195,21 @@ class StoreChannel:
 
     def on_stop(self, ending: Ending) -> None:
         self.beat.if_stopped = ending
+
+
+def _limit_memory(params: dict) -> None:
+    """Bound a CPU worker's address space by the machine's physical memory beyond what it maps at the start: a run
+    that would need more fails with its own sentence (training.describe) rather than swapping the machine or being
+    killed without one. Not on a GPU: CUDA reserves address space far beyond the physical memory."""
+    from get_core.data.confined import limit_address_space
+    from get_core.engine.optimize import resolve_device
+
+    try:
+        device = resolve_device(str(params.get("config", {}).get("device", "auto")))
+    except ValueError:
+        return  # the run fails with that sentence when it trains
+    if device.type == "cpu":
+        limit_address_space(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
 
 
 def _on_sigterm(handler: Any) -> Any:
