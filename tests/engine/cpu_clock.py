@@ -20,6 +20,6 @@ ENGINE_MODULES = (node_refit, optimize, polish, progress, race, train)  # every 
 
 def use_cpu_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every clock the engine reads (``time.monotonic``, ``time.perf_counter``) becomes ``time.process_time``."""
-    cpu = SimpleNamespace(monotonic=time.process_time, perf_counter=time.process_time)
+    cpu = SimpleNamespace(monotonic=time.process_time, perf_counter=time.process_time, process_time=time.process_time)
     for module in ENGINE_MODULES:
         monkeypatch.setattr(module, "time", cpu)

@@ -43,3 +43,4 @@ def test_ordinary_fits_pass_and_a_budgeted_fit_is_counted_at_its_fewest_starts()
 def test_an_address_space_limit_counts_as_less_free_memory():
     free = run_confined(available_bytes, memory_mb=512, seconds=60, result_mb=1)
     assert free is not None and free <= 512 * 2 ** 20
+
