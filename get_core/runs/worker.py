@@ -146,12 +146,12 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
         store.set_worker_pid(run_id, os.getpid())
     except RunFinishedError:  # cancelled (or failed as stale) right after it started
         return store.get_run(run_id).status
-    if hard_stop:  # a worker process of its own (in-process callers keep their limits)
-        _limit_memory(run.params)
     beat = Heartbeat(store, run_id, hard_stop=hard_stop)
     previous = _on_sigterm(beat.request_cancel)
     beat.start()
     try:
+        if hard_stop:  # a worker process of its own (in-process callers keep their limits); with the heartbeat
+            _limit_memory(run.params)  # already beating: it imports torch, seconds on a busy machine
         share = _training_share(store, run)
         return train_run(store.get_dataset(run_id).data, run.params, StoreChannel(store, run_id, beat),
                          share).write(store, run_id)
