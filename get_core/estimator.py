@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, is_regressor
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -88,6 +88,8 @@ class _GETEstimator(RegressorMixin, BaseEstimator):
         self._validate_params()
         _refuse_complex(X, "X")
         _refuse_complex(y, "y")
+        if is_regressor(self):
+            _refuse_text_target(y, type(self).__name__)
         columns = getattr(X, "columns", None)
         problem = None if columns is None else feature_name_problem([str(c) for c in columns])
         if problem:
@@ -415,6 +417,20 @@ def _seed(random_state) -> int | None:
 def _r2(y: np.ndarray, pred: np.ndarray) -> float:
     ss = float(np.sum((y - np.mean(y)) ** 2))
     return 1.0 - float(np.sum((y - pred) ** 2)) / ss if ss > 0 else 0.0
+
+
+def _refuse_text_target(y: Any, estimator: str) -> None:
+    """Refuse a target of words (numpy's own error would be a UFuncTypeError): a regressor needs numbers, and a
+    target of classes wants the classifier. Text that reads as a number ("1.5") is left to scikit-learn's checks."""
+    if np.asarray(y).dtype.kind not in "USO":
+        return
+    values = pd.Series(np.asarray(y, dtype=object).ravel())
+    text = values[values.map(lambda v: isinstance(v, (str, bytes)))]
+    words = text[pd.to_numeric(text, errors="coerce").isna()]
+    if len(words):
+        row, word = int(words.index[0]), words.iloc[0]
+        raise DataError(f"y (the target) is text: row {row + 1} holds {word!r}. {estimator} predicts numbers; use "
+                        "GETClassifier for classes, or convert y to numbers.")
 
 
 def _refuse_complex(values: Any, what: str) -> None:

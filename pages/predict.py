@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core.data import columns, reading
+from get_core.data import columns, csv_out, reading
 
 from get_core.model import model_file
 from get_core.data.encoding import Encoding
@@ -64,7 +64,7 @@ def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None, re
     if len(scored) > MAX_SHOWN:
         st.caption(f"Showing the first {MAX_SHOWN:,} rows; the CSV has all {len(scored):,}.")
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", upload.name.rsplit(".", 1)[0]) or "rows"
-    st.download_button("Download predictions (CSV)", scored.to_csv(index=False).encode("utf-8"),
+    st.download_button("Download predictions (CSV)", csv_out.csv_bytes(scored),
                        f"{stem}_predictions.csv", "text/csv", key="dl_predictions")
     row = st.number_input("Explain row", 1, len(scored), 1, step=1, key="explain_row",
                           help="Row number in the uploaded file (1 = first data row)")

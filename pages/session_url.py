@@ -146,19 +146,39 @@ def restore(defaults: dict[str, Any]) -> dict | None:
 
 def _spec(table) -> DataSpec:
     """The target and features from the stored table's columns; one-hot and missing-value choices from the URL."""
-    columns = [str(c) for c in table.columns]
-    if len(columns) < 2:
+    names = [str(c) for c in table.columns]
+    if len(names) < 2:
         raise columns.DataError("the stored table has no feature column.")
     missing = st.query_params.get("missing", "drop")
     if missing not in MISSING_POLICIES:
         raise columns.DataError(f"'missing' must be one of {', '.join(MISSING_POLICIES)}, not '{missing[:40]}'.")
-    try:
-        onehot = json.loads(st.query_params.get("onehot", "[]"))
-    except ValueError:
-        onehot = None
-    if not isinstance(onehot, list) or any(c not in columns[1:] for c in onehot):
+    onehot = _flat_json_list(st.query_params.get("onehot", "[]"))
+    if not isinstance(onehot, list) or any(c not in names[1:] for c in onehot):
         raise columns.DataError("'onehot' must list some of the table's feature columns as JSON.")
-    return DataSpec(target=columns[0], features=tuple(columns[1:]), categorical=tuple(onehot), missing=missing)
+    return DataSpec(target=names[0], features=tuple(names[1:]), categorical=tuple(onehot), missing=missing)
+
+
+def _flat_json_list(text: str) -> list | None:
+    """``text`` parsed as JSON when it nests no deeper than a list of plain values (the one-hot columns), else None.
+    The depth is counted before parsing: 5,000 nested brackets would take ``json.loads`` past Python's recursion
+    limit (a RecursionError, not a ValueError)."""
+    depth, deepest, in_string, escaped = 0, 0, False, False
+    for ch in text:
+        if in_string:
+            in_string, escaped = (ch != '"' or escaped), (ch == "\\" and not escaped)
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > 1:
+                return None
+        elif ch in "]}":
+            depth -= 1
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _restore_settings(defaults: dict[str, Any]) -> None:

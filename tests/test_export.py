@@ -302,3 +302,35 @@ def test_the_report_names_the_percentiles_a_robust_tree_was_scaled_by_and_a_bad_
     assert "training 1st-99th percentiles" in page and "99th percentile" in page and ">Max<" not in page
     robust.meta["config"] = None  # a hand-edited model file
     assert robust.scaling == "minmax" and ">Max<" in export.html_report(robust)
+
+
+HIDDEN_NAMES = ["x\u202egnp.exe", "a\u200bb", "nul\x00byte"]
+HIDDEN_SHOWN = ["x\\u202egnp.exe", "a\\u200bb", "nul\\u0000byte"]
+
+
+def _no_hidden_characters(text: str) -> None:
+    for ch in ("\u202e", "\u200b", "\x00"):
+        assert ch not in text, repr(ch)
+
+
+def test_rules_show_right_to_left_overrides_zero_width_characters_and_nul_escaped():
+    tree, _, _ = make_tree(depth=2, p=3, names=HIDDEN_NAMES, seed=4)
+    rules = export.rules_text(tree, target_name="price\u202e")
+    _no_hidden_characters(rules)
+    assert all(shown in rules for shown in HIDDEN_SHOWN) and "price\\u202e" in rules
+
+
+@needs_dot
+def test_the_svg_and_the_report_show_hidden_characters_escaped():
+    tree, _, _ = make_tree(depth=1, p=3, names=HIDDEN_NAMES, seed=4)
+    svg = export.svg_source(tree, export.diagram.DiagramOptions(max_terms=3, max_name=60))
+    text = " ".join("".join(t.itertext()) for t in ET.fromstring(svg.encode("utf-8")).iter())
+    _no_hidden_characters(svg)
+    assert all(shown in text for shown in HIDDEN_SHOWN)
+    html = export.html_report(tree, title="Run\u200b1", data_info={"dataset": "a\x00.csv"}, include_model=False)
+    _no_hidden_characters(html)
+    assert "Run\\u200b1" in html and "a\\u0000.csv" in html and all(shown in html for shown in HIDDEN_SHOWN)
+
+
+def test_visible_keeps_letters_of_every_script_and_ordinary_spaces():
+    assert labels.visible("Größe 温度 température\u00a0°C") == "Größe 温度 température\u00a0°C"

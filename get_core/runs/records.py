@@ -40,6 +40,11 @@ class StoreUnavailable(StoreError):
     names the file, says what is wrong and what to do. Nothing in that file has been changed."""
 
 
+class StoreReplaced(StoreUnavailable):
+    """The database file this store opened was deleted or replaced while it was open: its runs are gone from the
+    path. The store refuses to go on (it never starts a fresh empty file where the runs were)."""
+
+
 class RunNotFound(StoreError, KeyError):
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])

@@ -17,6 +17,7 @@ chosen depth.
 
 from __future__ import annotations
 
+import errno
 import math
 import traceback
 from dataclasses import replace
@@ -195,6 +196,8 @@ def describe(exc: BaseException) -> str:
 
     if isinstance(exc, (DataError, StoreError)):
         return str(exc)
-    if isinstance(exc, MemoryError):
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return f"The disk is full ({exc}): free some space, then start the run again."
+    if isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "can't allocate" in str(exc)):
         return "Out of memory: use fewer rows, starts or a smaller depth."
     return f"The worker failed: {type(exc).__name__}: {exc}. The full traceback is kept as the run's 'traceback'."

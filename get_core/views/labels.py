@@ -9,11 +9,13 @@ with at most ``SENTENCE_TERMS`` terms is always written whole, as one sentence: 
 writes each exactly (the rules export's form); ``rounds`` says whether a split's text is rounded.
 
 ``unicode=True`` gives the display form (``·``, ``−``, ``≤``); ``unicode=False`` gives plain ASCII (``*``, ``-``,
-``<=``) for text files and code comments. Nothing here escapes: callers escape for their medium (DOT, HTML).
+``<=``) for text files and code comments. Names show hidden characters escaped (``visible``); callers escape
+for their medium (DOT, HTML).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +27,8 @@ TIMES = "\u00b7"
 LEQ = "\u2264"
 ELLIPSIS = "\u2026"
 LINE_SEPARATORS = "\u2028\u2029"  # besides control characters, what ``str.splitlines`` breaks at
+BLANKS = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85" + LINE_SEPARATORS)  # what a name shows as a space
+HIDDEN = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})  # Unicode categories ``visible`` escapes
 SENTENCE_TERMS = 3  # a split (or leaf) with at most this many terms is never summarized with "… (n more)"
 
 
@@ -153,10 +157,23 @@ def node_kind(tree: ObliqueTree, node: int) -> str:
     return "leaf" if tree.is_leaf(node) else "branch"
 
 
+def visible(text: str) -> str:
+    """``text`` with the characters a reader cannot see written as escapes (``\\u202e``): NUL and the other control
+    characters, format characters such as the right-to-left override U+202E (which makes ``x\\u202egnp.exe`` look
+    like ``xexe.png``) and the zero-width ones (two names that look alike must not read alike), private-use and
+    unassigned code points. Rules, diagrams and the report show names through here, so they show what is there."""
+    return "".join(_escaped(ch) if unicodedata.category(ch) in HIDDEN else ch for ch in text)
+
+
+def _escaped(ch: str) -> str:
+    return f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
+
+
 def shorten(name: str, max_len: int | None) -> str:
-    """``name`` cut to ``max_len`` characters with an ellipsis; control characters and line separators become
-    spaces, so a name never breaks a label, a rule or a code comment across lines."""
-    name = "".join(" " if ord(ch) < 32 or 127 <= ord(ch) <= 159 or ch in LINE_SEPARATORS else ch for ch in name)
+    """``name`` cut to ``max_len`` characters with an ellipsis; line breaks, tabs and the other blank control
+    characters become spaces, so a name never breaks a label, a rule or a code comment across lines, and every other
+    hidden character is escaped (``visible``)."""
+    name = visible("".join(" " if ch in BLANKS else ch for ch in name))
     if max_len is None or len(name) <= max_len:
         return name
     return name[: max(1, max_len - 1)] + ELLIPSIS

@@ -52,10 +52,19 @@ class Summary:
     n_test: int
     weakest: list[Weak]
     target: str
+    starved_share: float | None = None  # a time-budgeted fit's share of the CPU when it was starved (train.py)
 
     def sentences(self) -> list[str]:
         """The summary as four or five short sentences for a reviewer."""
-        return [s for s in (self._rules(), self._features(), self._comparison(), self._weakest()) if s]
+        return [s for s in (self._rules(), self._features(), self._comparison(), self._weakest(), self._starved())
+                if s]
+
+    def _starved(self) -> str:
+        if self.starved_share is None:
+            return ""
+        return (f"The machine was busy while this tree was trained: its time budget got {_percent(self.starved_share)}"
+                " of the CPU its threads could use, so it searched less than on a free machine; train it again when"
+                " the machine is quieter, or with a longer budget.")
 
     def _rules(self) -> str:
         leaves = ("each leaf predicts one number" if self.leaf_type == "constant" else
@@ -128,7 +137,15 @@ def summarize(tree: ObliqueTree, X_train: Any = None, X_test: Any = None, y_test
                    shares=feature_shares(tree, X_train), standardized=X_train is not None, tree_scores=tree_scores,
                    forest_scores=(forest.get("r2"), forest.get("rmse")) if forest and has_test else None,
                    n_test=len(y_test) if has_test else 0, weakest=weakest or [],
-                   target=str(target or tree.meta.get("target") or "the target"))
+                   target=str(target or tree.meta.get("target") or "the target"),
+                   starved_share=_starved_share(tree.meta))
+
+
+def _starved_share(meta: Mapping[str, Any]) -> float | None:
+    """The CPU share a model file records for a starved fit, else None (also for a file that records it wrongly)."""
+    share = meta.get("cpu_share")
+    starved = meta.get("starved") is True and isinstance(share, (int, float)) and not isinstance(share, bool)
+    return float(share) if starved and np.isfinite(share) else None
 
 
 def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, float]]:

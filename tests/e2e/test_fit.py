@@ -25,10 +25,10 @@ def page(app):
 
 def _open_tree(page, url: str, run_id: int) -> None:
     page.goto(url + "/")  # the app's entry page first: st.navigation takes over from the pages/ folder
-    page.get_by_text("Data", exact=True).first.wait_for(timeout=30_000)
+    page.get_by_text("Data", exact=True).first.wait_for(timeout=120_000)
     page.goto(f"{url}/tree?run={run_id}")
-    page.locator("#get-node-1").wait_for(timeout=60_000)
-    page.get_by_text("Node 1 (branch, level 0)").wait_for(timeout=30_000)
+    page.locator("#get-node-1").wait_for(timeout=180_000)
+    page.get_by_text("Node 1 (branch, level 0)").wait_for(timeout=120_000)
 
 
 def _nodes_in_view(page) -> dict[int, bool]:
@@ -58,14 +58,14 @@ def test_a_reload_on_train_keeps_the_dataset_and_choices(app, page, tmp_path):
         path, index=False)
     page.goto(url + "/")
     page.locator("input[type=file]").first.set_input_files(str(path))
-    page.get_by_text("Ready: 60 rows, 3 model inputs", exact=False).wait_for(timeout=60_000)
+    page.get_by_text("Ready: 60 rows, 3 model inputs", exact=False).wait_for(timeout=180_000)
     page.get_by_text("Continue to Train").click()
     _wait_for_url(page, "data=")  # the Train page has put the stored table into its address
     page.get_by_text("robust to outliers").click()
     _wait_for_url(page, "train=scaling%3Arobust")
 
     page.reload()
-    page.get_by_text("weather.csv: 60 rows, 3 model inputs, target 'y'", exact=False).wait_for(timeout=60_000)
+    page.get_by_text("weather.csv: 60 rows, 3 model inputs, target 'y'", exact=False).wait_for(timeout=180_000)
     assert page.get_by_text("on the Data page first", exact=False).count() == 0
     assert page.get_by_role("radio", name="robust to outliers").is_checked()
 
@@ -101,7 +101,7 @@ def test_zoom_and_pan_keep_node_clicks_a_drag_selects_nothing_and_every_level_sh
     assert shown, "the zoomed, panned picture shows no node"
     chosen = shown[0]
     page.locator(f"#get-node-{chosen}").click()
-    page.get_by_text(f"Node {chosen} (", exact=False).first.wait_for(timeout=30_000)
+    page.get_by_text(f"Node {chosen} (", exact=False).first.wait_for(timeout=120_000)
     assert f"node={chosen}" in page.url and page.locator(f"#get-node-{chosen}.get-selected").count() == 1
     assert float(page.locator(".get-tree-host").get_attribute("data-scale")) == zoomed  # the rerun kept the zoom
     box = view.bounding_box()
@@ -130,10 +130,10 @@ def test_tab_reaches_a_named_node_enter_selects_it_and_arrows_walk_the_tree(app,
                        "outline": "solid"}
     assert focused["label"].startswith("split 2: left if ")
     page.keyboard.press("Enter")
-    page.get_by_text("Node 2 (branch, level 1)").wait_for(timeout=30_000)
+    page.get_by_text("Node 2 (branch, level 1)").wait_for(timeout=120_000)
     assert "node=2" in page.url
     for key in ("ArrowDown", "ArrowRight", "ArrowUp", "ArrowRight"):  # arrows walk the tree: 2 -> 4 -> 5 -> 2 -> 3
         page.keyboard.press(key)
     page.keyboard.press(" ")
-    page.get_by_text("Node 3 (branch, level 1)").wait_for(timeout=30_000)
+    page.get_by_text("Node 3 (branch, level 1)").wait_for(timeout=120_000)
     assert "node=3" in page.url

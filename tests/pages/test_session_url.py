@@ -129,3 +129,24 @@ def test_the_settings_ranges_are_the_train_widgets_own(db):
             assert len(element.options) == len(allowed), key  # shown through format_func; the values are ALLOWED's
         else:
             assert (element.min, element.max) == pytest.approx(allowed), key
+
+
+def test_hostile_train_settings_in_the_address_are_said_and_the_page_still_renders(db):
+    address = _address_after_choosing(db)
+    at = _train_page(**{**address, "train": "depth:64,n_starts:1000000000,time_budget:-1"})
+    assert_no_traceback(at)
+    assert not texts(at, "error"), texts(at, "error")
+    said = " ".join(texts(at, "warning"))
+    assert "depth cannot be '64'" in said and "'n_starts' is not a Train setting" in said
+    assert "'time_budget' is not a Train setting" in said
+    assert at.slider(key="cfg_depth").value == DEFAULTS["cfg_depth"]
+    assert any("Dataset **noise.csv**" in c for c in texts(at, "caption"))
+
+
+def test_a_deeply_nested_onehot_in_the_address_is_said_in_words_not_a_recursion_error(db):
+    address = _address_after_choosing(db)
+    at = _train_page(**{**address, "onehot": "[" * 5000 + "]" * 5000})
+    assert_no_traceback(at)
+    assert not any("went wrong" in e for e in texts(at, "error")), texts(at, "error")
+    assert any("'onehot' must list some of the table's feature columns" in w for w in texts(at, "warning")), \
+        texts(at, "warning")
