@@ -169,11 +169,11 @@ def _diagram(tree: ObliqueTree, options: diagram.DiagramOptions, selected: int) 
                     "threshold; leaves are coloured from low (blue) to high (orange) predictions. Hover for every "
                     "term of a split.")
     downloads = st.columns(3)
-    downloads[0].download_button("DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
-    downloads[1].download_button("SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
-                                 "image/svg+xml", key="dl_svg_view")
-    downloads[2].download_button("DOT (whole tree)", lambda: export.dot_source(tree), "tree.dot",
-                                 "text/vnd.graphviz", key="dl_dot_full")
+    common.download(downloads[0], "DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
+    common.download(downloads[1], "SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
+                    "image/svg+xml", key="dl_svg_view")
+    common.download(downloads[2], "DOT (whole tree)", lambda: export.dot_source(tree), "tree.dot",
+                    "text/vnd.graphviz", key="dl_dot_full")
 
 
 # ---------------------------------------------------------------------------------------------- node panel
@@ -324,20 +324,20 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
     stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"
     cols = st.columns(5)
     encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
-    cols[0].download_button("Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
-                            f"{stem}.json", "application/json", key="dl_json",
-                            help="Loads back into GET Explorer and get_core")
-    cols[1].download_button("Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
-                            key="dl_rules")
-    cols[2].download_button("Python code", lambda: codegen.python_source(tree), f"{stem}.py", "text/x-python",
-                            key="dl_py", help="Standalone, no dependencies; equals predict")
-    cols[3].download_button("C code", lambda: codegen.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
-                            help="Standalone C99; equals predict (compile with -ffp-contract=off)")
-    cols[4].download_button("HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
-                            key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")
+    common.download(cols[0], "Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
+                    f"{stem}.json", "application/json", key="dl_json",
+                    help="Loads back into GET Explorer and get_core")
+    common.download(cols[1], "Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
+                    key="dl_rules")
+    common.download(cols[2], "Python code", lambda: codegen.python_source(tree), f"{stem}.py", "text/x-python",
+                    key="dl_py", help="Standalone, no dependencies; equals predict")
+    common.download(cols[3], "C code", lambda: codegen.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
+                    help="Standalone C99; equals predict (compile with -ffp-contract=off)")
+    common.download(cols[4], "HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
+                    key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")
     if tree.depth <= FULL_SVG_MAX_DEPTH:
-        st.download_button("SVG (whole tree)", lambda: export.svg_source(tree), f"{stem}.svg", "image/svg+xml",
-                           key="dl_svg_full")
+        common.download(st, "SVG (whole tree)", lambda: export.svg_source(tree), f"{stem}.svg", "image/svg+xml",
+                        key="dl_svg_full")
 
 
 def _search_suffix(results, separator: str) -> str:
