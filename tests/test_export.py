@@ -249,11 +249,15 @@ def _leaf_by_rules(lines: list[str], names: list[str], row: np.ndarray) -> int:
         if line.strip().startswith("return"):
             return int(re.search(r"# leaf (\d+)", line).group(1))
         condition = line.strip()[3:line.strip().index(":  # node")]
-        lhs, threshold = condition.split(" <= ")
-        total = 0.0
-        for sign, coef, name in term.findall(lhs.replace("+ ", "").replace("- ", "-")):
-            total += (-1.0 if sign else 1.0) * float(coef) * values[name]
-        if total <= float(threshold):
+        lhs, op, threshold = re.fullmatch(r"(.*) (<=|>=) (\S+)", condition).groups()
+        if lhs in values:  # a one-feature split as a threshold: "name <= t" or "name >= t"
+            goes_left = values[lhs] <= float(threshold) if op == "<=" else values[lhs] >= float(threshold)
+        else:
+            total = 0.0
+            for sign, coef, name in term.findall(lhs.replace("+ ", "").replace("- ", "-")):
+                total += (-1.0 if sign else 1.0) * float(coef) * values[name]
+            goes_left = total <= float(threshold)
+        if goes_left:
             i += 1
         else:  # skip to this test's else, at the same depth
             i = next(k for k in range(i + 1, len(lines))
@@ -269,8 +273,9 @@ def test_rules_as_written_route_every_training_row_of_a_real_dataset_as_predict_
                         max_split_features=k).fit(X, y).tree_
     lines, rows = export.rule_lines(tree), X.to_numpy(dtype=float)
     tests = [line for line in lines if line.lstrip().startswith("if ")]
-    assert [line.count("*") for line in tests] == [int(tree.split_widths[int(line.rsplit("# node ", 1)[1]) - 1])
-                                                    for line in tests]  # only the non-zero terms are written
+    assert [max(1, line.count("*")) for line in tests] == [
+        int(tree.split_widths[int(line.rsplit("# node ", 1)[1]) - 1]) for line in tests]  # only non-zero terms
+    assert all(line.count("*") != 1 for line in tests)  # one feature reads "name <= t" (or ">="), no weight
     assert k is None or tree.split_widths.max() <= k
     by_rules = np.array([_leaf_by_rules(lines, tree.feature_names, row) for row in rows])
     np.testing.assert_array_equal(by_rules, tree.apply(rows))  # 4 significant digits sent a row astray here

@@ -145,14 +145,12 @@ def node_tooltip(tree: ObliqueTree, node: int, digits: int | None = None) -> str
 
 
 def _branch_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
-    """A short split (at most ``labels.SENTENCE_TERMS`` terms) as one sentence, ``0.8·temp − 0.3·vacuum ≤ 12.1``,
-    broken before its threshold only when it is long; a dense one two terms a line, its largest terms first and the
-    rest summarized, the threshold on its own line."""
-    split = labels.split_terms(tree, node)
-    terms = labels.format_terms(split, options.digits, options.max_terms, max_name=options.max_name)
-    _, c = tree.split_in_original_units(node)
-    threshold = f"{labels.LEQ} {labels.fmt(c, options.digits)}"
-    if len(split) <= labels.SENTENCE_TERMS:
+    """A short split (at most ``labels.SENTENCE_TERMS`` terms) as one sentence, ``0.8·temp − 0.3·vacuum ≤ 12.1``
+    or ``cylinders ≤ 4.5``, broken before its threshold only when it is long; a dense one two terms a line, its
+    largest terms first and the rest summarized, the threshold on its own line."""
+    terms, op, number = labels.split_parts(tree, node, options.digits, options.max_terms, max_name=options.max_name)
+    threshold = f"{op} {number}"
+    if len(labels.split_terms(tree, node, options.digits)) <= labels.SENTENCE_TERMS:
         sentence = " ".join([*terms, threshold])
         lines = [sentence] if len(sentence) <= SENTENCE_WIDTH else [" ".join(terms), threshold]
     else:

@@ -13,7 +13,7 @@ from get_core.data.encoding import DataSpec
 from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
-from get_core.views import node, summary
+from get_core.views import labels, node, summary
 from pages import common
 from tests.explorer_runs import finished_run
 
@@ -285,3 +285,19 @@ def test_a_tree_up_to_depth_six_opens_with_its_leaves_and_deeper_ones_with_four_
     at = _page("tree", run=deep)
     _ok(at)
     assert at.slider(key="tree_levels").value == 4 and at.slider(key="tree_levels").max == 7  # 8 levels: the top 4
+
+
+def test_a_one_feature_split_reads_as_a_threshold_in_the_node_panel(store):
+    """Issue 35, defect 4: ``temp ≤ 10.2``, not ``0.2·temp ≤ 0.9``; a 1e-28 weight is not printed."""
+    run_id = finished_run(store, depth=3, names=["temp", "pressure", "wind"], one_feature_root=0, tiny_term=True)
+    tree = model_file.from_dict(store.get_json(run_id, "model"))
+    at = _page("tree", run=run_id, node=1)
+    _ok(at)
+    shown = [c.value for c in at.code]
+    assert f"temp \u2264 {labels.fmt(labels.feature_threshold(tree, 1).value, 4)}" in shown, shown
+    at = _page("tree", run=run_id, node=4)
+    path = next(c.value for c in at.code if c.value.startswith("1. "))
+    assert path.splitlines()[0].startswith("1. temp \u2264 ") and "\u00b7temp" not in path.splitlines()[0]
+    at = _page("tree", run=run_id, node=2)
+    split = next(c.value for c in at.code if "\u2264" in c.value and not c.value.startswith("1. "))
+    assert "wind" not in split and "e-" not in split, split  # node 2's 1e-28 wind term
