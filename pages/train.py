@@ -114,8 +114,9 @@ def _budget_choice(c1, c2) -> None:
     """The budget: a time budget (racing starts), the paper's 10 starts x 3000 epochs, or starts and epochs by hand
     (with the interactive and paper presets)."""
     c1.radio("Budget", list(BUDGETS), key="cfg_budget", horizontal=True,
-             help="about 10 s / about a minute: GET measures this data and races many short starts, dropping the "
-                  "worse half at checkpoints, to end near that time (longer while other runs train); paper budget: "
+             help="about 10 s / about a minute: the whole run, baselines included. GET measures this data and "
+                  "races many short starts, dropping the worse half at checkpoints, to end near that time (longer "
+                  "while other runs train, or when the random forest alone needs more); paper budget: "
                   f"{GET_DEFAULTS.n_starts} starts × {GET_DEFAULTS.n_epochs} epochs per stage; manual: your own")
     if st.session_state.cfg_budget != "manual":
         return
@@ -185,7 +186,8 @@ def _estimate_panel(n_rows: int, n_features: int, params: dict) -> None:
         found = estimate.search_estimate(n_rows, n_features, params, path)
         if found is None:
             estimate.start_measurement(n_rows, n_features, config, path)  # no-op while another one runs
-            st.caption(":material/timer: Measuring this machine for a run-time estimate (a few seconds, once per tree shape)...")
+            st.caption(":material/timer: Measuring this machine for a run-time estimate (up to half a minute, "
+                       "once per tree shape)...")
             return
         store = common.get_store()
         busy = store.count_running()
