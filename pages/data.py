@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from get_core.data import columns, reading
+from get_core.data import columns, leakage, reading
 from get_core.data.encoding import DataSpec, Prepared, prepare
 from pages import common
 
@@ -65,6 +65,9 @@ def data_page() -> None:
         st.error(common.plain(exc))
         return
     _show_prepared(prepared)
+    for note in [leakage.dropped_rows_note(df, spec, prepared), *leakage.leak_notes(df, spec, prepared)]:
+        if note:
+            st.warning(common.plain(note))
     outliers = columns.outlier_notes(prepared.X, prepared.feature_names)
     if outliers:
         st.warning("Far outliers: " + common.plain("; ".join(outliers)) + ". Is a value like 9999 a missing-value "

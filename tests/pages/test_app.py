@@ -302,3 +302,16 @@ def test_the_train_page_offers_a_ten_second_budget_by_default_and_starts_and_epo
     assert any(shares in c for c in texts(at, "caption")), texts(at, "caption")
     at.radio(key="cfg_budget").set_value("manual").run()
     assert at.number_input(key="cfg_starts").value == 4 and at.number_input(key="cfg_epochs").value == 600
+
+
+def test_the_data_page_warns_of_a_feature_that_gives_the_target_away_and_of_rows_lost_to_missing_values(db):
+    """Issue 35, defect 6: Titanic's 'alive' (the target in words) and its mostly empty 'deck' (709 of 891 rows lost)
+    sat under a green "Ready" with no hint."""
+    from tests.data.test_leakage import titanic_like
+
+    at = upload(app(), "titanic.csv", titanic_like().to_csv(index=False).encode())
+    widget(at.selectbox, TARGET_LABEL).set_value("survived").run()
+    assert_no_traceback(at)
+    warnings = texts(at, "warning")
+    assert any("'alive' gives the target away" in w and "leave 'alive' out" in w for w in warnings), warnings
+    assert any("rows are left out because a feature is missing" in w and "'deck'" in w for w in warnings), warnings
