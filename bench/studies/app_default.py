@@ -83,10 +83,10 @@ def longest_still(reports: list[tuple[float, float, str | None]], wall: float) -
     return still
 
 
-def run_cell(path: Path, seed: int, overrides: dict) -> dict:
+def run_cell(path: Path, seed: int, overrides: dict, budget: float = APP_BUDGET_S) -> dict:
     frame = pd.read_csv(path)
     target, features = "target", [c for c in frame.columns if c != "target"]
-    params = app_params(target, features, seed, **overrides)
+    params = app_params(target, features, seed, **{"time_budget": budget, **overrides})
     channel = MemoryChannel()
     ending = train_run(to_parquet_bytes(frame), params, channel)
     wall = time.perf_counter() - channel.started
@@ -99,7 +99,7 @@ def run_cell(path: Path, seed: int, overrides: dict) -> dict:
     hgb = HistGradientBoostingRegressor(random_state=seed).fit(prepared.X[train_idx], prepared.y[train_idx])
     widths = np.count_nonzero(np.asarray(channel.artifacts["model"]["weights"]), axis=1)
     progress = [p for _, p, _ in channel.reports]
-    return {"dataset": path.stem, "seed": seed, "overrides": overrides, "status": ending.status.value,
+    return {"dataset": path.stem, "seed": seed, "overrides": overrides, "budget": budget, "status": ending.status.value,
             "get_r2": ending.scores[0], "forest_r2": models["random_forest"]["r2"], "cart_r2": models["cart"]["r2"],
             "hgb_r2": regression_scores(prepared.y[test_idx], hgb.predict(prepared.X[test_idx]))[0],
             "counterpart_r2": next((models[k]["r2"] for k in ("get_sparse", "get_dense") if k in models), None),
@@ -119,19 +119,20 @@ def parse_overrides(items: Sequence[str]) -> dict:
 
 
 def report(records: list[dict]) -> str:
-    lines = ["| dataset | seed | settings | GET | forest | HGB | CART | GET - forest | wall s | still s | "
-             "features/split |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| dataset | seed | budget s | settings | GET | forest | HGB | CART | GET - forest | wall s | still s | "
+             "features/split |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
-        lines.append(f"| {r['dataset']} | {r['seed']} | {json.dumps(r['overrides']) if r['overrides'] else 'default'} "
+        lines.append(f"| {r['dataset']} | {r['seed']} | {r.get('budget', APP_BUDGET_S):g} | {json.dumps(r['overrides']) if r['overrides'] else 'default'} "
                      f"| {100 * r['get_r2']:.2f} | {100 * r['forest_r2']:.2f} | {100 * r['hgb_r2']:.2f} | "
                      f"{100 * r['cart_r2']:.2f} | {100 * (r['get_r2'] - r['forest_r2']):+.2f} | {r['wall_s']:.1f} | "
                      f"{r['longest_still_s']:.1f} | {r['features_per_split']:.1f} |")
     by = {}
     for r in records:
-        by.setdefault(json.dumps(r["overrides"], sort_keys=True), []).append(r)
+        key = f"{json.dumps(r['overrides'], sort_keys=True)} {r.get('budget', APP_BUDGET_S):g} s"
+        by.setdefault(key, []).append(r)
     for key, rows in by.items():
         gap = np.mean([r["get_r2"] - r["forest_r2"] for r in rows])
-        lines.append(f"\n{key if key != '{}' else 'default'}: {len(rows)} cells, mean GET - forest "
+        lines.append(f"\n{key}: {len(rows)} cells, mean GET - forest "
                      f"{100 * gap:+.2f} points, GET - HGB "
                      f"{100 * np.mean([r['get_r2'] - r['hgb_r2'] for r in rows]):+.2f}, median wall "
                      f"{np.median([r['wall_s'] for r in rows]):.1f} s (max {max(r['wall_s'] for r in rows):.1f})")
@@ -145,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
                         help="a GETConfig setting other than the app's default (repeatable)")
+    parser.add_argument("--budget", type=float, default=APP_BUDGET_S,
+                        help="the run's seconds, baselines included (default: the app's %(default)s)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
     args = parser.parse_args(argv)
@@ -156,10 +159,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     done = store.load()
     for path in find_datasets(args.data_dir, args.datasets):
         for seed in args.seeds:
-            key = f"{path.stem}|{seed}|{json.dumps(overrides, sort_keys=True)}|budget{APP_BUDGET_S}"
+            key = f"{path.stem}|{seed}|{json.dumps(overrides, sort_keys=True)}|budget{args.budget}"
             if key in done:
                 continue
-            record = run_cell(path, seed, overrides)
+            record = run_cell(path, seed, overrides, args.budget)
             store.append({"key": key, **record})
             print(f"{path.stem} seed {seed}: GET {record['get_r2']:.4f} forest {record['forest_r2']:.4f} "
                   f"HGB {record['hgb_r2']:.4f} wall {record['wall_s']:.1f} s", flush=True)
