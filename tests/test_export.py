@@ -203,22 +203,24 @@ def test_html_report_opens_with_the_summary_in_plain_words_escaped():
 
 
 @needs_dot
-def test_the_reports_diagram_opens_at_natural_size_in_a_window_wide_scrolling_box_with_css_zoom():
+def test_the_reports_diagram_opens_fitted_to_a_window_wide_box_with_readable_levels_and_css_zoom():
+    """Issue 35: at its natural size a depth-4 tree opened with its root off-screen; it now opens fitted to the width
+    with the levels that stay readable so (the rest collapsed, the rules below cover the whole tree)."""
     tree, _, _ = make_tree(depth=4, p=4, seed=2)
     html = export.html_report(tree, include_model=False)
     box = html.split('<div class="diagram-box">', 1)[1].split("</svg>", 1)[0] + "</svg>"
-    natural = export.diagram.render_svg(export.diagram.to_dot(tree, export.diagram.DiagramOptions(levels=5)))
-    width = re.search(r'<svg width="([0-9.]+)pt"', natural).group(1)
-    assert float(width) > 1000  # a depth-4 tree is wider than the page's text column...
-    assert f'<div class="diagram"><svg width="{width}pt"' in box  # ...and keeps its size: labels stay readable
+    levels = export.diagram.readable_levels(tree)
+    assert 2 <= levels <= tree.depth  # a depth-4 tree of dense splits is too wide to show whole
+    shown = export.diagram.svg_width_px(box.split('<div class="diagram">', 1)[1])
+    assert shown * export.diagram.READABLE <= export.diagram.OPEN_WIDTH_PX  # fitted, its text stays readable
+    assert f"The top {levels} levels of {tree.depth + 1}" in html and "nodes below" in box
     css = html.split("<style>", 1)[1].split("</style>", 1)[0]
-    assert ".diagram svg { max-width: none; }" in css and "max-width: 100%" not in css
     assert re.search(r"\.diagram \{[^}]*overflow: auto", css) and ".diagram-box { width: 96vw;" in css
     radios = re.findall(r'<input type="radio" name="get-zoom" id="get-zoom-(\w+)"( checked)?>', box)
-    assert [z for z, _ in radios] == list(export.ZOOMS) and [z for z, c in radios if c] == ["100"]
+    assert [z for z, _ in radios] == list(export.ZOOMS) and [z for z, c in radios if c] == ["fit"]
     for zoom in ("50", "75", "150"):  # each size is a CSS rule on the radio's state, no script
         assert f"#get-zoom-{zoom}:checked ~ .diagram svg {{ zoom: {int(zoom) / 100:g}; }}" in css
-    assert "#get-zoom-fit:checked ~ .diagram svg { width: 100%; height: auto; }" in css
+    assert "#get-zoom-fit:checked ~ .diagram svg { max-width: 100%; height: auto; }" in css  # shrinks, never grows
     assert "<script" not in html
 
 
