@@ -158,6 +158,7 @@ def _manage(by_id: dict[int, Run]) -> None:
         store.delete_run(chosen)
         if common.selected_run_id() == chosen:
             common.select_run(None)
+        st.toast(f"Deleted run #{chosen} ({run.name}) with its metrics and model.")  # shown across the rerun
         st.rerun()
 
 

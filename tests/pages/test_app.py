@@ -315,3 +315,14 @@ def test_the_data_page_warns_of_a_feature_that_gives_the_target_away_and_of_rows
     warnings = texts(at, "warning")
     assert any("'alive' gives the target away" in w and "leave 'alive' out" in w for w in warnings), warnings
     assert any("rows are left out because a feature is missing" in w and "'deck'" in w for w in warnings), warnings
+
+
+def test_the_first_page_says_what_get_is_and_that_a_guessed_target_is_a_guess(db):
+    """Issue 35, minors: no sentence said what GET is; the default target was the last column under a green Ready."""
+    at = upload(app(), "cars.csv", pd.DataFrame({"mpg": [18.0, 15, 36, 24, 30] * 6, "weight": range(30),
+                                                 "model_year": [70, 71, 72, 73, 74] * 6}).to_csv(index=False).encode())
+    assert_no_traceback(at)
+    assert any("oblique decision tree" in c and "random forest" in c for c in texts(at, "caption"))
+    assert any("The target was guessed: 'model_year'" in i for i in texts(at, "info")), texts(at, "info")
+    widget(at.selectbox, TARGET_LABEL).set_value("mpg").run()
+    assert not any("The target was guessed" in i for i in texts(at, "info"))

@@ -58,3 +58,21 @@ def test_a_renamed_run_stays_chosen_in_its_picker_and_the_picker_shows_the_new_n
     assert manage_picker().value == other
     assert f"#{other} renamed (finished)" in manage_picker().options
     assert next(s for s in at.selectbox if s.label == "Run").value == opened
+
+
+def test_a_delete_says_what_it_deleted(tmp_path, monkeypatch):
+    """Issue 35, minors: a delete left no message."""
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    store = RunStore(path)
+    params = {"config": {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 5, "n_alphas": 1}, "seed": 0,
+              "data": {"target": "y", "features": ["x"]}}
+    run_id = store.create_run(params, b"x,y\n", "toy.csv", n_rows=1, n_features=1, name="old try")
+    store.start_run(run_id)
+    store.set_status(run_id, RunStatus.FINISHED, test_r2=0.5, test_rmse=1.0)
+    at = AppTest.from_file(str(ROOT / "pages" / "runs.py"), default_timeout=60).run()
+    next(c for c in at.checkbox if c.label == DELETE_CONFIRM).check().run()
+    next(b for b in at.button if b.label == "Delete run").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert store.list_runs() == []
+    assert [t.value for t in at.toast] == ["Deleted run #1 (old try) with its metrics and model."]
