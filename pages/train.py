@@ -6,6 +6,7 @@ import streamlit as st
 
 from get_core.data import columns
 from get_core.config import ALLOWED, GETConfig
+from get_core.config import APP_DEFAULTS
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
@@ -17,9 +18,9 @@ PRESETS = {"interactive": {"cfg_starts": 4, "cfg_epochs": 600, "cfg_n_alphas": 2
            "paper": {"cfg_starts": GET_DEFAULTS.n_starts, "cfg_epochs": GET_DEFAULTS.n_epochs,
                      "cfg_n_alphas": GET_DEFAULTS.n_alphas}}
 #: The budget choice: seconds of a racing fit (get_core.engine.race), or None: starts x epochs (the paper's, or by hand).
-BUDGETS = {"about 10 s": 10.0, "about a minute": 60.0, "paper budget": None, "manual": None}
+BUDGETS = {"about 10 s": APP_DEFAULTS.time_budget, "about a minute": 60.0, "paper budget": None, "manual": None}
 DEFAULTS = {
-    "cfg_depth": GET_DEFAULTS.depth, "cfg_leaf": GET_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
+    "cfg_depth": APP_DEFAULTS.depth, "cfg_leaf": APP_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
     "cfg_clip_leaves": GET_DEFAULTS.clip_leaves, "cfg_alpha_min": GET_DEFAULTS.alpha_range[0],
     "cfg_alpha_max": GET_DEFAULTS.alpha_range[1], **PRESETS["interactive"], "cfg_lr": GET_DEFAULTS.learning_rate,
     "cfg_l1": GET_DEFAULTS.l1, "cfg_polish": "auto", "cfg_scaling": GET_DEFAULTS.scaling,

@@ -27,14 +27,14 @@ import numpy as np
 import pandas as pd
 
 from bench.common import DEFAULT_DATA_DIR, RESULTS_DIR, CellStore, command_parser, find_datasets
-from get_core.config import DEFAULTS
+from get_core.config import APP_DEFAULTS as DEFAULTS
 from get_core.data.columns import to_parquet_bytes
 from get_core.data.encoding import DataSpec, prepare, usable_rows
 from get_core.runs.channel import Ending
 from get_core.runs.training import regression_scores, split_rows, train_run
 
 RESULTS = RESULTS_DIR / "app-default.jsonl"
-APP_BUDGET_S = 10.0  # the Train page's default budget, "about 10 s" (pages/train.py BUDGETS)
+APP_BUDGET_S = DEFAULTS.time_budget  # the Train page's default budget, "about 10 s" (pages/train.py BUDGETS)
 
 
 def app_params(target: str, features: Sequence[str], seed: int = 0, **overrides: Any) -> dict:
@@ -42,8 +42,8 @@ def app_params(target: str, features: Sequence[str], seed: int = 0, **overrides:
     split, the "about 10 s" budget, a quarter of the rows to test), with ``overrides`` of config settings."""
     config = {"depth": DEFAULTS.depth, "leaf": DEFAULTS.leaf, "linear_leaves": DEFAULTS.linear_leaves,
               "clip_leaves": DEFAULTS.clip_leaves, "n_starts": DEFAULTS.n_starts, "n_epochs": DEFAULTS.n_epochs,
-              "time_budget": APP_BUDGET_S, "alpha_range": list(DEFAULTS.alpha_range), "n_alphas": DEFAULTS.n_alphas,
-              "learning_rate": DEFAULTS.learning_rate, "l1": DEFAULTS.l1, "polish": "auto", "device": "auto",
+              "time_budget": DEFAULTS.time_budget, "alpha_range": list(DEFAULTS.alpha_range),
+              "n_alphas": DEFAULTS.n_alphas, "learning_rate": DEFAULTS.learning_rate, "l1": DEFAULTS.l1, "polish": "auto", "device": "auto",
               "scaling": DEFAULTS.scaling, "max_split_features": DEFAULTS.max_split_features, **overrides}
     return {"data": DataSpec(target=target, features=tuple(features)).to_dict(), "seed": seed,
             "test_fraction": 0.25, "config": config}
