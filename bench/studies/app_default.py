@@ -99,7 +99,8 @@ def run_cell(path: Path, seed: int, overrides: dict, budget: float = APP_BUDGET_
     hgb = HistGradientBoostingRegressor(random_state=seed).fit(prepared.X[train_idx], prepared.y[train_idx])
     widths = np.count_nonzero(np.asarray(channel.artifacts["model"]["weights"]), axis=1)
     progress = [p for _, p, _ in channel.reports]
-    return {"dataset": path.stem, "seed": seed, "overrides": overrides, "budget": budget, "status": ending.status.value,
+    return {"dataset": path.stem, "seed": seed, "overrides": overrides, "budget": budget,
+            "depth": params["config"]["depth"], "leaf": params["config"]["leaf"], "status": ending.status.value,
             "get_r2": ending.scores[0], "forest_r2": models["random_forest"]["r2"], "cart_r2": models["cart"]["r2"],
             "hgb_r2": regression_scores(prepared.y[test_idx], hgb.predict(prepared.X[test_idx]))[0],
             "counterpart_r2": next((models[k]["r2"] for k in ("get_sparse", "get_dense") if k in models), None),
@@ -119,16 +120,16 @@ def parse_overrides(items: Sequence[str]) -> dict:
 
 
 def report(records: list[dict]) -> str:
-    lines = ["| dataset | seed | budget s | settings | GET | forest | HGB | CART | GET - forest | wall s | still s | "
+    lines = ["| dataset | seed | budget s | depth, leaves | GET | forest | HGB | CART | GET - forest | wall s | still s | "
              "features/split |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
-        lines.append(f"| {r['dataset']} | {r['seed']} | {r.get('budget', APP_BUDGET_S):g} | {json.dumps(r['overrides']) if r['overrides'] else 'default'} "
+        lines.append(f"| {r['dataset']} | {r['seed']} | {r.get('budget', APP_BUDGET_S):g} | {r['depth']}, {r['leaf']} "
                      f"| {100 * r['get_r2']:.2f} | {100 * r['forest_r2']:.2f} | {100 * r['hgb_r2']:.2f} | "
                      f"{100 * r['cart_r2']:.2f} | {100 * (r['get_r2'] - r['forest_r2']):+.2f} | {r['wall_s']:.1f} | "
                      f"{r['longest_still_s']:.1f} | {r['features_per_split']:.1f} |")
     by = {}
     for r in records:
-        key = f"{json.dumps(r['overrides'], sort_keys=True)} {r.get('budget', APP_BUDGET_S):g} s"
+        key = f"depth {r['depth']}, {r['leaf']} leaves, {r.get('budget', APP_BUDGET_S):g} s"
         by.setdefault(key, []).append(r)
     for key, rows in by.items():
         gap = np.mean([r["get_r2"] - r["forest_r2"] for r in rows])
@@ -159,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     done = store.load()
     for path in find_datasets(args.data_dir, args.datasets):
         for seed in args.seeds:
-            key = f"{path.stem}|{seed}|{json.dumps(overrides, sort_keys=True)}|budget{args.budget}"
+            config = app_params("target", [], seed, **{"time_budget": args.budget, **overrides})["config"]
+            key = f"{path.stem}|{seed}|{json.dumps(config, sort_keys=True)}"  # the run's settings, not the flags
             if key in done:
                 continue
             record = run_cell(path, seed, overrides, args.budget)
