@@ -97,24 +97,26 @@ pre { background: #f8f8f8; border: 1px solid #e4e4e4; padding: .8em; overflow: a
 .diagram svg { max-width: none; }
 .diagram-box > label { font-size: .9em; margin-right: .8em; }
 """
-# The report has no script: the diagram opens at its natural size (readable, scrolling both ways in a box as wide as
-# the window), and these radio buttons scale it by CSS alone (``zoom``), or fit it to the width.
+# The report has no script: the diagram opens fitted to the width of a box as wide as the window, with the levels that
+# stay readable so (``diagram.readable_levels``; at its natural size a wide tree opened with its root off-screen,
+# issue 35), and these radio buttons scale it by CSS alone (``zoom``).
 ZOOMS = {"fit": "fit width", "50": "50%", "75": "75%", "100": "100%", "150": "150%"}
 ZOOM_CSS = ("".join(f"#get-zoom-{z}:checked ~ .diagram svg {{ zoom: {int(z) / 100:g}; }}\n"
                     for z in ZOOMS if z != "fit")
-            + "#get-zoom-fit:checked ~ .diagram svg { width: 100%; height: auto; }\n")
+            + "#get-zoom-fit:checked ~ .diagram svg { max-width: 100%; height: auto; }\n")
 
 
 def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review report", metrics: dict | None = None,
                 baselines: dict | None = None, data_info: dict | None = None, params: dict | None = None,
-                diagram_levels: int = 6, include_model: bool = True, created: str | None = None,
+                diagram_levels: int | None = None, include_model: bool = True, created: str | None = None,
                 encoding: Encoding | None = None, in_words: summary.Summary | None = None) -> str:
     """One self-contained HTML page (no scripts, no external files) for reviewers who will not run the app.
 
     Sections: the summary in plain words (``in_words``: ``views.summary.summarize`` with the run's rows and
     baselines; by default the model's own, without test scores), summary, metrics (``metrics``: name -> value), comparison with CART and the random forest
     (``baselines`` from ``baseline_models.fit_baselines``, GET's row from ``baseline_models.evaluate_tree``-like entry
-    ``baselines["get"]`` when present), the diagram as inline SVG (top ``diagram_levels`` levels; Graphviz's dot),
+    ``baselines["get"]`` when present), the diagram as inline SVG (top ``diagram_levels`` levels, by default as many as
+    stay readable fitted to the window, ``diagram.readable_levels``; Graphviz's dot),
     the rules, the features' training ranges, the data (``data_info``) and training parameters (``params``), and
     the model JSON (``include_model``, with the run's ``encoding``: ``model_json``) so the report carries the model
     itself. Every user-provided string is escaped, its hidden characters (NUL, U+202E, zero-width) shown as escapes.
@@ -168,15 +170,19 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
     return "\n".join(parts) + "\n"
 
 
-def _report_diagram(tree: ObliqueTree, levels: int) -> str:
-    levels = max(1, min(levels, tree.depth + 1))
+def _report_diagram(tree: ObliqueTree, levels: int | None) -> str:
+    try:
+        levels = diagram.readable_levels(tree) if levels is None else max(1, min(levels, tree.depth + 1))
+    except diagram.GraphvizError as exc:
+        return f'<p class="note">Diagram unavailable: {escape(str(exc))}</p>'
+
     note = "" if levels > tree.depth else (f'<p class="note">The top {levels} levels of {tree.depth + 1}; the rules '
                                            "below cover the whole tree.</p>")
     try:
         svg = diagram.render_svg(diagram.to_dot(tree, diagram.DiagramOptions(levels=levels)))
     except diagram.GraphvizError as exc:
         return f'<p class="note">Diagram unavailable: {escape(str(exc))}</p>'
-    zoom = "".join(f'<input type="radio" name="get-zoom" id="get-zoom-{z}"{" checked" if z == "100" else ""}>'
+    zoom = "".join(f'<input type="radio" name="get-zoom" id="get-zoom-{z}"{" checked" if z == "fit" else ""}>'
                    f'<label for="get-zoom-{z}">{label}</label>' for z, label in ZOOMS.items())
     return note + f'<div class="diagram-box">Size: {zoom}<div class="diagram">{svg}</div></div>'
 

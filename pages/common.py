@@ -24,6 +24,7 @@ from get_core.model.model_file import ModelFormatError
 from get_core.runs import estimate, launch
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
+from get_core.runs.search import FITS
 from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore, StoreError, default_db_path
 from get_core.views.curves import loss_curves_figure
 from get_core.views.search_chart import features_label
@@ -66,6 +67,15 @@ def plain(text: Any) -> str:
     """``text`` shown literally where Streamlit renders Markdown: user-given names and get_core's messages may hold
     ``$`` (which starts a formula), ``*``, ``_`` or brackets."""
     return re.sub(r"([\\`*_\[\]#|<>~$])", r"\\\1", str(text)) or " "
+
+
+def download(where: Any, label: str, data: Any, file_name: str, mime: str, *, key: str,
+             help: str | None = None) -> None:
+    """A download button that does not rerun the page. A rerun re-registers every lazily made file (``data`` a
+    callable) under a new id and drops the old ones, so with Streamlit's default (rerun on click) a second export
+    clicked while the first click's rerun ran asked for a dropped file (``Deferred file ... not found``) and
+    nothing came (issue 35)."""
+    where.download_button(label, data, file_name, mime, key=key, help=help, on_click="ignore")
 
 
 # ------------------------------------------------------------------------------------------ router handover
@@ -277,7 +287,8 @@ def _panel_body(run: Run) -> None:
 
     search_ui.search_section(run)  # a run whose depth or features per split are chosen for the user: its chart
     figure = loss_curves_figure(store.list_metrics(run.run_id), n_epochs=run.n_epochs,
-                                n_stages=run.n_stages, y_scale=target_scale(store, run.run_id))
+                                n_stages=run.n_stages, y_scale=target_scale(store, run.run_id),
+                                fits=store.get_json(run.run_id, FITS))
     st.plotly_chart(figure, key=f"curves-{run.run_id}")
 
 

@@ -7,12 +7,16 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from get_core.data import columns, reading
+from get_core.data import columns, leakage, reading
 from get_core.data.encoding import DataSpec, Prepared, prepare
 from pages import common
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
 DELIMITERS = {"detect": None, ", comma": ",", "; semicolon": ";", "tab": "\t", "| pipe": "|", "spaces": " "}
+WHAT_GET_IS = ("GET Explorer trains one **oblique decision tree**, whose splits weigh several features at once "
+               "(0.8·temp − 0.3·vacuum ≤ 12), by optimizing the whole tree at once with gradients (GET, Mao & Cao, "
+               "ICLR 2025), and puts a random forest and CART of the same data beside it: one small tree you can "
+               "read, often nearly as accurate as the forest. Start with a table and the number to predict.")
 MISSING_LABELS = {"drop": "drop those rows", "impute": "impute (median / most frequent value)"}
 # No example until the user picks one: opening the examples must not replace the table already prepared.
 CHOICES = {"data_source": "Upload a file", "delimiter": "detect", "example": None}
@@ -25,6 +29,7 @@ def _read(content: bytes, name: str, delimiter: str | None) -> pd.DataFrame:
 
 def data_page() -> None:
     st.title("Data")
+    st.caption(WHAT_GET_IS)
     common.remember(list(CHOICES), CHOICES)
     source = st.radio("Source", ["Upload a file", "Example dataset"], horizontal=True, key="data_source")
     loaded = _load_upload() if source == "Upload a file" else _load_example()
@@ -65,6 +70,9 @@ def data_page() -> None:
         st.error(common.plain(exc))
         return
     _show_prepared(prepared)
+    for note in [leakage.dropped_rows_note(df, spec, prepared), *leakage.leak_notes(df, spec, prepared)]:
+        if note:
+            st.warning(common.plain(note))
     outliers = columns.outlier_notes(prepared.X, prepared.feature_names)
     if outliers:
         st.warning("Far outliers: " + common.plain("; ".join(outliers)) + ". Is a value like 9999 a missing-value "
@@ -124,8 +132,12 @@ def _choose_columns(dataset: dict, infos: list[columns.ColumnInfo]) -> DataSpec:
     saved = st.session_state.get("data_choices", {})
     saved = saved if saved.get("token") == token else {}
     target_default = saved.get("target") or columns.default_target(infos) or names[-1]
+    picked = f"target-picked-{token}"
     target = st.selectbox("Target (the number the tree predicts)", names, index=names.index(target_default),
-                          key=f"target-{token}")
+                          key=f"target-{token}", on_change=lambda: st.session_state.__setitem__(picked, True))
+    if not st.session_state.get(picked) and target == target_default != "target":
+        st.info(common.plain(f"The target was guessed: '{target}', the last numeric column. Choose the column you "
+                             "want to predict."))
     candidates = [n for n in names if n != target]
     refused = [f"{_names([n])} ({kinds[n].value})" for n in candidates if not kinds[n].usable]
     if refused:

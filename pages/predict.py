@@ -64,8 +64,8 @@ def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None, re
     if len(scored) > MAX_SHOWN:
         st.caption(f"Showing the first {MAX_SHOWN:,} rows; the CSV has all {len(scored):,}.")
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", upload.name.rsplit(".", 1)[0]) or "rows"
-    st.download_button("Download predictions (CSV)", csv_out.csv_bytes(scored),
-                       f"{stem}_predictions.csv", "text/csv", key="dl_predictions")
+    common.download(st, "Download predictions (CSV)", csv_out.csv_bytes(scored),
+                    f"{stem}_predictions.csv", "text/csv", key="dl_predictions")
     row = st.number_input("Explain row", 1, len(scored), 1, step=1, key="explain_row",
                           help="Row number in the uploaded file (1 = first data row)")
     if int(row) in rows.problems:

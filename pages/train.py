@@ -6,6 +6,7 @@ import streamlit as st
 
 from get_core.data import columns
 from get_core.config import ALLOWED, GETConfig
+from get_core.config import APP_DEFAULTS
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
@@ -17,9 +18,9 @@ PRESETS = {"interactive": {"cfg_starts": 4, "cfg_epochs": 600, "cfg_n_alphas": 2
            "paper": {"cfg_starts": GET_DEFAULTS.n_starts, "cfg_epochs": GET_DEFAULTS.n_epochs,
                      "cfg_n_alphas": GET_DEFAULTS.n_alphas}}
 #: The budget choice: seconds of a racing fit (get_core.engine.race), or None: starts x epochs (the paper's, or by hand).
-BUDGETS = {"about 10 s": 10.0, "about a minute": 60.0, "paper budget": None, "manual": None}
+BUDGETS = {"about 10 s": APP_DEFAULTS.time_budget, "about a minute": 60.0, "paper budget": None, "manual": None}
 DEFAULTS = {
-    "cfg_depth": GET_DEFAULTS.depth, "cfg_leaf": GET_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
+    "cfg_depth": APP_DEFAULTS.depth, "cfg_leaf": APP_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
     "cfg_clip_leaves": GET_DEFAULTS.clip_leaves, "cfg_alpha_min": GET_DEFAULTS.alpha_range[0],
     "cfg_alpha_max": GET_DEFAULTS.alpha_range[1], **PRESETS["interactive"], "cfg_lr": GET_DEFAULTS.learning_rate,
     "cfg_l1": GET_DEFAULTS.l1, "cfg_polish": "auto", "cfg_scaling": GET_DEFAULTS.scaling,
@@ -114,8 +115,9 @@ def _budget_choice(c1, c2) -> None:
     """The budget: a time budget (racing starts), the paper's 10 starts x 3000 epochs, or starts and epochs by hand
     (with the interactive and paper presets)."""
     c1.radio("Budget", list(BUDGETS), key="cfg_budget", horizontal=True,
-             help="about 10 s / about a minute: GET measures this data and races many short starts, dropping the "
-                  "worse half at checkpoints, to end near that time (longer while other runs train); paper budget: "
+             help="about 10 s / about a minute: the whole run, baselines included. GET measures this data and "
+                  "races many short starts, dropping the worse half at checkpoints, to end near that time (longer "
+                  "while other runs train, or when the random forest alone needs more); paper budget: "
                   f"{GET_DEFAULTS.n_starts} starts × {GET_DEFAULTS.n_epochs} epochs per stage; manual: your own")
     if st.session_state.cfg_budget != "manual":
         return
@@ -185,7 +187,8 @@ def _estimate_panel(n_rows: int, n_features: int, params: dict) -> None:
         found = estimate.search_estimate(n_rows, n_features, params, path)
         if found is None:
             estimate.start_measurement(n_rows, n_features, config, path)  # no-op while another one runs
-            st.caption(":material/timer: Measuring this machine for a run-time estimate (a few seconds, once per tree shape)...")
+            st.caption(":material/timer: Measuring this machine for a run-time estimate (up to half a minute, "
+                       "once per tree shape)...")
             return
         store = common.get_store()
         busy = store.count_running()

@@ -21,8 +21,7 @@ from get_core.views import diagram, labels, node, summary, teaching
 from pages import common, diagram_widget, results_ui, what_if_ui
 from pages.results_ui import ModelSource
 
-MAX_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
-ALL_LEVELS_DEPTH = 6  # trees up to this depth open whole, leaves included (127 nodes; the diagram pans and zooms)
+MAX_LEVELS = diagram.MAX_OPEN_LEVELS  # more levels than this make an unreadable picture; deeper: "Expand"
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
 VIEWS = results_ui.SAVED_VIEWS
 
@@ -41,30 +40,11 @@ def tree_page() -> None:
     if run_id is not None:
         _keep_view(run_id)  # after the Expand and Collapse buttons changed it
     _summary(source)
-    diagram_side, panel_side = _side_by_side()
-    with diagram_side:
-        _diagram(tree, options, selected)
-    with panel_side:
-        _node_panel(source, selected)
+    _diagram(tree, options, selected)  # as wide as the page (issue 35: a 540 px column clipped it)
+    st.divider()
+    _node_panel(source, selected)
     st.divider()
     _exports(source, options)
-
-
-# ---------------------------------------------------------------------------------------------- layout
-# st.columns stacks only below 640 px; the node panel needs the room beside the diagram from WIDE_PX up, so below
-# that the two columns of this one container are stacked by CSS (the container's key is its class; Streamlit 1.67
-# wraps the columns' row in one div). tests/e2e/test_fit.py checks both layouts.
-WIDE_PX = 1200
-_ROW = ".st-key-tree_layout > div > [data-testid='stHorizontalBlock']"
-_STACK_BELOW_WIDE = (f"<style>@media (max-width: {WIDE_PX - 1}px) {{ {_ROW} {{ flex-direction: column; }}"
-                     f" {_ROW} > [data-testid='stColumn'] {{ width: 100% !important; flex: 1 1 auto !important; }} }}"
-                     ".st-key-tree_layout [data-testid='stMetricValue'] { font-size: 1.6rem; }</style>")
-
-
-def _side_by_side():
-    """Two columns, the diagram's and the node panel's: side by side on wide screens, stacked on narrow ones."""
-    st.html(_STACK_BELOW_WIDE)
-    return st.container(key="tree_layout").columns([3, 2], gap="medium")
 
 
 # ---------------------------------------------------------------------------------------------- selection
@@ -110,7 +90,7 @@ def _set_expanded(nodes: set[int] | frozenset[int]) -> None:
 def _diagram_options(tree: ObliqueTree, selected: int) -> diagram.DiagramOptions:
     top = min(tree.depth + 1, MAX_LEVELS)
     cols = st.columns([3, 2, 2])
-    levels = cols[0].slider("Levels shown", 1, top, default_levels(tree.depth), key="tree_levels",
+    levels = cols[0].slider("Levels shown", 1, top, default_levels(tree), key="tree_levels",
                             help="Deeper parts of the tree open with 'Expand below the selected node'.")
     expanded = _expanded()
     if cols[1].button("Expand below the selected node", disabled=tree.is_leaf(selected), key="tree_expand"):
@@ -138,9 +118,13 @@ def _summary(source: ModelSource) -> None:
         st.markdown("\n".join(f"- {common.plain(s)}" for s in _in_words(source).sentences()))
 
 
-def default_levels(depth: int) -> int:
-    """Levels shown when a tree opens: every level down to the leaves up to ALL_LEVELS_DEPTH, else the top four."""
-    return depth + 1 if depth <= ALL_LEVELS_DEPTH else 4
+def default_levels(tree: ObliqueTree) -> int:
+    """Levels shown when a tree opens (``diagram.readable_levels``, drawn through this page's cache); the top four
+    when Graphviz cannot draw it."""
+    try:
+        return diagram.readable_levels(tree, render=_svg)
+    except diagram.GraphvizError:
+        return min(tree.depth + 1, 4)
 
 
 # ---------------------------------------------------------------------------------------------- diagram
@@ -169,11 +153,11 @@ def _diagram(tree: ObliqueTree, options: diagram.DiagramOptions, selected: int) 
                     "threshold; leaves are coloured from low (blue) to high (orange) predictions. Hover for every "
                     "term of a split.")
     downloads = st.columns(3)
-    downloads[0].download_button("DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
-    downloads[1].download_button("SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
-                                 "image/svg+xml", key="dl_svg_view")
-    downloads[2].download_button("DOT (whole tree)", lambda: export.dot_source(tree), "tree.dot",
-                                 "text/vnd.graphviz", key="dl_dot_full")
+    common.download(downloads[0], "DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
+    common.download(downloads[1], "SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
+                    "image/svg+xml", key="dl_svg_view")
+    common.download(downloads[2], "DOT (whole tree)", lambda: export.dot_source(tree), "tree.dot",
+                    "text/vnd.graphviz", key="dl_dot_full")
 
 
 # ---------------------------------------------------------------------------------------------- node panel
@@ -327,20 +311,20 @@ def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
     stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"
     cols = st.columns(5)
     encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
-    cols[0].download_button("Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
-                            f"{stem}.json", "application/json", key="dl_json",
-                            help="Loads back into GET Explorer and get_core")
-    cols[1].download_button("Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
-                            key="dl_rules")
-    cols[2].download_button("Python code", lambda: codegen.python_source(tree), f"{stem}.py", "text/x-python",
-                            key="dl_py", help="Standalone, no dependencies; equals predict")
-    cols[3].download_button("C code", lambda: codegen.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
-                            help="Standalone C99; equals predict (compile with -ffp-contract=off)")
-    cols[4].download_button("HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
-                            key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")
+    common.download(cols[0], "Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
+                    f"{stem}.json", "application/json", key="dl_json",
+                    help="Loads back into GET Explorer and get_core")
+    common.download(cols[1], "Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
+                    key="dl_rules")
+    common.download(cols[2], "Python code", lambda: codegen.python_source(tree), f"{stem}.py", "text/x-python",
+                    key="dl_py", help="Standalone, no dependencies; equals predict")
+    common.download(cols[3], "C code", lambda: codegen.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
+                    help="Standalone C99; equals predict (compile with -ffp-contract=off)")
+    common.download(cols[4], "HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
+                    key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")
     if tree.depth <= FULL_SVG_MAX_DEPTH:
-        st.download_button("SVG (whole tree)", lambda: export.svg_source(tree), f"{stem}.svg", "image/svg+xml",
-                           key="dl_svg_full")
+        common.download(st, "SVG (whole tree)", lambda: export.svg_source(tree), f"{stem}.svg", "image/svg+xml",
+                        key="dl_svg_full")
 
 
 def _search_suffix(results, separator: str) -> str:

@@ -157,13 +157,14 @@ def test_every_exporter_writes_any_valid_model_and_the_rules_keep_one_line_per_n
 @given(sparse_trees(), st.data())
 def test_a_sparse_trees_rules_labels_and_code_show_only_its_nonzero_terms_and_predict_as_it_does(tree, data):
     widths = tree.split_widths
-    for line in export.rule_lines(tree):  # "if 2.5*f1 - 0.3*f4 <= 12.1:  # node 3"
+    for line in export.rule_lines(tree):  # "if 2.5*f1 - 0.3*f4 <= 12.1:  # node 3", "if f2 >= 0.4:  # node 4"
         if line.lstrip().startswith("if "):
             node = int(line.rsplit("# node ", 1)[1])
-            assert line.count("*") == widths[node - 1] and "more)" not in line
+            assert line.count("*") == (widths[node - 1] if widths[node - 1] != 1 else 0) and "more)" not in line
     for node in range(1, tree.n_branches + 1):  # at most three terms: the diagram writes the whole sentence
         label = diagram.node_label(tree, node, diagram.DiagramOptions(max_terms=1))
-        assert label.count("\u00b7") == widths[node - 1] and labels.ELLIPSIS not in label
+        shown = widths[node - 1] if widths[node - 1] != 1 else 0  # one feature: "f1 ≤ 0.5", a threshold
+        assert label.count("\u00b7") == shown and labels.ELLIPSIS not in label
     namespace: dict[str, Any] = {}
     exec(compile(codegen.python_source(tree), "generated.py", "exec"), namespace)
     X = data.draw(rows(tree.n_features))

@@ -163,6 +163,14 @@ class ObliqueTree:
             path[:, level + 1] = node
         return path
 
+    def goes_left(self, node: int, X: Any) -> np.ndarray:
+        """Whether each row of ``X`` takes branch ``node``'s left side, by the very test ``decision_path`` applies
+        there (so a threshold found with it routes exactly as the model does)."""
+        used = np.flatnonzero(self.weights[node - 1])  # _dot skips the others' terms anyway
+        xs_t = self.scale_X(X).T[used]
+        weights = np.repeat(self.weights[node - 1][used][:, None], xs_t.shape[1], axis=1)
+        return ~(_dot(weights, xs_t, skip_zeros=True) > self.thresholds[node - 1])
+
     def apply(self, X: Any) -> np.ndarray:
         """Leaf node id (heap numbering, in [2^D, 2^(D+1))) reached by each row."""
         return self.decision_path(X)[:, -1]

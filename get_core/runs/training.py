@@ -13,12 +13,17 @@ of splits (sparse beside dense, dense beside sparse: ``fit_all_baselines``). Art
 ``model``, ``predictions``, ``baselines`` (or ``baselines_error``). A run whose depth or features per split are
 chosen for the user runs ``GETRegressorCV`` instead of one fit (``get_core.runs.search``), and its baselines take the
 chosen depth.
+
+A budgeted run's seconds (the Train page's "about 10 s") are the whole run's, baselines included (issue 35): its GET
+fit gets ``MAIN_SHARE`` of them, then CART and the forest run, and the GET counterpart gets what is left of the
+budget (at least ``COUNTERPART_MIN_S``). Only a forest slower than the rest of the budget makes the run overrun.
 """
 
 from __future__ import annotations
 
 import errno
 import math
+import time
 import traceback
 from dataclasses import replace
 from typing import Any, Mapping
@@ -29,6 +34,11 @@ from get_core.config import GETConfig
 from get_core.runs.channel import Channel, Ending
 from get_core.runs.records import MetricPoint, RunFinishedError, RunStatus, StoreError
 from get_core.runs.search import FitWindow, search_fit, search_spec
+
+#: A budgeted run's GET fit gets this share of its seconds; CART, the forest and the GET counterpart the rest.
+MAIN_SHARE = 0.6
+#: The fewest seconds the counterpart of a budgeted run gets when the forest took the rest of the budget.
+COUNTERPART_MIN_S = 1.0
 
 BASELINES_SKIPPED = ("Cancelled by request while fitting the baselines: the trained tree and its test scores are kept; "
                      "the baseline comparison was skipped.")
@@ -42,7 +52,7 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
     from get_core.data.encoding import DataSpec, prepare, usable_rows
     from get_core.engine.train import MinMax, train  # torch: only the training path loads it
 
-    seed = int(params.get("seed", 0))
+    started, seed = time.monotonic(), int(params.get("seed", 0))
     df, spec = from_parquet_bytes(dataset), DataSpec.from_dict(params["data"])
     n_rows = len(usable_rows(df, spec))
     train_idx, test_idx = split_rows(n_rows, float(params.get("test_fraction", 0.25)), seed)
@@ -51,6 +61,9 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
     channel.put_json("split", {"seed": seed, "train": train_idx.tolist(), "test": test_idx.tolist(),
                                "row_ids": prepared.row_ids.tolist()})
     config = GETConfig(**{**params["config"], "random_state": seed})
+    deadline = None if config.time_budget is None else started + config.time_budget  # the whole run's budget
+    if config.time_budget is not None:
+        config = replace(config, time_budget=config.time_budget * MAIN_SHARE)
     X_train, y_train = prepared.X[train_idx], prepared.y[train_idx]
     X_test, y_test = prepared.X[test_idx], prepared.y[test_idx]
     # the trainer's y scale: the loss curves show RMSE in the target's units (views.curves)
@@ -79,7 +92,7 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
                       "so far is kept.", scores)
     channel.on_stop(Ending(RunStatus.CANCELLED, BASELINES_SKIPPED, scores))
     ran = GETConfig(**tree.meta["config"])  # with a time budget, the starts and epochs the race chose
-    _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share)
+    _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share, deadline)
     if channel.cancelled():
         return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
                       "the trained tree, its test scores and the baseline comparison are kept.", scores)
@@ -107,9 +120,10 @@ def _progress_reporter(channel: Channel, window: FitWindow, share: float, reache
 
 
 def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                   y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float) -> None:
-    """CART and random forest on the same split (issue 5), then the GET counterpart (``counterpart_config``); a
-    failing baseline never fails the run."""
+                   y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float,
+                   deadline: float | None = None) -> None:
+    """CART and random forest on the same split (issue 5), then the GET counterpart (``counterpart_config``), by
+    ``deadline`` (``time.monotonic``) when the run has a budget; a failing baseline never fails the run."""
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
     done = {"phase": "baselines", "stage": config.n_alphas - 1, "n_stages": config.n_alphas,
             "epoch": config.n_epochs, "n_epochs": config.n_epochs}
@@ -120,7 +134,7 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
         return stop or channel.cancelled()
 
     try:
-        result = fit_all_baselines(X_train, y_train, X_test, y_test, config, feature_names, on_progress)
+        result = fit_all_baselines(X_train, y_train, X_test, y_test, config, feature_names, on_progress, deadline)
     except Exception as exc:
         traceback.print_exc()
         channel.put_json("baselines_error", {"error": describe(exc)})
@@ -129,10 +143,13 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
 
 
 def fit_all_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-                      config: GETConfig, feature_names: list[str], on_progress: Any = None) -> dict:
+                      config: GETConfig, feature_names: list[str], on_progress: Any = None,
+                      deadline: float | None = None) -> dict:
     """``compare.fit_baselines`` (CART and the forest) plus, under ``models["get_sparse"]`` or
     ``models["get_dense"]``, the run's GET fit again with the other kind of splits (``counterpart_config``), on the
-    same split. The counterpart is left out when it would be the same tree or when it was cancelled part way."""
+    same split. The counterpart is left out when it would be the same tree or when it was cancelled part way. With a
+    ``deadline`` (``time.monotonic``) a budgeted counterpart gets the seconds left until then (at least
+    ``COUNTERPART_MIN_S``)."""
     from get_core.baselines import evaluate_tree, fit_baselines  # scikit-learn: kept out of the supervisor
     from get_core.engine.train import train  # torch: only the worker loads it
 
@@ -141,6 +158,8 @@ def fit_all_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
     other = counterpart_config(config, X_train.shape[1])
     if other is None:
         return result
+    if deadline is not None and other.time_budget is not None:
+        other = replace(other, time_budget=max(COUNTERPART_MIN_S, deadline - time.monotonic()))
     tree = train(X_train, y_train, other, on_progress=on_progress, feature_names=feature_names)
     if not tree.meta.get("cancelled"):
         key = "get_dense" if other.max_split_features is None else "get_sparse"

@@ -19,6 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 import graphviz
 import numpy as np
@@ -32,6 +33,12 @@ NODE_ID_PREFIX = "get-node-"
 MAX_DRAWN_NODES = 2047  # a full depth-10 tree; the page draws at most 127 nodes until subtrees are expanded
 MAX_DOT_STRING = 16_000  # bytes; Graphviz (2.43) refuses a quoted string longer than 16384
 SENTENCE_WIDTH = 48  # characters: a short split longer than this breaks before its threshold
+# A tree opens with the levels that fit a box this wide with text at least READABLE of its natural size
+# (``readable_levels``): the Tree page's box is as wide as the page (a 1,400 px window less the sidebar), the report's
+# the window's. READABLE is also the browser side's smallest opening scale (diagram_component/tree.js).
+OPEN_WIDTH_PX = 1100
+READABLE = 0.6
+MAX_OPEN_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 ASSETS = Path(__file__).with_name("diagram_component")
 LOW, MID, HIGH = (198, 219, 239), (255, 255, 204), (253, 174, 97)  # leaf fill: light blue - yellow - orange
 BRANCH_FILL = "#f7f7f7"
@@ -136,6 +143,27 @@ def node_label(tree: ObliqueTree, node: int, options: DiagramOptions = DiagramOp
     return head + '<BR ALIGN="LEFT"/>' + '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>'
 
 
+def readable_levels(tree: ObliqueTree, render: Callable[[str], str] | None = None, width_px: float = OPEN_WIDTH_PX,
+                    readable: float = READABLE) -> int:
+    """The most levels (up to ``MAX_OPEN_LEVELS``, at least two) whose picture, fitted to ``width_px``, keeps its
+    text at least ``readable`` of its natural size: a tree opens so, deeper levels collapsed ("▸ n nodes below"),
+    rather than shrunk to unreadable text (issue 35: "Fit" drew a depth-4 tree's labels 4 px high). ``render``
+    draws DOT as SVG (``render_svg`` by default; a page passes its cached one)."""
+    render = render or render_svg
+    for levels in range(min(tree.depth + 1, MAX_OPEN_LEVELS), 2, -1):
+        if svg_width_px(render(to_dot(tree, DiagramOptions(levels=levels)))) * readable <= width_px:
+            return levels
+    return min(tree.depth + 1, 2)
+
+
+def svg_width_px(svg: str) -> float:
+    """The natural width of Graphviz's SVG in CSS pixels (it writes points: 1 pt = 4/3 px); 0 when it has none."""
+    match = re.search(r'<svg[^>]*?\swidth="([0-9.]+)(pt|px)?"', svg)
+    if not match:
+        return 0.0
+    return float(match.group(1)) * (4 / 3 if match.group(2) in (None, "pt") else 1.0)
+
+
 def node_tooltip(tree: ObliqueTree, node: int, digits: int | None = None) -> str:
     """Plain-text hover text: the full split or leaf model, every term, names uncut, numbers exact by default (as
     the rules export writes them, so the hover text routes rows as the model does)."""
@@ -147,14 +175,12 @@ def node_tooltip(tree: ObliqueTree, node: int, digits: int | None = None) -> str
 
 
 def _branch_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
-    """A short split (at most ``labels.SENTENCE_TERMS`` terms) as one sentence, ``0.8·temp − 0.3·vacuum ≤ 12.1``,
-    broken before its threshold only when it is long; a dense one two terms a line, its largest terms first and the
-    rest summarized, the threshold on its own line."""
-    split = labels.split_terms(tree, node)
-    terms = labels.format_terms(split, options.digits, options.max_terms, max_name=options.max_name)
-    _, c = tree.split_in_original_units(node)
-    threshold = f"{labels.LEQ} {labels.fmt(c, options.digits)}"
-    if len(split) <= labels.SENTENCE_TERMS:
+    """A short split (at most ``labels.SENTENCE_TERMS`` terms) as one sentence, ``0.8·temp − 0.3·vacuum ≤ 12.1``
+    or ``cylinders ≤ 4.5``, broken before its threshold only when it is long; a dense one two terms a line, its
+    largest terms first and the rest summarized, the threshold on its own line."""
+    terms, op, number = labels.split_parts(tree, node, options.digits, options.max_terms, max_name=options.max_name)
+    threshold = f"{op} {number}"
+    if len(labels.split_terms(tree, node, options.digits)) <= labels.SENTENCE_TERMS:
         sentence = " ".join([*terms, threshold])
         lines = [sentence] if len(sentence) <= SENTENCE_WIDTH else [" ".join(terms), threshold]
     else:

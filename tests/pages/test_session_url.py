@@ -43,7 +43,7 @@ def _address_after_choosing(db) -> dict[str, str]:
     widget(at.selectbox, TARGET_LABEL).set_value("target").run()
     widget(at.multiselect, "Features").set_value(columns[1:3]).run()
     at.switch_page("pages/train.py").run()
-    at.slider(key="cfg_depth").set_value(5).run()
+    at.slider(key="cfg_depth").set_value(3).run()  # not the default depth (config.APP_DEFAULTS)
     at.radio(key="cfg_scaling").set_value("robust").run()
     assert_no_traceback(at)
     return {key: (value[0] if isinstance(value, list) else value) for key, value in at.query_params.items()}
@@ -51,13 +51,13 @@ def _address_after_choosing(db) -> dict[str, str]:
 
 def test_a_new_session_on_the_train_pages_address_gets_the_dataset_choices_and_settings_back(db):
     address = _address_after_choosing(db)
-    assert len(address["data"]) == session_url.FINGERPRINT_CHARS and address["train"] == "depth:5,scaling:robust"
+    assert len(address["data"]) == session_url.FINGERPRINT_CHARS and address["train"] == "depth:3,scaling:robust"
 
     at = _train_page(**address)  # a reload: a new session with the same URL
     assert_no_traceback(at)
     assert not any("Data page first" in i for i in texts(at, "info"))
     assert any("Dataset **noise.csv**: 80 rows, 2 model inputs, target 'target'" in c for c in texts(at, "caption"))
-    assert at.slider(key="cfg_depth").value == 5 and at.radio(key="cfg_scaling").value == "robust"
+    assert at.slider(key="cfg_depth").value == 3 and at.radio(key="cfg_scaling").value == "robust"
     assert at.radio(key="cfg_budget").value == DEFAULTS["cfg_budget"]
     assert at.query_params["data"] in (address["data"], [address["data"]])  # the same stored table, not a copy
 

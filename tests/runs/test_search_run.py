@@ -143,6 +143,9 @@ def test_a_search_runs_progress_only_grows_and_its_fits_follow_one_another_on_th
     assert phase in channel.phases and any(p.startswith("refit of depth") for p in channel.phases if p)
     starts_of_fits = {m.stage for m in channel.metrics.values() if m.epoch == 0 and m.start == 0}
     assert len(starts_of_fits) >= fits * TINY["n_alphas"]  # every fit's stages have their own numbers
+    listed = channel.artifacts["fits"]  # each fit's first stage, so the curves draw it on its own epochs
+    assert len(listed) == fits and listed[-1]["name"].startswith("refit, depth")
+    assert [f["first_stage"] for f in listed] == sorted({f["first_stage"] for f in listed})
 
 
 def test_the_stored_search_trees_are_the_estimators_own_fits_through_a_round_trip(tmp_path):
