@@ -122,6 +122,8 @@ def evaluate_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "G
 #: The baselines' models in table order: the run's GET fit with the other kind of splits (the worker adds one of
 #: the two, ``runs.training.fit_all_baselines``; older runs have neither), then CART and the forest.
 BASELINE_MODELS = ("get_sparse", "get_dense", "cart", "random_forest")
+#: A classification comparison's test scores, in the order tables show them (regression's: r2, rmse).
+CLASS_METRICS = ("accuracy", "balanced_accuracy", "log_loss", "roc_auc")
 
 
 def comparison_rows(baselines: dict, tree_entry: dict | None = None) -> list[dict]:
@@ -132,8 +134,8 @@ def comparison_rows(baselines: dict, tree_entry: dict | None = None) -> list[dic
     entries = ([tree_entry] if tree_entry else []) + [
         {"features_per_split": 1, **models[k]} if k in ("cart", "random_forest") else models[k]
         for k in BASELINE_MODELS if k in models]
-    keys = ("name", "r2", "rmse", "n_parameters", "features_per_split", "parameter_bytes", "size_bytes",
-            "predict_ms_per_10k", "fit_seconds")
+    keys = ("name", "r2", "rmse", *CLASS_METRICS, "n_parameters", "features_per_split", "parameter_bytes",
+            "size_bytes", "predict_ms_per_10k", "fit_seconds")
     return [{k: e.get(k) for k in keys} for e in entries]
 
 
