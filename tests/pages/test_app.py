@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 EXAMPLE = ROOT / "data" / "examples" / "airfoil_self_noise.csv"
 EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u23E9-\u23FF\uFE0F]")  # shown as boxes without a font
-TARGET_LABEL = "Target (the number the tree predicts)"
+TARGET_LABEL = "Target (what the tree predicts)"
 
 
 @pytest.fixture
