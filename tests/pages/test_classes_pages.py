@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pages import session_url
 from tests.pages.test_app import TARGET_LABEL, app, assert_no_traceback, db, texts, upload, widget  # noqa: F401
 
 ASK = "Predict a class or a number?"
@@ -43,6 +44,8 @@ def test_a_text_target_is_a_class_target_with_its_counts_and_travels_to_train(db
     assert at.query_params["task"] in (["classification"], "classification")
     assert any("classes of 'species'" in c for c in texts(at, "caption"))
     assert at.radio(key="cfg_class_weight").value == "none" and not [r for r in at.radio if r.label == "Leaves"]
+    assert tuple(at.radio(key="cfg_class_weight").options) == ("as in the data", "balanced")
+    assert len(session_url.SETTINGS["cfg_class_weight"]) == 2  # the URL takes the widget's values
 
 
 def test_a_0_1_target_asks_a_class_or_a_number_and_the_answer_decides(db):
