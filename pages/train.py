@@ -8,6 +8,7 @@ from get_core.data import columns
 from get_core.config import ALLOWED, GETConfig
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
+from get_core.runs.training import NO_CLASS_SEARCH
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
 from pages import common, session_url
 
@@ -108,6 +109,9 @@ def _form(ready: dict) -> None:
     c3.number_input("Seed", 0, 2**31 - 1, key="cfg_seed")
     session_url.keep(ready, {key: st.session_state[key] for key in DEFAULTS if key in st.session_state}, DEFAULTS)
     config = _config(classify)
+    if classify and _search() is not None:
+        st.warning(NO_CLASS_SEARCH)
+        return
     try:
         GETConfig(**config)  # GET's own check of the settings (alpha min above alpha max, say) before anything runs
     except ValueError as exc:

@@ -82,3 +82,32 @@ def test_a_strong_imbalance_is_stated_and_balanced_weights_offered_for_the_train
     at.switch_page("pages/train.py").run()
     assert_no_traceback(at)
     assert at.radio(key="cfg_class_weight").value == "balanced"
+
+
+def three_class_csv() -> bytes:
+    from tests.runs.test_class_run import three_classes
+
+    return three_classes(120).to_csv(index=False).encode()
+
+
+def test_a_class_run_trains_from_the_pages_and_its_panel_speaks_of_accuracy(db):
+    from get_core.runs.store import RunStore
+    from tests.pages.test_app import train_tiny_run
+
+    at = choose(upload(app(), "kinds.csv", three_class_csv()), "kind")
+    at.switch_page("pages/train.py").run()
+    at.radio(key="cfg_depth_mode").set_value("choose").run()
+    assert any("Choosing the depth or the features per split for a class target" in w for w in texts(at, "warning"))
+    at.radio(key="cfg_depth_mode").set_value("fixed").run()
+    store = train_tiny_run(at, db, depth=2)
+    run = store.get_run(1)
+    assert run.params["data"]["task"] == "classification" and run.status.is_finished()
+    at.switch_page("pages/runs.py").run()
+    assert_no_traceback(at)
+    labels = [m.label for m in at.metric]
+    assert {"Train accuracy", "Test accuracy", "Balanced accuracy", "Log loss"} <= set(labels)
+    assert "Test R²" not in labels
+    accuracy = next(m for m in at.metric if m.label == "Test accuracy").value
+    assert accuracy.endswith("%") and float(accuracy[:-1]) == pytest.approx(
+        100 * RunStore(db).get_json(1, "class_scores")["accuracy"], abs=0.06)
+    assert any("Brier score on the training rows" in c for c in texts(at, "caption"))
