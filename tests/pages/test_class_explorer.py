@@ -1,0 +1,79 @@
+"""AppTest of the explorer pages (Tree, Compare, Predict) on a class run trained by the real worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from get_core.runs import worker
+from get_core.runs.results import load_results
+from get_core.runs.store import RunStatus, RunStore
+from tests.runs.test_class_run import class_run, three_classes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("classes") / "runs.sqlite"
+    store = RunStore(path)
+    run_id = class_run(store, three_classes(160), config={"depth": 3})
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    store.close()
+    return path
+
+
+@pytest.fixture
+def store(db, monkeypatch):
+    monkeypatch.setenv("GET_EXPLORER_DB", str(db))
+    store = RunStore(db)
+    yield store
+    store.close()
+
+
+def page(name: str, **params) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = str(value)
+    return at.run()
+
+
+def counts_table(at: AppTest):
+    return next(d.value for d in at.dataframe if "training rows (model)" in d.value.columns)
+
+
+def ok(at: AppTest) -> None:
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_the_tree_page_of_a_class_run_speaks_of_classes(store):
+    results = load_results(store, 1)
+    tree = results.tree
+    at = page("tree", run=1, node=1)
+    ok(at)
+    summary = " ".join(m.value for m in at.markdown)
+    assert "groups" in summary and "classifies" in summary  # the plain-language summary speaks of classes
+    counts = counts_table(at)
+    assert counts["class"].tolist() == tree.classes and counts["train rows"].sum() == len(results.y_train)
+    assert counts["test rows"].sum() == len(results.y_test)
+    accuracy = next(m for m in at.metric if m.label == "Accuracy on test rows here").value
+    assert float(accuracy[:-1]) == pytest.approx(100 * np.mean(tree.predict(results.X_test) == results.y_test),
+                                                 abs=0.06)
+    assert any("filled with the colour of their class" in c.value for c in at.caption)
+
+
+def test_a_leaf_of_a_class_run_reads_its_class_and_every_share(store):
+    tree = load_results(store, 1).tree
+    leaf = next(t for t in range(tree.n_leaves, 2 * tree.n_leaves) if not tree.is_empty(t))
+    at = page("tree", run=1, node=leaf)
+    ok(at)
+    code = next(c.value for c in at.code if c.value.startswith("class "))
+    k = int(np.argmax(tree.leaf_proba[leaf - tree.n_leaves]))
+    assert code.startswith(f"class {tree.classes[k]} (")
+    for c in tree.classes:
+        assert f"{c} " in code.split("\n")[1]
+    assert "predicted probability" in counts_table(at).columns
