@@ -77,3 +77,29 @@ def test_a_leaf_of_a_class_run_reads_its_class_and_every_share(store):
     for c in tree.classes:
         assert f"{c} " in code.split("\n")[1]
     assert "predicted probability" in counts_table(at).columns
+
+
+def test_compare_puts_get_beside_cart_the_forest_and_boosting_with_confusion_matrices(store):
+    results = load_results(store, 1)
+    at = page("compare", run=1)
+    ok(at)
+    table = next(d.value for d in at.dataframe if "Test accuracy" in d.value.columns)
+    assert table["Model"].tolist()[0] == "GET" and {"CART", "Random forest", "HistGradientBoosting"} <= set(
+        table["Model"])
+    assert {"Balanced accuracy", "Log loss", "ROC AUC"} <= set(table.columns) and "Test R\u00b2" not in table.columns
+    get_accuracy = np.mean(results.tree.predict(results.X_test) == results.y_test)
+    assert table["Test accuracy"].iloc[0] == pytest.approx(get_accuracy)
+    charts = [c for c in at.get("plotly_chart")]
+    assert len(charts) == len(table) + 1  # one confusion matrix per model, and the reliability chart
+
+
+def test_the_confusion_matrix_and_reliability_points_count_the_rows():
+    from get_core.views import class_compare
+
+    y = np.array(["a", "a", "b", "b"], dtype=object)
+    proba = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8], [0.55, 0.45]])
+    x, right, n = class_compare.reliability_points(y, proba, ["a", "b"], bins=2)
+    assert n.tolist() == [4]  # every confidence is at least 50%: one bin
+    assert right.tolist() == [0.5] and x.tolist() == pytest.approx([(0.9 + 0.6 + 0.8 + 0.55) / 4])
+    figure = class_compare.confusion_figure([[1, 1], [1, 1]], ["a", "b"], "GET")
+    assert figure.data[0].text.tolist() == [[1, 1], [1, 1]]
