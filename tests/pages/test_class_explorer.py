@@ -103,3 +103,33 @@ def test_the_confusion_matrix_and_reliability_points_count_the_rows():
     assert right.tolist() == [0.5] and x.tolist() == pytest.approx([(0.9 + 0.6 + 0.8 + 0.55) / 4])
     figure = class_compare.confusion_figure([[1, 1], [1, 1]], ["a", "b"], "GET")
     assert figure.data[0].text.tolist() == [[1, 1], [1, 1]]
+
+
+def test_predict_gives_a_typed_rows_class_probabilities_and_path(store):
+    tree = load_results(store, 1).tree
+    at = page("predict", run=1)
+    ok(at)
+    at.number_input(key=next(n.key for n in at.number_input if n.label == "a")).set_value(0.05)
+    at.number_input(key=next(n.key for n in at.number_input if n.label == "b")).set_value(0.05)
+    at.button[0].click().run()
+    ok(at)
+    shown = next(m for m in at.metric if m.label == "Predicted class").value
+    probabilities = next(d.value for d in at.dataframe if "probability" in d.value.columns)
+    assert probabilities["class"].tolist() == tree.classes
+    best = probabilities["probability"].map(lambda v: float(v.strip("%<"))).idxmax()
+    assert shown == tree.classes[best]
+    assert any(c.value.startswith("leaf ") and ": class " in c.value for c in at.code)
+
+
+def test_scored_rows_carry_the_class_and_a_probability_per_class():
+    from get_core.views import explain
+    from tests.trees import make_class_tree
+
+    tree, X, _ = make_class_tree(depth=2, labels=["no", "yes"])
+    table = explain.explain_rows(tree, X[:5])
+    assert list(table.columns[:3]) == ["prediction", "probability no", "probability yes"]
+    assert table["prediction"].tolist() == tree.predict(X[:5]).tolist()
+    np.testing.assert_array_equal(table[["probability no", "probability yes"]].to_numpy(), tree.predict_proba(X[:5]))
+    row = explain.explain_row(tree, X[0])
+    assert row["prediction"] == tree.predict(X[:1]).tolist()[0] and row["probabilities"] == list(
+        tree.predict_proba(X[:1])[0])
