@@ -28,7 +28,7 @@ from get_core.engine.train import MinMax
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
 DEFAULT_DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
-RESULTS_DIR = REPO_ROOT / "bench" / "results"
+RESULTS_DIR = REPO_ROOT / "results"  # results are data, kept outside the code (results/INDEX.md)
 MAX_SEED = 2**32 - 1  # a split seed is train_test_split's random_state
 TEST_SIZE = 0.25  # the paper's 75% train / 25% test
 SUBSAMPLE_SEED = 12345  # --max-rows keeps the same rows for every seed and method

@@ -11,7 +11,7 @@ on the scaled training part of `bench.common.split_and_scale`; training R2 (%) f
 Finished cells go to a JSON-lines file and are skipped on a rerun.
 
 Usage: python -m bench.paper.reference_r2 --datasets abalone airfoil_self_noise --depths 2 4 [--polish] [--epochs 3000]
-       python -m bench.paper.reference_r2 --report bench/results/tables-paper.cells-<key>.jsonl   # Markdown beside ours
+       python -m bench.paper.reference_r2 --report results/tables-paper.cells-<key>.jsonl   # Markdown beside ours
 
 The comparison is fair only at equal budgets: `--report` keeps the fits of `--starts` x `--epochs` and should be given
 the cells file of a `python -m bench.paper --tables` run with the same starts and epochs.

@@ -55,7 +55,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--depths", nargs="+", type=int_in(1, MAX_DEPTH),
                         help="fixed depths for --tables (default: 2 4 8)")
     parser.add_argument("--out", type=Path,
-                        help="summary JSON (default: bench/results/paper-BUDGET.json, or tables-BUDGET.json), replaced "
+                        help="summary JSON (default: results/paper-BUDGET.json, or tables-BUDGET.json), replaced "
                              "on each run; the finished cells go beside it to NAME.cells-KEY.jsonl (NAME: OUT "
                              "without .json)")
     parser.add_argument("--searches", type=Path,

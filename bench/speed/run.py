@@ -9,7 +9,7 @@ fixed costs the same way the reference's figure does; ``ms_per_start_epoch_total
 them. Medians over ``--repeats``. The reference comes from ``bench.speed.reference`` (its own venv; median epoch time).
 ``--paper-budget`` also times the paper's whole budget (10 starts x 2 stages x 3000 epochs) at depth 8, once.
 
-Writes ``bench/results/speed.json`` and the speed section of ``docs/BENCHMARKS.md`` (between its markers).
+Writes ``results/speed.json`` and the speed section of ``docs/BENCHMARKS.md`` (between its markers).
 Usage: python -m bench.speed [--depths 2 4 8] [--repeats 3] [--paper-budget] [--no-reference] [--report-only]
 """
 

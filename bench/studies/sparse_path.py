@@ -5,7 +5,7 @@ can pick k. A depth search per k costs five depth searches per dataset; this stu
 dense method's own search chose on the same split (read from a ``bench.paper`` cell file), a declared cheaper
 protocol: each k is one fit on the 2:1 train part, scored on the validation part, and the chosen k is refit.
 
-Usage: python -m bench.studies.sparse_path --cells bench/results/paper-fast-sparse.cells-cdb30d8994.jsonl \
+Usage: python -m bench.studies.sparse_path --cells results/paper-fast-sparse.cells-cdb30d8994.jsonl \
            --seeds 0 --leaf linear
        python -m bench.studies.sparse_path --report
 """
