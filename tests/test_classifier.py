@@ -128,3 +128,21 @@ def test_fifty_classes():
     model = GETClassifier(depth=6, n_starts=2, n_epochs=40, random_state=0).fit(X, y)
     assert model.n_classes_ == 50 and model.predict_proba(X).shape == (1500, 50)
     assert model.score(X, y) > 0.3  # 64 leaves for 50 bins of x0; chance is 0.02
+
+
+def test_the_cv_search_walks_the_split_feature_path_by_validation_accuracy(tmp_path):
+    from get_core.engine.checkpoint import SearchCheckpoint
+
+    X, y = _blobs(n=300, seed=6)
+    labels = np.array(["a", "b", "c"])[y]
+    search = dict(depths=(1, 2), n_starts=2, n_epochs=20, random_state=0, max_split_features="auto")
+    cv = GETClassifierCV(**search).fit(X, labels, checkpoint=SearchCheckpoint(tmp_path))
+    assert [r["max_split_features"] for r in cv.path_results_] == [1, 2, None]
+    best = max(r["validation_accuracy"] for r in cv.path_results_)
+    chosen = next(r for r in cv.path_results_ if r["max_split_features"] == cv.best_max_split_features_)
+    assert chosen["validation_accuracy"] >= best - cv.sparsity_tolerance
+    assert cv.best_validation_accuracy_ == chosen["validation_accuracy"]
+    assert all({"validation_accuracy", "train_accuracy"} <= set(r) for r in cv.cv_results_)
+    assert set(cv.predict(X)) <= set(labels)
+    again = GETClassifierCV(**search).fit(X, labels, checkpoint=SearchCheckpoint(tmp_path))  # every fit stored
+    np.testing.assert_array_equal(again.tree_.weights, cv.tree_.weights)

@@ -26,13 +26,13 @@ import pandas as pd
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
 
-from bench.common import DEFAULT_DATA_DIR, DEFAULT_DOC, REPO_ROOT, CellStore, log, thread_limit, write_section
+from bench.common import DEFAULT_DATA_DIR, DEFAULT_DOC, RESULTS_DIR, CellStore, log, thread_limit, write_section
 from bench.paper.methods import DEPTHS, FOREST_TREES, PATIENCE, VALIDATION_FRACTION, tune_depth, tune_forest
 from get_core import ENGINE_VERSION
 from get_core.baselines import count_tree_parameters
 
 DATA_DIR = DEFAULT_DATA_DIR / "classification"
-CELLS = REPO_ROOT / "bench" / "results" / "classify.cells.jsonl"
+CELLS = RESULTS_DIR / "classify.cells.jsonl"
 METHODS = ("cart", "rf", "hgb", "logistic", "obliquetree", "get", "get-k1", "get-k2", "get-k3")
 
 
