@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -246,6 +247,8 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
         if tree.is_leaf(selected):
             st.info("A leaf has no split: its class probabilities are above.")
         else:
+            if X_train is not None:
+                _class_terms(tree, selected, X_train)
             _weights_tab(tree, selected, x_std)
     with tabs[1]:
         if results is None or tree.is_leaf(selected):
@@ -263,6 +266,19 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
                                         for k, v in row.items()}]), hide_index=True, key="class_forest")
     with tabs[3]:
         _teaching_tab(tree, selected, results)
+
+
+def _class_terms(tree: ObliqueTree, selected: int, X_train) -> None:
+    """A class tree's split terms ranked by their share in standardized units on the rows reaching the node."""
+    at = node.reaches(tree, X_train, selected)
+    terms, share = node.term_shares(tree, selected, X_train[at] if at.sum() >= 2 else X_train)
+    order = np.argsort(-np.nan_to_num(share), kind="stable")
+    w, _ = tree.split_in_original_units(selected)
+    st.markdown("**Terms of the split**, largest share first")
+    st.dataframe(pd.DataFrame({TERM_COLUMNS["feature"]: [tree.feature_names[terms[i]] for i in order],
+                               TERM_COLUMNS["weight"]: [common.number(w[terms[i]]) for i in order],
+                               TERM_COLUMNS["share"]: ["\u2013" if np.isnan(share[i]) else f"{share[i]:.1f}%"
+                                                       for i in order]}), hide_index=True, key="class_terms")
 
 
 def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:

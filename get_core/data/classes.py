@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from get_core.data.columns import ColumnKind, DataError, as_float, column_kind
+from get_core.data.columns import ColumnKind, DataError, as_float, column_kind, text_label
 
 TASKS = ("regression", "classification")
 #: The most classes a target may have: beyond, a class has too few rows for a tree of a readable depth to give it a
@@ -70,8 +70,6 @@ def class_labels(series: pd.Series) -> np.ndarray:
     """The column's values as class labels of one type, an object array with None where a value is missing:
     booleans as bool, whole numbers as int, other numbers as float, anything else as its stripped text (whole
     numbers written as text spelled one way, '1.0' as '1', as categorical levels are)."""
-    from get_core.data.encoding import _text_label  # one spelling of text levels, features and classes alike
-
     missing = series.isna().to_numpy()
     if _boolean(series):
         values = [bool(v) for v in series.to_numpy(dtype=object)[~missing]]
@@ -82,7 +80,7 @@ def class_labels(series: pd.Series) -> np.ndarray:
         whole = bool(np.all(np.abs(numbers) < 2 ** 53) and np.all(numbers == np.round(numbers)))
         values = [int(v) for v in numbers] if whole else [float(v) for v in numbers]
     else:
-        values = [_text_label(v) for v in series.to_numpy(dtype=object)[~missing]]
+        values = [text_label(v) for v in series.to_numpy(dtype=object)[~missing]]
     labels = np.full(len(series), None, dtype=object)
     labels[np.flatnonzero(~missing)] = values
     return labels

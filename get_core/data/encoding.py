@@ -9,7 +9,6 @@ that ``Encoding``, which rebuilds its rows and encodes new ones (the Predict pag
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -18,12 +17,9 @@ import pandas as pd
 
 from get_core.data.classes import TASKS, as_label_array, check_classes, class_counts, class_labels
 from get_core.data.columns import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
-                           first_non_number)
+                           first_non_number, text_label)
 from get_core.model.tree import feature_name_problem
 
-#: Text that is a whole number written as a float ('1.0', '2.00'), as a column of codes is once a blank or a text
-#: cell made pandas read it as floats or text.
-_WHOLE_TEXT = re.compile(r"([-+]?\d+)\.0*")
 
 MISSING_POLICIES = ("drop", "impute")
 _UNSEEN, _MISSING = -1, -2  # level positions of a value training never had, and of a missing value
@@ -419,7 +415,7 @@ def _distinct_labels(series: pd.Series) -> tuple[np.ndarray, list[str], list[str
     float column). Other text is kept as written: '007' and '1.10' stay codes, distinct from '7' and '1.1'."""
     codes, values = pd.factorize(series)
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-        spell = _text_label
+        spell = text_label
     elif pd.api.types.is_integer_dtype(series):  # exact: IDs beyond 2**53 must not merge through floats
         spell = lambda v: str(int(v))  # noqa: E731
     else:
@@ -436,12 +432,6 @@ def _level_positions(series: pd.Series, levels: Sequence[str], fill: str | None)
     per_value = [where.get(old, where.get(label, _UNSEEN)) for label, old in zip(labels, legacy)]
     missing = _MISSING if fill is None else where.get(fill, _UNSEEN)
     return np.array(per_value + [missing], dtype=np.int64)[codes]
-
-
-def _text_label(value: Any) -> str:
-    text = str(value).strip()
-    whole = _WHOLE_TEXT.fullmatch(text)
-    return str(int(whole[1])) if whole else text  # exact for codes beyond 2**53
 
 
 def _number_label(value: float) -> str:

@@ -64,6 +64,10 @@ def test_the_tree_page_of_a_class_run_speaks_of_classes(store):
     assert float(accuracy[:-1]) == pytest.approx(100 * np.mean(tree.predict(results.X_test) == results.y_test),
                                                  abs=0.06)
     assert any("filled with the colour of their class" in c.value for c in at.caption)
+    terms = next(d.value for d in at.dataframe if "share of the split" in d.value.columns)
+    shares = [float(v.rstrip("%")) for v in terms["share of the split"]]
+    assert shares == sorted(shares, reverse=True) and sum(shares) == pytest.approx(100, abs=0.5)
+    assert len(terms) == int(tree.split_widths[0])
 
 
 def test_a_leaf_of_a_class_run_reads_its_class_and_every_share(store):
