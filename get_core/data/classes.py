@@ -58,7 +58,7 @@ def target_kind(series: pd.Series, name: str) -> TargetKind:
     numbers = numbers[~np.isnan(numbers)]
     distinct = np.unique(numbers)
     whole = bool(np.all(np.isfinite(distinct)) and np.all(distinct == np.round(distinct)))
-    if whole and len(distinct) <= FEW_VALUES:
+    if whole and 2 <= len(distinct) <= FEW_VALUES:  # one value: neither a class nor a number to learn (prepare says)
         return TargetKind("classification", True, f"{quoted} holds {len(distinct)} whole-number value"
                           f"{'s' if len(distinct) != 1 else ''}: classes (such as 0 = no, 1 = yes) or a count or "
                           "score to predict as a number.", class_counts(class_labels(series)))

@@ -87,3 +87,8 @@ def test_a_strong_imbalance_is_stated_with_what_always_guessing_scores():
 def test_an_unknown_task_is_refused():
     with pytest.raises(DataError, match="task must be one of"):
         prepare(table(["a", "b"] * 15), DataSpec("y", ("x",), task="ranking"))
+
+
+def test_a_column_of_one_value_is_not_offered_as_classes_so_prepare_says_it_cannot_be_learned():
+    kind = classes.target_kind(pd.Series([3.0] * 30), "y")
+    assert (kind.suggested, kind.ask) == ("regression", False)
