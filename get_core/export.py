@@ -16,6 +16,7 @@ import numpy as np
 
 from get_core import baselines as baseline_models
 from get_core.data.encoding import Encoding
+from get_core.model import codegen
 from get_core.model.model_file import model_json, plain
 from get_core.model.tree import ObliqueTree
 from get_core.views import diagram, labels, summary
@@ -27,6 +28,8 @@ def rules_text(tree: ObliqueTree, decimals: int | None = None, target_name: str 
     (``decimals=None``: each the shortest text that reads back as the model's double), so the rules route rows as
     ``predict`` does; with ``decimals`` they are rounded to that many significant digits and the header says so."""
     target = target_name or tree.meta.get("target") or "the target"
+    if tree.is_classifier:
+        return _class_rules_text(tree, decimals, target)
     header = [
         f"# GET oblique regression tree: depth {tree.depth}, {tree.leaf_type} leaves, {tree.n_features} features, "
         f"{tree.n_parameters} parameters.",
@@ -43,6 +46,24 @@ def rules_text(tree: ObliqueTree, decimals: int | None = None, target_name: str 
     return "\n".join(header + [""] + rule_lines(tree, decimals)) + "\n"
 
 
+def _class_rules_text(tree: ObliqueTree, decimals: int | None, target: str) -> str:
+    classes = ", ".join(codegen.label_literal(c) for c in tree.classes)
+    header = [
+        f"# GET oblique classification tree: depth {tree.depth}, {tree.n_classes} classes ({classes}), "
+        f"{tree.n_features} features, {tree.n_parameters} parameters.",
+        f"# Each 'if' is a weighted sum of features in their original units; 'return' gives the predicted class of "
+        f"{labels.shorten(str(target), None)},",
+        "# the one with the largest probability in its leaf (the first on a tie).",
+        "# Each leaf's comment lists its class probabilities (what predict_proba gives), in the order of the classes.",
+        "# Terms are ordered by their size over the feature's training range, largest first.",
+        "# Numbers are written in full (each reads back as the model's own double), so the rules send a row to the "
+        "leaf the model does." if decimals is None else
+        f"# Numbers are rounded to {decimals} significant digits: a row near a split may go the other way than in the "
+        "model.",
+    ]
+    return "\n".join(header + [""] + rule_lines(tree, decimals)) + "\n"
+
+
 def rule_lines(tree: ObliqueTree, decimals: int | None = None) -> list[str]:
     """The tree as nested if/else rules, one line per test or leaf, every term shown: each test is the node's
     hyperplane and each return its leaf's model, as the diagram labels them (``views.labels``) in plain ASCII."""
@@ -53,6 +74,12 @@ def rule_lines(tree: ObliqueTree, decimals: int | None = None) -> list[str]:
 
 def _add_rules(tree: ObliqueTree, node: int, indent: int, decimals: int | None, out: list[str]) -> None:
     pad = "    " * indent
+    if tree.is_leaf(node) and tree.is_classifier:
+        proba = ", ".join(f"{codegen.label_literal(c)} {labels.fmt(p, decimals, False)}"
+                          for c, p in zip(tree.classes, labels.node_shares(tree, node)))
+        label = codegen.label_literal(tree.classes[labels.node_class(tree, node)])
+        out.append(f"{pad}return {label}  # leaf {node}, {tree.n_samples[node - 1]} train rows; probabilities {proba}")
+        return
     if tree.is_leaf(node):
         out.append(f"{pad}return {_leaf_rule(tree, node, decimals)}  # leaf {node}, "
                    f"{tree.n_samples[node - 1]} train rows")
@@ -133,6 +160,8 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
         "<ul>" + "".join(f"<li>{_shown(s)}</li>" for s in (in_words or summary.summarize(tree)).sentences()) + "</ul>",
         "<h2>Summary</h2>",
         _html_table([("Depth", tree.depth), ("Leaves", f"{tree.leaf_type} ({tree.n_leaves})"),
+                     *([("Classes", ", ".join(labels.class_name(c) for c in tree.classes))] if tree.is_classifier
+                       else []),
                      ("Features", tree.n_features), ("Parameters (paper's count)", tree.n_parameters),
                      ("Training rows", int(tree.n_samples[0]))]),
     ]
@@ -140,14 +169,18 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
         parts += ["<h2>Metrics</h2>", _html_table(list(metrics.items()))]
     if baselines:
         rows = baseline_models.comparison_rows(baselines, baselines.get("get"))
-        header = ["Model", "Test R\u00b2", "Test RMSE", "Parameters", "Features per split (most)",
-                  "Size (bytes, pickled)", "Prediction ms / 10,000 rows", "Fit seconds"]
-        keys = ["name", "r2", "rmse", "n_parameters", "features_per_split", "size_bytes", "predict_ms_per_10k",
-                "fit_seconds"]
+        scores = (["Test accuracy", "Balanced accuracy", "Log loss", "ROC AUC"] if tree.is_classifier
+                  else ["Test R\u00b2", "Test RMSE"])
+        header = ["Model", *scores, "Parameters", "Features per split (most)", "Size (bytes, pickled)",
+                  "Prediction ms / 10,000 rows", "Fit seconds"]
+        keys = [*(baseline_models.CLASS_METRICS if tree.is_classifier else ("r2", "rmse")), "n_parameters",
+                "features_per_split", "size_bytes", "predict_ms_per_10k", "fit_seconds"]
+        leaf = ("C-1 per leaf (its free class shares, C classes)" if tree.is_classifier
+                else "1 (or p+1 for linear) per leaf")
         parts += ["<h2>Comparison with CART and a random forest</h2>",
-                  _html_grid(header, [[row.get(k) for k in keys] for row in rows]),
+                  _html_grid(header, [[row.get(k) for k in ["name", *keys]] for row in rows]),
                   '<p class="note">Parameters as the paper counts them: CART and forest trees 2 per branch node and 1 '
-                  "per leaf; the oblique tree p+1 per branch node and 1 (or p+1 for linear) per leaf.</p>"]
+                  f"per leaf; the oblique tree p+1 per branch node and {leaf}.</p>"]
     parts += ["<h2>Diagram</h2>", _report_diagram(tree, diagram_levels)]
     parts += ["<h2>Rules</h2>", f"<pre>{escape(rules_text(tree))}</pre>"]
     ranges = [[j, name, float(lo), float(lo + sc)] for j, (name, lo, sc)

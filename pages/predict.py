@@ -15,7 +15,7 @@ from get_core.data import columns, csv_out, reading
 from get_core.model import model_file
 from get_core.data.encoding import Encoding
 from get_core.model.tree import ObliqueTree
-from get_core.views import explain
+from get_core.views import class_node, explain, labels
 from pages import common, results_ui, what_if_ui
 
 MAX_SHOWN = 1000  # rows displayed; the CSV download holds all of them
@@ -140,7 +140,10 @@ def _what_if(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, refere
 def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:
     result = explain.explain_row(tree, x)
     cols = st.columns(3)
-    cols[0].metric("Prediction", common.number(result["prediction"], 6))
+    if tree.is_classifier:
+        cols[0].metric("Predicted class", labels.class_name(result["prediction"]))
+    else:
+        cols[0].metric("Prediction", common.number(result["prediction"], 6))
     cols[1].metric("Leaf", result["leaf"])
     cols[2].metric("Path", " \u2192 ".join(map(str, result["path"])))
     steps = pd.DataFrame([{
@@ -155,6 +158,13 @@ def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:
                f"\u2212 the middle of the feature's training {middle}): how far this row's value moves the weighted "
                "sum from a mid-range row's, largest first. A feature that barely varies contributes little, however "
                "large its values.")
+    if tree.is_classifier:
+        st.code(f"leaf {result['leaf']}: class {result['leaf_model']}", language=None)
+        st.dataframe(pd.DataFrame({"class": [labels.class_name(c) for c in tree.classes],
+                                   "probability": [labels.percent(p) for p in result["probabilities"]]}),
+                     hide_index=True)
+        st.plotly_chart(class_node.shares_figure(tree, result["leaf"]), key=f"row_shares_{result['leaf']}")
+        return
     st.code(f"leaf {result['leaf']}: y = {result['leaf_model']}", language=None)
     if result["clamped"]:
         st.caption("This row's value of the leaf's line lies outside the range of targets the leaf saw in training, "

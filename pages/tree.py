@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -17,7 +18,7 @@ from get_core.model import codegen, model_file
 
 from get_core import baselines as baseline_models, export, schedule
 from get_core.model.tree import ObliqueTree
-from get_core.views import diagram, labels, node, summary, teaching
+from get_core.views import class_node, diagram, labels, node, summary, teaching
 from pages import common, diagram_widget, results_ui, what_if_ui
 from pages.results_ui import ModelSource
 
@@ -149,9 +150,11 @@ def _diagram(tree: ObliqueTree, options: diagram.DiagramOptions, selected: int) 
     cols[0].number_input("Selected node", 1, tree.n_nodes, step=1, key="node_pick",
                          on_change=lambda: st.query_params.__setitem__("node", str(st.session_state["node_pick"])),
                          help="Click a node in the diagram, or type its number (root 1; children of t: 2t, 2t+1).")
+    colours = (f"nodes are filled with the colour of their class ({diagram.class_legend(tree).removeprefix('fill: ')}"
+               "), each leaf names its class and the shares of every class" if tree.is_classifier else
+               "leaves are coloured from low (blue) to high (orange) predictions")
     cols[1].caption("Click a node to select it. Left branch (\u2264) when the weighted sum is at most the "
-                    "threshold; leaves are coloured from low (blue) to high (orange) predictions. Hover for every "
-                    "term of a split.")
+                    f"threshold; {common.plain(colours)}. Hover for every term of a split.")
     downloads = st.columns(3)
     common.download(downloads[0], "DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
     common.download(downloads[1], "SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
@@ -172,10 +175,17 @@ def _node_panel(source: ModelSource, selected: int) -> None:
     if kind == "branch":
         st.markdown("**Split** (left when it holds):")
         st.code(labels.split_text(tree, selected, digits=4, max_terms=None), language=None)
+    elif tree.is_classifier:
+        st.markdown("**Leaf prediction**:")
+        st.code("class " + labels.leaf_text(tree, selected) + "\nprobabilities " + labels.shares_text(
+            tree, labels.node_shares(tree, selected), max_classes=None), language=None)
     else:
         st.markdown("**Leaf model**:")
         st.code("y = " + labels.leaf_text(tree, selected, digits=4, max_terms=None), language=None)
     has_data = results is not None and results.has_data
+    if tree.is_classifier:
+        _class_node(tree, selected, results if has_data else None)
+        return
     _node_metrics(tree, selected, results if has_data else None)
     tabs = st.tabs(["Weights", "Projection" if kind == "branch" else "Observed vs fitted", "Random forest",
                     "Teaching"])
@@ -201,6 +211,61 @@ def _node_panel(source: ModelSource, selected: int) -> None:
     if kind != "branch":
         what_if_ui.way_into_leaf(tree, selected, results.X_train if has_data else None,
                                  results.encoding if results is not None else model_file.model_encoding(tree))
+
+
+def _class_node(tree: ObliqueTree, selected: int, results) -> None:
+    """A classification tree's node: its class shares as a bar, its rows' class counts, the tree's accuracy there
+    (and the forest's), a branch's rows on its split by class, and the split's weights and teaching view."""
+    st.plotly_chart(class_node.shares_figure(tree, selected), key="class_shares")
+    X_train, y_train, X_test, y_test = ((results.X_train, results.y_train, results.X_test, results.y_test)
+                                        if results is not None else (None, None, None, None))
+    cols = st.columns(3)
+    cols[0].metric("Training rows (model)", f"{int(tree.n_samples[selected - 1]):,}")
+    for col, part, X, y in ((cols[1], "train", X_train, y_train), (cols[2], "test", X_test, y_test)):
+        n, accuracy = class_node.accuracy_at(tree, selected, X, y)
+        col.metric(f"Accuracy on {part} rows here", "–" if accuracy is None else f"{accuracy:.1%}",
+                   help=f"the share of the {n:,} {part} rows reaching this node that the tree classifies correctly")
+    st.markdown("**Class counts** at this node")
+    st.dataframe(class_node.class_table(tree, selected, X_train, y_train, X_test, y_test), hide_index=True,
+                 key="class_counts")
+    tabs = st.tabs(["Weights", "Projection", "Random forest", "Teaching"])
+    x_std = node.feature_std(X_train) if results is not None else None
+    with tabs[0]:
+        if tree.is_leaf(selected):
+            st.info("A leaf has no split: its class probabilities are above.")
+        else:
+            if X_train is not None:
+                _class_terms(tree, selected, X_train)
+            _weights_tab(tree, selected, x_std)
+    with tabs[1]:
+        if results is None or tree.is_leaf(selected):
+            st.info("Select a branch node of a run to see its rows on the split, by class.")
+        else:
+            st.plotly_chart(class_node.projection_figure(tree, selected, X_train, y_train, results.target),
+                            key="class_projection")
+    with tabs[2]:
+        forest = ((results.baselines or {}).get("models", {}).get("random_forest") if results is not None else None)
+        if forest is None or results is None:
+            st.info("No random forest for this model.")
+        else:
+            row = class_node.forest_rows(tree, selected, X_test, y_test, forest["test_predictions"])
+            st.dataframe(pd.DataFrame([{k: ("–" if v is None else f"{v:.1%}") if "accuracy" in k else v
+                                        for k, v in row.items()}]), hide_index=True, key="class_forest")
+    with tabs[3]:
+        _teaching_tab(tree, selected, results)
+
+
+def _class_terms(tree: ObliqueTree, selected: int, X_train) -> None:
+    """A class tree's split terms ranked by their share in standardized units on the rows reaching the node."""
+    at = node.reaches(tree, X_train, selected)
+    terms, share = node.term_shares(tree, selected, X_train[at] if at.sum() >= 2 else X_train)
+    order = np.argsort(-np.nan_to_num(share), kind="stable")
+    w, _ = tree.split_in_original_units(selected)
+    st.markdown("**Terms of the split**, largest share first")
+    st.dataframe(pd.DataFrame({TERM_COLUMNS["feature"]: [tree.feature_names[terms[i]] for i in order],
+                               TERM_COLUMNS["weight"]: [common.number(w[terms[i]]) for i in order],
+                               TERM_COLUMNS["share"]: ["\u2013" if np.isnan(share[i]) else f"{share[i]:.1f}%"
+                                                       for i in order]}), hide_index=True, key="class_terms")
 
 
 def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
@@ -337,11 +402,18 @@ def _report(source: ModelSource) -> str:
     if results is None:
         return export.html_report(tree, title=f"GET oblique tree ({source.label})", in_words=_in_words(source))
     run = results.run
-    r2, rmse = results.test_scores  # of the tree shown: the run's, or a search fit's (pages.search_ui)
-    metrics = {"Test R\u00b2": r2, "Test RMSE": rmse}
     baselines = dict(results.baselines) if results.baselines else None
-    if baselines is not None and results.has_data:
-        baselines["get"] = baseline_models.evaluate_tree(tree, results.X_test, results.y_test, n_repeats=3)
+    if tree.is_classifier:
+        scores = common.get_store().get_json(run.run_id, "class_scores") or {}
+        metrics = {"Test accuracy": scores.get("accuracy"), "Balanced accuracy": scores.get("balanced_accuracy"),
+                   "Log loss": scores.get("log_loss"), "ROC AUC": scores.get("roc_auc")}
+        if baselines is not None and results.has_data:
+            baselines["get"] = baseline_models.evaluate_class_tree(tree, results.X_test, results.y_test, n_repeats=3)
+    else:
+        r2, rmse = results.test_scores  # of the tree shown: the run's, or a search fit's (pages.search_ui)
+        metrics = {"Test R\u00b2": r2, "Test RMSE": rmse}
+        if baselines is not None and results.has_data:
+            baselines["get"] = baseline_models.evaluate_tree(tree, results.X_test, results.y_test, n_repeats=3)
     params = dict(run.params)
     data_info = {"Dataset": run.dataset_name, "Fingerprint (SHA-256)": run.dataset_fingerprint,
                  "Rows": run.n_rows, "Target": results.target,

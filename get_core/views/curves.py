@@ -27,10 +27,12 @@ MAX_POINTS_PER_LINE = 400  # thinned evenly beyond this (always keeping the last
 
 def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_stages: int | None = None,
                        title: str | None = None, height: int = 460, y_scale: float | None = None,
-                       fits: Sequence[Mapping[str, Any]] | None = None) -> go.Figure:
+                       fits: Sequence[Mapping[str, Any]] | None = None, classes: bool = False) -> go.Figure:
     """Soft loss (top) and hard loss (bottom) against epochs, one colour per start, stages split by dotted lines;
-    RMSE in the target's units when ``y_scale`` is given, else MSE of the scaled target. A search's several ``fits``
-    (``runs.search.FITS``: each fit's first stage and name) get a small panel each instead (``fits_figure``)."""
+    RMSE in the target's units when ``y_scale`` is given, else MSE of the scaled target; with ``classes`` (a
+    classification run) the Brier score: the squared distance between a row's class shares and its class. A
+    search's several ``fits`` (``runs.search.FITS``: each fit's first stage and name) get a small panel each instead
+    (``fits_figure``)."""
     if fits is not None and len(fits) > 1:
         return fits_figure(points, fits, y_scale=y_scale)
     by_start: dict[int, list[Any]] = defaultdict(list)
@@ -62,7 +64,8 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     if n_epochs and n_stages:
         for stage in range(1, n_stages):
             figure.add_vline(x=stage * n_epochs, line={"dash": "dot", "color": "grey", "width": 1})
-    figure.update_yaxes(type="log", title_text="MSE (scaled y)" if y_scale is None else "RMSE (target units)")
+    figure.update_yaxes(type="log", title_text="Brier score" if classes else
+                        "MSE (scaled y)" if y_scale is None else "RMSE (target units)")
     figure.update_xaxes(title_text="epoch (all stages)", row=2, col=1)
     figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
                          title=title, legend={"orientation": "h", "yanchor": "top", "y": -0.18},  # below the x title

@@ -42,6 +42,12 @@ MAX_OPEN_LEVELS = 7  # more levels than this make an unreadable picture; deeper 
 ASSETS = Path(__file__).with_name("diagram_component")
 LOW, MID, HIGH = (198, 219, 239), (255, 255, 204), (253, 174, 97)  # leaf fill: light blue - yellow - orange
 BRANCH_FILL = "#f7f7f7"
+#: Class colours (Okabe & Ito's palette for colour-blind readers, black left out), by class index, repeating after 7;
+#: every label also names its class in words, so the diagram reads without colour too.
+CLASS_PALETTE = (("#E69F00", "orange"), ("#56B4E9", "sky blue"), ("#009E73", "green"), ("#F0E442", "yellow"),
+                 ("#0072B2", "blue"), ("#D55E00", "vermillion"), ("#CC79A7", "pink"))
+CLASS_TINT = {"leaf": 0.5, "branch": 0.25}  # strength of the class colour in a node's fill (the rest white)
+BAR_WIDTH = 96  # points: a class leaf's bar of class shares
 SELECTED_COLOR = "#d62728"
 _NODE_STATEMENT = re.compile(r"^\tn\d+ \[", re.M)  # one per node in to_dot's output; no text holds a line break
 # A node's group in dot's SVG: dot writes the '-' of "get-node-" as "&#45;".
@@ -135,12 +141,55 @@ def node_label(tree: ObliqueTree, node: int, options: DiagramOptions = DiagramOp
     if tree.is_empty(node):
         return head + '<BR ALIGN="LEFT"/><I>empty: no training row</I><BR ALIGN="LEFT"/>'
     if is_leaf:
-        lines = _leaf_lines(tree, node, options)
+        lines = _class_leaf_lines(tree, node, options) if tree.is_classifier else _leaf_lines(tree, node, options)
     else:
         lines = _branch_lines(tree, node, options)
+        if tree.is_classifier:
+            lines.append("mostly " + _class_share(tree, node, options))
     if hidden:
         lines.append(f"<I>\u25b8 {hidden:,} nodes below</I>")
-    return head + '<BR ALIGN="LEFT"/>' + '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>'
+    text = head + '<BR ALIGN="LEFT"/>' + '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>'
+    if not (is_leaf and tree.is_classifier):
+        return text
+    return (f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR><TD ALIGN="LEFT" '
+            f'BALIGN="LEFT">{text}</TD></TR><TR><TD ALIGN="LEFT">{share_bar(labels.node_shares(tree, node))}</TD>'
+            "</TR></TABLE>")
+
+
+def _class_share(tree: ObliqueTree, node: int, options: DiagramOptions) -> str:
+    """``<B>good</B> 75%``: the node's class (what a leaf predicts, a branch's majority) and its share."""
+    k = labels.node_class(tree, node)
+    name = escape_html_label(labels.class_name(tree.classes[k], options.max_name))
+    return f"<B>{name}</B> {labels.percent(labels.node_shares(tree, node)[k])}"
+
+
+def _class_leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
+    """A class leaf: the class it predicts, then every class's share in words (largest first), so that the leaf
+    reads without its colours."""
+    shares = labels.shares_text(tree, labels.node_shares(tree, node), max_classes=2, max_name=options.max_name)
+    return [f"\u0177 = {_class_share(tree, node, options)}", escape_html_label(shares)]
+
+
+def share_bar(shares: np.ndarray, width: int = BAR_WIDTH) -> str:
+    """A Graphviz HTML table: one cell per class with a share, as wide as its share of ``width`` points (at least
+    1), in the class's colour, in class order."""
+    cells = "".join(f'<TD WIDTH="{max(1, round(width * float(v)))}" HEIGHT="7" FIXEDSIZE="TRUE" '
+                    f'BGCOLOR="{class_color(k)}"></TD>' for k, v in enumerate(shares) if v > 0)
+    total = sum(max(1, round(width * float(v))) for v in shares if v > 0)  # the table's own width: never stretched
+    return (f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0" FIXEDSIZE="TRUE" WIDTH="{total}" '
+            f'HEIGHT="7"><TR>{cells}</TR></TABLE>')
+
+
+def class_color(k: int, strength: float = 1.0) -> str:
+    """Hex colour of class ``k`` (``CLASS_PALETTE``), mixed with white: ``strength`` 1 the colour itself."""
+    rgb = [int(CLASS_PALETTE[k % len(CLASS_PALETTE)][0][i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(255 + (c - 255) * strength):02x}" for c in rgb)
+
+
+def class_legend(tree: ObliqueTree) -> str:
+    """``fill: orange bad, sky blue good``: the colour of each class, in words."""
+    return "fill: " + ", ".join(f"{CLASS_PALETTE[k % len(CLASS_PALETTE)][1]} {labels.class_name(c, 40)}"
+                                for k, c in enumerate(tree.classes))
 
 
 def readable_levels(tree: ObliqueTree, render: Callable[[str], str] | None = None, width_px: float = OPEN_WIDTH_PX,
@@ -169,6 +218,10 @@ def node_tooltip(tree: ObliqueTree, node: int, digits: int | None = None) -> str
     the rules export writes them, so the hover text routes rows as the model does)."""
     if tree.is_empty(node):
         return f"node {node}: no training row reaches it"
+    if tree.is_leaf(node) and tree.is_classifier:
+        proba = ", ".join(f"{labels.class_name(c)} {labels.fmt(p, digits, False)}"
+                          for c, p in zip(tree.classes, labels.node_shares(tree, node)))
+        return f"leaf {node}: class {labels.leaf_text(tree, node)}; probabilities {proba}"
     if tree.is_leaf(node):
         return f"leaf {node}: y = {labels.leaf_text(tree, node, digits, None, unicode=False)}"
     return f"node {node}: left if {labels.split_text(tree, node, digits, None, unicode=False)}"
@@ -213,7 +266,11 @@ def _leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[s
 
 def leaf_colors(tree: ObliqueTree) -> dict[int, str]:
     """Fill colour of every non-empty leaf: its mean training target (constant leaves: the prediction) mapped
-    from the lowest (light blue) to the highest (orange) leaf."""
+    from the lowest (light blue) to the highest (orange) leaf. A classification tree colours every non-empty node,
+    branches too, by its class (``labels.node_class``), leaves stronger (``CLASS_TINT``)."""
+    if tree.is_classifier:
+        return {t: class_color(labels.node_class(tree, t), CLASS_TINT["leaf" if tree.is_leaf(t) else "branch"])
+                for t in range(1, tree.n_nodes + 1) if not tree.is_empty(t)}
     leaves = [t for t in range(tree.n_leaves, 2 * tree.n_leaves) if not tree.is_empty(t)]
     values = {t: leaf_value(tree, t) for t in leaves}
     if not values:
@@ -245,6 +302,8 @@ def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> g
     shown_set = set(shown)
     colors = leaf_colors(tree)
     title = "GET oblique tree" if options.root == 1 else f"Subtree under node {options.root}"
+    if tree.is_classifier:
+        title += f" ({class_legend(tree)})"
     if rounded_nodes(tree, shown, options.digits):
         title += f" (numbers rounded to {options.digits} significant digits; hover a node for its exact split)"
     title = escape_dot_string(title)
@@ -382,7 +441,8 @@ def node_name(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int = AR
     if tree.is_empty(node):
         return f"{'leaf' if tree.is_leaf(node) else 'split'} {node}: empty, no training row reaches it"
     if tree.is_leaf(node):
-        return _printable(f"leaf {node}: y = {labels.leaf_text(tree, node, digits, max_terms)}")
+        what = "class" if tree.is_classifier else "y ="
+        return _printable(f"leaf {node}: {what} {labels.leaf_text(tree, node, digits, max_terms)}")
     return _printable(f"split {node}: left if {labels.split_text(tree, node, digits, max_terms)}")
 
 

@@ -174,7 +174,11 @@ def rounds(tree: ObliqueTree, node: int, digits: int | None = 3) -> bool:
 def leaf_text(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
               max_name: int | None = None) -> str:
     """The leaf's prediction: ``23.4``, or ``0.5·temp + 0.2·wind + … (3 more) + 3.1`` for a linear leaf, followed by
-    ``, kept within [10, 40]`` when the leaf clamps its line to its training targets' range."""
+    ``, kept within [10, 40]`` when the leaf clamps its line to its training targets' range; a class leaf's class and
+    its probability, ``good (75%)``."""
+    if tree.is_classifier:
+        k = node_class(tree, leaf)
+        return f"{class_name(tree.classes[k], max_name)} ({percent(node_shares(tree, leaf)[k])})"
     text = leaf_line(tree, leaf, digits, max_terms, unicode, max_name)
     bounds = bounds_text(tree, leaf, digits, unicode)
     return text if bounds is None else f"{text}, {bounds}"
@@ -190,6 +194,47 @@ def leaf_line(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | No
     parts = format_terms(terms, digits, max_terms, unicode, max_name)
     sign = (MINUS if unicode else "-") if h < 0 else "+"
     return " ".join(parts) + f" {sign} {fmt(abs(h), digits, unicode)}"
+
+
+def class_name(label: object, max_len: int | None = None) -> str:
+    """A class label as people read it: its text (a number or a boolean as Python writes it), on one line."""
+    return shorten(str(label), max_len)
+
+
+def percent(share: float) -> str:
+    """A share in [0, 1] as a percentage with at most one decimal: ``80%``, ``33.3%``, ``0.4%``; ``<0.1%`` for a share
+    too small to show but not zero, so that no class with rows reads as 0%."""
+    value = 100.0 * float(share)
+    if 0 < value < 0.05:
+        return "<0.1%"
+    return f"{value:.1f}".removesuffix(".0") + "%"
+
+
+def node_shares(tree: ObliqueTree, node: int) -> np.ndarray:
+    """Class shares (C,) of a classification tree's node: a leaf's predicted probabilities (``leaf_proba``), a branch
+    node's training class counts over their sum (zeros where no row reached it)."""
+    if tree.is_leaf(node):
+        return tree.leaf_proba[node - tree.n_leaves]
+    counts = tree.node_counts[node - 1]
+    return counts / counts.sum() if counts.sum() > 0 else np.zeros_like(counts)
+
+
+def node_class(tree: ObliqueTree, node: int) -> int:
+    """Index of the class a node stands for: what a leaf predicts (its largest probability, the first on a tie), a
+    branch node's majority class (first on a tie; the first class where no row reached it)."""
+    return int(np.argmax(node_shares(tree, node)))
+
+
+def shares_text(tree: ObliqueTree, shares: np.ndarray, max_classes: int | None = 3, unicode: bool = True,
+                max_name: int | None = None) -> str:
+    """``good 75%, bad 20%, ugly 5%``: classes by share, largest first (ties in class order), the first
+    ``max_classes`` shown and the rest summarized (``… (4 more)``); classes with no share are left out."""
+    order = [int(k) for k in np.argsort(-shares, kind="stable") if shares[k] > 0]
+    shown = order if max_classes is None or len(order) <= max_classes + 1 else order[:max_classes]
+    parts = [f"{class_name(tree.classes[k], max_name)} {percent(shares[k])}" for k in shown]
+    if len(order) > len(shown):
+        parts.append(f"{ELLIPSIS if unicode else '...'} ({len(order) - len(shown)} more)")
+    return ", ".join(parts)
 
 
 def bounds_text(tree: ObliqueTree, leaf: int, digits: int = 3, unicode: bool = True) -> str | None:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 EXAMPLE = ROOT / "data" / "examples" / "airfoil_self_noise.csv"
 EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u23E9-\u23FF\uFE0F]")  # shown as boxes without a font
-TARGET_LABEL = "Target (the number the tree predicts)"
+TARGET_LABEL = "Target (what the tree predicts)"
 
 
 @pytest.fixture
@@ -226,11 +226,12 @@ def test_bad_files_show_a_clear_message_and_no_traceback(db, name, content, deli
     assert not at.session_state["data_ready"] if "data_ready" in at.session_state else True
 
 
-def test_a_non_numeric_target_is_refused_by_name(db):
+def test_a_text_target_is_read_as_classes_not_refused(db):  # issue 33: it was refused as "not numeric"
     at = upload(app(), "colours.csv", bad_table().to_csv(index=False).encode())
     widget(at.selectbox, TARGET_LABEL).set_value("colour").run()
     assert_no_traceback(at)
-    assert any("Target 'colour' is not numeric" in e for e in texts(at, "error"))
+    assert any("'colour' holds text, so the tree predicts a class" in c for c in texts(at, "caption"))
+    assert not texts(at, "error") and any("classes of 'colour'" in s for s in texts(at, "success"))
 
 
 def test_an_all_missing_column_is_named_and_refused_if_chosen(db):
