@@ -70,9 +70,9 @@ def reference_splits(X: np.ndarray, seed: int, method: str) -> tuple[np.ndarray,
 def tree_with_splits(X: np.ndarray, y: np.ndarray, weights: np.ndarray, thresholds: np.ndarray) -> ObliqueTree:
     """A constant-leaf ObliqueTree with these splits (original units), leaves refit on X, y."""
     scaling = MinMax.fit(X, y)
-    Xs, ys = scaling.transform(X, y)
+    _, ys = scaling.transform(X, y)
     return tree_from_params(scaled_splits(weights, thresholds, scaling, torch.float64), scaling, None,
-                            GETConfig(depth=DEPTH), Xs, ys)
+                            GETConfig(depth=DEPTH), X, ys)
 
 
 def normal_angles(weights: np.ndarray, seed: int) -> np.ndarray:

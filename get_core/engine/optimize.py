@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from get_core.engine import leaves, native
+from get_core.engine import classes, leaves, native
 from get_core.config import GETConfig, soft_rows
 from get_core.engine.progress import Reporter
 from get_core.engine.race import LADDER, Costs, Race, RacePlan, plan
@@ -41,10 +41,12 @@ def resolve_device(device: str) -> torch.device:
 
 @dataclass
 class Problems:
-    """B datasets padded to a common row count: Xa (B, n, p+1) = [X, 1], Xat its transpose, y and w (B, n).
+    """B datasets padded to a common row count: Xa (B, n, p+1) = [X, 1], Xat its transpose, y and w (B, n) (y
+    (B, n, C) one-hot for classification, trained with the per-leaf ``class_loss``).
 
-    ``w`` is 1/n_b on real rows and 0 on padding, so every loss is a per-problem mean. The ones column lets one
-    matmul apply a hyperplane's weights and threshold together.
+    ``w`` is 1/n_b on real rows (or the rows' sample weights scaled to sum to 1) and 0 on padding, so every loss is
+    a per-problem (weighted) mean. The ones column lets one matmul apply a hyperplane's weights and threshold
+    together.
     """
 
     Xa: torch.Tensor
@@ -52,21 +54,26 @@ class Problems:
     y: torch.Tensor
     w: torch.Tensor
     n_rows: torch.Tensor  # (B,) int64, on the CPU
+    class_loss: str = classes.SOFT_LOSS
+    weighted: bool = False  # rows carry sample weights (``sample`` then weights its draws)
 
     @classmethod
-    def from_arrays(cls, subsets: Sequence[tuple[np.ndarray, np.ndarray]], device: torch.device,
-                    dtype: torch.dtype = torch.float32) -> "Problems":
-        n_max = max(len(y) for _, y in subsets)
+    def from_arrays(cls, subsets: Sequence[tuple[np.ndarray, ...]], device: torch.device,
+                    dtype: torch.dtype = torch.float32, class_loss: str = classes.SOFT_LOSS) -> "Problems":
+        """``subsets``: (X, y) or (X, y, sample_weight) per problem; y (n,) or one-hot (n, C)."""
+        n_max = max(len(s[1]) for s in subsets)
         p = subsets[0][0].shape[1]
         Xa = np.zeros((len(subsets), n_max, p + 1))
-        y = np.zeros((len(subsets), n_max))
+        y = np.zeros((len(subsets), n_max, *np.shape(subsets[0][1])[1:]))
         w = np.zeros((len(subsets), n_max))
-        for b, (xb, yb) in enumerate(subsets):
-            Xa[b, :len(yb), :p], y[b, :len(yb)], w[b, :len(yb)] = xb, yb, 1.0 / max(1, len(yb))
+        for b, (xb, yb, *wb) in enumerate(subsets):
+            Xa[b, :len(yb), :p], y[b, :len(yb)] = xb, yb
+            w[b, :len(yb)] = wb[0] / wb[0].sum() if wb and wb[0] is not None else 1.0 / max(1, len(yb))
         Xa[:, :, p] = 1.0
         Xa_t = torch.as_tensor(Xa, dtype=dtype, device=device)
         return cls(Xa_t, Xa_t.transpose(1, 2).contiguous(), torch.as_tensor(y, dtype=dtype, device=device),
-                   torch.as_tensor(w, dtype=dtype, device=device), torch.tensor([len(s[1]) for s in subsets]))
+                   torch.as_tensor(w, dtype=dtype, device=device), torch.tensor([len(s[1]) for s in subsets]),
+                   class_loss, any(len(s) > 2 and s[2] is not None for s in subsets))
 
     @property
     def X(self) -> torch.Tensor:
@@ -77,16 +84,19 @@ class Problems:
         return self.Xa.shape[0]
 
     def sample(self, size: int, gen: torch.Generator) -> "Problems":
-        """``size`` rows per problem, drawn uniformly with replacement from its real rows and weighted 1/size: every
-        per-problem mean loss and its gradient, estimated without bias at size/n of the cost."""
+        """``size`` rows per problem, drawn uniformly with replacement from its real rows and weighted 1/size (times
+        n_b w_i with sample weights): every per-problem mean loss and its gradient, estimated without bias at
+        size/n of the cost."""
         B, device = self.n_problems, self.Xa.device
         u = torch.rand(B, size, generator=gen, device=device, dtype=torch.float64)
         limit = self.n_rows.to(device).view(B, 1)
         rows = torch.minimum((u * limit).long(), limit - 1)  # (B, size)
+        w = (self.w.gather(1, rows) * (limit.to(self.w.dtype) / size) if self.weighted
+             else torch.full(rows.shape, 1.0 / size, dtype=self.w.dtype, device=device))
         Xa = self.Xa.gather(1, rows.unsqueeze(2).expand(-1, -1, self.Xa.shape[2]))
-        y = self.y.gather(1, rows)
-        return Problems(Xa, Xa.transpose(1, 2).contiguous(), y, torch.full_like(y, 1.0 / size),
-                        torch.full((B,), size))
+        y = self.y.gather(1, rows) if self.y.dim() == 2 else self.y.gather(
+            1, rows.unsqueeze(2).expand(-1, -1, self.y.shape[2]))
+        return Problems(Xa, Xa.transpose(1, 2).contiguous(), y, w, torch.full((B,), size), self.class_loss)
 
     def chunks(self, n_models: int, n_nodes: int) -> list["Problems"]:
         """Row chunks that bound the soft pass's memory; losses and gradients add over chunks."""
@@ -95,7 +105,8 @@ class Problems:
         if size >= n:
             return [self]
         return [Problems(self.Xa[:, i:i + size], self.Xat[:, :, i:i + size], self.y[:, i:i + size],
-                         self.w[:, i:i + size], self.n_rows) for i in range(0, n, size)]
+                         self.w[:, i:i + size], self.n_rows, self.class_loss, self.weighted)
+                for i in range(0, n, size)]
 
 
 def alpha_schedule(n_models: int, config: GETConfig, gen: torch.Generator) -> torch.Tensor:
@@ -147,7 +158,7 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
     """Soft loss (M,) and gradients: the fused CPU kernel when it is available, else torch ops over row chunks."""
     if native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32:
         loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xa, problems.y, problems.w, starts,
-                                                  problems.n_rows)
+                                                  problems.n_rows, problems.class_loss)
     else:
         loss, grads = None, None
         M, N = params.weights.shape[:2]
@@ -155,7 +166,7 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
             n = c.y.shape[1]
             if n not in workspaces:
                 workspaces[n] = Workspace(M, N.bit_length(), n, c.y.dtype, c.y.device)
-            l_c, g_c = soft_loss_and_grad(params, alpha, c.Xa, c.Xat, c.y, c.w, starts, workspaces[n])
+            l_c, g_c = soft_loss_and_grad(params, alpha, c.Xa, c.Xat, c.y, c.w, starts, workspaces[n], c.class_loss)
             if grads is None:
                 loss, grads = l_c, g_c
             else:
@@ -183,18 +194,20 @@ def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], d
     return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
 
 
-def _with_leaves(params: Params, fit: leaves.LeafFit) -> Params:
+def _with_leaves(params: Params, fit: leaves.LeafFit, class_loss: str = classes.SOFT_LOSS) -> Params:
+    """``params``' splits with the leaves of their hard split (a classifier's in the soft loss's form)."""
     coefs = None if params.coefs is None else fit.coefs.clone()
-    return Params(params.weights, params.thresholds, fit.intercepts.clone(), coefs)
+    values = fit.intercepts.clone() if fit.intercepts.dim() == 2 else classes.leaf_scores(fit.intercepts, class_loss)
+    return Params(params.weights, params.thresholds, values, coefs)
 
 
 def _keep_best(best: Params, best_loss: torch.Tensor, params: Params, fit: leaves.LeafFit,
-               loss: torch.Tensor) -> None:
+               loss: torch.Tensor, class_loss: str) -> None:
     """Per model: where ``loss`` beats ``best_loss``, store the current splits with their hard-split leaves."""
     better = torch.nonzero(loss < best_loss).flatten()
     if len(better) == 0:
         return
-    for dst, src in zip(best.tensors(), _with_leaves(params, fit).tensors()):
+    for dst, src in zip(best.tensors(), _with_leaves(params, fit, class_loss).tensors()):
         dst[better] = src[better]
     best_loss[better] = loss[better]
 
@@ -234,13 +247,13 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
         return _hard_evaluate(trees, problems, chunks, depth, starts, linear, clip)
 
     fit, hard = evaluate(params)
-    params = _with_leaves(params, fit)
+    params = _with_leaves(params, fit, problems.class_loss)
     best, best_loss = params.clone(), hard.clone()  # per model (start): the next stage's warm start
     sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense splits
     kept, kept_loss = best, best_loss  # the result per start: its best tree, its best k-sparse tree with a k
     if sparsity is not None:
         trees, fit, hard = _projected(sparsity, params, evaluate)
-        kept, kept_loss = _with_leaves(trees, fit).clone(), hard.clone()
+        kept, kept_loss = _with_leaves(trees, fit, problems.class_loss).clone(), hard.clone()
     n_stages, n_epochs = alphas.shape[1], config.n_epochs
     plan = list(range(n_stages)) + ([] if sparsity is None else [n_stages - 1])  # alpha column per stage
     device_alphas = alphas.to(problems.X.device, problems.X.dtype)
@@ -268,9 +281,10 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
             at_checkpoint = epoch in checkpoints
             if at_checkpoint:
                 fit, hard = evaluate(params)
-                _keep_best(kept if masked else best, kept_loss if masked else best_loss, params, fit, hard)
+                _keep_best(kept if masked else best, kept_loss if masked else best_loss, params, fit, hard,
+                           problems.class_loss)
                 if sparsity is not None and not masked:
-                    _keep_best(kept, kept_loss, *_projected(sparsity, params, evaluate))
+                    _keep_best(kept, kept_loss, *_projected(sparsity, params, evaluate), problems.class_loss)
                 problem_best = _problem_best(kept_loss, starts, archive)
             if at_checkpoint or reporter.due():
                 reporter.report(stage, len(plan), epoch, n_epochs, alphas[:, column], soft, hard, problem_best,
@@ -456,7 +470,7 @@ def _projected(sparsity: Sparsifier, params: Params, evaluate: Callable[[Params]
     return (trees, *evaluate(trees))
 
 
-def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.ndarray]] | None, config: GETConfig,
+def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, ...]] | None, config: GETConfig,
                    depth: int, gen: torch.Generator, warm: Params | None = None) -> Params:
     """Start trees for every problem: [warm start,] CART (not without ``subsets``), then random hyperplanes; (B*S)
     models on the device."""
@@ -469,12 +483,12 @@ def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.nd
         fixed = 1
     if S > fixed and subsets is not None:
         seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen))
-        for b, (xb, yb) in enumerate(subsets):
-            w_c, t_c = cart_splits(xb, yb, depth, seed)
+        for b, (xb, yb, *wb) in enumerate(subsets):
+            w_c, t_c = cart_splits(xb, yb, depth, seed, wb[0] if wb else None)
             weights[b * S + fixed] = torch.as_tensor(w_c, dtype=weights.dtype)
             thresholds[b * S + fixed] = torch.as_tensor(t_c, dtype=thresholds.dtype)
     M, L, p = weights.shape[0], 2 ** depth, weights.shape[2]
     device = problems.X.device
     coefs = torch.zeros(M, L, p, dtype=weights.dtype, device=device) if config.leaf == "linear" else None
-    return Params(weights.to(device), thresholds.to(device), torch.zeros(M, L, dtype=weights.dtype, device=device),
-                  coefs)
+    values = torch.zeros(M, L, *problems.y.shape[2:], dtype=weights.dtype, device=device)  # (M, L, C) for classes
+    return Params(weights.to(device), thresholds.to(device), values, coefs)

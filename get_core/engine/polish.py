@@ -28,7 +28,6 @@ from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial
 from get_core.engine.progress import Reporter
 from get_core.engine.race import Race
 from get_core.engine.soft import Params
-from get_core.model import routing
 from get_core.model.tree import ObliqueTree
 
 
@@ -39,16 +38,13 @@ def subtree_nodes(root: int, depth: int) -> np.ndarray:
     return root * 2 ** level + (k - 2 ** level)
 
 
-def _squared_errors(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """Each row's squared error under ``tree``; ``Xs`` scaled once by ``tree.scale_X``."""
-    return (routing.predict_scaled(tree, Xs, scaled=True)[1] - ys) ** 2
-
-
 def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, gen: torch.Generator,
-           reporter: Reporter, fit_start: float | None = None) -> ObliqueTree:
-    """Polish ``tree`` (trained on X, y in original units) in place of a copy; returns the polished tree. With
-    ``config.time_budget``, the polish ends about that many seconds after ``fit_start`` (``time.perf_counter``; default
-    now), its levels racing their starts (``race``)."""
+           reporter: Reporter, fit_start: float | None = None, sample_weight: np.ndarray | None = None) -> ObliqueTree:
+    """Polish ``tree`` (trained on X, y in original units; a classifier's y one-hot (n, C)) in place of a copy;
+    returns the polished tree. With ``config.time_budget``, the polish ends about that many seconds after
+    ``fit_start`` (``time.perf_counter``; default now), its levels racing their starts (``race``).
+    ``sample_weight``: the training rows' weights, mean 1."""
+    sw = sample_weight
     t0 = time.perf_counter()
     budget_start = t0 if fit_start is None else fit_start
     tree = copy.deepcopy(tree)
@@ -59,16 +55,16 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
     span_lo, span_hi = reporter.span
     levels = polished_levels(tree.depth, config.time_budget is not None)
     for done, level in enumerate(levels):
-        path = routing.decision_path(tree, Xs, scaled=True)[:, level]
-        errors = _squared_errors(tree, Xs, ys)
+        path = tree.decision_path(X)[:, level]
+        errors = leaves.row_losses(tree, X, ys, sw)
         nodes = [t for t in range(2 ** level, 2 ** (level + 1))
-                 if np.count_nonzero(path == t) >= 2 and np.ptp(ys[path == t]) > 0]
+                 if np.count_nonzero(path == t) >= 2 and np.ptp(ys[path == t], axis=0).any()]
         if not nodes:
             continue
         visited += len(nodes)
         sub_depth = tree.depth - level
         rows = [np.flatnonzero(path == t) for t in nodes]
-        subsets = [(Xs[r], ys[r]) for r in rows]
+        subsets = [(Xs[r], ys[r]) if sw is None else (Xs[r], ys[r], sw[r]) for r in rows]
         problems = Problems.from_arrays(subsets, device)
         ids = np.stack([subtree_nodes(t, sub_depth) - 1 for t in nodes])  # (B, 2^sub_depth - 1) weight rows
         warm = Params(torch.as_tensor(tree.weights[ids], dtype=torch.float32),
@@ -82,7 +78,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
                       span_lo + (span_hi - span_lo) * (done + 1) / len(levels))
         level_reporter = Reporter(reporter.on_progress, reporter.y_var, "polish", level_span, share, outside)
         result = run_stages(problems, params, alphas, level_config, level_config.n_starts, level_reporter, race)
-        accepted += _accept(tree, Xs, ys, nodes, rows, ids, result.best, errors, config)
+        accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config, sw)
         if level_reporter.cancelled:
             reporter.cancelled = True
             break
@@ -115,16 +111,16 @@ def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Ge
     return level_config, Race(race_plan, costs, deadline, seconds, protected=2)
 
 
-def _accept(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
-            ids: np.ndarray, best: Params, errors: np.ndarray, config: GETConfig) -> int:
+def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
+            ids: np.ndarray, best: Params, errors: np.ndarray, config: GETConfig, sw: np.ndarray | None) -> int:
     """Write every polished subtree into ``tree``, then revert those that did not lower their rows' float64 loss."""
     old_w, old_t = tree.weights[ids].copy(), tree.thresholds[ids].copy()
     tree.weights[ids] = best.weights.double().cpu().numpy()
     tree.thresholds[ids] = best.thresholds.double().cpu().numpy()
-    leaves.refit_tree_leaves(tree, Xs, ys, config.linear_leaves, config.clip_leaves, scaled=True)
-    new_errors = _squared_errors(tree, Xs, ys)
+    leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves, sw)
+    new_errors = leaves.row_losses(tree, X, ys, sw)
     worse = [b for b, r in enumerate(rows) if new_errors[r].sum() >= errors[r].sum()]
     if worse:
         tree.weights[ids[worse]], tree.thresholds[ids[worse]] = old_w[worse], old_t[worse]
-        leaves.refit_tree_leaves(tree, Xs, ys, config.linear_leaves, config.clip_leaves, scaled=True)
+        leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves, sw)
     return len(nodes) - len(worse)

@@ -133,17 +133,17 @@ def _ptr(a: np.ndarray | None) -> int | None:
 def _numpy_route(tree: ObliqueTree, X: np.ndarray, scaled: bool, want_path: bool,
                  linear: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """The reference routing: per level, each row's split weights gathered as a (p, n) array and summed feature by
-    feature (``_dot``)."""
+    feature (``ordered_dot``)."""
     xs_t = (np.asarray(X, dtype=np.float64) if scaled else _scale(tree, X)).T  # (p, n)
     n = xs_t.shape[1]
     path = np.empty((n, tree.depth + 1), dtype=np.int64)
     node = np.ones(n, dtype=np.int64)
     path[:, 0] = node
     for level in range(tree.depth):
-        go_right = _dot(tree.weights.T[:, node - 1], xs_t, skip_zeros=True) > tree.thresholds[node - 1]
+        go_right = ordered_dot(tree.weights.T[:, node - 1], xs_t, skip_zeros=True) > tree.thresholds[node - 1]
         node = 2 * node + go_right
         path[:, level + 1] = node
-    linear_sum = _dot(tree.leaf_coefs.T[:, node - tree.n_leaves], xs_t) if linear else None
+    linear_sum = ordered_dot(tree.leaf_coefs.T[:, node - tree.n_leaves], xs_t) if linear else None
     return (path if want_path else node), linear_sum
 
 
@@ -152,7 +152,7 @@ def _scale(tree: ObliqueTree, X: np.ndarray) -> np.ndarray:
         return (np.asarray(X, dtype=np.float64) - tree.x_min) / tree.x_scale
 
 
-def _dot(a_t: np.ndarray, b_t: np.ndarray, skip_zeros: bool = False) -> np.ndarray:
+def ordered_dot(a_t: np.ndarray, b_t: np.ndarray, skip_zeros: bool = False) -> np.ndarray:
     """Per row i, the sum over features j of ``a_t[j, i] * b_t[j, i]`` (both (p, n)), added left to right from 0.0:
     the order the generated Python and C code add in, so that they predict bit for bit what ``predict`` does
     (einsum and matmul add in orders of their own, which can differ in the last bits or, through cancellation,

@@ -16,11 +16,11 @@ from get_core.engine.train import MinMax, tree_from_params
 def tree_with_splits(X, y, weights, thresholds, leaf="constant"):
     """An ObliqueTree with these splits (in [0, 1] scaled units) and its leaves fitted on X, y."""
     scaling = MinMax.fit(X, y)
-    Xs, ys = scaling.transform(X, y)
+    _, ys = scaling.transform(X, y)
     depth = int(np.log2(len(weights) + 1))
     params = Params(torch.as_tensor(np.asarray(weights)[None], dtype=torch.float32),
                     torch.as_tensor(np.asarray(thresholds)[None], dtype=torch.float32), None, None)
-    return tree_from_params(params, scaling, None, GETConfig(depth=depth, leaf=leaf), Xs, ys), ys
+    return tree_from_params(params, scaling, None, GETConfig(depth=depth, leaf=leaf), X, ys), ys
 
 
 def sparse_splits(rng, n_branches: int, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
