@@ -38,7 +38,8 @@ def dropped_rows_note(df: pd.DataFrame, spec: DataSpec, prepared: Prepared) -> s
 
 def leak_notes(df: pd.DataFrame, spec: DataSpec, prepared: Prepared) -> list[str]:
     """A sentence for each feature that alone predicts the target (almost) exactly, and one when the numeric features
-    together add up to it (a linear fit with R2 >= ``LEAK_R2``); empty when none does."""
+    together add up to it (a linear fit with R2 >= ``LEAK_R2``); empty when none does. A class target (labels, not
+    numbers) is checked for relabellings alone: an R2 of class codes would mean nothing."""
     rows = prepared.row_ids
     if len(rows) > SAMPLE_ROWS:
         rows = np.sort(np.random.default_rng(0).choice(rows, SAMPLE_ROWS, replace=False))
@@ -46,17 +47,20 @@ def leak_notes(df: pd.DataFrame, spec: DataSpec, prepared: Prepared) -> list[str
     else:
         y = prepared.y
     frame = df.iloc[rows][list(spec.features)].reset_index(drop=True)
+    classes = spec.task == "classification"
+    if classes:
+        y = np.unique(np.asarray(y, dtype=str), return_inverse=True)[1]
     if len(y) < 3 or np.ptp(y) == 0:
         return []
-    notes = [note for name in spec.features if (note := _single_leak(frame[name], y, name, spec.target))]
-    if not notes:
+    notes = [note for name in spec.features if (note := _single_leak(frame[name], y, name, spec.target, classes))]
+    if not notes and not classes:
         total = _sum_leak(frame, y, spec.target)
         if total:
             notes.append(total)
     return notes
 
 
-def _single_leak(column: pd.Series, y: np.ndarray, name: str, target: str) -> str | None:
+def _single_leak(column: pd.Series, y: np.ndarray, name: str, target: str, classes: bool = False) -> str | None:
     known = column.notna().to_numpy()
     x, yk = column[known], y[known]
     if len(yk) < 3 or x.nunique() < 2:
@@ -68,6 +72,8 @@ def _single_leak(column: pd.Series, y: np.ndarray, name: str, target: str) -> st
         if len(pairs) == x.nunique() == pairs["y"].nunique():
             return (f"'{name}' gives the target away: it is '{target}' under other names (each of its values goes "
                     f"with one value of '{target}' and back). {advice}")
+    if classes:
+        return None
     if pd.api.types.is_numeric_dtype(x) and not pd.api.types.is_bool_dtype(x):
         r2 = np.corrcoef(x.to_numpy(dtype=float), yk)[0, 1] ** 2
     elif x.nunique() <= len(yk) / 2:  # a category's mean target: only a code shared by many rows can explain it
