@@ -11,8 +11,8 @@ from get_core.config import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION
 from get_core.model.tree import ObliqueTree
 
 __all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "GETClassifier", "GETClassifierCV",
-           "ENGINE_VERSION",
-           "CONSTANT_LEAF_ENGINE_VERSION"]
+           "counterfactual", "CounterfactualError", "ENGINE_VERSION", "CONSTANT_LEAF_ENGINE_VERSION",
+           "to_onnx"]
 
 #: Names that load on first use: the estimators load torch, and the short module paths the README has always shown
 #: (``from get_core import model_file``) stay valid after the regroup.
@@ -23,7 +23,10 @@ _LAZY = {"GETRegressor": ("get_core.estimator", "GETRegressor"),
          "ModelFormatError": ("get_core.model.model_file", "ModelFormatError"),
          "model_file": ("get_core.model.model_file", None),
          "codegen": ("get_core.model.codegen", None),
-         "reading": ("get_core.data.reading", None)}
+         "reading": ("get_core.data.reading", None),
+         "counterfactual": ("get_core.model.counterfactual", "counterfactual"),
+         "CounterfactualError": ("get_core.model.counterfactual", "CounterfactualError"),
+         "to_onnx": ("get_core.model.onnx_graph", "to_onnx")}
 
 
 def __getattr__(name: str):

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_regressor
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
@@ -99,6 +99,8 @@ class _GETEstimator(BaseEstimator):
         self._validate_params()
         _refuse_complex(X, "X")
         _refuse_complex(y, "y")
+        if is_regressor(self):
+            _refuse_text_target(y, type(self).__name__)
         columns = getattr(X, "columns", None)
         problem = None if columns is None else feature_name_problem([str(c) for c in columns])
         if problem:
@@ -108,7 +110,6 @@ class _GETEstimator(BaseEstimator):
             check_classification_targets(y)
             self.classes_, y = np.unique(y, return_inverse=True)
         else:
-            _refuse_text_target(y)
             X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
             refuse_too_large(y, np.arange(len(y)), "y", "Target")
         too_large = np.flatnonzero(np.any(np.abs(X) > MAX_ABS, axis=0))
@@ -618,26 +619,18 @@ def _r2(y: np.ndarray, pred: np.ndarray, w: np.ndarray | None = None) -> float:
     return 1.0 - float(np.sum(w * (y - pred) ** 2)) / ss if ss > 0 else 0.0
 
 
-def _refuse_text_target(y: Any) -> None:
-    """A regressor's target must be numbers: text (or other non-numbers) gets a sentence pointing to
-    GETClassifier, not numpy's UFuncTypeError."""
-    values = np.asarray(y)
-    if values.dtype.kind in "OUS":
-        try:
-            values.astype(np.float64)
-        except (TypeError, ValueError):
-            example = next((v for v in values.ravel() if not _is_number(v)), values.ravel()[0])
-            example = example.item() if isinstance(example, np.generic) else example
-            raise DataError(f"y holds text such as {example!r}: GETRegressor fits numbers. For a target of classes "
-                            "use GETClassifier (or GETClassifierCV).") from None
-
-
-def _is_number(value: Any) -> bool:
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return True
+def _refuse_text_target(y: Any, estimator: str) -> None:
+    """Refuse a target of words (numpy's own error would be a UFuncTypeError): a regressor needs numbers, and a
+    target of classes wants the classifier. Text that reads as a number ("1.5") is left to scikit-learn's checks."""
+    if np.asarray(y).dtype.kind not in "USO":
+        return
+    values = pd.Series(np.asarray(y, dtype=object).ravel())
+    text = values[values.map(lambda v: isinstance(v, (str, bytes)))]
+    words = text[pd.to_numeric(text, errors="coerce").isna()]
+    if len(words):
+        row, word = int(words.index[0]), words.iloc[0]
+        raise DataError(f"y (the target) is text: row {row + 1} holds {word!r}. {estimator} predicts numbers; use "
+                        "GETClassifier for classes, or convert y to numbers.")
 
 
 def _refuse_complex(values: Any, what: str) -> None:

@@ -173,18 +173,24 @@ def test_a_valid_model_round_trips_exactly_through_the_dict_and_the_json_text(tr
 
 
 @examples("code")
-@given(trees(), st.data())
+@given(ANY_TREE, st.data())
 def test_the_exported_python_source_predicts_exactly_what_predict_does(tree, data):
     namespace: dict[str, Any] = {}
     exec(compile(codegen.python_source(tree), "generated.py", "exec"), namespace)
     X = data.draw(rows(tree.n_features))
     assert [namespace["leaf"](list(x)) for x in X] == tree.apply(X).tolist()
-    np.testing.assert_array_equal([namespace["predict"](list(x)) for x in X], tree.predict(X))
+    if tree.is_classifier:  # the labels themselves, of their own type, and the probabilities bit for bit
+        labels_ = [namespace["predict"](list(x)) for x in X]
+        assert labels_ == tree.predict(X).tolist()
+        assert all(type(label) is type(tree.classes[0]) for label in labels_)
+        np.testing.assert_array_equal([namespace["predict_proba"](list(x)) for x in X], tree.predict_proba(X))
+    else:
+        np.testing.assert_array_equal([namespace["predict"](list(x)) for x in X], tree.predict(X))
     assert list(namespace["FEATURES"]) == tree.feature_names
 
 
 @examples("exporters")
-@given(trees())
+@given(ANY_TREE)
 def test_every_exporter_writes_any_valid_model_and_the_rules_keep_one_line_per_node(tree):
     texts = exports(tree)
     assert len(texts["rules"].split("\n\n", 1)[1].splitlines()) == 2 * tree.n_branches + tree.n_leaves
@@ -195,13 +201,14 @@ def test_every_exporter_writes_any_valid_model_and_the_rules_keep_one_line_per_n
 @given(sparse_trees(), st.data())
 def test_a_sparse_trees_rules_labels_and_code_show_only_its_nonzero_terms_and_predict_as_it_does(tree, data):
     widths = tree.split_widths
-    for line in export.rule_lines(tree):  # "if 2.5*f1 - 0.3*f4 <= 12.1:  # node 3"
+    for line in export.rule_lines(tree):  # "if 2.5*f1 - 0.3*f4 <= 12.1:  # node 3", "if f2 >= 0.4:  # node 4"
         if line.lstrip().startswith("if "):
             node = int(line.rsplit("# node ", 1)[1])
-            assert line.count("*") == widths[node - 1] and "more)" not in line
+            assert line.count("*") == (widths[node - 1] if widths[node - 1] != 1 else 0) and "more)" not in line
     for node in range(1, tree.n_branches + 1):  # at most three terms: the diagram writes the whole sentence
         label = diagram.node_label(tree, node, diagram.DiagramOptions(max_terms=1))
-        assert label.count("\u00b7") == widths[node - 1] and labels.ELLIPSIS not in label
+        shown = widths[node - 1] if widths[node - 1] != 1 else 0  # one feature: "f1 ≤ 0.5", a threshold
+        assert label.count("\u00b7") == shown and labels.ELLIPSIS not in label
     namespace: dict[str, Any] = {}
     exec(compile(codegen.python_source(tree), "generated.py", "exec"), namespace)
     X = data.draw(rows(tree.n_features))
@@ -211,7 +218,7 @@ def test_a_sparse_trees_rules_labels_and_code_show_only_its_nonzero_terms_and_pr
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 @examples("c")
-@given(tree=trees())
+@given(tree=ANY_TREE)
 def test_the_exported_c_source_compiles_whatever_the_names(tmp_path_factory, tree):
     source = tmp_path_factory.mktemp("c") / "model.c"
     source.write_text(codegen.c_source(tree), encoding="utf-8")

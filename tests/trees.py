@@ -8,13 +8,21 @@ from get_core.model.tree import ObliqueTree
 
 
 def make_tree(depth: int = 2, p: int = 3, leaf: str = "constant", seed: int = 0, names=None, n_rows: int = 200,
-              empty_subtree: bool = False) -> tuple[ObliqueTree, np.ndarray, np.ndarray]:
-    """A random complete tree whose n_samples/node_values are consistent with rows X (returned with y)."""
+              empty_subtree: bool = False, one_feature_root: int | None = None,
+              tiny_term: bool = False) -> tuple[ObliqueTree, np.ndarray, np.ndarray]:
+    """A random complete tree whose n_samples/node_values are consistent with rows X (returned with y). With
+    ``one_feature_root`` the root splits on that feature alone (a weight of 0.2, as a sparse fit leaves it); with
+    ``tiny_term`` node 2's last weight is 1e-28 (as a dense fit can leave a one-hot column's)."""
     rng = np.random.default_rng(seed)
     n_branch, n_leaves = 2 ** depth - 1, 2 ** depth
     X = rng.normal(loc=10.0, scale=3.0, size=(n_rows, p))
     x_min, x_scale = X.min(axis=0), X.max(axis=0) - X.min(axis=0)
     weights = rng.normal(size=(n_branch, p))
+    if one_feature_root is not None:
+        weights[0] = 0.0
+        weights[0, one_feature_root] = 0.2
+    if tiny_term and depth > 1:
+        weights[1, -1] = 1e-28
     xs = (X - x_min) / x_scale
     thresholds = np.median(xs @ weights.T, axis=0)  # roughly balanced splits
     if empty_subtree:

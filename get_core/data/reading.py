@@ -170,8 +170,7 @@ def _without_empty_tail(df: pd.DataFrame) -> pd.DataFrame:
 
 def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool) -> pd.DataFrame:
     text = _line_ends(_decode(data, filename))
-    if "\x00" in text[:4096]:
-        raise DataError(f"'{filename}' is not a text file: upload CSV, Parquet or Excel (.xlsx).")
+    _refuse_nul(text, filename)
     sample = text if len(text) <= SNIFF_CHARS else text[:SNIFF_CHARS].rsplit("\n", 1)[0]
     if delimiter is None:
         delimiter = _sniff_delimiter(sample)
@@ -208,11 +207,13 @@ def _read_csv(data: bytes, filename: str, delimiter: str | None, training: bool)
 
 
 def _line_ends(text: str) -> str:
-    """Lines end with "\n": Windows' "\r\n" and classic Mac OS's lone "\r" become "\n"; a lone "\r" inside a
-    file whose lines end otherwise (a stray one in a name) is a space, as it is in a quoted name."""
+    """Lines end with "\n": Windows' "\r\n" and classic Mac OS's lone "\r" become "\n". Whichever of lone "\r"
+    and "\n" is the more common ends the lines: a few lone "\r" in a file of "\n" lines (a stray one in a name) are
+    spaces, as they are in a quoted name, and a few "\n" in a file of "\r" lines (a last line's, a quoted cell's)
+    stay line breaks."""
     text = text.replace("\r\n", "\n")
     if "\r" in text:
-        text = text.replace("\r", " " if "\n" in text else "\n")
+        text = text.replace("\r", "\n" if text.count("\r") > text.count("\n") else " ")
     return text
 
 
@@ -244,9 +245,26 @@ def _multiline_cells(df: pd.DataFrame) -> tuple[int, int, str] | None:
     return (cells, *first) if first else None
 
 
+def _refuse_nul(text: str, filename: str) -> None:
+    """A NUL character: near the start, a binary file; further in, a damaged one, whose column would silently turn
+    into text (pandas reads the NUL as a character). Either way there is no table to read."""
+    at = text.find("\x00")
+    if 0 <= at < 4096:
+        raise DataError(f"'{filename}' is not a text file: upload CSV, Parquet or Excel (.xlsx).")
+    if at >= 0:
+        line = text.count("\n", 0, at) + 1
+        raise DataError(f"'{filename}' holds a NUL character (byte 0) on line {line:,}: a text table never does, so the"
+                        " file is damaged or not text; remove it, or export the table again.")
+
+
 def _decode(data: bytes, filename: str) -> str:
-    """UTF-8 (with or without BOM), UTF-16 with a BOM (Excel's "Unicode Text"), else Windows-1252 (Excel's CSV
+    """UTF-8 (with or without BOM), UTF-32 or UTF-16 with a BOM (Excel's "Unicode Text"), else Windows-1252 (Excel's CSV
     export on Windows: euro sign, typographic quotes), else Latin-1, which decodes any bytes."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        try:
+            return data.decode("utf-32")
+        except UnicodeDecodeError:
+            raise DataError(f"'{filename}' starts like UTF-32 text but is not: save it as UTF-8 CSV.") from None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return data.decode("utf-16")
@@ -562,9 +580,52 @@ def _check_workbook(data: bytes, filename: str) -> bool:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         upload_bounds.check_zip(archive, filename, max_mb=(MAX_CELLS + 2 * MAX_COLUMNS) * XML_CELL_BYTES >> 20,
                                 max_strings_mb=SHARED_STRINGS_MB, max_ratio=MAX_ZIP_RATIO, ratio_floor_mb=16)
+        declared = _declared_rows(archive)
+        if declared is not None:  # at most a title and a header above the data
+            _check_size(max(0, declared - 2), 1, filename)
         return any([upload_bounds.scan_xml(upload_bounds.member_chunks(archive, info, filename), filename,
                                            info.filename)
                     for info in archive.infolist() if info.filename.lower().endswith((".xml", ".rels"))])
+
+
+DIMENSION = re.compile(rb"<(?:\w+:)?dimension\s+ref=\"[A-Z]{1,3}(\d{1,9})(?::[A-Z]{1,3}(\d{1,9}))?\"")
+SHEET_ID = re.compile(rb"<(?:\w+:)?sheet\b[^>]*?\s(?:\w+:)?id=\"([^\"]+)\"")
+
+
+def _declared_rows(archive: zipfile.ZipFile) -> int | None:
+    """The rows the first sheet declares in its ``<dimension ref="A1:S2500000"/>`` (which comes before its data), read
+    from the sheet's first 64 KB: a 2.5-million-row sheet is refused in a moment instead of after two minutes of
+    streaming and parsing. None when the sheet or its dimension is not found (it is optional); the limits are then
+    checked after parsing, as before."""
+    sheet = _first_sheet(archive)
+    if sheet is None:
+        return None
+    with archive.open(sheet) as member:
+        found = DIMENSION.search(member.read(1 << 16))
+    if found is None:
+        return None
+    first, last = int(found.group(1)), int(found.group(2) or found.group(1))
+    return abs(last - first) + 1
+
+
+def _first_sheet(archive: zipfile.ZipFile) -> zipfile.ZipInfo | None:
+    """The zip part of the workbook's first sheet (what ``read_excel(sheet_name=0)`` reads): the first ``<sheet>`` of
+    xl/workbook.xml, through its relationship id to xl/_rels/workbook.xml.rels."""
+    names = {info.filename: info for info in archive.infolist()}
+    try:
+        book = b"".join(upload_bounds.member_chunks(archive, names["xl/workbook.xml"], "workbook"))
+        rels = b"".join(upload_bounds.member_chunks(archive, names["xl/_rels/workbook.xml.rels"], "workbook"))
+    except KeyError:
+        return names.get("xl/worksheets/sheet1.xml")
+    found = SHEET_ID.search(book)
+    if found is None:
+        return None
+    rel = re.search(rb"<(?:\w+:)?Relationship\b[^>]*\bId=\"" + re.escape(found.group(1)) + rb"\"[^>]*>", rels)
+    target = rel and re.search(rb"\bTarget=\"([^\"]+)\"", rel.group(0))
+    if not target:
+        return None
+    path = target.group(1).decode("utf-8", "replace")
+    return names.get(path.lstrip("/") if path.startswith("/") else f"xl/{path}")
 
 
 def _formula_columns(data: bytes) -> list[int]:

@@ -179,13 +179,17 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
     return loss, grads
 
 
-def _route(params: Params, chunks: list[Problems], starts: int) -> torch.Tensor:
+def _route(params: Params, problems: Problems, chunks: list[Problems], starts: int) -> torch.Tensor:
+    """Every model's leaf index for every row: the compiled router where it reproduces ``leaves.route``, else that."""
+    leaf = leaves.route_native(params.weights, params.thresholds, problems.Xa, starts)
+    if leaf is not None:
+        return leaf
     return torch.cat([leaves.route(params.weights, params.thresholds, c.Xat, starts) for c in chunks], dim=1)
 
 
 def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], depth: int, starts: int,
                    linear: str | None, clip: bool) -> tuple[leaves.LeafFit, torch.Tensor]:
-    leaf = _route(params, chunks, starts)
+    leaf = _route(params, problems, chunks, starts)
     fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts, clip)
     return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
 

@@ -10,7 +10,8 @@ even NaN ones). Training, inference and every export compute exactly this, so th
 bit for bit; rules shown to people are converted to original units by ``split_in_original_units``.
 
 The model file (JSON) is ``get_core.model.model_file``; the rules text and other exports are ``get_core.export`` and
-``get_core.model.codegen``. This module imports nothing from the project (lowest floor) and never imports torch.
+``get_core.model.codegen``. Routing itself (compiled, with a numpy fallback) is ``get_core.model.routing``. This
+module imports nothing from the project outside ``get_core.model`` (lowest floor) and never imports torch.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+
+from get_core.model import routing
 
 LEAF_TYPES = ("constant", "linear")
 #: The leaf type of a classification tree: each leaf holds class probabilities (``leaf_proba``), not a number.
@@ -170,7 +173,8 @@ class ObliqueTree:
         return bool(self.n_samples[node - 1] == 0)
 
     # ------------------------------------------------------------------ inference
-    def scale_X(self, X: Any) -> np.ndarray:
+    def checked_X(self, X: Any) -> np.ndarray:
+        """``X`` as a float64 (n, p) array, after checking a table's columns and the shape (a clear error if not)."""
         _check_frame_columns(X, self.feature_names)
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
@@ -178,6 +182,10 @@ class ObliqueTree:
                 f"X must be a 2-D array with {self.n_features} columns ({_quoted(self.feature_names)}); "
                 f"got shape {X.shape}."
             )
+        return X
+
+    def scale_X(self, X: Any) -> np.ndarray:
+        X = self.checked_X(X)
         with np.errstate(over="ignore"):  # a huge finite value may scale to inf, as IEEE (and the exports) give it
             return (X - self.x_min) / self.x_scale
 
@@ -187,30 +195,25 @@ class ObliqueTree:
 
     def decision_path(self, X: Any) -> np.ndarray:
         """Node ids (heap numbering) visited by each row from root to leaf, shape (n, depth+1)."""
-        xs_t = self.scale_X(X).T  # (p, n)
-        n = xs_t.shape[1]
-        path = np.empty((n, self.depth + 1), dtype=np.int64)
-        node = np.ones(n, dtype=np.int64)
-        path[:, 0] = node
-        for level in range(self.depth):
-            go_right = _dot(self.weights.T[:, node - 1], xs_t, skip_zeros=True) > self.thresholds[node - 1]
-            node = 2 * node + go_right
-            path[:, level + 1] = node
-        return path
+        return routing.decision_path(self, self.checked_X(X))
+
+    def goes_left(self, node: int, X: Any) -> np.ndarray:
+        """Whether each row of ``X`` takes branch ``node``'s left side, by the very test ``decision_path`` applies
+        there (so a threshold found with it routes exactly as the model does)."""
+        used = np.flatnonzero(self.weights[node - 1])  # ordered_dot skips the others' terms anyway
+        xs_t = self.scale_X(X).T[used]
+        weights = np.repeat(self.weights[node - 1][used][:, None], xs_t.shape[1], axis=1)
+        return ~(routing.ordered_dot(weights, xs_t, skip_zeros=True) > self.thresholds[node - 1])
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf node id (heap numbering, in [2^D, 2^(D+1))) reached by each row."""
-        return self.decision_path(X)[:, -1]
+        return routing.leaves(self, self.checked_X(X))
 
     def predict_scaled(self, X: Any) -> np.ndarray:
         """Regression predictions in scaled units (a classification tree has none: see ``predict_proba``)."""
         if self.is_classifier:
             raise ValueError("A classification tree predicts classes, not numbers: use predict or predict_proba.")
-        leaf = self.apply(X) - self.n_leaves
-        raw = self.leaf_intercepts[leaf]
-        if self.leaf_type == "linear":  # a constant leaf ignores x: 0 * NaN must not hide its value (as in codegen)
-            raw = raw + _dot(self.leaf_coefs.T[:, leaf], self.scale_X(X).T)
-        return np.clip(raw, self.leaf_lower[leaf], self.leaf_upper[leaf])
+        return routing.predict_scaled(self, self.checked_X(X))[1]
 
     def predict(self, X: Any) -> np.ndarray:
         """Predictions by hard splits: in the target's original units, or a classifier's class labels (the class
@@ -267,20 +270,6 @@ class ObliqueTree:
 
     def node_value_original(self, node: int) -> float:
         return self.y_min + self.y_scale * float(self.node_values[node - 1])
-
-
-def _dot(a_t: np.ndarray, b_t: np.ndarray, skip_zeros: bool = False) -> np.ndarray:
-    """Per row i, the sum over features j of ``a_t[j, i] * b_t[j, i]`` (both (p, n)), added left to right from 0.0:
-    the order the generated Python and C code add in, so that they predict bit for bit what ``predict`` does
-    (einsum and matmul add in orders of their own, which can differ in the last bits or, through cancellation,
-    send a row the other way). ``skip_zeros`` (splits): a zero weight's term is left out, so a split ignores the
-    features it does not use (a NaN there cannot route the row) and the exports write only its non-zero terms;
-    on finite rows this changes no comparison (adding a zero product only flips a zero sum's sign)."""
-    total = np.zeros(a_t.shape[1])
-    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as IEEE gives them, as the generated code does
-        for a, b in zip(a_t, b_t):
-            total += np.where(a != 0, a * b, 0.0) if skip_zeros else a * b
-    return total
 
 
 def feature_name_problem(names: Sequence[str]) -> str | None:

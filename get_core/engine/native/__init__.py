@@ -3,18 +3,14 @@
 Why a small C++ file and not torch ops: on the CPU the soft pass is memory-bound in eager torch (a dozen passes over
 (models x nodes x rows) arrays); the kernel keeps a tile of rows in cache and does all of it in one sweep. It is
 plain C++ with std::thread, built with the system's g++ into a per-user cache keyed by the source, the compiler
-flags and the CPU, and loaded with ctypes (no torch headers, builds in about a second). When it cannot be built,
-``load()`` returns None and training uses the torch implementation in ``soft.py`` (which is also the one used on CUDA).
+flags and the CPU (``get_core.model.native``: the build rule shared with the model's router), and loaded with
+ctypes (no torch headers, builds in about a second). When it cannot be built, ``load()`` returns None and training
+uses the torch implementation in ``soft.py`` (which is also the one used on CUDA).
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import platform
-import subprocess
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,51 +18,21 @@ import torch
 
 from get_core.engine import classes
 from get_core.engine.soft import Params
+from get_core.model import native
 
 SOURCE = Path(__file__).with_name("soft_pass.cpp")
-FLAGS = ["-O3", "-march=native", "-ffast-math", "-pthread", "-fPIC"]  # compile; linked without -ffast-math (below)
+FLAGS = ["-O3", "-march=native", "-ffast-math", "-pthread", "-fPIC"]  # compile; linked without -ffast-math
 MAX_FEATURES = 63  # the kernel's tile holds at most 64 columns of [x, 1]
-
-
-def _cache_dir() -> Path:
-    root = os.environ.get("GET_EXPLORER_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "get_explorer")
-    return Path(root)
-
-
-def _cpu_key() -> str:
-    try:
-        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags"))
-    except (OSError, StopIteration):
-        flags = platform.processor()
-    return flags
 
 
 @lru_cache(maxsize=1)
 def load() -> ctypes.CDLL | None:
-    """The compiled kernel, building it if needed; None (and training falls back to torch) if that fails."""
-    if os.environ.get("GET_EXPLORER_NATIVE", "1") == "0":
+    """The compiled kernel, building it if needed (``get_core.model.native``); None (and training falls back to
+    torch) if that fails."""
+    built = native.build(SOURCE, FLAGS, (["-lmvec"], []))  # glibc's vector math library gives vectorized expf
+    if built is None:
         return None
-    key = hashlib.sha256(SOURCE.read_bytes() + " ".join(FLAGS).encode() + _cpu_key().encode()).hexdigest()[:16]
-    target = _cache_dir() / f"soft_pass-{key}.so"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-            built, obj = Path(tmp) / target.name, Path(tmp) / "soft_pass.o"
-            # Linking with -ffast-math would add crtfastmath.o, which turns on flush-to-zero for the whole process
-            # when the library loads (numpy would then read 1e-320 as 0); the kernel sets it for its own threads.
-            compile_cmd = ["g++", *FLAGS, "-c", "-o", str(obj), str(SOURCE)]
-            for libs in (["-lmvec"], []):  # glibc's vector math library gives vectorized expf when present
-                link_cmd = ["g++", "-shared", "-pthread", "-o", str(built), str(obj), *libs]
-                try:
-                    if all(subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
-                           for cmd in (compile_cmd, link_cmd)):
-                        break
-                except (OSError, subprocess.TimeoutExpired):
-                    return None
-            else:
-                return None
-            os.replace(built, target)  # atomic: concurrent workers never load a half-written file
-    lib = ctypes.CDLL(str(target))
+    lib = ctypes.CDLL(str(built))
     lib.get_soft_pass.restype = ctypes.c_int
     lib.get_soft_pass.argtypes = [ctypes.c_int] * 7 + [ctypes.c_void_p] * 9 + [ctypes.c_int]
     return lib
