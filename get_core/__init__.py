@@ -10,17 +10,23 @@ from importlib import import_module
 from get_core.config import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION
 from get_core.model.tree import ObliqueTree
 
-__all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "ENGINE_VERSION",
-           "CONSTANT_LEAF_ENGINE_VERSION"]
+__all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "GETClassifier", "GETClassifierCV",
+           "counterfactual", "CounterfactualError", "ENGINE_VERSION", "CONSTANT_LEAF_ENGINE_VERSION",
+           "to_onnx"]
 
 #: Names that load on first use: the estimators load torch, and the short module paths the README has always shown
 #: (``from get_core import model_file``) stay valid after the regroup.
 _LAZY = {"GETRegressor": ("get_core.estimator", "GETRegressor"),
          "GETRegressorCV": ("get_core.estimator", "GETRegressorCV"),
+         "GETClassifier": ("get_core.estimator", "GETClassifier"),
+         "GETClassifierCV": ("get_core.estimator", "GETClassifierCV"),
          "ModelFormatError": ("get_core.model.model_file", "ModelFormatError"),
          "model_file": ("get_core.model.model_file", None),
          "codegen": ("get_core.model.codegen", None),
-         "reading": ("get_core.data.reading", None)}
+         "reading": ("get_core.data.reading", None),
+         "counterfactual": ("get_core.model.counterfactual", "counterfactual"),
+         "CounterfactualError": ("get_core.model.counterfactual", "CounterfactualError"),
+         "to_onnx": ("get_core.model.onnx_graph", "to_onnx")}
 
 
 def __getattr__(name: str):

@@ -125,9 +125,102 @@ def evaluate_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "G
     }
 
 
+def fit_class_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: int, random_state: int | None,
+                        *, feature_names: Sequence[str] | None = None, class_weight: str | None = None,
+                        n_repeats: int = 5) -> dict:
+    """``fit_baselines`` for a class target: CART of the same depth, the random forest (100 trees) and scikit-learn's
+    HistGradientBoosting classifier on the same split, each weighted by ``class_weight`` like the run. Each ENTRY
+    holds ``class_metrics`` (accuracy, balanced accuracy, log loss, ROC AUC, the confusion matrix) and its test
+    predictions (labels) and probabilities; the dict adds ``"task": "classification"`` and the ``classes``."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    X_train, X_test = np.asarray(X_train, dtype=np.float64), np.asarray(X_test, dtype=np.float64)
+    y_train, y_test = np.asarray(y_train).ravel(), np.asarray(y_test).ravel()
+    classes = np.unique(y_train)
+    names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(X_train.shape[1])]
+    timing_X = timing_rows(X_test if len(X_test) else X_train, random_state)
+    models = {
+        "cart": DecisionTreeClassifier(max_depth=int(depth), random_state=random_state, class_weight=class_weight),
+        "random_forest": RandomForestClassifier(
+            n_estimators=FOREST_TREES, random_state=random_state, class_weight=class_weight,
+            max_samples=FOREST_MAX_SAMPLES if len(y_train) > FOREST_MAX_SAMPLES else None),
+        "hist_gradient_boosting": HistGradientBoostingClassifier(random_state=random_state, class_weight=class_weight),
+    }
+    titles = {"cart": "CART", "random_forest": "Random forest", "hist_gradient_boosting": "HistGradientBoosting"}
+    entries = {}
+    for key, model in models.items():
+        start = time.perf_counter()
+        model.fit(X_train, y_train)
+        fit_seconds = time.perf_counter() - start
+        proba = model.predict_proba(X_test) if len(X_test) else np.empty((0, len(classes)))
+        pred = model.predict(X_test) if len(X_test) else y_test[:0]
+        entries[key] = {
+            "name": titles[key], **class_metrics(y_test, pred, proba, classes),
+            "n_parameters": (count_tree_parameters(model) if key == "cart" else
+                             sum(count_tree_parameters(t) for t in model.estimators_) if key == "random_forest"
+                             else None),
+            "size_bytes": len(pickle.dumps(model, protocol=5)),
+            "predict_ms_per_10k": predict_ms(model.predict, timing_X, n_repeats) if len(timing_X) else None,
+            "fit_seconds": fit_seconds, "features_per_split": 1,
+            "test_predictions": np.asarray(pred).tolist(), "test_proba": _float_rows(proba)}
+        if entries[key]["n_parameters"] is not None:
+            entries[key]["parameter_bytes"] = 8 * entries[key]["n_parameters"]
+    return {"schema": SCHEMA, "version": SCHEMA_VERSION, "task": "classification", "depth": int(depth),
+            "random_state": random_state, "n_train": int(len(y_train)), "n_test": int(len(y_test)),
+            "feature_names": names, "classes": classes.tolist(), "y_test": y_test.tolist(), "models": entries,
+            "forest": {"feature_importances": _floats(models["random_forest"].feature_importances_),
+                       "oob_train_predictions": None}}
+
+
+def evaluate_class_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "GET",
+                        random_state: int | None = None, n_repeats: int = 5) -> dict:
+    """``evaluate_tree`` for a classification tree: ``class_metrics``, its labels and probabilities."""
+    X_test, y_test = np.asarray(X_test, dtype=np.float64), np.asarray(y_test).ravel()
+    pred, proba = tree.predict(X_test), tree.predict_proba(X_test)
+    timing_X = timing_rows(X_test, random_state)
+    fit_seconds = tree.meta.get("fit_seconds") if isinstance(tree.meta, dict) else None
+    return {"name": name, **class_metrics(y_test, pred, proba, np.asarray(tree.classes)),
+            "n_parameters": int(tree.n_parameters), "parameter_bytes": 8 * int(tree.n_parameters),
+            "size_bytes": len(pickle.dumps(tree, protocol=5)),
+            "predict_ms_per_10k": predict_ms(tree.predict, timing_X, n_repeats) if len(timing_X) else None,
+            "fit_seconds": _float_or_none(fit_seconds), "features_per_split": int(tree.split_widths.max()),
+            "test_predictions": pred.tolist(), "test_proba": _float_rows(proba)}
+
+
+def class_metrics(y_true: Any, y_pred: Any, proba: np.ndarray, classes: np.ndarray) -> dict:
+    """Accuracy, balanced accuracy, log loss and ROC AUC (binary: of the second class; more classes: one-vs-rest,
+    macro) on the test rows, and the confusion matrix (rows: true class, columns: predicted, in ``classes``
+    order). A score that is undefined (no rows; ROC AUC with a single class among the rows) is None."""
+    from sklearn.metrics import balanced_accuracy_score, confusion_matrix, log_loss, roc_auc_score
+
+    y_true, y_pred = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
+    if y_true.size == 0:
+        return {"accuracy": None, "balanced_accuracy": None, "log_loss": None, "roc_auc": None, "confusion": []}
+    proba = np.clip(np.asarray(proba, dtype=np.float64), 1e-15, 1.0)
+    proba = proba / proba.sum(axis=1, keepdims=True)
+    auc = None
+    if len(np.unique(y_true)) > 1:
+        try:
+            auc = (roc_auc_score(y_true == classes[1], proba[:, 1]) if len(classes) == 2 else
+                   roc_auc_score(y_true, proba, multi_class="ovr", average="macro", labels=classes))
+        except ValueError:  # a class among the labels that no test row holds (one-vs-rest is then undefined)
+            auc = None
+    return {"accuracy": float(np.mean(y_true == y_pred)),
+            "balanced_accuracy": float(balanced_accuracy_score(y_true, y_pred)),
+            "log_loss": float(log_loss(y_true, proba, labels=classes)), "roc_auc": _float_or_none(auc),
+            "confusion": confusion_matrix(y_true, y_pred, labels=classes).tolist()}
+
+
+def _float_rows(values: np.ndarray) -> list[list[float]]:
+    return [[float(v) for v in row] for row in np.asarray(values, dtype=np.float64)]
+
+
 #: The baselines' models in table order: the run's GET fit with the other kind of splits (the worker adds one of
 #: the two, ``runs.training.fit_all_baselines``; older runs have neither), then CART and the forest.
-BASELINE_MODELS = ("get_sparse", "get_dense", "cart", "random_forest")
+BASELINE_MODELS = ("get_sparse", "get_dense", "cart", "random_forest", "hist_gradient_boosting")
+#: A classification comparison's test scores, in the order tables show them (regression's: r2, rmse).
+CLASS_METRICS = ("accuracy", "balanced_accuracy", "log_loss", "roc_auc")
 
 
 def comparison_rows(baselines: dict, tree_entry: dict | None = None) -> list[dict]:
@@ -136,10 +229,11 @@ def comparison_rows(baselines: dict, tree_entry: dict | None = None) -> list[dic
     before the column existed get that 1)."""
     models = baselines.get("models", {})
     entries = ([tree_entry] if tree_entry else []) + [
-        {"features_per_split": 1, **models[k]} if k in ("cart", "random_forest") else models[k]
+        {"features_per_split": 1, **models[k]} if k in ("cart", "random_forest", "hist_gradient_boosting")
+        else models[k]
         for k in BASELINE_MODELS if k in models]
-    keys = ("name", "r2", "rmse", "n_parameters", "features_per_split", "parameter_bytes", "size_bytes",
-            "predict_ms_per_10k", "fit_seconds")
+    keys = ("name", "r2", "rmse", *CLASS_METRICS, "n_parameters", "features_per_split", "parameter_bytes",
+            "size_bytes", "predict_ms_per_10k", "fit_seconds")
     return [{k: e.get(k) for k in keys} for e in entries]
 
 

@@ -1,8 +1,11 @@
-"""scikit-learn estimators: GETRegressor (one tree of a given depth) and GETRegressorCV (depth chosen on a split).
+"""scikit-learn estimators: GETRegressor and GETClassifier (one tree of a given depth), GETRegressorCV and
+GETClassifierCV (depth chosen on a 2:1 split).
 
 The estimators only validate, configure and delegate: training lives in ``train.train`` (and ``polish``), the
 fitted model is an ``ObliqueTree`` in ``tree_``; ``predict`` checks fitted state, validates X and asks the tree.
 Their parameters that are settings of ``GETConfig`` take its defaults and its allowed values (``config_constraints``).
+A classifier is the same fit on the class indices of ``classes_`` (``train(..., classes=...)``); its class weights
+become sample weights.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_regressor
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from get_core.budget import refit_seconds, split_budget
 from get_core.engine.checkpoint import SearchCheckpoint, fit_fingerprint
@@ -155,9 +160,12 @@ def _documented(own: dict[str, tuple[str, str]]) -> Callable[[type], type]:
     return document
 
 
-class _GETEstimator(RegressorMixin, BaseEstimator):
-    """What both estimators share: parameters that are GETConfig settings become the fit's config, the training data
-    are checked the same way, and prediction asks the fitted tree."""
+class _GETEstimator(BaseEstimator):
+    """What all four estimators share: parameters that are GETConfig settings become the fit's config, the training
+    data are checked the same way, and prediction asks the fitted tree. ``_is_classifier`` selects the targets' form:
+    numbers, or labels encoded as indices of ``classes_`` (weighted by ``class_weight``)."""
+
+    _is_classifier = False
 
     def _config(self, **overrides) -> GETConfig:
         params = {k: v for k, v in self.get_params().items() if k in _CONFIG_FIELDS}
@@ -165,28 +173,62 @@ class _GETEstimator(RegressorMixin, BaseEstimator):
         params.update(overrides)
         return GETConfig(**params)
 
-    def _training_data(self, X, y) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
-        """Validated parameters and (X, y), and the feature names (None for a plain array). Beyond scikit-learn's
-        checks, each refusal is a DataError (a ValueError) naming the column: no complex numbers (their imaginary part
-        would be dropped), distinct column names that a file can hold (exports and model files carry them), and no
-        value beyond ±MAX_ABS (the min-max scales and squared errors would overflow)."""
+    def _training_data(self, X, y, sample_weight=None
+                       ) -> tuple[np.ndarray, np.ndarray, list[str] | None, np.ndarray | None]:
+        """Validated parameters and (X, y, feature names (None for a plain array), sample weights (None: equal)).
+        A classifier's y comes back as class indices into ``classes_`` (set here) and its weights include
+        ``class_weight``. Beyond scikit-learn's checks, each refusal is a DataError (a ValueError) naming the column:
+        no complex numbers (their imaginary part would be dropped), distinct column names that a file can hold
+        (exports and model files carry them), no value beyond ±MAX_ABS (the min-max scales and squared errors would
+        overflow), and a regressor's target must be numbers (a text target points to GETClassifier)."""
         self._validate_params()
         _refuse_complex(X, "X")
         _refuse_complex(y, "y")
+        if is_regressor(self):
+            _refuse_text_target(y, type(self).__name__)
         columns = getattr(X, "columns", None)
         problem = None if columns is None else feature_name_problem([str(c) for c in columns])
         if problem:
             raise DataError(f"X's columns need distinct names that a file can hold, but {problem}: rename it.")
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        if self._is_classifier:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+            check_classification_targets(y)
+            self.classes_, y = np.unique(y, return_inverse=True)
+        else:
+            X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+            refuse_too_large(y, np.arange(len(y)), "y", "Target")
         too_large = np.flatnonzero(np.any(np.abs(X) > MAX_ABS, axis=0))
         if too_large.size:
             names = getattr(self, "feature_names_in_", None)
             j = int(too_large[0])
             refuse_too_large(X[:, j], np.arange(len(X)), str(names[j]) if names is not None else f"x{j}", "Feature")
-        refuse_too_large(y, np.arange(len(y)), "y", "Target")
         self._warn_if_squeezed(X)
         names = getattr(self, "feature_names_in_", None)
-        return X, y, None if names is None else list(names)
+        return X, y, None if names is None else list(names), self._weights(sample_weight, X, y)
+
+    def _weights(self, sample_weight, X: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+        """The rows' weights: ``sample_weight`` (scikit-learn's checks; >= 0, not all 0) times a classifier's
+        ``class_weight``; None when all are equal (the unweighted fit, bit for bit)."""
+        weights = None
+        if sample_weight is not None:
+            weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+            if not weights.sum() > 0:
+                raise ValueError("Sample weights must contain at least one non-zero number.")
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is not None:
+            labelled = self.classes_[y]
+            per_row = compute_sample_weight(class_weight, labelled)
+            weights = per_row if weights is None else weights * per_row
+            if not weights.sum() > 0:
+                raise ValueError("class_weight and sample_weight leave every row a weight of 0.")
+        return weights
+
+    def _train(self, X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
+               names: list[str] | None, sample_weight: np.ndarray | None,
+               checkpoint: SearchCheckpoint | None = None, warm_start: ObliqueTree | None = None) -> ObliqueTree:
+        """One fit of this estimator's kind (a classifier's on ``classes_``), from ``checkpoint`` when stored."""
+        classes = list(self.classes_) if self._is_classifier else None
+        return _search_fit(X, y, config, on_progress, names, checkpoint, warm_start, sample_weight, classes)
 
     def _warn_if_squeezed(self, X: np.ndarray) -> None:
         squeezed = squeezed_features(X) if self.scaling == "minmax" else []
@@ -198,19 +240,30 @@ class _GETEstimator(RegressorMixin, BaseEstimator):
                           " where GET's splits hardly move. Check for missing-value codes (e.g. 9999), or pass"
                           " scaling='robust'.", UserWarning, stacklevel=4)
 
-    def predict(self, X) -> np.ndarray:
+    def _checked(self, X) -> np.ndarray:
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted values, or a classifier's labels (of ``classes_``, the first most probable on a tie)."""
+        X = self._checked(X)
+        if self._is_classifier:
+            return self.classes_[self.tree_.leaf_class_index[self.tree_.apply(X) - self.tree_.n_leaves]]
         return self.tree_.predict(X)
 
     def apply(self, X) -> np.ndarray:
         """Leaf node id (heap numbering) of each row."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.apply(validate_data(self, X, reset=False, dtype=np.float64))
+        X = self._checked(X)
+        return self.tree_.apply(X)
+
+    def decision_path(self, X) -> np.ndarray:
+        """The node ids (heap numbering) each row passes, root to leaf: shape (n, depth + 1)."""
+        X = self._checked(X)
+        return self.tree_.decision_path(X)
 
 
 @_documented({})
-class GETRegressor(_GETEstimator):
+class GETRegressor(RegressorMixin, _GETEstimator):
     """An oblique regression tree trained by gradient-based entire-tree optimization (GET / GET-Linear).
 
     ``n_starts`` starts (start 0 from CART) each run ``n_alphas`` stages of ``n_epochs`` epochs with an increasing
@@ -256,10 +309,12 @@ class GETRegressor(_GETEstimator):
 
     _parameter_constraints: dict = config_constraints(__init__)
 
-    def fit(self, X, y, on_progress: ProgressCallback | None = None) -> "GETRegressor":
-        """Train on X (n, p) and y (n,); ``on_progress`` receives ``progress.Progress`` and may return True to stop."""
-        X, y, names = self._training_data(X, y)
-        self.tree_ = train(X, y, self._config(), on_progress, names)
+    def fit(self, X, y, sample_weight=None, on_progress: ProgressCallback | None = None) -> "GETRegressor":
+        """Train on X (n, p) and y (n,), rows weighted by ``sample_weight`` (n,) (None: equally; an integer weight
+        counts like that many copies of the row); ``on_progress`` receives ``progress.Progress`` and may return
+        True to stop."""
+        X, y, names, weights = self._training_data(X, y, sample_weight)
+        self.tree_ = self._train(X, y, self._config(), on_progress, names, weights)
         return self
 
 
@@ -274,8 +329,110 @@ class SearchObserver(Protocol):
         ``widest_split``; ``tree`` was fitted on the train part."""
 
 
+class _SearchCV(_GETEstimator):
+    """The depth search that GETRegressorCV and GETClassifierCV share (see GETRegressorCV): ``_score_key`` names
+    the validation score (R2, or accuracy) in ``cv_results_`` and ``path_results_``, ``_split`` makes the 2:1 split
+    (a classifier's stratified)."""
+
+    _score_key, _train_key = "validation_r2", "train_r2"
+
+    def _split(self, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, seed: int | None) -> list:
+        """(X_tr, X_val, y_tr, y_val, w_tr, w_val) of a random 2:1 split (``validation_fraction``); w None: equal."""
+        parts = train_test_split(X, y, *([] if weights is None else [weights]), test_size=self.validation_fraction,
+                                 random_state=seed, stratify=self._strata(y))
+        return parts if weights is not None else parts + [None, None]
+
+    def _strata(self, y: np.ndarray) -> np.ndarray | None:
+        return None
+
+    def _validation_score(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
+        return search_r2(y, tree.predict(X), w)
+
+    def fit(self, X, y, sample_weight=None, on_progress: ProgressCallback | None = None,
+            checkpoint: SearchCheckpoint | None = None, observer: SearchObserver | None = None) -> "_SearchCV":
+        """As ``GETRegressor.fit`` / ``GETClassifier.fit``; with a ``checkpoint``, each depth's fit and the refit are
+        stored there and a later fit of the same data and parameters takes them from there instead of fitting again
+        (same result, see ``checkpoint``); an ``observer`` hears of each fit as it starts and each search fit as it
+        is scored. Sample weights weight the fits and the validation score."""
+        X, y, names, weights = self._training_data(X, y, sample_weight)
+        given = list(self.depths)
+        if not given or not all(_DEPTH.accepts(d) for d in given):
+            raise ValueError(f"depths must be integers from {_DEPTH.low} to {_DEPTH.high}; got {given}.")
+        depths = sorted(set(int(d) for d in given))
+        l1s = _l1_values(self.l1)
+        seed = _seed(self.random_state)
+        split = self._split(X, y, weights, seed)
+        self.cv_results_, self.path_results_, self.search_trees_ = [], [], []
+        chosen = {}  # k -> (depth, l1, validated tree) of its depth search
+        n_search_fits = len(split_feature_path(self.max_split_features, X.shape[1])) * len(depths) * len(l1s)
+        fit_seconds, refit_base = split_budget(self.time_budget, n_search_fits)
+        for k in split_feature_path(self.max_split_features, X.shape[1]):
+            search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
+                                                                  checkpoint, fit_seconds, observer)
+            chosen[k] = (search.best_depth, l1, validated)
+            self.path_results_.append({"max_split_features": k, "depth": search.best_depth, "l1": l1,
+                                       self._score_key: search.best_score,
+                                       "n_parameters": validated.n_nonzero_parameters,
+                                       "widest_split": int(validated.split_widths.max())})
+            if cancelled:
+                break
+        k = choose_split_features(self.path_results_, self.sparsity_tolerance, self._score_key)
+        (self.best_depth_, self.best_l1_, validated), self.best_max_split_features_ = chosen[k], k
+        self.validated_tree_ = validated
+        setattr(self, f"best_{self._score_key}_",
+                next(r[self._score_key] for r in self.path_results_ if r["max_split_features"] == k))
+        warm_start = validated if self.refit_from_search else None
+        refit_budget = (None if self.time_budget is None else
+                        refit_seconds(fit_seconds, refit_base, n_search_fits, len(self.cv_results_)))
+        config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k,
+                              time_budget=refit_budget)
+        if observer is not None:
+            observer.fit_started(config, refit=True)
+        self.tree_ = self._train(X, y, config, on_progress, names, weights, checkpoint, warm_start)
+        return self
+
+    def _search_depth(self, split: list, depths: list[int], l1s: list[float], k: int | None,
+                      on_progress: ProgressCallback | None, names: list[str] | None,
+                      checkpoint: SearchCheckpoint | None, seconds: float | None,
+                      observer: SearchObserver | None = None) -> tuple["DepthSearch", ObliqueTree, float, bool]:
+        """The depth search (and L1 choice) for splits of at most ``k`` features on the train/validation ``split``,
+        each fit's time budget ``seconds``; appends to ``cv_results_``. Returns the search, its validated tree, that
+        tree's L1, and whether it was
+        cancelled."""
+        X_tr, X_val, y_tr, y_val, w_tr, w_val = split
+        seed = _seed(self.random_state)
+        search = DepthSearch(depths[0], self.patience, self.tol)
+        validated, best_l1, cancelled = None, l1s[0], False
+        for depth in depths:
+            scored = []  # (validation R2, l1, tree) of this depth, one per L1 value
+            for l1 in l1s:
+                config = self._config(depth=depth, random_state=seed, l1=l1, max_split_features=k,
+                                      time_budget=seconds)
+                if observer is not None:
+                    observer.fit_started(config, refit=False)
+                tree = self._train(X_tr, y_tr, config, on_progress, names, w_tr, checkpoint)
+                r2 = self._validation_score(tree, X_val, y_val, w_val)
+                self.cv_results_.append({"depth": depth, "l1": l1, "max_split_features": k, self._score_key: r2,
+                                         self._train_key: tree.meta[self._train_key]})
+                self.search_trees_.append(tree)
+                if observer is not None:
+                    observer.scored({**self.cv_results_[-1], "n_parameters": tree.n_nonzero_parameters,
+                                           "widest_split": int(tree.split_widths.max())}, tree)
+                scored.append((r2, l1, tree))
+                cancelled = bool(tree.meta.get("cancelled"))
+                if cancelled:
+                    break
+            r2, l1, tree = max(scored, key=lambda s: s[0])  # ties: the first (smallest) L1
+            stop = search.add(depth, r2)
+            if search.best_depth == depth:
+                validated, best_l1 = tree, l1
+            if cancelled or stop:
+                break
+        return search, validated, best_l1, cancelled
+
+
 @_documented(_CV_PARAMETERS)
-class GETRegressorCV(_GETEstimator):
+class GETRegressorCV(RegressorMixin, _SearchCV):
     """GETRegressor whose depth is chosen as the paper does (its section 5, Appendix F.1).
 
     The training data are split into train and validation parts (``validation_fraction``); trees of increasing
@@ -359,92 +516,131 @@ class GETRegressorCV(_GETEstimator):
         "sparsity_tolerance": [_Interval(Real, 0, None, closed="left")],
     }
 
-    def fit(self, X, y, on_progress: ProgressCallback | None = None,
-            checkpoint: SearchCheckpoint | None = None, observer: SearchObserver | None = None) -> "GETRegressorCV":
-        """As ``GETRegressor.fit``; with a ``checkpoint``, each depth's fit and the refit are stored there and a later
-        fit of the same data and parameters takes them from there instead of fitting again (same result, see
-        ``checkpoint``); an ``observer`` hears of each fit as it starts and each search fit as it is scored."""
-        X, y, names = self._training_data(X, y)
-        given = list(self.depths)
-        if not given or not all(_DEPTH.accepts(d) for d in given):
-            raise ValueError(f"depths must be integers from {_DEPTH.low} to {_DEPTH.high}; got {given}.")
-        depths = sorted(set(int(d) for d in given))
-        l1s = _l1_values(self.l1)
-        seed = _seed(self.random_state)
-        split = train_test_split(X, y, test_size=self.validation_fraction, random_state=seed)
-        self.cv_results_, self.path_results_, self.search_trees_ = [], [], []
-        chosen = {}  # k -> (depth, l1, validated tree) of its depth search
-        n_search_fits = len(split_feature_path(self.max_split_features, X.shape[1])) * len(depths) * len(l1s)
-        fit_seconds, refit_base = split_budget(self.time_budget, n_search_fits)
-        for k in split_feature_path(self.max_split_features, X.shape[1]):
-            search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
-                                                                  checkpoint, fit_seconds, observer)
-            chosen[k] = (search.best_depth, l1, validated)
-            self.path_results_.append({"max_split_features": k, "depth": search.best_depth, "l1": l1,
-                                       "validation_r2": search.best_score,
-                                       "n_parameters": validated.n_nonzero_parameters,
-                                       "widest_split": int(validated.split_widths.max())})
-            if cancelled:
-                break
-        k = choose_split_features(self.path_results_, self.sparsity_tolerance)
-        (self.best_depth_, self.best_l1_, validated), self.best_max_split_features_ = chosen[k], k
-        self.validated_tree_ = validated
-        self.best_validation_r2_ = next(r["validation_r2"] for r in self.path_results_ if r["max_split_features"] == k)
-        warm_start = validated if self.refit_from_search else None
-        refit_budget = (None if self.time_budget is None else
-                        refit_seconds(fit_seconds, refit_base, n_search_fits, len(self.cv_results_)))
-        config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k,
-                              time_budget=refit_budget)
-        if observer is not None:
-            observer.fit_started(config, refit=True)
-        self.tree_ = _search_fit(X, y, config, on_progress, names, checkpoint, warm_start)
+_CLASS_WEIGHT = [None, StrOptions({"balanced"}), dict]
+
+
+class _ClassifierOutputs:
+    """What both classifiers add to prediction: class probabilities, ``n_classes_``, and the classifier tags."""
+
+    _is_classifier = True
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities (n, n_classes_), columns in ``classes_`` order: the smoothed class shares of each
+        row's leaf (``engine.classes.SMOOTHING``)."""
+        X = self._checked(X)
+        return self.tree_.predict_proba(X)
+
+    @property
+    def n_classes_(self) -> int:
+        check_is_fitted(self, "classes_")
+        return len(self.classes_)
+
+
+class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
+    """An oblique classification tree trained by gradient-based entire-tree optimization (GET).
+
+    The regressor's method on one-hot class targets: each leaf holds class shares, the soft tree's loss per leaf is
+    the Brier score (``engine.classes``: its hard-leaf optimum is the class frequencies and its value there CART's
+    Gini impurity), leaves are recomputed from hard splits, start 0 is a classification CART of the same depth and
+    the returned tree is never worse than it in training Gini. ``predict`` gives the most probable class of the
+    row's leaf, ``predict_proba`` its smoothed class shares. Labels may be text, integers, floats or booleans, any
+    number of classes. ``class_weight``: None (every row counts once), ``"balanced"`` (each class counts as much as
+    any other: n / (C n_c) per row) or a dict label -> weight; it multiplies ``fit``'s ``sample_weight``. The other
+    parameters are GETRegressor's (``config.GETConfig``); leaves are always constant class shares.
+    """
+
+    def __init__(self, depth: int = DEFAULTS.depth, n_starts: int = DEFAULTS.n_starts,
+                 n_epochs: int = DEFAULTS.n_epochs, alpha_range: tuple[float, float] = DEFAULTS.alpha_range,
+                 n_alphas: int = DEFAULTS.n_alphas, learning_rate: float = DEFAULTS.learning_rate,
+                 l1: float = DEFAULTS.l1, polish: bool | str = DEFAULTS.polish, random_state=DEFAULTS.random_state,
+                 device: str = DEFAULTS.device, scaling: str = DEFAULTS.scaling,
+                 max_split_features: int | None = DEFAULTS.max_split_features,
+                 time_budget: float | None = DEFAULTS.time_budget, batch_rows: int | None = DEFAULTS.batch_rows,
+                 class_weight: str | dict | None = None):
+        self.depth = depth
+        self.n_starts = n_starts
+        self.n_epochs = n_epochs
+        self.alpha_range = alpha_range
+        self.n_alphas = n_alphas
+        self.learning_rate = learning_rate
+        self.l1 = l1
+        self.polish = polish
+        self.random_state = random_state
+        self.device = device
+        self.scaling = scaling
+        self.max_split_features = max_split_features
+        self.time_budget = time_budget
+        self.batch_rows = batch_rows
+        self.class_weight = class_weight
+
+    _parameter_constraints: dict = {**config_constraints(__init__), "class_weight": _CLASS_WEIGHT}
+
+    def fit(self, X, y, sample_weight=None, on_progress: ProgressCallback | None = None) -> "GETClassifier":
+        """Train on X (n, p) and labels y (n,), rows weighted by ``sample_weight`` times ``class_weight``;
+        ``on_progress`` as in GETRegressor.fit."""
+        X, y, names, weights = self._training_data(X, y, sample_weight)
+        self.tree_ = self._train(X, y, self._config(), on_progress, names, weights)
         return self
 
-    def _search_depth(self, split: list, depths: list[int], l1s: list[float], k: int | None,
-                      on_progress: ProgressCallback | None, names: list[str] | None,
-                      checkpoint: SearchCheckpoint | None, seconds: float | None,
-                      observer: SearchObserver | None = None) -> tuple["DepthSearch", ObliqueTree, float, bool]:
-        """The depth search (and L1 choice) for splits of at most ``k`` features on the train/validation ``split``,
-        each fit's time budget ``seconds``; appends to ``cv_results_``. Returns the search, its validated tree, that
-        tree's L1, and whether it was
-        cancelled."""
-        X_tr, X_val, y_tr, y_val = split
-        seed = _seed(self.random_state)
-        search = DepthSearch(depths[0], self.patience, self.tol)
-        validated, best_l1, cancelled = None, l1s[0], False
-        for depth in depths:
-            scored = []  # (validation R2, l1, tree) of this depth, one per L1 value
-            for l1 in l1s:
-                config = self._config(depth=depth, random_state=seed, l1=l1, max_split_features=k,
-                                      time_budget=seconds)
-                if observer is not None:
-                    observer.fit_started(config, refit=False)
-                tree = _search_fit(X_tr, y_tr, config, on_progress, names, checkpoint)
-                r2 = search_r2(y_val, tree.predict(X_val))
-                self.cv_results_.append({"depth": depth, "l1": l1, "max_split_features": k, "validation_r2": r2,
-                                         "train_r2": tree.meta["train_r2"]})
-                self.search_trees_.append(tree)
-                if observer is not None:
-                    observer.scored({**self.cv_results_[-1], "n_parameters": tree.n_nonzero_parameters,
-                                           "widest_split": int(tree.split_widths.max())}, tree)
-                scored.append((r2, l1, tree))
-                cancelled = bool(tree.meta.get("cancelled"))
-                if cancelled:
-                    break
-            r2, l1, tree = max(scored, key=lambda s: s[0])  # ties: the first (smallest) L1
-            stop = search.add(depth, r2)
-            if search.best_depth == depth:
-                validated, best_l1 = tree, l1
-            if cancelled or stop:
-                break
-        return search, validated, best_l1, cancelled
 
+class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
+    """GETClassifier whose depth is chosen as GETRegressorCV chooses it, by validation accuracy on a stratified 2:1
+    split (plain when a class has a single row), then refit on all rows. ``cv_results_`` and ``path_results_`` hold
+    ``validation_accuracy`` (and ``train_accuracy``) where the regressor's hold R2; ``best_validation_accuracy_``.
+    ``max_split_features="auto"`` keeps the fewest features per split within ``sparsity_tolerance`` (accuracy, default
+    half a point) of the best. The other parameters are GETRegressorCV's and GETClassifier's.
+    """
 
-def choose_split_features(path: list[dict], tolerance: float) -> int | None:
-    """The first entry of ``path`` (fewest features first) whose validation R2 is within ``tolerance`` of the best
-    one's: the most readable tree that costs at most that much validation R2."""
-    best = max(r["validation_r2"] for r in path)
-    return next(r["max_split_features"] for r in path if r["validation_r2"] >= best - tolerance)
+    _score_key, _train_key = "validation_accuracy", "train_accuracy"
+
+    def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
+                 n_starts: int = DEFAULTS.n_starts, n_epochs: int = DEFAULTS.n_epochs,
+                 alpha_range: tuple[float, float] = DEFAULTS.alpha_range, n_alphas: int = DEFAULTS.n_alphas,
+                 learning_rate: float = DEFAULTS.learning_rate, l1: float = DEFAULTS.l1,
+                 polish: bool | str = DEFAULTS.polish, random_state=DEFAULTS.random_state,
+                 device: str = DEFAULTS.device, patience: int = 3, tol: float = 1e-4,
+                 validation_fraction: float = 1 / 3, refit_from_search: bool = False,
+                 scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
+                 sparsity_tolerance: float = 0.005, time_budget: float | None = DEFAULTS.time_budget,
+                 batch_rows: int | None = DEFAULTS.batch_rows, class_weight: str | dict | None = None):
+        self.depths = depths
+        self.n_starts = n_starts
+        self.n_epochs = n_epochs
+        self.alpha_range = alpha_range
+        self.n_alphas = n_alphas
+        self.learning_rate = learning_rate
+        self.l1 = l1
+        self.polish = polish
+        self.random_state = random_state
+        self.device = device
+        self.patience = patience
+        self.tol = tol
+        self.validation_fraction = validation_fraction
+        self.refit_from_search = refit_from_search
+        self.scaling = scaling
+        self.max_split_features = max_split_features
+        self.sparsity_tolerance = sparsity_tolerance
+        self.time_budget = time_budget
+        self.batch_rows = batch_rows
+        self.class_weight = class_weight
+
+    _parameter_constraints: dict = {**GETRegressorCV._parameter_constraints, "class_weight": _CLASS_WEIGHT}
+    for _name in ("leaf", "linear_leaves", "clip_leaves"):
+        _parameter_constraints.pop(_name)
+
+    def _strata(self, y: np.ndarray) -> np.ndarray | None:
+        """Stratify by class when every class has two rows (the split needs one on each side)."""
+        counts = np.bincount(y)
+        return y if counts[counts > 0].min() >= 2 else None
+
+    def _validation_score(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
+        return float(np.average(tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == y, weights=w))
+
+def choose_split_features(path: list[dict], tolerance: float, key: str = "validation_r2") -> int | None:
+    """The first entry of ``path`` (fewest features first) whose validation score ``key`` is within ``tolerance``
+    of the best one's: the most readable tree that costs at most that much validation R2 (or accuracy)."""
+    best = max(r[key] for r in path)
+    return next(r["max_split_features"] for r in path if r[key] >= best - tolerance)
 
 
 class DepthSearch:
@@ -466,15 +662,17 @@ class DepthSearch:
 
 def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
                 names: list[str] | None, checkpoint: SearchCheckpoint | None,
-                warm_start: ObliqueTree | None = None) -> ObliqueTree:
-    """One fit of the depth search (or its refit), taken from ``checkpoint`` when an earlier search stored it (a
-    cancelled fit is never stored)."""
+                warm_start: ObliqueTree | None = None, sample_weight: np.ndarray | None = None,
+                classes: list | None = None) -> ObliqueTree:
+    """One fit (of the depth search, its refit, or a plain estimator's), taken from ``checkpoint`` when an earlier
+    search stored it (a cancelled fit is never stored)."""
+    task = dict(warm_start=warm_start, sample_weight=sample_weight, classes=classes)
     if checkpoint is None:
-        return train(X, y, config, on_progress, names, warm_start=warm_start)
-    key = fit_fingerprint(X, y, config, names, warm_start)
+        return train(X, y, config, on_progress, names, **task)
+    key = fit_fingerprint(X, y, config, names, warm_start, sample_weight, classes)
     tree = checkpoint.load(key)
     if tree is None:
-        tree = train(X, y, config, on_progress, names, warm_start=warm_start)
+        tree = train(X, y, config, on_progress, names, **task)
         if not tree.meta.get("cancelled"):
             checkpoint.save(key, tree)
     return tree
@@ -493,6 +691,20 @@ def _seed(random_state) -> int | None:
     if random_state is None or isinstance(random_state, (int, np.integer)):
         return None if random_state is None else int(random_state)
     return int(random_state.randint(0, 2 ** 31 - 1))
+
+
+def _refuse_text_target(y: Any, estimator: str) -> None:
+    """Refuse a target of words (numpy's own error would be a UFuncTypeError): a regressor needs numbers, and a
+    target of classes wants the classifier. Text that reads as a number ("1.5") is left to scikit-learn's checks."""
+    if np.asarray(y).dtype.kind not in "USO":
+        return
+    values = pd.Series(np.asarray(y, dtype=object).ravel())
+    text = values[values.map(lambda v: isinstance(v, (str, bytes)))]
+    words = text[pd.to_numeric(text, errors="coerce").isna()]
+    if len(words):
+        row, word = int(words.index[0]), words.iloc[0]
+        raise DataError(f"y (the target) is text: row {row + 1} holds {word!r}. {estimator} predicts numbers; use "
+                        "GETClassifier for classes, or convert y to numbers.")
 
 
 def _refuse_complex(values: Any, what: str) -> None:

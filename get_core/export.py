@@ -16,6 +16,7 @@ import numpy as np
 
 from get_core import baselines as baseline_models
 from get_core.data.encoding import Encoding
+from get_core.model import codegen
 from get_core.model.model_file import model_json, plain
 from get_core.model.tree import ObliqueTree
 from get_core.views import diagram, diagram_content, labels, summary
@@ -27,6 +28,8 @@ def rules_text(tree: ObliqueTree, decimals: int | None = None, target_name: str 
     (``decimals=None``: each the shortest text that reads back as the model's double), so the rules route rows as
     ``predict`` does; with ``decimals`` they are rounded to that many significant digits and the header says so."""
     target = target_name or tree.meta.get("target") or "the target"
+    if tree.is_classifier:
+        return _class_rules_text(tree, decimals, target)
     header = [
         f"# GET oblique regression tree: depth {tree.depth}, {tree.leaf_type} leaves, {tree.n_features} features, "
         f"{tree.n_parameters} parameters.",
@@ -43,6 +46,24 @@ def rules_text(tree: ObliqueTree, decimals: int | None = None, target_name: str 
     return "\n".join(header + [""] + rule_lines(tree, decimals)) + "\n"
 
 
+def _class_rules_text(tree: ObliqueTree, decimals: int | None, target: str) -> str:
+    classes = ", ".join(codegen.label_literal(c) for c in tree.classes)
+    header = [
+        f"# GET oblique classification tree: depth {tree.depth}, {tree.n_classes} classes ({classes}), "
+        f"{tree.n_features} features, {tree.n_parameters} parameters.",
+        f"# Each 'if' is a weighted sum of features in their original units; 'return' gives the predicted class of "
+        f"{labels.shorten(str(target), None)},",
+        "# the one with the largest probability in its leaf (the first on a tie).",
+        "# Each leaf's comment lists its class probabilities (what predict_proba gives), in the order of the classes.",
+        "# Terms are ordered by their size over the feature's training range, largest first.",
+        "# Numbers are written in full (each reads back as the model's own double), so the rules send a row to the "
+        "leaf the model does." if decimals is None else
+        f"# Numbers are rounded to {decimals} significant digits: a row near a split may go the other way than in the "
+        "model.",
+    ]
+    return "\n".join(header + [""] + rule_lines(tree, decimals)) + "\n"
+
+
 def rule_lines(tree: ObliqueTree, decimals: int | None = None) -> list[str]:
     """The tree as nested if/else rules, one line per test or leaf, every term shown: each test is the node's
     hyperplane and each return its leaf's model, as the diagram labels them (``views.labels``) in plain ASCII."""
@@ -53,6 +74,12 @@ def rule_lines(tree: ObliqueTree, decimals: int | None = None) -> list[str]:
 
 def _add_rules(tree: ObliqueTree, node: int, indent: int, decimals: int | None, out: list[str]) -> None:
     pad = "    " * indent
+    if tree.is_leaf(node) and tree.is_classifier:
+        proba = ", ".join(f"{codegen.label_literal(c)} {labels.fmt(p, decimals, False)}"
+                          for c, p in zip(tree.classes, labels.node_shares(tree, node)))
+        label = codegen.label_literal(tree.classes[labels.node_class(tree, node)])
+        out.append(f"{pad}return {label}  # leaf {node}, {tree.n_samples[node - 1]} train rows; probabilities {proba}")
+        return
     if tree.is_leaf(node):
         out.append(f"{pad}return {_leaf_rule(tree, node, decimals)}  # leaf {node}, "
                    f"{tree.n_samples[node - 1]} train rows")
@@ -97,47 +124,51 @@ pre { background: #f8f8f8; border: 1px solid #e4e4e4; padding: .8em; overflow: a
 .diagram svg { max-width: none; }
 .diagram-box > label { font-size: .9em; margin-right: .8em; }
 """
-# The report has no script: the diagram opens at its natural size (readable, scrolling both ways in a box as wide as
-# the window), and these radio buttons scale it by CSS alone (``zoom``), or fit it to the width.
+# The report has no script: the diagram opens fitted to the width of a box as wide as the window, with the levels that
+# stay readable so (``diagram.readable_levels``; at its natural size a wide tree opened with its root off-screen,
+# issue 35), and these radio buttons scale it by CSS alone (``zoom``).
 ZOOMS = {"fit": "fit width", "50": "50%", "75": "75%", "100": "100%", "150": "150%"}
 ZOOM_CSS = ("".join(f"#get-zoom-{z}:checked ~ .diagram svg {{ zoom: {int(z) / 100:g}; }}\n"
                     for z in ZOOMS if z != "fit")
-            + "#get-zoom-fit:checked ~ .diagram svg { width: 100%; height: auto; }\n")
+            + "#get-zoom-fit:checked ~ .diagram svg { max-width: 100%; height: auto; }\n")
 
 
 def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review report", metrics: dict | None = None,
                 baselines: dict | None = None, data_info: dict | None = None, params: dict | None = None,
-                diagram_levels: int = 6, include_model: bool = True, created: str | None = None,
+                diagram_levels: int | None = None, include_model: bool = True, created: str | None = None,
                 encoding: Encoding | None = None, in_words: summary.Summary | None = None) -> str:
     """One self-contained HTML page (no scripts, no external files) for reviewers who will not run the app.
 
     Sections: the summary in plain words (``in_words``: ``views.summary.summarize`` with the run's rows and
     baselines; by default the model's own, without test scores), summary, metrics (``metrics``: name -> value), comparison with CART and the random forest
     (``baselines`` from ``baseline_models.fit_baselines``, GET's row from ``baseline_models.evaluate_tree``-like entry
-    ``baselines["get"]`` when present), the diagram as inline SVG (top ``diagram_levels`` levels; Graphviz's dot),
+    ``baselines["get"]`` when present), the diagram as inline SVG (top ``diagram_levels`` levels, by default as many as
+    stay readable fitted to the window, ``diagram.readable_levels``; Graphviz's dot),
     the rules, the features' training ranges, the data (``data_info``) and training parameters (``params``), and
     the model JSON (``include_model``, with the run's ``encoding``: ``model_json``) so the report carries the model
-    itself. Every user-provided string is escaped.
+    itself. Every user-provided string is escaped, its hidden characters (NUL, U+202E, zero-width) shown as escapes.
     """
 
     created = created or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title><style>{REPORT_CSS}{ZOOM_CSS}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
-        f'<p class="note">Generated by GET Explorer on {escape(created)}.</p>',
+        f"<title>{_shown(title)}</title><style>{REPORT_CSS}{ZOOM_CSS}</style></head><body>",
+        f"<h1>{_shown(title)}</h1>",
+        f'<p class="note">Generated by GET Explorer on {_shown(created)}.</p>',
         "<h2>In plain words</h2>",
-        "<ul>" + "".join(f"<li>{escape(s)}</li>" for s in (in_words or summary.summarize(tree)).sentences()) + "</ul>",
+        "<ul>" + "".join(f"<li>{_shown(s)}</li>" for s in (in_words or summary.summarize(tree)).sentences()) + "</ul>",
         "<h2>Summary</h2>",
         _html_table([("Depth", tree.depth), ("Leaves", f"{tree.leaf_type} ({tree.n_leaves})"),
+                     *([("Classes", ", ".join(labels.class_name(c) for c in tree.classes))] if tree.is_classifier
+                       else []),
                      ("Features", tree.n_features), ("Parameters (paper's count)", tree.n_parameters),
                      ("Training rows", int(tree.n_samples[0]))]),
     ]
     if metrics:
         parts += ["<h2>Metrics</h2>", _html_table(list(metrics.items()))]
     if baselines:
-        parts += _comparison_section(baselines)
+        parts += _comparison_section(baselines, tree)
     parts += ["<h2>Diagram</h2>", _report_diagram(tree, diagram_levels)]
     parts += ["<h2>Rules</h2>", f"<pre>{escape(rules_text(tree))}</pre>", *_features_section(tree)]
     if data_info:
@@ -150,17 +181,22 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
     return "\n".join(parts) + "\n"
 
 
-def _comparison_section(baselines: dict) -> list[str]:
-    """The report's table of GET against CART and the random forest (``baseline_models.comparison_rows``)."""
+def _comparison_section(baselines: dict, tree: ObliqueTree) -> list[str]:
+    """The report's table of GET against CART and the random forest (``baseline_models.comparison_rows``): a
+    classifier's by its class scores, a regressor's by R² and RMSE."""
     rows = baseline_models.comparison_rows(baselines, baselines.get("get"))
-    header = ["Model", "Test R\u00b2", "Test RMSE", "Parameters", "Features per split (most)",
-              "Size (bytes, pickled)", "Prediction ms / 10,000 rows", "Fit seconds"]
-    keys = ["name", "r2", "rmse", "n_parameters", "features_per_split", "size_bytes", "predict_ms_per_10k",
-            "fit_seconds"]
+    scores = (["Test accuracy", "Balanced accuracy", "Log loss", "ROC AUC"] if tree.is_classifier
+              else ["Test R\u00b2", "Test RMSE"])
+    header = ["Model", *scores, "Parameters", "Features per split (most)", "Size (bytes, pickled)",
+              "Prediction ms / 10,000 rows", "Fit seconds"]
+    keys = [*(baseline_models.CLASS_METRICS if tree.is_classifier else ("r2", "rmse")), "n_parameters",
+            "features_per_split", "size_bytes", "predict_ms_per_10k", "fit_seconds"]
+    leaf = ("C-1 per leaf (its free class shares, C classes)" if tree.is_classifier
+            else "1 (or p+1 for linear) per leaf")
     return ["<h2>Comparison with CART and a random forest</h2>",
-            _html_grid(header, [[row.get(k) for k in keys] for row in rows]),
+            _html_grid(header, [[row.get(k) for k in ["name", *keys]] for row in rows]),
             '<p class="note">Parameters as the paper counts them: CART and forest trees 2 per branch node and 1 '
-            "per leaf; the oblique tree p+1 per branch node and 1 (or p+1 for linear) per leaf.</p>"]
+            f"per leaf; the oblique tree p+1 per branch node and {leaf}.</p>"]
 
 
 def _features_section(tree: ObliqueTree) -> list[str]:
@@ -182,26 +218,35 @@ def _model_section(tree: ObliqueTree, encoding: Encoding | None) -> list[str]:
             f'<script type="application/json" id="get-model">{payload}</script>']
 
 
-def _report_diagram(tree: ObliqueTree, levels: int) -> str:
-    levels = max(1, min(levels, tree.depth + 1))
+def _report_diagram(tree: ObliqueTree, levels: int | None) -> str:
+    try:
+        levels = diagram.readable_levels(tree) if levels is None else max(1, min(levels, tree.depth + 1))
+    except diagram.GraphvizError as exc:
+        return f'<p class="note">Diagram unavailable: {escape(str(exc))}</p>'
+
     note = "" if levels > tree.depth else (f'<p class="note">The top {levels} levels of {tree.depth + 1}; the rules '
                                            "below cover the whole tree.</p>")
     try:
         svg = diagram.render_svg(diagram.to_dot(tree, diagram_content.DiagramOptions(levels=levels)))
     except diagram.GraphvizError as exc:
         return f'<p class="note">Diagram unavailable: {escape(str(exc))}</p>'
-    zoom = "".join(f'<input type="radio" name="get-zoom" id="get-zoom-{z}"{" checked" if z == "100" else ""}>'
+    zoom = "".join(f'<input type="radio" name="get-zoom" id="get-zoom-{z}"{" checked" if z == "fit" else ""}>'
                    f'<label for="get-zoom-{z}">{label}</label>' for z, label in ZOOMS.items())
     return note + f'<div class="diagram-box">Size: {zoom}<div class="diagram">{svg}</div></div>'
 
 
+def _shown(text: Any) -> str:
+    """A user-given string for the report's HTML: hidden characters escaped (``labels.visible``), then HTML's own."""
+    return escape(labels.visible(str(text)))
+
+
 def _html_table(items: list[tuple[Any, Any]]) -> str:
-    rows = "".join(f"<tr><th>{escape(str(k))}</th>{_html_cell(v)}</tr>" for k, v in items)
+    rows = "".join(f"<tr><th>{_shown(str(k))}</th>{_html_cell(v)}</tr>" for k, v in items)
     return f"<table>{rows}</table>"
 
 
 def _html_grid(header: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    head = "".join(f"<th>{_shown(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(_html_cell(v) for v in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
@@ -217,4 +262,4 @@ def _html_cell(value: Any) -> str:
         return f'<td class="num">{float(value):.4g}</td>'
     if isinstance(value, (dict, list, tuple)):
         value = json.dumps(plain(value), ensure_ascii=False)
-    return f"<td>{escape(str(value))}</td>"
+    return f"<td>{_shown(str(value))}</td>"

@@ -31,10 +31,17 @@ def r2(y_true: np.ndarray, y_pred: np.ndarray) -> float | None:
     return scores(y_true, y_pred)[0]
 
 
-def search_r2(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    """R² for ranking trees: ``scores``' R², and where that is undefined scikit-learn's finite stand-in (1.0 when
-    every prediction is exact, else 0.0)."""
-    r2 = scores(y_true, y_pred)[0]
+def search_r2(y_true: np.ndarray, y_pred: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """R² for ranking trees: ``scores``' R² (with ``weights``, the rows' weighted R²), and where that is undefined
+    scikit-learn's finite stand-in (1.0 when every prediction is exact, else 0.0)."""
+    r2 = scores(y_true, y_pred)[0] if weights is None else _weighted_r2(y_true, y_pred, weights)
     if r2 is not None:
         return r2
     return 1.0 if np.array_equal(np.ravel(y_true), np.ravel(y_pred)) else 0.0
+
+
+def _weighted_r2(y_true: np.ndarray, y_pred: np.ndarray, weights: np.ndarray) -> float | None:
+    """R² with each row counted ``weights`` times (None where the weighted target has no variance)."""
+    y_true, y_pred = np.asarray(y_true, dtype=np.float64).ravel(), np.asarray(y_pred, dtype=np.float64).ravel()
+    sst = float(np.sum(weights * (y_true - np.average(y_true, weights=weights)) ** 2))
+    return 1.0 - float(np.sum(weights * (y_true - y_pred) ** 2)) / sst if sst > 0 else None

@@ -57,6 +57,15 @@ def plain(text: Any) -> str:
     return re.sub(r"([\\`*_\[\]#|<>~$])", r"\\\1", str(text)) or " "
 
 
+def download(where: Any, label: str, data: Any, file_name: str, mime: str, *, key: str,
+             help: str | None = None) -> None:
+    """A download button that does not rerun the page. A rerun re-registers every lazily made file (``data`` a
+    callable) under a new id and drops the old ones, so with Streamlit's default (rerun on click) a second export
+    clicked while the first click's rerun ran asked for a dropped file (``Deferred file ... not found``) and
+    nothing came (issue 35)."""
+    where.download_button(label, data, file_name, mime, key=key, help=help, on_click="ignore")
+
+
 # ------------------------------------------------------------------------------------------ router handover
 # Why: a folder named pages/ beside app.py makes Streamlit start every server process in its legacy "pages directory"
 # mode (PagesManager.uses_pages_directory), which runs the URL's file from pages/ directly (script_runner._mpa_v1),

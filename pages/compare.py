@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from get_core import baselines as baseline_models
 from get_core.runs import training, worker
 from get_core.runs.store import RunStatus
-from get_core.views import node
+from get_core.views import class_compare, node
 from pages import common, results_ui
 
 COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE", "n_parameters": "Parameters",
@@ -16,10 +17,16 @@ COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE", "n_parame
            "predict_ms_per_10k": "Prediction ms / 10,000 rows", "fit_seconds": "Fit seconds"}
 
 
+CLASS_COLUMNS = {"name": "Model", "accuracy": "Test accuracy", "balanced_accuracy": "Balanced accuracy",
+                 "log_loss": "Log loss", "roc_auc": "ROC AUC", **{k: v for k, v in COLUMNS.items()
+                                                                 if k not in ("name", "r2", "rmse")}}
+
+
 @st.cache_data(max_entries=8, show_spinner="Timing the GET tree on 10,000 rows...")
 def _get_entry(db_path: str, run_id: int, search_tree: str | None) -> dict:
     results = results_ui.run_results(run_id, search_tree)
-    return baseline_models.evaluate_tree(results.tree, results.X_test, results.y_test, random_state=0)
+    evaluate = baseline_models.evaluate_class_tree if results.tree.is_classifier else baseline_models.evaluate_tree
+    return evaluate(results.tree, results.X_test, results.y_test, random_state=0)
 
 
 def compare_page() -> None:
@@ -39,6 +46,9 @@ def compare_page() -> None:
         return
     point = results.search_point
     entry = _get_entry(common.get_store().path, results.run.run_id, point["key"] if point else None)
+    if results.tree.is_classifier:
+        _compare_classes(results, entry)
+        return
     rows = baseline_models.comparison_rows(results.baselines, entry)
     table = pd.DataFrame(rows).rename(columns=COLUMNS)
     st.dataframe(table, hide_index=True, column_config={  # thousands separators for the large counts
@@ -58,6 +68,41 @@ def compare_page() -> None:
         figure.update_layout(title={"text": name.replace(", ", ",<br>"), "font": {"size": 14}}, showlegend=False,
                              height=380, margin={"t": 60})
         col.plotly_chart(figure, key=f"pva_{name}")
+
+
+def _compare_classes(results, entry: dict) -> None:
+    """A class run: the scores table, the confusion matrices side by side and the reliability chart."""
+    rows = baseline_models.comparison_rows(results.baselines, entry)
+    table = pd.DataFrame(rows)[list(CLASS_COLUMNS)].rename(columns=CLASS_COLUMNS)
+    st.dataframe(table, hide_index=True, key="class_scores", column_config={
+        CLASS_COLUMNS[key]: st.column_config.NumberColumn(format="localized")
+        for key in ("n_parameters", "parameter_bytes", "size_bytes")})
+    binary = len(results.tree.classes) == 2
+    st.caption("Accuracy: the share of test rows classified correctly; balanced accuracy: the mean over classes of "
+               "each class's share classified correctly; log loss: how well the class probabilities fit (lower is "
+               "better); ROC AUC: how well the probabilities rank the rows "
+               + ("(of the second class)" if binary else "(each class against the rest, averaged over classes)")
+               + ". Parameters as the paper counts them: CART and each forest tree 2 per branch node and 1 per "
+               "leaf, the oblique tree p+1 per branch node and C-1 per leaf (its free class shares); "
+               "HistGradientBoosting's are not counted.")
+    _counterpart_note(results)
+    models = baseline_models.BASELINE_MODELS
+    stored = results.baselines.get("models", {})
+    entries = [entry, *(stored[k] for k in models if k in stored)]
+    classes = results.tree.classes
+    st.markdown(f"**Confusion matrices on the {len(results.y_test):,} test rows** (rows: the true class; columns: "
+                "the predicted one; the diagonal is right)")
+    per_row = 3
+    for start in range(0, len(entries), per_row):
+        cols = st.columns(per_row)
+        for col, model in zip(cols, entries[start:start + per_row]):
+            col.plotly_chart(class_compare.confusion_figure(model["confusion"], classes,
+                                                            model["name"].replace(", ", ",<br>")),
+                             key=f"confusion_{model['name']}")
+    probas = {model["name"]: np.asarray(model["test_proba"]) for model in entries if model.get("test_proba")}
+    st.plotly_chart(class_compare.reliability_figure(results.y_test, probas, classes), key="reliability")
+    st.caption("Rows are grouped by the probability each model gives its predicted class; a point below the "
+               "diagonal means the model is right less often than it claims (over-confident).")
 
 
 def _counterpart_note(results) -> None:

@@ -7,12 +7,16 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from get_core.data import columns, reading
+from get_core.data import classes, columns, leakage, reading
 from get_core.data.encoding import DataSpec, Prepared, prepare
 from pages import common
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
 DELIMITERS = {"detect": None, ", comma": ",", "; semicolon": ";", "tab": "\t", "| pipe": "|", "spaces": " "}
+WHAT_GET_IS = ("GET Explorer trains one **oblique decision tree**, whose splits weigh several features at once "
+               "(0.8·temp − 0.3·vacuum ≤ 12), by optimizing the whole tree at once with gradients (GET, Mao & Cao, "
+               "ICLR 2025), and puts a random forest and CART of the same data beside it: one small tree you can "
+               "read, often nearly as accurate as the forest. Start with a table and the number to predict.")
 MISSING_LABELS = {"drop": "drop those rows", "impute": "impute (median / most frequent value)"}
 # No example until the user picks one: opening the examples must not replace the table already prepared.
 CHOICES = {"data_source": "Upload a file", "delimiter": "detect", "example": None}
@@ -25,6 +29,7 @@ def _read(content: bytes, name: str, delimiter: str | None) -> pd.DataFrame:
 
 def data_page() -> None:
     st.title("Data")
+    st.caption(WHAT_GET_IS)
     common.remember(list(CHOICES), CHOICES)
     source = st.radio("Source", ["Upload a file", "Example dataset"], horizontal=True, key="data_source")
     loaded = _load_upload() if source == "Upload a file" else _load_example()
@@ -65,6 +70,9 @@ def data_page() -> None:
         st.error(common.plain(exc))
         return
     _show_prepared(prepared)
+    for note in [leakage.dropped_rows_note(df, spec, prepared), *leakage.leak_notes(df, spec, prepared)]:
+        if note:
+            st.warning(common.plain(note))
     outliers = columns.outlier_notes(prepared.X, prepared.feature_names)
     if outliers:
         st.warning("Far outliers: " + common.plain("; ".join(outliers)) + ". Is a value like 9999 a missing-value "
@@ -124,8 +132,13 @@ def _choose_columns(dataset: dict, infos: list[columns.ColumnInfo]) -> DataSpec:
     saved = st.session_state.get("data_choices", {})
     saved = saved if saved.get("token") == token else {}
     target_default = saved.get("target") or columns.default_target(infos) or names[-1]
-    target = st.selectbox("Target (the number the tree predicts)", names, index=names.index(target_default),
-                          key=f"target-{token}")
+    picked = f"target-picked-{token}"
+    target = st.selectbox("Target (what the tree predicts)", names, index=names.index(target_default),
+                          key=f"target-{token}", on_change=lambda: st.session_state.__setitem__(picked, True))
+    if not st.session_state.get(picked) and target == target_default != "target":
+        st.info(common.plain(f"The target was guessed: '{target}', the last numeric column. Choose the column you "
+                             "want to predict."))
+    task = _choose_task(dataset["df"][target], target, token, saved)
     candidates = [n for n in names if n != target]
     refused = [f"{_names([n])} ({kinds[n].value})" for n in candidates if not kinds[n].usable]
     if refused:
@@ -150,8 +163,55 @@ def _choose_columns(dataset: dict, infos: list[columns.ColumnInfo]) -> DataSpec:
                        index=list(MISSING_LABELS).index(saved.get("missing", "drop")), horizontal=True,
                        key=f"missing-{token}")
     st.session_state["data_choices"] = {"token": token, "target": target, "features": features,
-                                        "categorical": categorical, "missing": missing}
-    return DataSpec(target=target, features=tuple(features), categorical=tuple(categorical), missing=missing)
+                                        "categorical": categorical, "missing": missing, "task": task}
+    return DataSpec(target=target, features=tuple(features), categorical=tuple(categorical), missing=missing,
+                    task=task)
+
+
+TASK_LABELS = {"classification": "a class", "regression": "a number"}
+
+
+def _choose_task(series: pd.Series, target: str, token: str, saved: dict) -> str:
+    """The target's task: recognized from the column, and asked in words where a class and a number both make
+    sense (booleans, a few whole numbers), with the class counts shown."""
+    kind = classes.target_kind(series, target)
+    if kind.ask:
+        default = saved.get("task") if saved.get("target") == target and saved.get("task") else kind.suggested
+        task = st.radio(f"Predict a class or a number? {common.plain(kind.reason)}", list(TASK_LABELS),
+                        index=list(TASK_LABELS).index(default), format_func=TASK_LABELS.get, horizontal=True,
+                        key=f"task-{token}-{target}",
+                        help="a class: the tree sorts rows into these classes and gives each class's probability "
+                             "(accuracy, confusion matrix); a number: it predicts a value on a scale (R², RMSE), "
+                             "where 2.5 between 2 and 3 means something")
+    else:
+        task = kind.suggested
+        st.caption(common.plain(kind.reason))
+    if task == "classification" and kind.counts:
+        _show_classes(kind.counts, target)
+    return task
+
+
+def _show_classes(counts: tuple, target: str) -> None:
+    """Each class with its rows and share, and a strong imbalance stated with balanced class weights offered."""
+    total = sum(n for _, n in counts)
+    st.dataframe(pd.DataFrame({"class": [common.plain(str(label)) for label, _ in counts],
+                               "rows": [n for _, n in counts],
+                               "share": [f"{100 * n / total:.1f}%" for _, n in counts]}),
+                 hide_index=True, height=min(35 * (len(counts) + 1) + 3, 300))
+    note = classes.imbalance_note(counts)
+    if note is not None and len(counts) <= classes.MAX_CLASSES:
+        st.info(common.plain(note))
+        st.checkbox("Use balanced class weights in training", key="_balanced_offer",
+                    value=st.session_state.get("_remembered", {}).get("cfg_class_weight") == "balanced",
+                    on_change=_offer_balanced,
+                    help="class_weight='balanced': each row weighs total rows / (classes × its class's rows), so "
+                         "every class counts as much in training; the Train page shows the choice")
+
+
+def _offer_balanced() -> None:
+    """The Data page's offer of balanced class weights: the Train page's class-weight choice, set."""
+    choice = "balanced" if st.session_state.get("_balanced_offer") else "none"
+    st.session_state.setdefault("_remembered", {})["cfg_class_weight"] = choice
 
 
 def _show_prepared(prepared: Prepared) -> None:
@@ -167,8 +227,9 @@ def _show_prepared(prepared: Prepared) -> None:
     for column, levels in encoding.categories.items():
         st.caption(f"One-hot encoded {_names([column])} → "
                    + common.plain(", ".join(f"{column}={level}" for level in levels)))
-    st.success(f"Ready: {len(prepared.y):,} rows, {len(encoding.feature_names)} model inputs, target "
-               f"{_names([encoding.target])}.")
+    what = (f"classes of {_names([encoding.target])}" if encoding.task == "classification"
+            else f"target {_names([encoding.target])}")
+    st.success(f"Ready: {len(prepared.y):,} rows, {len(encoding.feature_names)} model inputs, {what}.")
 
 
 def _names(names) -> str:

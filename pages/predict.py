@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core.data import reading
+from get_core.data import columns, csv_out, reading
 
 from get_core.model import model_file
 from get_core.data.encoding import Encoding
 from get_core.errors import GETExplorerError
 from get_core.model.tree import ObliqueTree
-from get_core.views import explain
-from pages import common, results_ui
+from get_core.views import class_node, explain, labels
+from pages import common, results_ui, what_if_ui
 
 MAX_SHOWN = 1000  # rows displayed; the CSV download holds all of them
 MAX_LISTED = 10  # rows that cannot be scored named one by one
@@ -35,14 +35,16 @@ def predict_page() -> None:
     st.caption(f"The rows need the model's {len(columns)} input columns: "
                + ", ".join(f"'{common.plain(c)}'" for c in columns[:12]) + (" ..." if len(columns) > 12 else "")
                + (f" (a '{common.plain(target)}' column may be present; it is ignored)." if target else "."))
+    reference = source.results.X_train if source.results is not None and source.results.has_data else None
+    scope = hashlib.sha1(source.label.encode()).hexdigest()[:10]
     upload_tab, form_tab = st.tabs(["Upload rows", "Type one row"])
     with upload_tab:
-        _upload(tree, encoding, target)
+        _upload(tree, encoding, target, reference, scope)
     with form_tab:
-        _one_row(tree, encoding, scope=hashlib.sha1(source.label.encode()).hexdigest()[:10])
+        _one_row(tree, encoding, scope, reference)
 
 
-def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None) -> None:
+def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None, reference, scope: str) -> None:
     upload = st.file_uploader("Rows to score (CSV, Parquet or Excel)", key="predict_file",
                               type=["csv", "tsv", "txt", "parquet", "pq", "xlsx", "xlsm"])
     if upload is None:
@@ -63,14 +65,16 @@ def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None) ->
     if len(scored) > MAX_SHOWN:
         st.caption(f"Showing the first {MAX_SHOWN:,} rows; the CSV has all {len(scored):,}.")
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", upload.name.rsplit(".", 1)[0]) or "rows"
-    st.download_button("Download predictions (CSV)", scored.to_csv(index=False).encode("utf-8"),
-                       f"{stem}_predictions.csv", "text/csv", key="dl_predictions")
+    common.download(st, "Download predictions (CSV)", csv_out.csv_bytes(scored),
+                    f"{stem}_predictions.csv", "text/csv", key="dl_predictions")
     row = st.number_input("Explain row", 1, len(scored), 1, step=1, key="explain_row",
                           help="Row number in the uploaded file (1 = first data row)")
     if int(row) in rows.problems:
         st.info(common.plain(f"Row {int(row)} cannot be scored: {rows.problems[int(row)]}."))
     else:
-        _explanation(tree, rows.X[int(row) - 1])
+        x = rows.X[int(row) - 1]
+        _explanation(tree, x)
+        _what_if(tree, x, encoding, reference, f"{scope}_file_{int(row)}")
 
 
 def _say_what_was_left_out(rows: explain.Rows, target: str | None) -> None:
@@ -89,7 +93,7 @@ def _say_what_was_left_out(rows: explain.Rows, target: str | None) -> None:
                              f"{explain.quoted(ignored)}."))
 
 
-def _one_row(tree: ObliqueTree, encoding: Encoding | None, scope: str) -> None:
+def _one_row(tree: ObliqueTree, encoding: Encoding | None, scope: str, reference) -> None:
     """``scope`` names the model: each keeps its own typed values, and shows a result only once Predict is pressed
     for it."""
     with st.form(f"one_row_{scope}"):
@@ -122,12 +126,25 @@ def _one_row(tree: ObliqueTree, encoding: Encoding | None, scope: str) -> None:
         st.error(common.plain(f"This row cannot be scored: {rows.problems[1]}."))
         return
     _explanation(tree, rows.X[0])
+    _what_if(tree, rows.X[0], encoding, reference, f"{scope}_typed_{hashlib.sha1(rows.X[0].tobytes()).hexdigest()[:8]}")
+
+
+def _what_if(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, reference, scope: str) -> None:
+    """The two what-if tools for the row explained above; ``scope`` keeps each row's own answers."""
+    change_tab, edit_tab = st.tabs(["What would change this?", "What if?"])
+    with change_tab:
+        what_if_ui.what_would_change(tree, x, encoding, reference, scope)
+    with edit_tab:
+        what_if_ui.what_if_editor(tree, x, encoding, scope)
 
 
 def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:
     result = explain.explain_row(tree, x)
     cols = st.columns(3)
-    cols[0].metric("Prediction", common.number(result["prediction"], 6))
+    if tree.is_classifier:
+        cols[0].metric("Predicted class", labels.class_name(result["prediction"]))
+    else:
+        cols[0].metric("Prediction", common.number(result["prediction"], 6))
     cols[1].metric("Leaf", result["leaf"])
     cols[2].metric("Path", " \u2192 ".join(map(str, result["path"])))
     steps = pd.DataFrame([{
@@ -142,6 +159,13 @@ def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:
                f"\u2212 the middle of the feature's training {middle}): how far this row's value moves the weighted "
                "sum from a mid-range row's, largest first. A feature that barely varies contributes little, however "
                "large its values.")
+    if tree.is_classifier:
+        st.code(f"leaf {result['leaf']}: class {result['leaf_model']}", language=None)
+        st.dataframe(pd.DataFrame({"class": [labels.class_name(c) for c in tree.classes],
+                                   "probability": [labels.percent(p) for p in result["probabilities"]]}),
+                     hide_index=True)
+        st.plotly_chart(class_node.shares_figure(tree, result["leaf"]), key=f"row_shares_{result['leaf']}")
+        return
     st.code(f"leaf {result['leaf']}: y = {result['leaf_model']}", language=None)
     if result["clamped"]:
         st.caption("This row's value of the leaf's line lies outside the range of targets the leaf saw in training, "

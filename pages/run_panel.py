@@ -13,6 +13,7 @@ import streamlit as st
 from get_core.runs import launch
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
+from get_core.runs.search import FITS
 from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore
 from get_core.views.curves import loss_curves_figure
 from pages import common, search_ui
@@ -61,12 +62,16 @@ def _panel_body(run: Run) -> None:
         st.info(f"Waiting for a free slot: {store.count_running()} run(s) training, {len(ahead)} queued ahead "
                 f"(at most {launch.max_running()} at once).")
     st.progress(min(1.0, max(0.0, run.progress)), text=progress_text(run))
-    columns = st.columns(4)
-    columns[0].metric("Best train R² so far", "–" if run.best_hard_r2 is None else f"{run.best_hard_r2:.4f}",
-                      help="R² of the best hard-split tree on the training rows")
-    columns[1].metric("Elapsed", "–" if run.duration() is None else format_seconds(run.duration()))
-    columns[2].metric("Test R²", "–" if run.test_r2 is None else f"{run.test_r2:.4f}")
-    columns[3].metric("Test RMSE", "–" if run.test_rmse is None else f"{run.test_rmse:.4g}")
+    classify = is_class_run(run)
+    if classify:
+        _class_metrics(store, run)
+    else:
+        columns = st.columns(4)
+        columns[0].metric("Best train R² so far", "–" if run.best_hard_r2 is None else f"{run.best_hard_r2:.4f}",
+                          help="R² of the best hard-split tree on the training rows")
+        columns[1].metric("Elapsed", "–" if run.duration() is None else format_seconds(run.duration()))
+        columns[2].metric("Test R²", "–" if run.test_r2 is None else f"{run.test_r2:.4f}")
+        columns[3].metric("Test RMSE", "–" if run.test_rmse is None else f"{run.test_rmse:.4g}")
     if not run.status.is_finished():
         if run.cancel_requested:
             st.warning("Cancelling: the worker keeps the best tree found so far...")
@@ -81,8 +86,38 @@ def _panel_body(run: Run) -> None:
         st.success(f"Finished in {format_seconds(run.duration() or 0)}.")
     search_ui.search_section(run)  # a run whose depth or features per split are chosen for the user: its chart
     figure = loss_curves_figure(store.list_metrics(run.run_id), n_epochs=run.n_epochs,
-                                n_stages=run.n_stages, y_scale=target_scale(store, run.run_id))
+                                n_stages=run.n_stages, y_scale=target_scale(store, run.run_id),
+                                fits=store.get_json(run.run_id, FITS), classes=classify)
+    if classify:
+        st.caption("The curves show the Brier score on the training rows: the squared distance between the class "
+                   "shares a row's leaf gives and the row's own class (0 is perfect; guessing every class's share "
+                   "equally gives 1 − 1/classes). Lower is better; accuracy follows it.")
     st.plotly_chart(figure, key=f"curves-{run.run_id}")
+
+
+def is_class_run(run: Run) -> bool:
+    """Whether the run predicts a class target (its Data page choice)."""
+    return (run.params.get("data") or {}).get("task") == "classification"
+
+
+def _class_metrics(store: RunStore, run: Run) -> None:
+    """A class run's figures in words: elapsed time, then (once known) the share of test rows classified correctly,
+    balanced accuracy, log loss and the training rows' accuracy."""
+    scores = store.get_json(run.run_id, "class_scores") or {}
+    model = store.get_json(run.run_id, "model") if run.status.is_finished() else None
+    train_accuracy = ((model or {}).get("meta") or {}).get("train_accuracy")
+    columns = st.columns(5)
+    shown = lambda v, f: "–" if v is None else format(v, f)  # noqa: E731
+    columns[0].metric("Elapsed", "–" if run.duration() is None else format_seconds(run.duration()))
+    columns[1].metric("Train accuracy", shown(train_accuracy, ".1%"),
+                      help="the share of training rows the tree's own (hard) splits classify correctly")
+    columns[2].metric("Test accuracy", shown(scores.get("accuracy"), ".1%"),
+                      help="the share of the test rows set aside before training that the tree classifies correctly")
+    columns[3].metric("Balanced accuracy", shown(scores.get("balanced_accuracy"), ".1%"),
+                      help="the mean over classes of the share of each class's test rows classified correctly: "
+                           "what always guessing the largest class cannot game")
+    columns[4].metric("Log loss", shown(scores.get("log_loss"), ".3f"),
+                      help="how well the predicted class probabilities fit the test rows (lower is better)")
 
 
 def target_scale(store: RunStore, run_id: int) -> float | None:

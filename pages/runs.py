@@ -113,17 +113,29 @@ def _param_table(runs: list[Run]) -> pd.DataFrame:
         flat = {"status": run.status.value.lower(), "dataset": run.dataset_name, "rows": _thousands(run.n_rows),
                 "model inputs": model_inputs(common.get_store(), run),
                 **{common.CONFIG_LABELS.get(k, k.replace("_", " ")): _thousands(v)
-                   for k, v in _dense_as_any(run.params.get("config", {})).items()},
+                   for k, v in _raced(run, _dense_as_any(run.params.get("config", {}))).items()},
                 "depth and features per split": common.describe_choice(run.params),  # as set or chosen for you
                 "target": run.params.get("data", {}).get("target"), "test fraction": run.params.get("test_fraction"),
                 "seed": run.params.get("seed"), "test R²": common.number(run.test_r2),
                 "test RMSE": common.number(run.test_rmse),
                 "duration": format_seconds(run.duration() or 0)}
         for key, value in flat.items():
-            rows.setdefault(key, [None] * len(runs))[i] = value
+            rows.setdefault(key, [None] * len(runs))[i] = "\u2013" if value is None else value
     table = pd.DataFrame(rows, index=[f"#{r.run_id}" for r in runs]).T.astype(str)
     table["same"] = table.nunique(axis=1) == 1
-    return table
+    return table.sort_values("same", kind="stable")  # the settings that differ first (issue 35)
+
+
+def _raced(run: Run, config: dict) -> dict:
+    """A budgeted run's settings with the starts and epochs its race ran (its model records them), not the unused
+    10 x 3,000 of its config."""
+    if config.get("time_budget") is None:
+        return config
+    model = common.get_store().get_json(run.run_id, "model")
+    ran = (model or {}).get("meta", {}).get("config", {})
+    if "n_starts" not in ran:
+        return {**config, "n_starts": None, "n_epochs": None}
+    return {**config, "n_starts": f"{ran['n_starts']} raced", "n_epochs": f"{ran['n_epochs']:,} per stage"}
 
 
 def _dense_as_any(config: dict) -> dict:
@@ -158,6 +170,7 @@ def _manage(by_id: dict[int, Run]) -> None:
         store.delete_run(chosen)
         if common.selected_run_id() == chosen:
             common.select_run(None)
+        st.toast(f"Deleted run #{chosen} ({run.name}) with its metrics and model.")  # shown across the rerun
         st.rerun()
 
 

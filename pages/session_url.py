@@ -4,7 +4,8 @@ Streamlit forgets a session when the page reloads; the URL survives. The Train p
   * ``data``: the first 16 hex digits of the fingerprint of the training table (the target column, then the chosen
     features: the bytes a run stores), which the run store keeps (``RunStore.put_dataset``); the table carries the
     target and features themselves, so long feature lists never go into the URL;
-  * ``onehot`` (a JSON list) and ``missing``: the rest of the ``DataSpec``, when not the defaults;
+  * ``onehot`` (a JSON list), ``missing`` and ``task`` (``classification``): the rest of the ``DataSpec``, when not the
+    defaults;
   * ``train``: the Train settings that differ from their defaults, as ``depth:5,leaf:linear``.
 A new session that finds ``data`` restores the table (on the Data page too), the choices and the settings. A wrong or
 unknown value is said in words and dropped; nothing else is lost.
@@ -19,6 +20,7 @@ from typing import Any
 import streamlit as st
 
 from get_core.data import columns
+from get_core.data.classes import TASKS
 from get_core.config import ALLOWED
 from get_core.data.encoding import MISSING_POLICIES, DataSpec, prepare
 from get_core.errors import GETExplorerError
@@ -39,7 +41,7 @@ SETTINGS: dict[str, tuple] = {
     "cfg_scaling": ALLOWED["scaling"].options,
     "cfg_test_fraction": (0.1, 0.5), "cfg_seed": (0, 2**31 - 1),
     "cfg_budget": ("about 10 s", "about a minute", "paper budget", "manual"), "cfg_depth_mode": ("fixed", "choose"),
-    "cfg_split_features": ("1", "2", "3", "5", "any", "auto"),
+    "cfg_split_features": ("1", "2", "3", "5", "any", "auto"), "cfg_class_weight": ("none", "balanced"),
 }
 
 
@@ -105,6 +107,7 @@ def keep(ready: dict, settings: dict[str, Any], defaults: dict[str, Any]) -> Non
     wanted = {"data": fingerprint[:FINGERPRINT_CHARS],
               "onehot": json.dumps(list(spec.get("categorical", []))) if spec.get("categorical") else None,
               "missing": spec.get("missing") if spec.get("missing", "drop") != "drop" else None,
+              "task": spec.get("task") if spec.get("task", "regression") != "regression" else None,
               "train": encode_settings(settings, defaults) or None}
     for name, value in wanted.items():  # written on every run: a page switch may have cleared the browser's URL
         if value is None:
@@ -146,19 +149,43 @@ def restore(defaults: dict[str, Any]) -> dict | None:
 
 def _spec(table) -> DataSpec:
     """The target and features from the stored table's columns; one-hot and missing-value choices from the URL."""
-    columns = [str(c) for c in table.columns]
-    if len(columns) < 2:
+    names = [str(c) for c in table.columns]
+    if len(names) < 2:
         raise columns.DataError("the stored table has no feature column.")
     missing = st.query_params.get("missing", "drop")
     if missing not in MISSING_POLICIES:
         raise columns.DataError(f"'missing' must be one of {', '.join(MISSING_POLICIES)}, not '{missing[:40]}'.")
-    try:
-        onehot = json.loads(st.query_params.get("onehot", "[]"))
-    except ValueError:
-        onehot = None
-    if not isinstance(onehot, list) or any(c not in columns[1:] for c in onehot):
+    onehot = _flat_json_list(st.query_params.get("onehot", "[]"))
+    if not isinstance(onehot, list) or any(c not in names[1:] for c in onehot):
         raise columns.DataError("'onehot' must list some of the table's feature columns as JSON.")
-    return DataSpec(target=columns[0], features=tuple(columns[1:]), categorical=tuple(onehot), missing=missing)
+    task = st.query_params.get("task", "regression")
+    if task not in TASKS:
+        raise columns.DataError(f"'task' must be one of {', '.join(TASKS)}, not '{task[:40]}'.")
+    return DataSpec(target=names[0], features=tuple(names[1:]), categorical=tuple(onehot), missing=missing,
+                    task=task)
+
+
+def _flat_json_list(text: str) -> list | None:
+    """``text`` parsed as JSON when it nests no deeper than a list of plain values (the one-hot columns), else None.
+    The depth is counted before parsing: 5,000 nested brackets would take ``json.loads`` past Python's recursion
+    limit (a RecursionError, not a ValueError)."""
+    depth, deepest, in_string, escaped = 0, 0, False, False
+    for ch in text:
+        if in_string:
+            in_string, escaped = (ch != '"' or escaped), (ch == "\\" and not escaped)
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > 1:
+                return None
+        elif ch in "]}":
+            depth -= 1
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _restore_settings(defaults: dict[str, Any]) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from get_core.data import columns
-from get_core.config import ALLOWED, SEARCH_PATIENCE, SPLIT_FEATURE_PATH, GETConfig
+from get_core.config import ALLOWED, APP_DEFAULTS, SEARCH_PATIENCE, SPLIT_FEATURE_PATH, GETConfig
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
+from get_core.runs.training import NO_CLASS_SEARCH
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN, alpha_stage_bounds
 from get_core.views.search_chart import path_text, tolerance_text
 from pages import common, run_panel, session_url
@@ -18,14 +19,14 @@ PRESETS = {"interactive": {"cfg_starts": 4, "cfg_epochs": 600, "cfg_n_alphas": 2
            "paper": {"cfg_starts": GET_DEFAULTS.n_starts, "cfg_epochs": GET_DEFAULTS.n_epochs,
                      "cfg_n_alphas": GET_DEFAULTS.n_alphas}}
 #: The budget choice: seconds of a racing fit (get_core.engine.race), or None: starts x epochs (the paper's, or by hand).
-BUDGETS = {"about 10 s": 10.0, "about a minute": 60.0, "paper budget": None, "manual": None}
+BUDGETS = {"about 10 s": APP_DEFAULTS.time_budget, "about a minute": 60.0, "paper budget": None, "manual": None}
 DEFAULTS = {
-    "cfg_depth": GET_DEFAULTS.depth, "cfg_leaf": GET_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
+    "cfg_depth": APP_DEFAULTS.depth, "cfg_leaf": APP_DEFAULTS.leaf, "cfg_linear_leaves": GET_DEFAULTS.linear_leaves,
     "cfg_clip_leaves": GET_DEFAULTS.clip_leaves, "cfg_alpha_min": GET_DEFAULTS.alpha_range[0],
     "cfg_alpha_max": GET_DEFAULTS.alpha_range[1], **PRESETS["interactive"], "cfg_lr": GET_DEFAULTS.learning_rate,
     "cfg_l1": GET_DEFAULTS.l1, "cfg_polish": "auto", "cfg_scaling": GET_DEFAULTS.scaling,
     "cfg_test_fraction": 0.25, "cfg_seed": 0, "cfg_depth_mode": "fixed", "cfg_split_features": "any",
-    "cfg_budget": "about 10 s",
+    "cfg_budget": "about 10 s", "cfg_class_weight": "none",
 }
 DEPTH_MODES = {"fixed": "fixed", "choose": "choose for me"}
 #: The polish choice: GETConfig's ``polish`` for each option of its radio.
@@ -58,15 +59,23 @@ def _apply_preset(name: str) -> None:
 
 def _form(ready: dict) -> None:
     common.remember(list(DEFAULTS), DEFAULTS)
+    classify = is_classification(ready)
+    what = "classes of" if classify else "target"
     st.caption(f"Dataset **{common.plain(ready['name'])}**: {ready['n_rows']:,} rows, {ready['n_features']} model "
-               f"inputs, target '{common.plain(ready['spec']['target'])}'.")
+               f"inputs, {what} '{common.plain(ready['spec']['target'])}'.")
     c1, c2, c3 = st.columns(3)
     _budget_choice(c1, c2)
     _depth_widgets(c1)
     _split_features_widget(c1)
-    c1.radio("Leaves", ALLOWED["leaf"].options, key="cfg_leaf", horizontal=True,
-             help="constant: GET; linear: GET-Linear (a linear model in every leaf)")
-    if st.session_state.cfg_leaf == "linear":
+    if classify:
+        c1.radio("Class weights", ("none", "balanced"), key="cfg_class_weight", horizontal=True,
+                 format_func={"none": "as in the data", "balanced": "balanced"}.get,
+                 help="balanced: each row weighs total rows / (classes × its class's rows), so a rare class counts "
+                      "as much as a common one in training (class_weight='balanced')")
+    else:
+        c1.radio("Leaves", ALLOWED["leaf"].options, key="cfg_leaf", horizontal=True,
+                 help="constant: GET; linear: GET-Linear (a linear model in every leaf)")
+    if st.session_state.cfg_leaf == "linear" and not classify:
         c1.radio("Linear leaves", ALLOWED["linear_leaves"].options, key="cfg_linear_leaves", horizontal=True,
                  format_func={"gcv": "where they generalize", "ols": "always (paper)"}.get,
                  help="where they generalize: a leaf keeps its linear model only where generalized cross-validation "
@@ -100,7 +109,10 @@ def _form(ready: dict) -> None:
     c3.slider("Test fraction", 0.1, 0.5, step=0.05, key="cfg_test_fraction")
     c3.number_input("Seed", 0, 2**31 - 1, key="cfg_seed")
     session_url.keep(ready, {key: st.session_state[key] for key in DEFAULTS if key in st.session_state}, DEFAULTS)
-    config = _config()
+    config = _config(classify)
+    if classify and _search() is not None:
+        st.warning(NO_CLASS_SEARCH)
+        return
     try:
         GETConfig(**config)  # GET's own check of the settings (alpha min above alpha max, say) before anything runs
     except ValueError as exc:
@@ -121,8 +133,9 @@ def _budget_choice(c1, c2) -> None:
     """The budget: a time budget (racing starts), the paper's 10 starts x 3000 epochs, or starts and epochs by hand
     (with the interactive and paper presets)."""
     c1.radio("Budget", list(BUDGETS), key="cfg_budget", horizontal=True,
-             help="about 10 s / about a minute: GET measures this data and races many short starts, dropping the "
-                  "worse half at checkpoints, to end near that time (longer while other runs train); paper budget: "
+             help="about 10 s / about a minute: the whole run, baselines included. GET measures this data and "
+                  "races many short starts, dropping the worse half at checkpoints, to end near that time (longer "
+                  "while other runs train, or when the random forest alone needs more); paper budget: "
                   f"{GET_DEFAULTS.n_starts} starts × {GET_DEFAULTS.n_epochs} epochs per stage; manual: your own")
     if st.session_state.cfg_budget != "manual":
         return
@@ -142,9 +155,14 @@ def _budget_settings(s) -> dict:
     return {"n_starts": GET_DEFAULTS.n_starts, "n_epochs": GET_DEFAULTS.n_epochs, "time_budget": BUDGETS[s.cfg_budget]}
 
 
-def _config() -> dict:
+def is_classification(ready: dict) -> bool:
+    """Whether the Data page's choice is a class target."""
+    return ready["spec"].get("task") == "classification"
+
+
+def _config(classify: bool = False) -> dict:
     s = st.session_state
-    return {"depth": int(s.cfg_depth), "leaf": s.cfg_leaf, "linear_leaves": s.cfg_linear_leaves,
+    return {"depth": int(s.cfg_depth), "leaf": "constant" if classify else s.cfg_leaf, "linear_leaves": s.cfg_linear_leaves,
             "clip_leaves": bool(s.cfg_clip_leaves), **_budget_settings(s),
             "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),
@@ -192,7 +210,8 @@ def _estimate_panel(n_rows: int, n_features: int, params: dict) -> None:
         found = estimate.search_estimate(n_rows, n_features, params, path)
         if found is None:
             estimate.start_measurement(n_rows, n_features, config, path)  # no-op while another one runs
-            st.caption(":material/timer: Measuring this machine for a run-time estimate (a few seconds, once per tree shape)...")
+            st.caption(":material/timer: Measuring this machine for a run-time estimate (up to half a minute, "
+                       "once per tree shape)...")
             return
         store = common.get_store()
         busy = store.count_running()
@@ -209,6 +228,8 @@ def _submit(ready: dict, config: dict) -> None:
     search = _search()
     params = {"config": config, "data": ready["spec"], "test_fraction": float(s.cfg_test_fraction),
               "seed": int(s.cfg_seed), **({"search": search} if search else {})}
+    if is_classification(ready) and s.cfg_class_weight == "balanced":
+        params["class_weight"] = "balanced"
     name = f"{ready['name']} · {common.describe_choice(params, leaf=config['leaf'])}"
     run_id = launch.submit_run(common.get_store(), params, columns.to_parquet_bytes(ready["table"]), ready["name"],
                                n_rows=ready["n_rows"], n_features=ready["n_features"], name=name)

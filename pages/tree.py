@@ -10,20 +10,21 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from get_core.model import codegen, model_file
+from get_core.model.onnx_graph import to_onnx
 
 from get_core import baselines as baseline_models, export, schedule
 from get_core.config import DEFAULTS
 from get_core.model.tree import ObliqueTree
-from get_core.views import diagram, diagram_content, labels, node, summary, teaching
-from pages import common, diagram_widget, results_ui
+from get_core.views import class_node, diagram, diagram_content, labels, node, summary, teaching
+from pages import common, diagram_widget, results_ui, what_if_ui
 from pages.results_ui import ModelSource
 
-MAX_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
-ALL_LEVELS_DEPTH = 6  # trees up to this depth open whole, leaves included (127 nodes; the diagram pans and zooms)
+MAX_LEVELS = diagram.MAX_OPEN_LEVELS  # more levels than this make an unreadable picture; deeper: "Expand"
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
 VIEWS = common.SAVED_VIEWS
 
@@ -42,30 +43,11 @@ def tree_page() -> None:
     if run_id is not None:
         _keep_view(run_id)  # after the Expand and Collapse buttons changed it
     _summary(source)
-    diagram_side, panel_side = _side_by_side()
-    with diagram_side:
-        _diagram(tree, options, selected)
-    with panel_side:
-        _node_panel(source, selected)
+    _diagram(tree, options, selected)  # as wide as the page (issue 35: a 540 px column clipped it)
+    st.divider()
+    _node_panel(source, selected)
     st.divider()
     _exports(source, options)
-
-
-# ---------------------------------------------------------------------------------------------- layout
-# st.columns stacks only below 640 px; the node panel needs the room beside the diagram from WIDE_PX up, so below
-# that the two columns of this one container are stacked by CSS (the container's key is its class; Streamlit 1.67
-# wraps the columns' row in one div). tests/e2e/test_fit.py checks both layouts.
-WIDE_PX = 1200
-_ROW = ".st-key-tree_layout > div > [data-testid='stHorizontalBlock']"
-_STACK_BELOW_WIDE = (f"<style>@media (max-width: {WIDE_PX - 1}px) {{ {_ROW} {{ flex-direction: column; }}"
-                     f" {_ROW} > [data-testid='stColumn'] {{ width: 100% !important; flex: 1 1 auto !important; }} }}"
-                     ".st-key-tree_layout [data-testid='stMetricValue'] { font-size: 1.6rem; }</style>")
-
-
-def _side_by_side():
-    """Two columns, the diagram's and the node panel's: side by side on wide screens, stacked on narrow ones."""
-    st.html(_STACK_BELOW_WIDE)
-    return st.container(key="tree_layout").columns([3, 2], gap="medium")
 
 
 # ---------------------------------------------------------------------------------------------- selection
@@ -111,7 +93,7 @@ def _set_expanded(nodes: set[int] | frozenset[int]) -> None:
 def _diagram_options(tree: ObliqueTree, selected: int) -> diagram_content.DiagramOptions:
     top = min(tree.depth + 1, MAX_LEVELS)
     cols = st.columns([3, 2, 2])
-    levels = cols[0].slider("Levels shown", 1, top, default_levels(tree.depth), key="tree_levels",
+    levels = cols[0].slider("Levels shown", 1, top, default_levels(tree), key="tree_levels",
                             help="Deeper parts of the tree open with 'Expand below the selected node'.")
     expanded = _expanded()
     if cols[1].button("Expand below the selected node", disabled=tree.is_leaf(selected), key="tree_expand"):
@@ -139,9 +121,13 @@ def _summary(source: ModelSource) -> None:
         st.markdown("\n".join(f"- {common.plain(s)}" for s in _in_words(source).sentences()))
 
 
-def default_levels(depth: int) -> int:
-    """Levels shown when a tree opens: every level down to the leaves up to ALL_LEVELS_DEPTH, else the top four."""
-    return depth + 1 if depth <= ALL_LEVELS_DEPTH else 4
+def default_levels(tree: ObliqueTree) -> int:
+    """Levels shown when a tree opens (``diagram.readable_levels``, drawn through this page's cache); the top four
+    when Graphviz cannot draw it."""
+    try:
+        return diagram.readable_levels(tree, render=_svg)
+    except diagram.GraphvizError:
+        return min(tree.depth + 1, 4)
 
 
 # ---------------------------------------------------------------------------------------------- diagram
@@ -166,15 +152,17 @@ def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selecte
     cols[0].number_input("Selected node", 1, tree.n_nodes, step=1, key="node_pick",
                          on_change=lambda: st.query_params.__setitem__("node", str(st.session_state["node_pick"])),
                          help="Click a node in the diagram, or type its number (root 1; children of t: 2t, 2t+1).")
+    colours = (f"nodes are filled with the colour of their class ({diagram.class_legend(tree).removeprefix('fill: ')}"
+               "), each leaf names its class and the shares of every class" if tree.is_classifier else
+               "leaves are coloured from low (blue) to high (orange) predictions")
     cols[1].caption("Click a node to select it. Left branch (\u2264) when the weighted sum is at most the "
-                    "threshold; leaves are coloured from low (blue) to high (orange) predictions. Hover for every "
-                    "term of a split.")
+                    f"threshold; {common.plain(colours)}. Hover for every term of a split.")
     downloads = st.columns(3)
-    downloads[0].download_button("DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
-    downloads[1].download_button("SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
-                                 "image/svg+xml", key="dl_svg_view")
-    downloads[2].download_button("DOT (whole tree)", lambda: export.dot_source(tree), "tree.dot",
-                                 "text/vnd.graphviz", key="dl_dot_full")
+    common.download(downloads[0], "DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
+    common.download(downloads[1], "SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
+                    "image/svg+xml", key="dl_svg_view")
+    common.download(downloads[2], "DOT (whole tree)", lambda: export.dot_source(tree), "tree.dot",
+                    "text/vnd.graphviz", key="dl_dot_full")
 
 
 # ---------------------------------------------------------------------------------------------- node panel
@@ -189,10 +177,17 @@ def _node_panel(source: ModelSource, selected: int) -> None:
     if kind == "branch":
         st.markdown("**Split** (left when it holds):")
         st.code(labels.split_text(tree, selected, digits=4, max_terms=None), language=None)
+    elif tree.is_classifier:
+        st.markdown("**Leaf prediction**:")
+        st.code("class " + labels.leaf_text(tree, selected) + "\nprobabilities " + labels.shares_text(
+            tree, labels.node_shares(tree, selected), max_classes=None), language=None)
     else:
         st.markdown("**Leaf model**:")
         st.code("y = " + labels.leaf_text(tree, selected, digits=4, max_terms=None), language=None)
     has_data = results is not None and results.has_data
+    if tree.is_classifier:
+        _class_node(tree, selected, results if has_data else None)
+        return
     _node_metrics(tree, selected, results if has_data else None)
     tabs = st.tabs(["Weights", "Projection" if kind == "branch" else "Observed vs fitted", "Random forest",
                     "Teaching"])
@@ -215,6 +210,64 @@ def _node_panel(source: ModelSource, selected: int) -> None:
         _forest_tab(tree, selected, results, x_std)
     with tabs[3]:
         _teaching_tab(tree, selected, results)
+    if kind != "branch":
+        what_if_ui.way_into_leaf(tree, selected, results.X_train if has_data else None,
+                                 results.encoding if results is not None else model_file.model_encoding(tree))
+
+
+def _class_node(tree: ObliqueTree, selected: int, results) -> None:
+    """A classification tree's node: its class shares as a bar, its rows' class counts, the tree's accuracy there
+    (and the forest's), a branch's rows on its split by class, and the split's weights and teaching view."""
+    st.plotly_chart(class_node.shares_figure(tree, selected), key="class_shares")
+    X_train, y_train, X_test, y_test = ((results.X_train, results.y_train, results.X_test, results.y_test)
+                                        if results is not None else (None, None, None, None))
+    cols = st.columns(3)
+    cols[0].metric("Training rows (model)", f"{int(tree.n_samples[selected - 1]):,}")
+    for col, part, X, y in ((cols[1], "train", X_train, y_train), (cols[2], "test", X_test, y_test)):
+        n, accuracy = class_node.accuracy_at(tree, selected, X, y)
+        col.metric(f"Accuracy on {part} rows here", "–" if accuracy is None else f"{accuracy:.1%}",
+                   help=f"the share of the {n:,} {part} rows reaching this node that the tree classifies correctly")
+    st.markdown("**Class counts** at this node")
+    st.dataframe(class_node.class_table(tree, selected, X_train, y_train, X_test, y_test), hide_index=True,
+                 key="class_counts")
+    tabs = st.tabs(["Weights", "Projection", "Random forest", "Teaching"])
+    x_std = node.feature_std(X_train) if results is not None else None
+    with tabs[0]:
+        if tree.is_leaf(selected):
+            st.info("A leaf has no split: its class probabilities are above.")
+        else:
+            if X_train is not None:
+                _class_terms(tree, selected, X_train)
+            _weights_tab(tree, selected, x_std)
+    with tabs[1]:
+        if results is None or tree.is_leaf(selected):
+            st.info("Select a branch node of a run to see its rows on the split, by class.")
+        else:
+            st.plotly_chart(class_node.projection_figure(tree, selected, X_train, y_train, results.target),
+                            key="class_projection")
+    with tabs[2]:
+        forest = ((results.baselines or {}).get("models", {}).get("random_forest") if results is not None else None)
+        if forest is None or results is None:
+            st.info("No random forest for this model.")
+        else:
+            row = class_node.forest_rows(tree, selected, X_test, y_test, forest["test_predictions"])
+            st.dataframe(pd.DataFrame([{k: ("–" if v is None else f"{v:.1%}") if "accuracy" in k else v
+                                        for k, v in row.items()}]), hide_index=True, key="class_forest")
+    with tabs[3]:
+        _teaching_tab(tree, selected, results)
+
+
+def _class_terms(tree: ObliqueTree, selected: int, X_train) -> None:
+    """A class tree's split terms ranked by their share in standardized units on the rows reaching the node."""
+    at = node.reaches(tree, X_train, selected)
+    terms, share = node.term_shares(tree, selected, X_train[at] if at.sum() >= 2 else X_train)
+    order = np.argsort(-np.nan_to_num(share), kind="stable")
+    w, _ = tree.split_in_original_units(selected)
+    st.markdown("**Terms of the split**, largest share first")
+    st.dataframe(pd.DataFrame({TERM_COLUMNS["feature"]: [tree.feature_names[terms[i]] for i in order],
+                               TERM_COLUMNS["weight"]: [common.number(w[terms[i]]) for i in order],
+                               TERM_COLUMNS["share"]: ["\u2013" if np.isnan(share[i]) else f"{share[i]:.1f}%"
+                                                       for i in order]}), hide_index=True, key="class_terms")
 
 
 def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
@@ -324,22 +377,25 @@ def _exports(source: ModelSource, options: diagram_content.DiagramOptions) -> No
     tree, results = source.tree, source.results
     st.subheader("Export")
     stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"
-    cols = st.columns(5)
+    cols = st.columns(6)
     encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
-    cols[0].download_button("Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
-                            f"{stem}.json", "application/json", key="dl_json",
-                            help="Loads back into GET Explorer and get_core")
-    cols[1].download_button("Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
-                            key="dl_rules")
-    cols[2].download_button("Python code", lambda: codegen.python_source(tree), f"{stem}.py", "text/x-python",
-                            key="dl_py", help="Standalone, no dependencies; equals predict")
-    cols[3].download_button("C code", lambda: codegen.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
-                            help="Standalone C99; equals predict (compile with -ffp-contract=off)")
-    cols[4].download_button("HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
-                            key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")
+    common.download(cols[0], "Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
+                    f"{stem}.json", "application/json", key="dl_json",
+                    help="Loads back into GET Explorer and get_core")
+    common.download(cols[1], "Rules (text)", lambda: export.rules_text(tree), f"{stem}_rules.txt", "text/plain",
+                    key="dl_rules")
+    common.download(cols[2], "Python code", lambda: codegen.python_source(tree), f"{stem}.py", "text/x-python",
+                    key="dl_py", help="Standalone, no dependencies; equals predict")
+    common.download(cols[3], "C code", lambda: codegen.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
+                    help="Standalone C99; equals predict (compile with -ffp-contract=off)")
+    common.download(cols[4], "HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
+                    key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")
+    common.download(cols[5], "ONNX model", lambda: to_onnx(tree), f"{stem}.onnx", "application/octet-stream",
+                    key="dl_onnx", help="For onnxruntime: input X (rows x the model's features, in order); outputs "
+                    "the prediction (a classifier's label and probabilities) and the leaf; float64")
     if tree.depth <= FULL_SVG_MAX_DEPTH:
-        st.download_button("SVG (whole tree)", lambda: export.svg_source(tree), f"{stem}.svg", "image/svg+xml",
-                           key="dl_svg_full")
+        common.download(st, "SVG (whole tree)", lambda: export.svg_source(tree), f"{stem}.svg", "image/svg+xml",
+                        key="dl_svg_full")
 
 
 def _search_suffix(results, separator: str) -> str:
@@ -352,11 +408,18 @@ def _report(source: ModelSource) -> str:
     if results is None:
         return export.html_report(tree, title=f"GET oblique tree ({source.label})", in_words=_in_words(source))
     run = results.run
-    r2, rmse = results.test_scores  # of the tree shown: the run's, or a search fit's (pages.search_ui)
-    metrics = {"Test R\u00b2": r2, "Test RMSE": rmse}
     baselines = dict(results.baselines) if results.baselines else None
-    if baselines is not None and results.has_data:
-        baselines["get"] = baseline_models.evaluate_tree(tree, results.X_test, results.y_test, n_repeats=3)
+    if tree.is_classifier:
+        scores = common.get_store().get_json(run.run_id, "class_scores") or {}
+        metrics = {"Test accuracy": scores.get("accuracy"), "Balanced accuracy": scores.get("balanced_accuracy"),
+                   "Log loss": scores.get("log_loss"), "ROC AUC": scores.get("roc_auc")}
+        if baselines is not None and results.has_data:
+            baselines["get"] = baseline_models.evaluate_class_tree(tree, results.X_test, results.y_test, n_repeats=3)
+    else:
+        r2, rmse = results.test_scores  # of the tree shown: the run's, or a search fit's (pages.search_ui)
+        metrics = {"Test R\u00b2": r2, "Test RMSE": rmse}
+        if baselines is not None and results.has_data:
+            baselines["get"] = baseline_models.evaluate_tree(tree, results.X_test, results.y_test, n_repeats=3)
     params = dict(run.params)
     data_info = {"Dataset": run.dataset_name, "Fingerprint (SHA-256)": run.dataset_fingerprint,
                  "Rows": run.n_rows, "Target": results.target,

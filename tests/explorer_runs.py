@@ -20,12 +20,12 @@ TARGET = "yield"
 
 def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", names=None, n_rows: int = 160,
                  seed: int = 0, baselines: bool = True, name: str | None = None,
-                 status: RunStatus = RunStatus.FINISHED, counterpart: bool = False) -> int:
+                 status: RunStatus = RunStatus.FINISHED, counterpart: bool = False, **shape) -> int:
     """A finished run (FINISHED unless ``status`` says otherwise) whose model, split, encoding, predictions and
     (optionally) baselines are all consistent; with ``counterpart`` the baselines hold the worker's GET fit with the
-    other kind of splits too (a real, tiny fit: ``training.fit_all_baselines``)."""
+    other kind of splits too (a real, tiny fit: ``training.fit_all_baselines``); ``shape`` goes to ``make_tree``."""
     names = list(names or ["temp", "pressure", "wind"])
-    tree, X, y = make_tree(depth=depth, p=len(names), leaf=leaf, seed=seed, names=names, n_rows=n_rows)
+    tree, X, y = make_tree(depth=depth, p=len(names), leaf=leaf, seed=seed, names=names, n_rows=n_rows, **shape)
     frame = pd.DataFrame(X, columns=names)
     frame[TARGET] = y
     params = {"data": DataSpec(target=TARGET, features=tuple(names)).to_dict(), "seed": seed, "test_fraction": 0.25,

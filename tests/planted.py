@@ -57,3 +57,15 @@ def planted_paths(X, weights, thresholds):
 def noise_ceiling(clean, noise):
     """The best expected test R2 of any model on ``clean`` + Gaussian noise of sd ``noise``: 1 - noise_var/var(y)."""
     return 1.0 - noise ** 2 / (np.var(clean) + noise ** 2)
+
+
+def planted_classes(n, depth, seed, p=6, flip=0.1, n_classes=4):
+    """Classification on ``planted_tree``'s splits: leaf l's class is l mod ``n_classes`` (siblings differ), and each
+    row's label is flipped to one of the other classes, uniformly, with probability ``flip``. The Bayes classifier is
+    the planted tree, with accuracy 1 - ``flip`` (``flip`` < (C-1)/C). Returns X, the labels and the clean classes."""
+    weights, thresholds, _ = planted_tree(depth, seed, p)
+    rng = np.random.default_rng([seed, depth, p, n, 1])
+    X = rng.random((n, p))
+    clean = (planted_paths(X, weights, thresholds)[:, -1] - 2 ** depth) % n_classes
+    shift = np.where(rng.random(n) < flip, rng.integers(1, n_classes, n), 0)
+    return X, (clean + shift) % n_classes, clean

@@ -70,3 +70,30 @@ def test_a_tree_trained_on_cuda_predicts_with_numpy_and_round_trips_through_the_
     assert isinstance(predicted, np.ndarray) and r2_score(y, predicted) == pytest.approx(tree.meta["train_r2"])
     again = model_file.load_model_json(model_file.model_json(tree))
     assert np.array_equal(again.predict(X), predicted)
+
+
+def _class_sample(n: int = 1500, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 4))
+    return X, np.digitize(X[:, 0] + X[:, 1] - 0.5 * X[:, 2] + rng.normal(scale=0.1, size=n), [0.4, 0.8, 1.2])
+
+
+@cuda
+def test_a_cuda_classification_fit_reaches_the_cpu_fits_training_gini():
+    X, y = _class_sample()
+    on_gpu = train(X, y, dataclasses.replace(CONFIG, device="cuda"), classes=[0, 1, 2, 3])
+    on_cpu = train(X, y, dataclasses.replace(CONFIG, device="cpu"), classes=[0, 1, 2, 3])
+    assert on_gpu.meta["train_r2"] == pytest.approx(on_cpu.meta["train_r2"], abs=TOLERANCE_R2)
+    assert on_gpu.meta["train_accuracy"] == pytest.approx(on_cpu.meta["train_accuracy"], abs=0.02)
+
+
+def test_the_torch_path_that_cuda_runs_trains_classes_like_the_cpu_kernel(monkeypatch):
+    """Without a GPU: the torch soft pass (what CUDA runs) against the fused CPU kernel, same data and seed."""
+    from get_core.engine import optimize
+
+    X, y = _class_sample(800)
+    config = GETConfig(depth=3, n_starts=3, n_epochs=60, random_state=0, device="cpu")
+    kernel = train(X, y, config, classes=[0, 1, 2, 3])
+    monkeypatch.setattr(optimize.native, "available", lambda device, n_features: False)
+    torch_ops = train(X, y, config, classes=[0, 1, 2, 3])
+    assert torch_ops.meta["train_r2"] == pytest.approx(kernel.meta["train_r2"], abs=TOLERANCE_R2)

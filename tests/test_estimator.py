@@ -15,7 +15,10 @@ from get_core.data.columns import DataError
 
 @parametrize_with_checks([GETRegressor(depth=2, n_starts=2, n_epochs=4, random_state=0),
                           GETRegressor(depth=2, leaf="linear", n_starts=2, n_epochs=4, random_state=0),
-                          GETRegressorCV(depths=(1, 2), n_starts=2, n_epochs=4, random_state=0)])
+                          GETRegressorCV(depths=(1, 2), n_starts=2, n_epochs=4, random_state=0)],
+                         expected_failed_checks=lambda estimator: {
+                             "check_sample_weight_equivalence_on_dense_data":
+                             "random starts depend on the row count (tests/test_classifier.py tests the weights)"})
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)
 
@@ -129,3 +132,20 @@ def test_both_estimators_take_their_shared_defaults_and_constraints_from_the_con
     assert {"leaf", "n_starts", "n_epochs", "alpha_range", "learning_rate", "scaling"} <= shared
     assert {name: params[name] for name in shared} == {name: getattr(DEFAULTS, name) for name in shared}
     assert set(estimator._parameter_constraints) == set(params)
+
+
+@pytest.mark.parametrize("estimator", [GETRegressor(n_starts=1, n_epochs=5), GETRegressorCV(depths=[1], n_starts=1,
+                                                                                            n_epochs=5)])
+@pytest.mark.parametrize("y", [np.array(["low", "high"] * 10), pd.Series(["a", "b"] * 10, dtype="category"),
+                               pd.Series(["1.5"] * 19 + ["n/a"], dtype=object)])
+def test_a_text_target_is_refused_with_a_sentence_that_names_the_classifier(estimator, y):
+    X = np.random.default_rng(0).random((20, 2))
+    with pytest.raises(DataError, match=r"y \(the target\) is text: row \d+ holds .*use GETClassifier for classes"):
+        estimator.fit(X, y)
+
+
+def test_a_target_of_numbers_written_as_text_still_fits():
+    X = np.random.default_rng(0).random((20, 2))
+    model = GETRegressor(depth=1, n_starts=1, n_epochs=5).fit(X, pd.Series(["1.5", "2"] * 10, dtype=object))
+    predictions = model.predict(X)
+    assert predictions.dtype == np.float64 and np.all((predictions >= 1.5) & (predictions <= 2.0))

@@ -203,22 +203,24 @@ def test_html_report_opens_with_the_summary_in_plain_words_escaped():
 
 
 @needs_dot
-def test_the_reports_diagram_opens_at_natural_size_in_a_window_wide_scrolling_box_with_css_zoom():
+def test_the_reports_diagram_opens_fitted_to_a_window_wide_box_with_readable_levels_and_css_zoom():
+    """Issue 35: at its natural size a depth-4 tree opened with its root off-screen; it now opens fitted to the width
+    with the levels that stay readable so (the rest collapsed, the rules below cover the whole tree)."""
     tree, _, _ = make_tree(depth=4, p=4, seed=2)
     html = export.html_report(tree, include_model=False)
     box = html.split('<div class="diagram-box">', 1)[1].split("</svg>", 1)[0] + "</svg>"
-    natural = export.diagram.render_svg(export.diagram.to_dot(tree, diagram_content.DiagramOptions(levels=5)))
-    width = re.search(r'<svg width="([0-9.]+)pt"', natural).group(1)
-    assert float(width) > 1000  # a depth-4 tree is wider than the page's text column...
-    assert f'<div class="diagram"><svg width="{width}pt"' in box  # ...and keeps its size: labels stay readable
+    levels = export.diagram.readable_levels(tree)
+    assert 2 <= levels <= tree.depth  # a depth-4 tree of dense splits is too wide to show whole
+    shown = export.diagram.svg_width_px(box.split('<div class="diagram">', 1)[1])
+    assert shown * export.diagram.READABLE <= export.diagram.OPEN_WIDTH_PX  # fitted, its text stays readable
+    assert f"The top {levels} levels of {tree.depth + 1}" in html and "nodes below" in box
     css = html.split("<style>", 1)[1].split("</style>", 1)[0]
-    assert ".diagram svg { max-width: none; }" in css and "max-width: 100%" not in css
     assert re.search(r"\.diagram \{[^}]*overflow: auto", css) and ".diagram-box { width: 96vw;" in css
     radios = re.findall(r'<input type="radio" name="get-zoom" id="get-zoom-(\w+)"( checked)?>', box)
-    assert [z for z, _ in radios] == list(export.ZOOMS) and [z for z, c in radios if c] == ["100"]
+    assert [z for z, _ in radios] == list(export.ZOOMS) and [z for z, c in radios if c] == ["fit"]
     for zoom in ("50", "75", "150"):  # each size is a CSS rule on the radio's state, no script
         assert f"#get-zoom-{zoom}:checked ~ .diagram svg {{ zoom: {int(zoom) / 100:g}; }}" in css
-    assert "#get-zoom-fit:checked ~ .diagram svg { width: 100%; height: auto; }" in css
+    assert "#get-zoom-fit:checked ~ .diagram svg { max-width: 100%; height: auto; }" in css  # shrinks, never grows
     assert "<script" not in html
 
 
@@ -249,11 +251,15 @@ def _leaf_by_rules(lines: list[str], names: list[str], row: np.ndarray) -> int:
         if line.strip().startswith("return"):
             return int(re.search(r"# leaf (\d+)", line).group(1))
         condition = line.strip()[3:line.strip().index(":  # node")]
-        lhs, threshold = condition.split(" <= ")
-        total = 0.0
-        for sign, coef, name in term.findall(lhs.replace("+ ", "").replace("- ", "-")):
-            total += (-1.0 if sign else 1.0) * float(coef) * values[name]
-        if total <= float(threshold):
+        lhs, op, threshold = re.fullmatch(r"(.*) (<=|>=) (\S+)", condition).groups()
+        if lhs in values:  # a one-feature split as a threshold: "name <= t" or "name >= t"
+            goes_left = values[lhs] <= float(threshold) if op == "<=" else values[lhs] >= float(threshold)
+        else:
+            total = 0.0
+            for sign, coef, name in term.findall(lhs.replace("+ ", "").replace("- ", "-")):
+                total += (-1.0 if sign else 1.0) * float(coef) * values[name]
+            goes_left = total <= float(threshold)
+        if goes_left:
             i += 1
         else:  # skip to this test's else, at the same depth
             i = next(k for k in range(i + 1, len(lines))
@@ -269,8 +275,9 @@ def test_rules_as_written_route_every_training_row_of_a_real_dataset_as_predict_
                         max_split_features=k).fit(X, y).tree_
     lines, rows = export.rule_lines(tree), X.to_numpy(dtype=float)
     tests = [line for line in lines if line.lstrip().startswith("if ")]
-    assert [line.count("*") for line in tests] == [int(tree.split_widths[int(line.rsplit("# node ", 1)[1]) - 1])
-                                                    for line in tests]  # only the non-zero terms are written
+    assert [max(1, line.count("*")) for line in tests] == [
+        int(tree.split_widths[int(line.rsplit("# node ", 1)[1]) - 1]) for line in tests]  # only non-zero terms
+    assert all(line.count("*") != 1 for line in tests)  # one feature reads "name <= t" (or ">="), no weight
     assert k is None or tree.split_widths.max() <= k
     by_rules = np.array([_leaf_by_rules(lines, tree.feature_names, row) for row in rows])
     np.testing.assert_array_equal(by_rules, tree.apply(rows))  # 4 significant digits sent a row astray here
@@ -302,3 +309,35 @@ def test_the_report_names_the_percentiles_a_robust_tree_was_scaled_by_and_a_bad_
     assert "training 1st-99th percentiles" in page and "99th percentile" in page and ">Max<" not in page
     robust.meta["config"] = None  # a hand-edited model file
     assert robust.scaling == "minmax" and ">Max<" in export.html_report(robust)
+
+
+HIDDEN_NAMES = ["x\u202egnp.exe", "a\u200bb", "nul\x00byte"]
+HIDDEN_SHOWN = ["x\\u202egnp.exe", "a\\u200bb", "nul\\u0000byte"]
+
+
+def _no_hidden_characters(text: str) -> None:
+    for ch in ("\u202e", "\u200b", "\x00"):
+        assert ch not in text, repr(ch)
+
+
+def test_rules_show_right_to_left_overrides_zero_width_characters_and_nul_escaped():
+    tree, _, _ = make_tree(depth=2, p=3, names=HIDDEN_NAMES, seed=4)
+    rules = export.rules_text(tree, target_name="price\u202e")
+    _no_hidden_characters(rules)
+    assert all(shown in rules for shown in HIDDEN_SHOWN) and "price\\u202e" in rules
+
+
+@needs_dot
+def test_the_svg_and_the_report_show_hidden_characters_escaped():
+    tree, _, _ = make_tree(depth=1, p=3, names=HIDDEN_NAMES, seed=4)
+    svg = export.svg_source(tree, export.diagram.DiagramOptions(max_terms=3, max_name=60))
+    text = " ".join("".join(t.itertext()) for t in ET.fromstring(svg.encode("utf-8")).iter())
+    _no_hidden_characters(svg)
+    assert all(shown in text for shown in HIDDEN_SHOWN)
+    html = export.html_report(tree, title="Run\u200b1", data_info={"dataset": "a\x00.csv"}, include_model=False)
+    _no_hidden_characters(html)
+    assert "Run\\u200b1" in html and "a\\u0000.csv" in html and all(shown in html for shown in HIDDEN_SHOWN)
+
+
+def test_visible_keeps_letters_of_every_script_and_ordinary_spaces():
+    assert labels.visible("Größe 温度 température\u00a0°C") == "Größe 温度 température\u00a0°C"

@@ -17,7 +17,9 @@ FLOORS = (
     ("get_core.runs",),  # the run store, worker and supervisor
     ("get_core.estimator",),  # the scikit-learn estimators
     ("get_core.engine",),  # training: the only wing that imports torch
-    ("get_core.export", "get_core.views", "get_core.baselines"),  # what is shown and written of a fitted model
+    # what is shown and written of a fitted model, and the what-if questions asked of it
+    ("get_core.export", "get_core.views", "get_core.baselines", "get_core.model.counterfactual",
+     "get_core.model.counterfactual_programs"),
     ("get_core.config", "get_core.schedule", "get_core.model.model_file", "get_core.model.codegen"),  # settings;
     # the model file and the generated code, which carry the fitted encoding of user tables
     ("get_core.data",),  # user tables: reading, typing, encoding

@@ -77,6 +77,37 @@ def trees(draw) -> ObliqueTree:
         leaf_lower=lower, leaf_upper=upper)  # meta["encoding"] must be a run's encoding: test_model_file
 
 
+#: Class labels of one kind each, as ``np.unique`` sorts them: hostile text (no NUL, which numpy drops from the end of
+#: a string), integers of any size numpy holds, finite numbers, booleans.
+LABELS = st.one_of(
+    st.lists(NAME.filter(lambda text: "\x00" not in text), min_size=1, max_size=6, unique=True),
+    st.lists(st.integers(-2 ** 63, 2 ** 63 - 1), min_size=1, max_size=6, unique=True),
+    st.lists(FINITE, min_size=1, max_size=6, unique=True), st.lists(st.booleans(), min_size=1, max_size=2, unique=True),
+).map(lambda labels: sorted(set(labels)))
+
+
+@st.composite
+def class_trees(draw) -> ObliqueTree:
+    """A valid classification tree: ``trees()``' splits and scaling, 1-6 classes of one kind, random leaf shares
+    (ties and zeros included) and node counts."""
+    shape = draw(trees())
+    classes = draw(LABELS)
+    leaves, nodes, c = shape.n_leaves, shape.n_nodes, len(classes)
+    weights = draw(arrays(np.float64, (leaves, c), elements=st.sampled_from([0.0, 1.0, 2.0]) | st.floats(0, 1e3)))
+    weights[weights.sum(axis=1) == 0, 0] = 1.0
+    counts = draw(arrays(np.float64, (nodes, c), elements=st.sampled_from([0.0, 1.0]) | st.floats(0, 1e6)))
+    return ObliqueTree(
+        weights=shape.weights, thresholds=shape.thresholds, leaf_intercepts=np.zeros(leaves),
+        leaf_coefs=np.zeros_like(shape.leaf_coefs), n_samples=shape.n_samples,
+        node_values=draw(arrays(np.float64, nodes, elements=st.floats(0, 1) | st.just(math.nan))),
+        x_min=shape.x_min, x_scale=shape.x_scale, feature_names=shape.feature_names, leaf_type="classes",
+        meta=shape.meta, classes=classes, leaf_proba=weights / weights.sum(axis=1, keepdims=True), node_counts=counts)
+
+
+#: Regression and classification trees alike.
+ANY_TREE = st.one_of(trees(), class_trees())
+
+
 @st.composite
 def sparse_trees(draw) -> ObliqueTree:
     """A tree whose every split uses 1-3 of 4-8 features (``max_split_features``' trees), names f0, f1, ..."""
@@ -109,6 +140,11 @@ def assert_same_tree(a: ObliqueTree, b: ObliqueTree) -> None:
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     assert (a.y_min, a.y_scale, a.feature_names, a.leaf_type, a.meta) == (
         b.y_min, b.y_scale, b.feature_names, b.leaf_type, b.meta)
+    assert a.is_classifier == b.is_classifier
+    if a.is_classifier:
+        assert a.classes == b.classes and [type(c) for c in a.classes] == [type(c) for c in b.classes]
+        np.testing.assert_array_equal(a.leaf_proba, b.leaf_proba)
+        np.testing.assert_array_equal(a.node_counts, b.node_counts)
 
 
 def exports(tree: ObliqueTree) -> dict[str, str]:
@@ -123,7 +159,7 @@ def exports(tree: ObliqueTree) -> dict[str, str]:
 
 # ---------------------------------------------------------------------------------------------- valid models
 @examples("round_trip")
-@given(trees(), st.data())
+@given(ANY_TREE, st.data())
 def test_a_valid_model_round_trips_exactly_through_the_dict_and_the_json_text(tree, data):
     through_dict = model_file.from_dict(json.loads(json.dumps(model_file.to_dict(tree))))
     through_text = model_file.load_model_json(model_file.model_json(tree, indent=data.draw(st.sampled_from([None, 1]))))
@@ -132,21 +168,29 @@ def test_a_valid_model_round_trips_exactly_through_the_dict_and_the_json_text(tr
         assert_same_tree(loaded, tree)
         np.testing.assert_array_equal(loaded.apply(X), tree.apply(X))
         np.testing.assert_array_equal(loaded.predict(X), tree.predict(X))
+        if tree.is_classifier:
+            np.testing.assert_array_equal(loaded.predict_proba(X), tree.predict_proba(X))
 
 
 @examples("code")
-@given(trees(), st.data())
+@given(ANY_TREE, st.data())
 def test_the_exported_python_source_predicts_exactly_what_predict_does(tree, data):
     namespace: dict[str, Any] = {}
     exec(compile(codegen.python_source(tree), "generated.py", "exec"), namespace)
     X = data.draw(rows(tree.n_features))
     assert [namespace["leaf"](list(x)) for x in X] == tree.apply(X).tolist()
-    np.testing.assert_array_equal([namespace["predict"](list(x)) for x in X], tree.predict(X))
+    if tree.is_classifier:  # the labels themselves, of their own type, and the probabilities bit for bit
+        labels_ = [namespace["predict"](list(x)) for x in X]
+        assert labels_ == tree.predict(X).tolist()
+        assert all(type(label) is type(tree.classes[0]) for label in labels_)
+        np.testing.assert_array_equal([namespace["predict_proba"](list(x)) for x in X], tree.predict_proba(X))
+    else:
+        np.testing.assert_array_equal([namespace["predict"](list(x)) for x in X], tree.predict(X))
     assert list(namespace["FEATURES"]) == tree.feature_names
 
 
 @examples("exporters")
-@given(trees())
+@given(ANY_TREE)
 def test_every_exporter_writes_any_valid_model_and_the_rules_keep_one_line_per_node(tree):
     texts = exports(tree)
     assert len(texts["rules"].split("\n\n", 1)[1].splitlines()) == 2 * tree.n_branches + tree.n_leaves
@@ -157,13 +201,14 @@ def test_every_exporter_writes_any_valid_model_and_the_rules_keep_one_line_per_n
 @given(sparse_trees(), st.data())
 def test_a_sparse_trees_rules_labels_and_code_show_only_its_nonzero_terms_and_predict_as_it_does(tree, data):
     widths = tree.split_widths
-    for line in export.rule_lines(tree):  # "if 2.5*f1 - 0.3*f4 <= 12.1:  # node 3"
+    for line in export.rule_lines(tree):  # "if 2.5*f1 - 0.3*f4 <= 12.1:  # node 3", "if f2 >= 0.4:  # node 4"
         if line.lstrip().startswith("if "):
             node = int(line.rsplit("# node ", 1)[1])
-            assert line.count("*") == widths[node - 1] and "more)" not in line
+            assert line.count("*") == (widths[node - 1] if widths[node - 1] != 1 else 0) and "more)" not in line
     for node in range(1, tree.n_branches + 1):  # at most three terms: the diagram writes the whole sentence
         label = diagram.node_label(tree, node, diagram_content.DiagramOptions(max_terms=1))
-        assert label.count("\u00b7") == widths[node - 1] and labels.ELLIPSIS not in label
+        shown = widths[node - 1] if widths[node - 1] != 1 else 0  # one feature: "f1 ≤ 0.5", a threshold
+        assert label.count("\u00b7") == shown and labels.ELLIPSIS not in label
     namespace: dict[str, Any] = {}
     exec(compile(codegen.python_source(tree), "generated.py", "exec"), namespace)
     X = data.draw(rows(tree.n_features))
@@ -173,7 +218,7 @@ def test_a_sparse_trees_rules_labels_and_code_show_only_its_nonzero_terms_and_pr
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 @examples("c")
-@given(tree=trees())
+@given(tree=ANY_TREE)
 def test_the_exported_c_source_compiles_whatever_the_names(tmp_path_factory, tree):
     source = tmp_path_factory.mktemp("c") / "model.c"
     source.write_text(codegen.c_source(tree), encoding="utf-8")
@@ -185,7 +230,7 @@ def test_the_exported_c_source_compiles_whatever_the_names(tmp_path_factory, tre
 @st.composite
 def mutated_dicts(draw) -> Any:
     """A valid model dict with one field replaced, deleted or nested deeper, or a value inside it changed."""
-    data = model_file.to_dict(draw(trees()))
+    data = model_file.to_dict(draw(ANY_TREE))
     key = draw(st.sampled_from(sorted(data) + ["extra"]))
     action = draw(st.sampled_from(["replace", "delete", "wrap", "item"]))
     if action == "delete":
@@ -210,7 +255,8 @@ def loads_or_refuses(load, source) -> ObliqueTree | None:
     event("loaded")
     exports(tree)
     inside = tree.x_min + 0.5 * tree.x_scale  # a row within the training range: the bounds keep it finite
-    assert np.isfinite(tree.predict(inside[None])).all()
+    scores = tree.predict_proba if tree.is_classifier else tree.predict
+    assert np.isfinite(scores(inside[None])).all()
     return tree
 
 

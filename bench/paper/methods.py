@@ -50,16 +50,18 @@ def split_validation(X: np.ndarray, y: np.ndarray, seed: int):
 
 
 def tune_depth(make: Callable[[int], Any], X: np.ndarray, y: np.ndarray, seed: int, depths=DEPTHS,
-               patience: int | None = None) -> tuple[Any, int, list[dict]]:
+               patience: int | None = None, split: list | None = None,
+               metric: Callable = r2_score) -> tuple[Any, int, list[dict]]:
     """Fit ``make(depth)`` on the 2:1 train part for each depth, keep the best validation R2, refit on all of X.
 
     With ``patience`` the search stops after that many depths in a row fail to improve (as GETRegressorCV does);
-    ties go to the shallower tree.
+    ties go to the shallower tree. ``split`` (X_tr, X_val, y_tr, y_val) and ``metric`` replace the random 2:1 split
+    and R2 (the classification benchmark passes a stratified split and accuracy).
     """
-    X_tr, X_val, y_tr, y_val = split_validation(X, y, seed)
+    X_tr, X_val, y_tr, y_val = split_validation(X, y, seed) if split is None else split
     results, search = [], DepthSearch(depths[0], patience)
     for depth in depths:
-        r2 = float(r2_score(y_val, make(depth).fit(X_tr, y_tr).predict(X_val)))
+        r2 = float(metric(y_val, make(depth).fit(X_tr, y_tr).predict(X_val)))
         results.append({"depth": depth, "validation_r2": r2})
         if search.add(depth, r2):
             break
@@ -88,24 +90,30 @@ def fit_forest(X, y, seed: int, budget: Budget) -> Fitted:
     """
     from sklearn.ensemble import RandomForestRegressor
 
-    X_tr, X_val, y_tr, y_val = split_validation(X, y, seed)
+    return tune_forest(RandomForestRegressor, split_validation(X, y, seed), X, y, seed, r2_score)
+
+
+def tune_forest(Forest, split: list, X, y, seed: int, metric: Callable) -> Fitted:
+    """``fit_forest``'s two-pass search for a forest class (regressor or classifier) on the train/validation
+    ``split``, scored by ``metric(y_val, predictions)``; the chosen pair refit on X, y."""
+    X_tr, X_val, y_tr, y_val = split
 
     def score(forest) -> float:
-        return float(r2_score(y_val, forest.predict(X_val)))
+        return float(metric(y_val, forest.predict(X_val)))
 
-    probe = RandomForestRegressor(FOREST_TREES[0], max_depth=None, random_state=seed).fit(X_tr, y_tr)
+    probe = Forest(FOREST_TREES[0], max_depth=None, random_state=seed).fit(X_tr, y_tr)
     grown = max(t.get_depth() for t in probe.estimators_)
     depth_scores = {None: score(probe)}
     for d in (d for d in FOREST_DEPTHS if d < grown):
-        depth_scores[d] = score(RandomForestRegressor(FOREST_TREES[0], max_depth=d, random_state=seed).fit(X_tr, y_tr))
+        depth_scores[d] = score(Forest(FOREST_TREES[0], max_depth=d, random_state=seed).fit(X_tr, y_tr))
     max_depth = max(depth_scores, key=lambda d: (depth_scores[d], -(d or grown)))
-    forest = RandomForestRegressor(FOREST_TREES[0], max_depth=max_depth, warm_start=True, random_state=seed)
+    forest = Forest(FOREST_TREES[0], max_depth=max_depth, warm_start=True, random_state=seed)
     tree_scores = {}
     for n in FOREST_TREES:
         forest.set_params(n_estimators=n)
         tree_scores[n] = score(forest.fit(X_tr, y_tr))
     n_trees = max(tree_scores, key=lambda n: (tree_scores[n], -n))
-    model = RandomForestRegressor(n_trees, max_depth=max_depth, random_state=seed).fit(X, y)
+    model = Forest(n_trees, max_depth=max_depth, random_state=seed).fit(X, y)
     return Fitted(model, max(t.get_depth() for t in model.estimators_),
                   sum(count_tree_parameters(t) for t in model.estimators_),
                   {"n_estimators": n_trees, "max_depth": max_depth, "grown_depth": grown,

@@ -22,7 +22,7 @@ import math
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -133,6 +133,19 @@ def default_target(infos: Sequence[ColumnInfo]) -> str | None:
         return "target"
     varying = [info.name for info in numeric if info.n_distinct > 1]
     return varying[-1] if varying else None
+
+
+#: Text that is a whole number written as a float ('1.0', '2.00'), as a column of codes is once a blank or a text
+#: cell made pandas read it as floats or text.
+_WHOLE_TEXT = re.compile(r"([-+]?\d+)\.0*")
+
+
+def text_label(value: Any) -> str:
+    """A text value as a level or class label: stripped, a whole number written as a float ('1.0') spelled as an
+    integer ('1'), exact for codes beyond 2**53; other text as written."""
+    text = str(value).strip()
+    whole = _WHOLE_TEXT.fullmatch(text)
+    return str(int(whole[1])) if whole else text
 
 
 # ---------------------------------------------------------------------------------------------------- numbers

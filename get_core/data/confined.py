@@ -60,9 +60,16 @@ def _limit(kind: int, value: int) -> None:
     resource.setrlimit(kind, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
 
 
+def limit_address_space(extra_bytes: int) -> None:
+    """Let this process map at most ``extra_bytes`` more than it maps now (``RLIMIT_AS``): past it an allocation
+    fails (MemoryError, torch's "can't allocate") in this process instead of the kernel's out-of-memory killer
+    picking one, perhaps another."""
+    _limit(resource.RLIMIT_AS, _address_space() + extra_bytes)
+
+
 def _child(send: Connection, function: Callable, args: tuple, kwargs: dict, expected: tuple[type, ...],
            memory_mb: int, seconds: float, result_mb: int) -> None:
-    _limit(resource.RLIMIT_AS, _address_space() + (memory_mb << 20))
+    limit_address_space(memory_mb << 20)
     _limit(resource.RLIMIT_CPU, int(seconds) + 1)
     try:
         reply = ("ok", function(*args, **kwargs))

@@ -9,20 +9,17 @@ that ``Encoding``, which rebuilds its rows and encodes new ones (the Predict pag
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from get_core.data.classes import TASKS, as_label_array, check_classes, class_counts, class_labels
 from get_core.data.columns import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
-                           first_non_number)
+                           first_non_number, text_label)
 from get_core.model.tree import feature_name_problem
 
-#: Text that is a whole number written as a float ('1.0', '2.00'), as a column of codes is once a blank or a text
-#: cell made pandas read it as floats or text.
-_WHOLE_TEXT = re.compile(r"([-+]?\d+)\.0*")
 
 MISSING_POLICIES = ("drop", "impute")
 _UNSEEN, _MISSING = -1, -2  # level positions of a value training never had, and of a missing value
@@ -37,15 +34,18 @@ class DataSpec:
     features: tuple[str, ...]
     categorical: tuple[str, ...] = ()  # numeric columns the user asked to one-hot encode as well
     missing: str = "drop"  # "drop" rows with a missing feature, or "impute" them
+    task: str = "regression"  # or "classification": the target's values are classes (``get_core.data.classes``)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "features": list(self.features), "categorical": list(self.categorical),
+        data = {"target": self.target, "features": list(self.features), "categorical": list(self.categorical),
                 "missing": self.missing}
+        return data if self.task == "regression" else {**data, "task": self.task}  # runs stored before: no task
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "DataSpec":
         return cls(target=str(data["target"]), features=tuple(data["features"]),
-                   categorical=tuple(data.get("categorical", ())), missing=str(data.get("missing", "drop")))
+                   categorical=tuple(data.get("categorical", ())), missing=str(data.get("missing", "drop")),
+                   task=str(data.get("task", "regression")))
 
 
 @dataclass(frozen=True)
@@ -58,17 +58,20 @@ class Encoding:
     impute: Mapping[str, Any]  # column -> fill value (empty when missing rows were dropped)
     feature_names: tuple[str, ...]  # model inputs, in X's column order
     columns: tuple[str, ...]  # raw feature columns, in the order the user chose them
+    task: str = "regression"  # "classification": the target is read as class labels (``rows``)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "numeric": list(self.numeric),
+        data = {"target": self.target, "numeric": list(self.numeric),
                 "categories": {k: list(v) for k, v in self.categories.items()}, "impute": dict(self.impute),
                 "feature_names": list(self.feature_names), "columns": list(self.columns)}
+        return data if self.task == "regression" else {**data, "task": self.task}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Encoding":
         return cls(target=data["target"], numeric=tuple(data["numeric"]),
                    categories={k: tuple(v) for k, v in data["categories"].items()}, impute=dict(data["impute"]),
-                   feature_names=tuple(data["feature_names"]), columns=tuple(data["columns"]))
+                   feature_names=tuple(data["feature_names"]), columns=tuple(data["columns"]),
+                   task=data.get("task", "regression"))
 
     @classmethod
     def from_json(cls, data: Any) -> "Encoding":
@@ -93,6 +96,8 @@ class Encoding:
                                                    for c, v in impute.items()):
             raise ValueError("field 'impute' must map columns to a fill value (a level's text for a categorical "
                              "column, a finite number for a numeric one)")
+        if data.get("task", "regression") not in TASKS:
+            raise ValueError(f"field 'task' must be one of {', '.join(TASKS)}")
         if data.get("feature_names") != _input_names(columns, categories):
             raise ValueError("field 'feature_names' must list the model inputs of 'columns': each numeric column, "
                              "and 'column=level' for each level of a categorical one")
@@ -107,6 +112,8 @@ class Encoding:
     def rows(self, df: pd.DataFrame, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """X and y of the table's rows ``row_ids`` (0-based), encoded exactly as when the run was trained."""
         frame = df.iloc[row_ids].set_axis(np.asarray(row_ids) + 1, axis=0)
+        if self.task == "classification":
+            return self.transform(frame), as_label_array(class_labels(frame[self.target]))
         return self.transform(frame), as_float(frame[self.target])
 
     def unseen_levels(self, df: pd.DataFrame) -> dict[str, tuple[int, tuple[str, ...]]]:
@@ -232,7 +239,7 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
                         f"{MAX_FEATURES}: deselect some columns or categorical columns with many values.")
     encoding = Encoding(target=spec.target, numeric=tuple(c for c in spec.features if c not in categories),
                         categories=categories, impute=impute, feature_names=tuple(names),
-                        columns=tuple(spec.features))
+                        columns=tuple(spec.features), task=spec.task)
     X = encoding.transform(frame.set_axis(row_ids + 1, axis=0))  # "row" numbers in messages from transform
     return Prepared(X=X, y=usable.y, encoding=encoding, row_ids=row_ids, n_target_missing=usable.n_target_missing,
                     n_dropped=usable.n_dropped, imputed=imputed)
@@ -241,12 +248,16 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
 def _usable(df: pd.DataFrame, spec: DataSpec) -> _Usable:
     _check_spec(df, spec)
     kinds = {c: column_kind(df[c]) for c in (spec.target, *spec.features)}
-    _check_target_kind(df, spec.target, kinds[spec.target])
+    classify = spec.task == "classification"
+    if classify:
+        _check_class_target_kind(spec.target, kinds[spec.target])
+    else:
+        _check_target_kind(df, spec.target, kinds[spec.target])
     _check_feature_kinds(df, spec, kinds)
     categorical = [c for c in spec.features if kinds[c] is ColumnKind.CATEGORICAL or c in spec.categorical]
 
-    target = as_float(df[spec.target])
-    keep = ~np.isnan(target)
+    target = class_labels(df[spec.target]) if classify else as_float(df[spec.target])
+    keep = target != None if classify else ~np.isnan(target)  # noqa: E711 (labels: an object array)
     n_target_missing = int((~keep).sum())
     frame = df.loc[keep, list(spec.features)]
     row_ids = np.flatnonzero(keep)
@@ -257,7 +268,10 @@ def _usable(df: pd.DataFrame, spec: DataSpec) -> _Usable:
         frame, row_ids = frame.loc[complete], row_ids[complete]
     y = target[row_ids]
     _check_rows(len(row_ids), n_target_missing, n_dropped)
-    if np.ptp(y) == 0:
+    if classify:
+        check_classes(class_counts(y), spec.target)
+        y = as_label_array(y)
+    elif np.ptp(y) == 0:
         raise DataError(f"Target '{spec.target}' has the same value ({y[0]:g}) in every usable row: a tree "
                         "cannot learn anything from it; choose another target.", column=spec.target)
     return _Usable(frame=frame, row_ids=row_ids, y=y, categorical=categorical, n_target_missing=n_target_missing,
@@ -297,6 +311,8 @@ def _check_spec(df: pd.DataFrame, spec: DataSpec) -> None:
                             "imaginary parts in columns of their own, or deselect it.", column=column)
     if spec.missing not in MISSING_POLICIES:
         raise DataError(f"Missing values policy must be one of {MISSING_POLICIES}; got {spec.missing!r}.")
+    if spec.task not in TASKS:
+        raise DataError(f"The task must be one of {TASKS}; got {spec.task!r}.")
 
 
 def _check_target_kind(df: pd.DataFrame, target: str, kind: ColumnKind) -> None:
@@ -313,6 +329,15 @@ def _check_target_kind(df: pd.DataFrame, target: str, kind: ColumnKind) -> None:
     example = str(df[target].dropna().iloc[0])[:30]
     raise DataError(f"Target '{target}' is not numeric (it is {kind.value}, e.g. '{example}'); GET fits "
                     "regression trees: choose a numeric target.", column=target)
+
+
+def _check_class_target_kind(target: str, kind: ColumnKind) -> None:
+    if kind is ColumnKind.EMPTY:
+        raise DataError(f"Target '{target}' is empty (every value is missing): choose another target.",
+                        column=target)
+    if kind is ColumnKind.DATETIME:
+        raise DataError(f"Target '{target}' holds dates, which are not classes: derive a class (such as the year or "
+                        "the month) in a column of its own, or choose another target.", column=target)
 
 
 def _check_feature_kinds(df: pd.DataFrame, spec: DataSpec, kinds: Mapping[str, ColumnKind]) -> None:
@@ -390,7 +415,7 @@ def _distinct_labels(series: pd.Series) -> tuple[np.ndarray, list[str], list[str
     float column). Other text is kept as written: '007' and '1.10' stay codes, distinct from '7' and '1.1'."""
     codes, values = pd.factorize(series)
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-        spell = _text_label
+        spell = text_label
     elif pd.api.types.is_integer_dtype(series):  # exact: IDs beyond 2**53 must not merge through floats
         spell = lambda v: str(int(v))  # noqa: E731
     else:
@@ -407,12 +432,6 @@ def _level_positions(series: pd.Series, levels: Sequence[str], fill: str | None)
     per_value = [where.get(old, where.get(label, _UNSEEN)) for label, old in zip(labels, legacy)]
     missing = _MISSING if fill is None else where.get(fill, _UNSEEN)
     return np.array(per_value + [missing], dtype=np.int64)[codes]
-
-
-def _text_label(value: Any) -> str:
-    text = str(value).strip()
-    whole = _WHOLE_TEXT.fullmatch(text)
-    return str(int(whole[1])) if whole else text  # exact for codes beyond 2**53
 
 
 def _number_label(value: float) -> str:

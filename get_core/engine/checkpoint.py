@@ -40,8 +40,10 @@ def _fingerprinted(config: GETConfig, n_rows: int) -> dict:
 
 
 def fit_fingerprint(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_names: list[str] | None,
-                    warm_start: ObliqueTree | None = None) -> str:
-    """A hex digest that changes whenever the fit of ``config`` on (X, y) (from ``warm_start``) could change."""
+                    warm_start: ObliqueTree | None = None, sample_weight: np.ndarray | None = None,
+                    classes: list | None = None) -> str:
+    """A hex digest that changes whenever the fit of ``config`` on (X, y) (from ``warm_start``, with
+    ``sample_weight``, a classifier's ``classes``) could change; without the last two, the key it always was."""
     digest = hashlib.sha256()
     for array in (X, y):
         array = np.ascontiguousarray(array, dtype=np.float64)
@@ -52,6 +54,10 @@ def fit_fingerprint(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_nam
     digest.update(json.dumps(settings, sort_keys=True, default=repr).encode())
     if warm_start is not None:
         digest.update(model_json(warm_start).encode())
+    if sample_weight is not None:
+        digest.update(b"sample_weight" + np.ascontiguousarray(sample_weight, dtype=np.float64).tobytes())
+    if classes is not None:
+        digest.update(("classes" + json.dumps([repr(c) for c in classes])).encode())
     return digest.hexdigest()
 
 

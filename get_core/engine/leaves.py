@@ -20,6 +20,9 @@ without limit: on gas_turbine_co (fast budget, split seed 2) one such leaf took 
 The clamp costs two numbers per leaf, never raises the training loss (the true target lies in the range), and is a
 no-op for constant leaves (a mean lies in its range), so only linear leaves carry bounds.
 
+Classification (``classes``): y is one-hot (B, n, C); a leaf's values are its rows' weighted class shares (the
+Brier / Gini optimum), and an empty leaf takes its nearest non-empty ancestor's shares, like a mean.
+
 Batched like ``soft.py``: B problems x S starts = M models; X (B, n, p), y and w (B, n) with w holding 1/n_b per real
 row and 0 for padding. Leaf indices are 0..L-1 (heap node id minus L).
 """
@@ -27,10 +30,13 @@ row and 0 for padding. Leaf indices are 0..L-1 (heap node id minus L).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import torch
 
+from get_core.engine import classes
+from get_core.model import routing
 from get_core.model.tree import ObliqueTree
 
 Tensor = torch.Tensor
@@ -44,10 +50,10 @@ _GRAM_CHUNK = 2 ** 25
 
 @dataclass
 class LeafFit:
-    intercepts: Tensor  # (M, L)
+    intercepts: Tensor  # (M, L), or (M, L, C) class shares
     coefs: Tensor | None  # (M, L, p)
     n_samples: Tensor  # (M, 2L-1) rows reaching each node, heap order (row t-1 is node t)
-    node_means: Tensor  # (M, 2L-1) mean target per node, NaN where no row
+    node_means: Tensor  # (M, 2L-1) mean target per node, NaN where no row; (M, 2L-1, C) class shares
     lower: Tensor | None = None  # (M, L) a leaf's prediction is clamped to [lower, upper]; None: no clamp
     upper: Tensor | None = None
 
@@ -65,31 +71,70 @@ def route(weights: Tensor, thresholds: Tensor, Xat: Tensor, starts: int) -> Tens
     return node.view(M, n) - N
 
 
+def route_native(weights: Tensor, thresholds: Tensor, Xa: Tensor, starts: int) -> Tensor | None:
+    """``route``'s leaf indices from the compiled router (``routing.route_models``), which visits only each row's
+    path instead of computing every node's margin for every row (at 1,000,000 rows a checkpoint's routing took
+    2.5-5 s); None where it does not apply (not float32 on the CPU, no compiler) or where it does not reproduce
+    ``route`` on this machine. Xa (B, n, p+1) ends in a ones column."""
+    if Xa.device.type != "cpu" or Xa.dtype != torch.float32 or not _native_matches_route():
+        return None
+    split = torch.cat([weights, thresholds.unsqueeze(2).neg()], dim=2).detach().contiguous()
+    leaf = routing.route_models(split.numpy(), Xa.detach().contiguous().numpy(), starts, torch.get_num_threads())
+    return None if leaf is None else torch.from_numpy(leaf)
+
+
+@lru_cache(maxsize=1)
+def _native_matches_route() -> bool:
+    """Whether the compiled router gives ``route``'s leaves here, on random problems whose thresholds put rows on
+    the splits (margins that are zero up to rounding, where any other order of arithmetic would send rows the other
+    way). Checked once per process: torch's CPU matmul adds one fused multiply-add per feature in order (measured
+    with MKL on AVX-512 and AVX2), which the router copies; should a BLAS add otherwise, training keeps ``route``."""
+    gen = torch.Generator().manual_seed(0)
+    for p, depth, n in ((3, 4, 3000), (10, 6, 3000), (70, 3, 1000)):
+        B, S, N = 2, 3, 2 ** depth - 1
+        X = torch.rand(B, n, p, generator=gen) * torch.rand(B, 1, p, generator=gen)
+        Xa = torch.cat([X, torch.ones(B, n, 1)], dim=2).contiguous()
+        weights = torch.randn(B * S, N, p, generator=gen)
+        on_split = torch.randint(0, n, (B * S, N), generator=gen)
+        thresholds = torch.einsum("mnp,mnp->mn", weights.double(),
+                                  X.repeat_interleave(S, dim=0).gather(1, on_split.unsqueeze(2).expand(-1, -1, p))
+                                  .double()).float()
+        leaf = routing.route_models(torch.cat([weights, thresholds.unsqueeze(2).neg()], dim=2).numpy(), Xa.numpy(), S)
+        if leaf is None or not torch.equal(torch.from_numpy(leaf), route(weights, thresholds, Xa.transpose(1, 2)
+                                                                             .contiguous(), S)):
+            return False
+    return True
+
+
 def _per_model(t: Tensor, starts: int) -> Tensor:
     """Repeat a per-problem tensor (B, ...) for each of its starts: (B*S, ...)."""
     return t.repeat_interleave(starts, dim=0)
 
 
 def node_statistics(leaf: Tensor, y: Tensor, w: Tensor, n_leaves: int, starts: int) -> tuple[Tensor, Tensor]:
-    """(n_samples, node_means) for every node of every model, heap order, both (M, 2L-1)."""
+    """(n_samples, node_means) for every node of every model, heap order, (M, 2L-1) (means (M, 2L-1, C) for
+    one-hot y)."""
     M = leaf.shape[0]
     wm, ym = _per_model(w, starts), _per_model(y, starts)
     dtype = w.dtype
     weight = torch.zeros(M, 2 * n_leaves - 1, dtype=dtype, device=w.device)
-    total = torch.zeros_like(weight)
+    total = torch.zeros(M, 2 * n_leaves - 1, *y.shape[2:], dtype=dtype, device=w.device)
     count = torch.zeros_like(weight)
     idx = leaf + (n_leaves - 1)
     weight.scatter_add_(1, idx, wm)
-    total.scatter_add_(1, idx, wm * ym)
+    if y.dim() == 3:
+        total.index_put_((torch.arange(M, device=w.device).view(M, 1), idx), wm.unsqueeze(2) * ym, accumulate=True)
+    else:
+        total.scatter_add_(1, idx, wm * ym)
     count.scatter_add_(1, idx, (wm > 0).to(dtype))
     level_size = n_leaves // 2  # parents from children, bottom-up
     while level_size >= 1:
         lo = level_size - 1
         for arr in (weight, total, count):
-            kids = arr[:, 2 * lo + 1: 2 * lo + 1 + 2 * level_size].view(M, level_size, 2)
-            arr[:, lo:lo + level_size] = kids.sum(dim=2)
+            kids = arr[:, 2 * lo + 1: 2 * lo + 1 + 2 * level_size]
+            arr[:, lo:lo + level_size] = kids.reshape(M, level_size, 2, *arr.shape[2:]).sum(dim=2)
         level_size //= 2
-    means = total / weight
+    means = total / (weight.unsqueeze(2) if y.dim() == 3 else weight)
     means[count == 0] = float("nan")
     return count.round().long(), means
 
@@ -188,7 +233,9 @@ def _ridge_leaves(leaf: Tensor, X: Tensor, y: Tensor, w: Tensor, L: int, starts:
 
 
 def predict_leaves(leaf: Tensor, fit: LeafFit, X: Tensor, starts: int) -> Tensor:
-    """Hard prediction (M, n) of every model for its problem's rows."""
+    """Hard prediction (M, n) of every model for its problem's rows; (M, n, C) class shares for classification."""
+    if fit.intercepts.dim() == 3:
+        return fit.intercepts.gather(1, leaf.unsqueeze(2).expand(-1, -1, fit.intercepts.shape[2]))
     pred = fit.intercepts.gather(1, leaf)
     if fit.coefs is not None:
         Xm = _per_model(X, starts)  # (M, n, p)
@@ -200,19 +247,25 @@ def predict_leaves(leaf: Tensor, fit: LeafFit, X: Tensor, starts: int) -> Tensor
 
 
 def hard_loss(leaf: Tensor, fit: LeafFit, X: Tensor, y: Tensor, w: Tensor, starts: int) -> Tensor:
-    """Weighted mean squared error (M,) of the hard-split tree."""
+    """Weighted mean squared error (M,) of the hard-split tree; for one-hot y its Brier score, which at the leaves'
+    class shares is the weighted Gini impurity of the leaves (CART's criterion)."""
     resid = _per_model(y, starts) - predict_leaves(leaf, fit, X, starts)
-    return (resid.square() * _per_model(w, starts)).sum(dim=1)
+    squared = resid.square()
+    if squared.dim() == 3:
+        squared = squared.sum(dim=2)
+    return (squared * _per_model(w, starts)).sum(dim=1)
 
 
 def refit_tree_leaves(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, linear_rule: str = "gcv",
-                      clip: bool = True) -> ObliqueTree:
+                      clip: bool = True, sample_weight: np.ndarray | None = None) -> ObliqueTree:
     """Set ``tree``'s leaves, node counts and node means from its own float64 routing of the training rows
-    (``linear_rule`` and ``clip`` apply to a linear-leaf tree)."""
+    (``linear_rule`` and ``clip`` apply to a linear-leaf tree; a classifier's ``y_scaled`` is one-hot (n, C))."""
+    if tree.is_classifier:
+        return _refit_class_leaves(tree, X, y_scaled, sample_weight)
     leaf = torch.as_tensor(tree.apply(X) - tree.n_leaves).view(1, -1)
     Xs = torch.as_tensor(tree.scale_X(X)).unsqueeze(0)
     y = torch.as_tensor(np.asarray(y_scaled, dtype=np.float64)).view(1, -1)
-    w = torch.full_like(y, 1.0 / y.shape[1])
+    w = torch.as_tensor(_normalized(sample_weight, y.shape[1])).view(1, -1)
     linear = tree.leaf_type == "linear"
     fit = fit_leaves(leaf, Xs, y, w, tree.depth, linear_rule if linear else None, 1, clip and linear)
     tree.leaf_intercepts = fit.intercepts[0].numpy().copy()
@@ -223,3 +276,57 @@ def refit_tree_leaves(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, li
     tree.leaf_lower = -no_bounds if fit.lower is None else fit.lower[0].numpy().copy()
     tree.leaf_upper = no_bounds if fit.upper is None else fit.upper[0].numpy().copy()
     return tree
+
+
+def _normalized(sample_weight: np.ndarray | None, n: int) -> np.ndarray:
+    """Row weights summing to 1 (the engine's mean over rows): 1/n each, or ``sample_weight`` rescaled."""
+    if sample_weight is None:
+        return np.full(n, 1.0 / n)
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    return sw / sw.sum()
+
+
+def _refit_class_leaves(tree: ObliqueTree, X: np.ndarray, Y: np.ndarray,
+                        sample_weight: np.ndarray | None) -> ObliqueTree:
+    """A classifier's node counts (weighted, in sample-weight units), smoothed leaf probabilities (a leaf no
+    training row reaches takes its nearest reached ancestor's), row counts and majority shares."""
+    sw = np.ones(len(Y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    L = tree.n_leaves
+    leaf = tree.apply(X) - L
+    counts = np.zeros((2 * L - 1, Y.shape[1]))
+    rows = np.zeros(2 * L - 1, dtype=np.int64)
+    np.add.at(counts, leaf + L - 1, Y * sw[:, None])
+    rows[L - 1:] = np.bincount(leaf[sw > 0], minlength=L)
+    for t in range(L - 1, 0, -1):  # parents from children, node t is row t-1
+        counts[t - 1] = counts[2 * t - 1] + counts[2 * t]
+        rows[t - 1] = rows[2 * t - 1] + rows[2 * t]
+    total = counts.sum(axis=1)
+    proba = classes.smoothed(counts)
+    for t in range(2, 2 * L):  # top-down: an unreached node takes its parent's shares
+        if total[t - 1] <= 0:
+            proba[t - 1] = proba[t // 2 - 1]
+    tree.node_counts, tree.leaf_proba, tree.n_samples = counts, proba[L - 1:], rows
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tree.node_values = np.where(total > 0, counts.max(axis=1) / total, np.nan)
+    return tree
+
+
+def leaf_values(tree: ObliqueTree) -> np.ndarray:
+    """What each leaf predicts in the engine's hard loss: its intercept, or for a classifier its training rows' raw
+    class shares (L, C) (the Brier optimum; ``leaf_proba`` where no row reached it)."""
+    if not tree.is_classifier:
+        return tree.leaf_intercepts
+    counts = tree.node_counts[tree.n_leaves - 1:]
+    total = counts.sum(axis=1, keepdims=True)
+    return np.where(total > 0, counts / np.where(total > 0, total, 1.0), tree.leaf_proba)
+
+
+def row_losses(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray,
+               sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Each training row's hard loss (n,), times its weight: squared error, or a classifier's Brier score at the
+    leaves' raw class shares (its sum is the leaves' weighted Gini impurity)."""
+    if tree.is_classifier:
+        losses = classes.brier_rows(leaf_values(tree)[tree.apply(X) - tree.n_leaves], y_scaled)
+    else:
+        losses = (tree.predict_scaled(X) - y_scaled) ** 2
+    return losses if sample_weight is None else losses * sample_weight

@@ -17,7 +17,9 @@ CART criterion) instead of the current leaves. Nodes of one level have disjoint 
 the new splits are written, the leaves recomputed from the hard routing, and a node's change is kept only if its rows'
 float64 squared error dropped; so the tree's hard training loss never rises. Levels go deepest first, ``PASSES``
 times (or until a pass changes nothing, or a deadline passes).
-Only splits of at most k non-zero weights are ever written.
+Only splits of at most k non-zero weights are ever written. A classifier (``y_scaled`` one-hot) is the same with each
+row's Brier score at the leaves' class shares as its loss (``leaves.row_losses``), the children's leaves fixed at
+every level; ``sample_weight`` weights every row's loss.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ MIN_GAIN = 1e-9
 
 
 def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, linear_rule: str = "gcv",
-                clip: bool = True, passes: int = PASSES, deadline: float | None = None) -> ObliqueTree:
+                clip: bool = True, passes: int = PASSES, deadline: float | None = None,
+                sample_weight: np.ndarray | None = None) -> ObliqueTree:
     """Refit ``tree``'s splits in place (see the module docstring); returns it. ``y_scaled`` in the tree's units.
     ``deadline`` (``time.monotonic``): no pass starts after it; the first always runs."""
     t0 = time.perf_counter()
@@ -58,7 +61,7 @@ def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, 
     for sweep in range(passes):
         if sweep and deadline is not None and time.monotonic() > deadline:
             break
-        changed = sum(_refit_level(tree, X, Xs, ys, level, k, linear_rule, clip)
+        changed = sum(_refit_level(tree, X, Xs, ys, level, k, linear_rule, clip, sample_weight)
                       for level in reversed(range(tree.depth)))
         accepted, swept = accepted + changed, swept + 1
         if not changed:
@@ -69,12 +72,12 @@ def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, 
 
 
 def _refit_level(tree: ObliqueTree, X: np.ndarray, Xs: np.ndarray, ys: np.ndarray, level: int, k: int,
-                 linear_rule: str, clip: bool) -> int:
+                 linear_rule: str, clip: bool, sw: np.ndarray | None) -> int:
     """Propose a split for every node of ``level``, keep the ones that lower their rows' loss; returns how many."""
     at = tree.decision_path(X)[:, level]
-    bottom_means = level == tree.depth - 1 and tree.leaf_type == "constant"
-    l_left = (_predict_from(tree, Xs, 2 * at, level + 1) - ys) ** 2
-    l_right = (_predict_from(tree, Xs, 2 * at + 1, level + 1) - ys) ** 2
+    bottom_means = level == tree.depth - 1 and tree.leaf_type == "constant" and sw is None
+    l_left = _loss_from(tree, Xs, ys, 2 * at, level + 1, sw)
+    l_right = _loss_from(tree, Xs, ys, 2 * at + 1, level + 1, sw)
     proposals: dict[int, tuple[np.ndarray, float]] = {}
     for t in range(2 ** level, 2 ** (level + 1)):
         rows = np.flatnonzero(at == t)
@@ -87,25 +90,37 @@ def _refit_level(tree: ObliqueTree, X: np.ndarray, Xs: np.ndarray, ys: np.ndarra
     if not proposals:
         return 0
     nodes = np.array(sorted(proposals)) - 1
-    errors = (tree.predict_scaled(X) - ys) ** 2
+    errors = leaves.row_losses(tree, X, ys, sw)
     old_w, old_b = tree.weights[nodes].copy(), tree.thresholds[nodes].copy()
     for t, (w, b) in proposals.items():
         tree.weights[t - 1], tree.thresholds[t - 1] = w, b
-    leaves.refit_tree_leaves(tree, X, ys, linear_rule, clip)
-    new_errors = (tree.predict_scaled(X) - ys) ** 2
+    leaves.refit_tree_leaves(tree, X, ys, linear_rule, clip, sw)
+    new_errors = leaves.row_losses(tree, X, ys, sw)
     worse = [i for i, t in enumerate(nodes + 1) if new_errors[at == t].sum() >= errors[at == t].sum()]
     if worse:
         tree.weights[nodes[worse]], tree.thresholds[nodes[worse]] = old_w[worse], old_b[worse]
-        leaves.refit_tree_leaves(tree, X, ys, linear_rule, clip)
+        leaves.refit_tree_leaves(tree, X, ys, linear_rule, clip, sw)
     return len(nodes) - len(worse)
 
 
+def _loss_from(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, node: np.ndarray, level: int,
+               sw: np.ndarray | None) -> np.ndarray:
+    """Each row's (weighted) loss when it enters the tree at ``node`` (ids at ``level``) and follows the splits
+    below: squared error, or a classifier's Brier score at the leaves' class shares."""
+    pred = _predict_from(tree, Xs, node, level)
+    losses = ((pred - ys) ** 2).sum(axis=1) if tree.is_classifier else (pred - ys) ** 2
+    return losses if sw is None else losses * sw
+
+
 def _predict_from(tree: ObliqueTree, Xs: np.ndarray, node: np.ndarray, level: int) -> np.ndarray:
-    """Each row's prediction when it enters the tree at ``node`` (ids at ``level``) and follows the splits below."""
+    """Each row's prediction when it enters the tree at ``node`` (ids at ``level``) and follows the splits below
+    (a classifier's: its leaf's class shares, (n, C))."""
     for _ in range(level, tree.depth):
         right = np.einsum("ij,ij->i", Xs, tree.weights[node - 1]) > tree.thresholds[node - 1]
         node = 2 * node + right
     leaf = node - tree.n_leaves
+    if tree.is_classifier:
+        return leaves.leaf_values(tree)[leaf]
     raw = tree.leaf_intercepts[leaf]
     if tree.leaf_type == "linear":
         raw = raw + np.einsum("ij,ij->i", Xs, tree.leaf_coefs[leaf])

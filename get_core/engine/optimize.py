@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from get_core.engine import leaves, native
+from get_core.engine import classes, leaves, native
 from get_core.config import GETConfig, soft_rows
 from get_core.engine.progress import Reporter
 from get_core.engine.race import LADDER, Costs, Race, RacePlan, plan
@@ -41,10 +41,12 @@ def resolve_device(device: str) -> torch.device:
 
 @dataclass
 class Problems:
-    """B datasets padded to a common row count: Xa (B, n, p+1) = [X, 1], Xat its transpose, y and w (B, n).
+    """B datasets padded to a common row count: Xa (B, n, p+1) = [X, 1], Xat its transpose, y and w (B, n) (y
+    (B, n, C) one-hot for classification, trained with the per-leaf ``class_loss``).
 
-    ``w`` is 1/n_b on real rows and 0 on padding, so every loss is a per-problem mean. The ones column lets one
-    matmul apply a hyperplane's weights and threshold together.
+    ``w`` is 1/n_b on real rows (or the rows' sample weights scaled to sum to 1) and 0 on padding, so every loss is
+    a per-problem (weighted) mean. The ones column lets one matmul apply a hyperplane's weights and threshold
+    together.
     """
 
     Xa: torch.Tensor
@@ -52,21 +54,26 @@ class Problems:
     y: torch.Tensor
     w: torch.Tensor
     n_rows: torch.Tensor  # (B,) int64, on the CPU
+    class_loss: str = classes.SOFT_LOSS
+    weighted: bool = False  # rows carry sample weights (``sample`` then weights its draws)
 
     @classmethod
-    def from_arrays(cls, subsets: Sequence[tuple[np.ndarray, np.ndarray]], device: torch.device,
-                    dtype: torch.dtype = torch.float32) -> "Problems":
-        n_max = max(len(y) for _, y in subsets)
+    def from_arrays(cls, subsets: Sequence[tuple[np.ndarray, ...]], device: torch.device,
+                    dtype: torch.dtype = torch.float32, class_loss: str = classes.SOFT_LOSS) -> "Problems":
+        """``subsets``: (X, y) or (X, y, sample_weight) per problem; y (n,) or one-hot (n, C)."""
+        n_max = max(len(s[1]) for s in subsets)
         p = subsets[0][0].shape[1]
         Xa = np.zeros((len(subsets), n_max, p + 1))
-        y = np.zeros((len(subsets), n_max))
+        y = np.zeros((len(subsets), n_max, *np.shape(subsets[0][1])[1:]))
         w = np.zeros((len(subsets), n_max))
-        for b, (xb, yb) in enumerate(subsets):
-            Xa[b, :len(yb), :p], y[b, :len(yb)], w[b, :len(yb)] = xb, yb, 1.0 / max(1, len(yb))
+        for b, (xb, yb, *wb) in enumerate(subsets):
+            Xa[b, :len(yb), :p], y[b, :len(yb)] = xb, yb
+            w[b, :len(yb)] = wb[0] / wb[0].sum() if wb and wb[0] is not None else 1.0 / max(1, len(yb))
         Xa[:, :, p] = 1.0
         Xa_t = torch.as_tensor(Xa, dtype=dtype, device=device)
         return cls(Xa_t, Xa_t.transpose(1, 2).contiguous(), torch.as_tensor(y, dtype=dtype, device=device),
-                   torch.as_tensor(w, dtype=dtype, device=device), torch.tensor([len(s[1]) for s in subsets]))
+                   torch.as_tensor(w, dtype=dtype, device=device), torch.tensor([len(s[1]) for s in subsets]),
+                   class_loss, any(len(s) > 2 and s[2] is not None for s in subsets))
 
     @property
     def X(self) -> torch.Tensor:
@@ -77,16 +84,19 @@ class Problems:
         return self.Xa.shape[0]
 
     def sample(self, size: int, gen: torch.Generator) -> "Problems":
-        """``size`` rows per problem, drawn uniformly with replacement from its real rows and weighted 1/size: every
-        per-problem mean loss and its gradient, estimated without bias at size/n of the cost."""
+        """``size`` rows per problem, drawn uniformly with replacement from its real rows and weighted 1/size (times
+        n_b w_i with sample weights): every per-problem mean loss and its gradient, estimated without bias at
+        size/n of the cost."""
         B, device = self.n_problems, self.Xa.device
         u = torch.rand(B, size, generator=gen, device=device, dtype=torch.float64)
         limit = self.n_rows.to(device).view(B, 1)
         rows = torch.minimum((u * limit).long(), limit - 1)  # (B, size)
+        w = (self.w.gather(1, rows) * (limit.to(self.w.dtype) / size) if self.weighted
+             else torch.full(rows.shape, 1.0 / size, dtype=self.w.dtype, device=device))
         Xa = self.Xa.gather(1, rows.unsqueeze(2).expand(-1, -1, self.Xa.shape[2]))
-        y = self.y.gather(1, rows)
-        return Problems(Xa, Xa.transpose(1, 2).contiguous(), y, torch.full_like(y, 1.0 / size),
-                        torch.full((B,), size))
+        y = self.y.gather(1, rows) if self.y.dim() == 2 else self.y.gather(
+            1, rows.unsqueeze(2).expand(-1, -1, self.y.shape[2]))
+        return Problems(Xa, Xa.transpose(1, 2).contiguous(), y, w, torch.full((B,), size), self.class_loss)
 
     def chunks(self, n_models: int, n_nodes: int) -> list["Problems"]:
         """Row chunks that bound the soft pass's memory; losses and gradients add over chunks."""
@@ -95,7 +105,8 @@ class Problems:
         if size >= n:
             return [self]
         return [Problems(self.Xa[:, i:i + size], self.Xat[:, :, i:i + size], self.y[:, i:i + size],
-                         self.w[:, i:i + size], self.n_rows) for i in range(0, n, size)]
+                         self.w[:, i:i + size], self.n_rows, self.class_loss, self.weighted)
+                for i in range(0, n, size)]
 
 
 def alpha_schedule(n_models: int, config: GETConfig, gen: torch.Generator) -> torch.Tensor:
@@ -147,7 +158,7 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
     """Soft loss (M,) and gradients: the fused CPU kernel when it is available, else torch ops over row chunks."""
     if native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32:
         loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xa, problems.y, problems.w, starts,
-                                                  problems.n_rows)
+                                                  problems.n_rows, problems.class_loss)
     else:
         loss, grads = None, None
         M, N = params.weights.shape[:2]
@@ -155,7 +166,7 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
             n = c.y.shape[1]
             if n not in workspaces:
                 workspaces[n] = Workspace(M, N.bit_length(), n, c.y.dtype, c.y.device)
-            l_c, g_c = soft_loss_and_grad(params, alpha, c.Xa, c.Xat, c.y, c.w, starts, workspaces[n])
+            l_c, g_c = soft_loss_and_grad(params, alpha, c.Xa, c.Xat, c.y, c.w, starts, workspaces[n], c.class_loss)
             if grads is None:
                 loss, grads = l_c, g_c
             else:
@@ -168,29 +179,35 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
     return loss, grads
 
 
-def _route(params: Params, chunks: list[Problems], starts: int) -> torch.Tensor:
+def _route(params: Params, problems: Problems, chunks: list[Problems], starts: int) -> torch.Tensor:
+    """Every model's leaf index for every row: the compiled router where it reproduces ``leaves.route``, else that."""
+    leaf = leaves.route_native(params.weights, params.thresholds, problems.Xa, starts)
+    if leaf is not None:
+        return leaf
     return torch.cat([leaves.route(params.weights, params.thresholds, c.Xat, starts) for c in chunks], dim=1)
 
 
 def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], depth: int, starts: int,
                    linear: str | None, clip: bool) -> tuple[leaves.LeafFit, torch.Tensor]:
-    leaf = _route(params, chunks, starts)
+    leaf = _route(params, problems, chunks, starts)
     fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts, clip)
     return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
 
 
-def _with_leaves(params: Params, fit: leaves.LeafFit) -> Params:
+def _with_leaves(params: Params, fit: leaves.LeafFit, class_loss: str = classes.SOFT_LOSS) -> Params:
+    """``params``' splits with the leaves of their hard split (a classifier's in the soft loss's form)."""
     coefs = None if params.coefs is None else fit.coefs.clone()
-    return Params(params.weights, params.thresholds, fit.intercepts.clone(), coefs)
+    values = fit.intercepts.clone() if fit.intercepts.dim() == 2 else classes.leaf_scores(fit.intercepts, class_loss)
+    return Params(params.weights, params.thresholds, values, coefs)
 
 
 def _keep_best(best: Params, best_loss: torch.Tensor, params: Params, fit: leaves.LeafFit,
-               loss: torch.Tensor) -> None:
+               loss: torch.Tensor, class_loss: str) -> None:
     """Per model: where ``loss`` beats ``best_loss``, store the current splits with their hard-split leaves."""
     better = torch.nonzero(loss < best_loss).flatten()
     if len(better) == 0:
         return
-    for dst, src in zip(best.tensors(), _with_leaves(params, fit).tensors()):
+    for dst, src in zip(best.tensors(), _with_leaves(params, fit, class_loss).tensors()):
         dst[better] = src[better]
     best_loss[better] = loss[better]
 
@@ -239,13 +256,13 @@ class _Stages:
         self.N = params.weights.shape[1]
         self.chunks, self.workspaces = problems.chunks(params.weights.shape[0], self.N), {}
         fit, self.hard = self.evaluate(params)
-        self.params = _with_leaves(params, fit)
+        self.params = _with_leaves(params, fit, problems.class_loss)
         self.best, self.best_loss = self.params.clone(), self.hard.clone()
         self.sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense
         self.kept, self.kept_loss = self.best, self.best_loss
         if self.sparsity is not None:
             trees, fit, hard = _projected(self.sparsity, self.params, self.evaluate)
-            self.kept, self.kept_loss = _with_leaves(trees, fit).clone(), hard.clone()
+            self.kept, self.kept_loss = _with_leaves(trees, fit, problems.class_loss).clone(), hard.clone()
         n_stages = alphas.shape[1]
         self.plan = list(range(n_stages)) + ([] if self.sparsity is None else [n_stages - 1])  # alpha column each
         self.alphas, self.device_alphas = alphas, alphas.to(problems.X.device, problems.X.dtype)
@@ -298,11 +315,12 @@ class _Stages:
         best hard loss so far."""
         fit, self.hard = self.evaluate(self.params)
         if masked:
-            _keep_best(self.kept, self.kept_loss, self.params, fit, self.hard)
+            _keep_best(self.kept, self.kept_loss, self.params, fit, self.hard, self.problems.class_loss)
         else:
-            _keep_best(self.best, self.best_loss, self.params, fit, self.hard)
+            _keep_best(self.best, self.best_loss, self.params, fit, self.hard, self.problems.class_loss)
         if self.sparsity is not None and not masked:
-            _keep_best(self.kept, self.kept_loss, *_projected(self.sparsity, self.params, self.evaluate))
+            _keep_best(self.kept, self.kept_loss, *_projected(self.sparsity, self.params, self.evaluate),
+                       self.problems.class_loss)
         return _problem_best(self.kept_loss, self.starts, self.archive)
 
     def _report(self, stage: int, epoch: int, column: int, soft: torch.Tensor, problem_best: torch.Tensor) -> None:
@@ -481,7 +499,7 @@ def _projected(sparsity: Sparsifier, params: Params, evaluate: Callable[[Params]
     return (trees, *evaluate(trees))
 
 
-def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.ndarray]] | None, config: GETConfig,
+def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, ...]] | None, config: GETConfig,
                    depth: int, gen: torch.Generator, warm: Params | None = None) -> Params:
     """Start trees for every problem: [warm start,] CART (not without ``subsets``), then random hyperplanes; (B*S)
     models on the device."""
@@ -494,12 +512,12 @@ def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, np.nd
         fixed = 1
     if S > fixed and subsets is not None:
         seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen))
-        for b, (xb, yb) in enumerate(subsets):
-            w_c, t_c = cart_splits(xb, yb, depth, seed)
+        for b, (xb, yb, *wb) in enumerate(subsets):
+            w_c, t_c = cart_splits(xb, yb, depth, seed, wb[0] if wb else None)
             weights[b * S + fixed] = torch.as_tensor(w_c, dtype=weights.dtype)
             thresholds[b * S + fixed] = torch.as_tensor(t_c, dtype=thresholds.dtype)
     M, L, p = weights.shape[0], 2 ** depth, weights.shape[2]
     device = problems.X.device
     coefs = torch.zeros(M, L, p, dtype=weights.dtype, device=device) if config.leaf == "linear" else None
-    return Params(weights.to(device), thresholds.to(device), torch.zeros(M, L, dtype=weights.dtype, device=device),
-                  coefs)
+    values = torch.zeros(M, L, *problems.y.shape[2:], dtype=weights.dtype, device=device)  # (M, L, C) for classes
+    return Params(weights.to(device), thresholds.to(device), values, coefs)

@@ -38,15 +38,13 @@ def subtree_nodes(root: int, depth: int) -> np.ndarray:
     return root * 2 ** level + (k - 2 ** level)
 
 
-def _squared_errors(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    return (tree.predict_scaled(X) - ys) ** 2
-
-
 def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, gen: torch.Generator,
-           reporter: Reporter, fit: Budget | None = None) -> ObliqueTree:
-    """Polish ``tree`` (trained on X, y in original units) in place of a copy; returns the polished tree. With
-    ``config.time_budget``, the polish ends about at the end of the ``fit``'s budget (default: that many seconds from
-    now), its levels racing their starts (``race``)."""
+           reporter: Reporter, fit: Budget | None = None, sample_weight: np.ndarray | None = None) -> ObliqueTree:
+    """Polish ``tree`` (trained on X, y in original units; a classifier's y one-hot (n, C)) in place of a copy;
+    returns the polished tree. With ``config.time_budget``, the polish ends about at the end of the ``fit``'s budget
+    (default: that many seconds from now), its levels racing their starts (``race``). ``sample_weight``: the
+    training rows' weights, mean 1."""
+    sw = sample_weight
     t0 = now()
     if fit is None and config.time_budget is not None:
         fit = Budget(config.time_budget, t0)
@@ -59,15 +57,15 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
     levels = polished_levels(tree.depth, config.time_budget is not None)
     for done, level in enumerate(levels):
         path = tree.decision_path(X)[:, level]
-        errors = _squared_errors(tree, X, ys)
+        errors = leaves.row_losses(tree, X, ys, sw)
         nodes = [t for t in range(2 ** level, 2 ** (level + 1))
-                 if np.count_nonzero(path == t) >= 2 and np.ptp(ys[path == t]) > 0]
+                 if np.count_nonzero(path == t) >= 2 and np.ptp(ys[path == t], axis=0).any()]
         if not nodes:
             continue
         visited += len(nodes)
         sub_depth = tree.depth - level
         rows = [np.flatnonzero(path == t) for t in nodes]
-        subsets = [(Xs[r], ys[r]) for r in rows]
+        subsets = [(Xs[r], ys[r]) if sw is None else (Xs[r], ys[r], sw[r]) for r in rows]
         problems = Problems.from_arrays(subsets, device)
         ids = np.stack([subtree_nodes(t, sub_depth) - 1 for t in nodes])  # (B, 2^sub_depth - 1) weight rows
         warm = Params(torch.as_tensor(tree.weights[ids], dtype=torch.float32),
@@ -81,7 +79,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
                       span_lo + (span_hi - span_lo) * (done + 1) / len(levels))
         level_reporter = Reporter(reporter.on_progress, reporter.y_var, "polish", level_span, share, outside)
         result = run_stages(problems, params, alphas, level_config, level_config.n_starts, level_reporter, race)
-        accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config)
+        accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config, sw)
         if level_reporter.cancelled:
             reporter.cancelled = True
             break
@@ -114,15 +112,15 @@ def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Ge
 
 
 def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
-            ids: np.ndarray, best: Params, errors: np.ndarray, config: GETConfig) -> int:
+            ids: np.ndarray, best: Params, errors: np.ndarray, config: GETConfig, sw: np.ndarray | None) -> int:
     """Write every polished subtree into ``tree``, then revert those that did not lower their rows' float64 loss."""
     old_w, old_t = tree.weights[ids].copy(), tree.thresholds[ids].copy()
     tree.weights[ids] = best.weights.double().cpu().numpy()
     tree.thresholds[ids] = best.thresholds.double().cpu().numpy()
-    leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves)
-    new_errors = _squared_errors(tree, X, ys)
+    leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves, sw)
+    new_errors = leaves.row_losses(tree, X, ys, sw)
     worse = [b for b, r in enumerate(rows) if new_errors[r].sum() >= errors[r].sum()]
     if worse:
         tree.weights[ids[worse]], tree.thresholds[ids[worse]] = old_w[worse], old_t[worse]
-        leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves)
+        leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves, sw)
     return len(nodes) - len(worse)

@@ -7,6 +7,9 @@ its gradient needs only the top-down reach probabilities Q (Q_2t = Q_t s_t, Q_2t
 dL/ds_t = Q_t (R_2t - R_2t+1) and dL/dleaf = -2 Q_leaf (y - f_leaf). Two level-wise passes over (models, nodes, rows)
 arrays, no leaf-probability tensor. ``tests/test_soft.py`` checks every gradient against torch.autograd.
 
+Classification (``classes``): y is one-hot (B, n, C), the leaves hold C values each (intercepts (M, L, C)), and the
+leaf's own loss and gradient come from ``classes.leaf_losses`` / ``classes.leaf_gradient``; the recursion is the same.
+
 Conventions: B problems (datasets) x S starts = M models. Arrays are node-major, (M, nodes, rows), so each tree
 level is a contiguous block. Row weights ``w`` (B, n) already include 1/n_b (and 0 for padding rows), so the loss is
 a weighted mean. Split at node t: go left when a_t·x <= b_t; soft "left" value s_t = sigmoid(alpha (b_t - a_t·x)).
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
+from get_core.engine import classes
+
 Tensor = torch.Tensor
 
 
@@ -28,7 +33,7 @@ class Params:
 
     weights: Tensor  # (M, N, p) split hyperplanes, N = 2^D - 1 branch nodes in heap order
     thresholds: Tensor  # (M, N)
-    intercepts: Tensor  # (M, L) leaf constants / intercepts, L = 2^D
+    intercepts: Tensor  # (M, L) leaf constants / intercepts, L = 2^D; (M, L, C) class values (classification)
     coefs: Tensor | None  # (M, L, p) linear-leaf slopes
 
     def tensors(self) -> list[Tensor]:
@@ -79,13 +84,15 @@ def leaf_residuals(params: Params, Xat: Tensor, y: Tensor, starts: int, out: Ten
 
 
 def soft_loss_and_grad(params: Params, alpha: Tensor, Xa: Tensor, Xat: Tensor, y: Tensor, w: Tensor, starts: int,
-                       work: Workspace | None = None) -> tuple[Tensor, Params]:
+                       work: Workspace | None = None, class_loss: str = classes.SOFT_LOSS) -> tuple[Tensor, Params]:
     """Soft loss per model (M,) and its gradient with respect to every parameter (L1 term excluded).
 
-    Xa (B, n, p+1) is X with a trailing column of ones, Xat (B, p+1, n) its contiguous transpose; y and w (B, n);
-    alpha (M,). ``work`` must have been made for these M, depth and n (made here if omitted).
+    Xa (B, n, p+1) is X with a trailing column of ones, Xat (B, p+1, n) its contiguous transpose; y and w (B, n), or
+    y (B, n, C) one-hot for classification with ``class_loss`` per leaf; alpha (M,). ``work`` must have been made for
+    these M, depth and n (made here if omitted).
     """
-    B, n = y.shape
+    B, n = w.shape
+    classify = y.dim() == 3
     M, N, p = params.weights.shape
     L = N + 1
     depth = L.bit_length() - 1
@@ -96,10 +103,12 @@ def soft_loss_and_grad(params: Params, alpha: Tensor, Xa: Tensor, Xat: Tensor, y
     s = work.s
     torch.bmm(split.view(B, starts * N, p + 1), Xat, out=s.view(B, starts * N, n))
     s.sigmoid_()  # (M, N, n)
-    resid = leaf_residuals(params, Xat, y, starts, work.resid)  # (M, L, n)
-
     diff, buffers = work.diff, (work.ping, work.pong)
-    R = torch.mul(resid, resid, out=work.ping)
+    if classify:
+        R = classes.leaf_losses(params.intercepts, y, starts, class_loss, work.ping)
+    else:
+        resid = leaf_residuals(params, Xat, y, starts, work.resid)  # (M, L, n)
+        R = torch.mul(resid, resid, out=work.ping)
     for i, level in enumerate(reversed(range(depth))):
         child = R.view(M, 2 ** level, 2, n)
         d = diff[:, level_slice(level)]
@@ -122,6 +131,9 @@ def soft_loss_and_grad(params: Params, alpha: Tensor, Xa: Tensor, Xat: Tensor, y
     g_split = torch.bmm(diff.view(B, starts * N, n), Xa).view(M, N, p + 1)  # [sum G x, sum G]
     g_weights = g_split[:, :, :p].mul(-a)
     g_thresholds = g_split[:, :, p].mul(alpha.view(M, 1))
+    if classify:
+        return loss, Params(g_weights, g_thresholds, classes.leaf_gradient(params.intercepts, Q, y, starts, class_loss),
+                            None)
     leaf_err = resid.mul_(Q)  # Q_leaf (y - f): (M, L, n)
     g_leaf = torch.bmm(leaf_err.view(B, starts * L, n), Xa).view(M, L, p + 1).mul_(-2.0)
     g_coefs = None if params.coefs is None else g_leaf[:, :, :p].contiguous()

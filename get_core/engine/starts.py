@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from sklearn.tree import DecisionTreeRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 
-def cart_splits(X: np.ndarray, y: np.ndarray, depth: int, random_state: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """Axis-aligned splits of a CART of ``depth`` in heap order: weights (2^D-1, p), thresholds (2^D-1,).
+def cart_splits(X: np.ndarray, y: np.ndarray, depth: int, random_state: int | None,
+                sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Axis-aligned splits of a CART of ``depth`` in heap order: weights (2^D-1, p), thresholds (2^D-1,). One-hot
+    ``y`` (n, C) grows a classification CART (Gini) on the class indices.
 
     sklearn also sends ``x_f <= threshold`` left, so the hard routing of the returned splits is CART's. Where CART
     stopped early (pure or tiny node), the missing branch nodes send every row left (a = 0, b = 1), which keeps
@@ -19,7 +21,12 @@ def cart_splits(X: np.ndarray, y: np.ndarray, depth: int, random_state: int | No
     thresholds = np.ones(n_branch)
     if X.shape[0] < 2:
         return weights, thresholds
-    cart = DecisionTreeRegressor(max_depth=depth, random_state=random_state).fit(X, y).tree_
+    if np.ndim(y) == 2:
+        cart = DecisionTreeClassifier(max_depth=depth, random_state=random_state).fit(
+            X, np.argmax(y, axis=1), sample_weight=sample_weight).tree_
+    else:
+        cart = DecisionTreeRegressor(max_depth=depth, random_state=random_state).fit(
+            X, y, sample_weight=sample_weight).tree_
     stack = [(0, 1)]  # (sklearn node id, heap node id)
     while stack:
         node, heap = stack.pop()

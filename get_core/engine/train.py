@@ -7,6 +7,7 @@ fits), optional subtree polish (``polish``), and the final ``ObliqueTree`` in th
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
@@ -14,8 +15,10 @@ import numpy as np
 import torch
 
 from get_core.budget import Budget, now
+from get_core.engine import classes as class_task
 from get_core.engine import leaves
 from get_core.config import GETConfig, polishes, soft_rows
+from get_core.engine.memory import refuse_oversized_fit
 from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data.columns import ROBUST_PERCENTILES
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
@@ -23,7 +26,7 @@ from get_core.engine.polish import polish
 from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import POLISH_SHARE, REFIT_SHARE, Race
 from get_core.engine.soft import Params
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import CLASS_LEAVES, ObliqueTree
 
 #: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
 MAX_ROBUST_STRETCH = 1e6
@@ -63,47 +66,91 @@ def make_generator(random_state: int | None) -> torch.Generator:
 
 
 def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
-          feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None) -> ObliqueTree:
+          feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None,
+          sample_weight: np.ndarray | None = None, classes: Sequence | None = None,
+          class_loss: str = class_task.SOFT_LOSS) -> ObliqueTree:
     """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
 
     ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
     start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
+    ``classes`` (the C labels, ``np.unique`` order) makes it a classification tree: y then holds each row's class
+    index 0..C-1, and ``class_loss`` is the soft loss per leaf (``classes``). ``sample_weight`` (n,) >= 0, not all 0.
     """
     X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64).ravel()
-    t0 = now()
+    refuse_oversized_fit(*X.shape, config)  # a sentence now rather than torch's "can't allocate" later
+    t0, cpu0 = now(), time.process_time()
     fit = None if config.time_budget is None else Budget(config.time_budget, t0)
-    scaling = MinMax.fit(X, y, config.scaling)
-    Xs, ys = scaling.transform(X, y)
+    if classes is None:
+        y = np.asarray(y, dtype=np.float64).ravel()
+        scaling = MinMax.fit(X, y, config.scaling)
+        Xs, ys = scaling.transform(X, y)
+    else:
+        if config.leaf != "constant":
+            raise ValueError(f"A classification tree's leaves hold class shares; leaf={config.leaf!r} is for regression.")
+        scaling = MinMax.fit(X, np.array([0.0, 1.0]), config.scaling)
+        Xs, ys = scaling.transform(X), class_task.one_hot(np.asarray(y).ravel(), len(classes))
+    sw = None if sample_weight is None else _mean_one(sample_weight)
     device = resolve_device(config.device)
     gen = make_generator(config.random_state)
-    problems = Problems.from_arrays([(Xs, ys)], device)
+    data = [(Xs, ys) if sw is None else (Xs, ys, sw)]
+    problems = Problems.from_arrays(data, device, class_loss=class_loss)
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
     polishing = polishes(config, len(ys))
     planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, protected=1 + (warm is not None))
-    params = initial_params(problems, [(Xs, ys)], planned, config.depth, gen, warm=warm)
+    params = initial_params(problems, data, planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
-    y_var = float(ys.var())
+    y_var = _total_variance(ys, sw)
     span = (0.0, 0.5 if polishing else 1.0)
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
-    tree = tree_from_params(result.best, scaling, feature_names, config, X, ys)
+    tree = tree_from_params(result.best, scaling, feature_names, config, X, ys, classes, sw)
     k = min(config.max_split_features or X.shape[1], X.shape[1])
     if ((k < X.shape[1] or race is not None) and not reporter.cancelled
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
         refit_nodes(tree, X, ys, k, config.linear_leaves, config.clip_leaves,
-                    *((BUDGETED_PASSES, refit_deadline) if race is not None else ()))
+                    *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=now() - t0,
         cancelled=reporter.cancelled,
     )
     if polishing and not reporter.cancelled and not (race is not None and race.out_of_time()):
-        tree = polish(tree, X, y, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit)
-    tree.meta["train_mse_scaled"] = float(np.mean((tree.predict_scaled(X) - ys) ** 2))
-    tree.meta["train_r2"] = 1.0 - tree.meta["train_mse_scaled"] / max(y_var, 1e-300)
+        tree = polish(tree, X, y if classes is None else ys, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw)
+    loss = float(np.mean(leaves.row_losses(tree, X, ys, sw)))
+    tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
+    tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed
+    if tree.is_classifier:
+        hits = (tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == np.argmax(ys, axis=1)).astype(float)
+        tree.meta["train_accuracy"] = float(np.average(hits, weights=sw))
     tree.meta["fit_seconds"] = now() - t0
+    tree.meta.update(cpu_record(time.process_time() - cpu0, tree.meta["fit_seconds"], config))
     return tree
+
+
+#: A budgeted fit that got less than this share of the CPU its threads could use was starved: other processes held
+#: the cores, so its budget bought less search than on a free machine (at load 5-9 on 2 cores a 10-s fit on a planted
+#: depth-3 tree fell from 98% of the noise ceiling to 47%); the app says so.
+STARVED_SHARE = 0.5
+
+
+def cpu_record(cpu_seconds: float, wall_seconds: float, config: GETConfig) -> dict:
+    """``cpu_share``: the process's CPU seconds over the wall seconds its torch threads could have run, and for a
+    budgeted fit ``starved`` (under ``STARVED_SHARE``)."""
+    share = cpu_seconds / max(wall_seconds * torch.get_num_threads(), 1e-9)
+    return {"cpu_share": share, **({"starved": share < STARVED_SHARE} if config.time_budget is not None else {})}
+
+
+def _mean_one(sample_weight: np.ndarray) -> np.ndarray:
+    """Sample weights rescaled to mean 1, so a weighted sum of row losses over n is a weighted mean."""
+    sw = np.asarray(sample_weight, dtype=np.float64).ravel()
+    return sw * (len(sw) / sw.sum())
+
+
+def _total_variance(ys: np.ndarray, sw: np.ndarray | None) -> float:
+    """The loss of the best constant (weighted): the target's variance, or for one-hot rows the summed variance
+    of the class indicators, 1 - sum_c share_c^2 (the root's Gini impurity)."""
+    mean = np.average(ys, axis=0, weights=sw)
+    return float(np.sum(np.average((ys - mean) ** 2, axis=0, weights=sw)))
 
 
 def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.Generator, fit: Budget | None,
@@ -139,12 +186,18 @@ def scaled_splits(a: np.ndarray, c: np.ndarray, scaling: MinMax, dtype: torch.dt
 
 
 def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, config: GETConfig,
-                     X: np.ndarray, y_scaled: np.ndarray) -> ObliqueTree:
-    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing."""
+                     X: np.ndarray, y_scaled: np.ndarray, classes: Sequence | None = None,
+                     sample_weight: np.ndarray | None = None) -> ObliqueTree:
+    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing
+    (a classifier's with ``classes``: y_scaled one-hot)."""
     weights = best.weights[0].double().cpu().numpy()
     p, L = weights.shape[1], weights.shape[0] + 1
+    labels = {} if classes is None else dict(
+        classes=list(classes), leaf_proba=np.full((L, len(classes)), 1.0 / len(classes)),
+        node_counts=np.zeros((2 * L - 1, len(classes))))
     tree = ObliqueTree(weights, best.thresholds[0].double().cpu().numpy(), np.zeros(L), np.zeros((L, p)),
                        np.zeros(2 * L - 1, dtype=np.int64), np.full(2 * L - 1, np.nan), scaling.x_min,
                        scaling.x_scale, scaling.y_min, scaling.y_scale,
-                       list(feature_names) if feature_names is not None else [], config.leaf)
-    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves)
+                       list(feature_names) if feature_names is not None else [],
+                       config.leaf if classes is None else CLASS_LEAVES, **labels)
+    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves, sample_weight)

@@ -27,11 +27,15 @@ import numpy as np
 
 from get_core.data.encoding import MAX_ABS, Encoding
 from get_core.errors import GETExplorerError
-from get_core.model.tree import LEAF_TYPES, MAX_DEPTH, ObliqueTree, feature_name_problem, writable
+from get_core.model.tree import CLASS_LEAVES, LEAF_TYPES, MAX_DEPTH, ObliqueTree, feature_name_problem, writable
 
 SCHEMA = "get-explorer/oblique-tree"
-SCHEMA_VERSION = 2  # 2 added leaf_lower / leaf_upper; version 1 files (no bounds) still load
-READABLE_VERSIONS = (1, 2)
+#: 2 added leaf_lower / leaf_upper (version 1 files, no bounds, still load); 3 added classification trees
+#: (leaf_type "classes" with classes, leaf_proba and node_counts; a regression tree's fields are version 2's)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+#: The class fields of a classification tree (version 3), absent from a regression tree's file.
+CLASS_FIELDS = ("classes", "leaf_proba", "node_counts")
 MAX_MODEL_MB = 64
 MAX_MODEL_ITEMS = 4_000_000
 MAX_MODEL_STRINGS = 100_000
@@ -49,7 +53,7 @@ class ModelFormatError(GETExplorerError, ValueError):
 def to_dict(tree: ObliqueTree) -> dict[str, Any]:
     """A JSON-ready dict (lists and plain numbers, ``meta`` too) that ``from_dict`` restores exactly; it shares
     nothing with the tree."""
-    return {
+    data = {
         "schema": SCHEMA,
         "version": SCHEMA_VERSION,
         "depth": tree.depth,
@@ -69,6 +73,10 @@ def to_dict(tree: ObliqueTree) -> dict[str, Any]:
         "leaf_upper": _finite_or_none(tree.leaf_upper),
         "meta": plain(tree.meta),
     }
+    if tree.is_classifier:
+        data.update(classes=list(tree.classes), leaf_proba=tree.leaf_proba.tolist(),
+                    node_counts=tree.node_counts.tolist())
+    return data
 
 
 def from_dict(data: Any) -> ObliqueTree:
@@ -100,14 +108,18 @@ def from_dict(data: Any) -> ObliqueTree:
     for key, values in {**loaded, **scalars}.items():
         _check_magnitude(key, np.asarray(values))
     leaf_type = data.get("leaf_type")
-    _check_leaf_type(leaf_type, loaded)
+    _check_leaf_type(leaf_type, loaded, version)
+    classes = _class_fields(data, leaf_type, n_leaves)
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise ModelFormatError("Field 'meta' must be an object.")
     if not all(writable(text) for text in _texts(meta)):
         raise ModelFormatError("Field 'meta' holds text with a lone surrogate (such as \\udcff), which no file can "
                                "hold; export the model again from GET Explorer.")
-    tree = ObliqueTree(feature_names=names, leaf_type=leaf_type, meta=plain(meta), **loaded, **scalars)
+    try:
+        tree = ObliqueTree(feature_names=names, leaf_type=leaf_type, meta=plain(meta), **loaded, **scalars, **classes)
+    except ValueError as exc:  # a classification tree's fields that disagree (ObliqueTree says which)
+        raise ModelFormatError(f"The model is inconsistent: {exc}") from None
     _check_split_features(meta, tree)
     return tree
 
@@ -136,16 +148,49 @@ def _header(data: Any) -> tuple[int, int, list[str]]:
     return version, depth, names
 
 
-def _check_leaf_type(leaf_type: Any, loaded: dict[str, np.ndarray]) -> None:
-    """A known leaf type, and constant leaves with no slopes and no bounds."""
-    if leaf_type not in LEAF_TYPES:
-        raise ModelFormatError(f"Field 'leaf_type' must be one of {LEAF_TYPES}; got {leaf_type!r}.")
+def _check_leaf_type(leaf_type: Any, loaded: dict[str, np.ndarray], version: int) -> None:
+    """A known leaf type (class leaves from version 3), and constant leaves with no slopes and no bounds."""
+    leaf_types = LEAF_TYPES + ((CLASS_LEAVES,) if version >= 3 else ())
+    if leaf_type not in leaf_types:
+        raise ModelFormatError(f"Field 'leaf_type' must be one of {leaf_types} in a version {version} model; got "
+                               f"{leaf_type!r}.")
     if leaf_type == "constant" and np.any(loaded["leaf_coefs"] != 0):
         raise ModelFormatError("Field 'leaf_coefs' must be all zeros in a model with constant leaves.")
     if leaf_type == "constant" and (np.isfinite(loaded["leaf_lower"]).any()
                                     or np.isfinite(loaded["leaf_upper"]).any()):
         raise ModelFormatError("Fields 'leaf_lower' and 'leaf_upper' must be null in a model with constant leaves "
                                "(only linear leaves are clamped).")
+
+
+def _class_fields(data: dict, leaf_type: str, n_leaves: int) -> dict[str, Any]:
+    """A classification tree's classes, leaf_proba and node_counts, checked; {} for a regression tree, whose file
+    must not hold them."""
+    if leaf_type != CLASS_LEAVES:
+        present = [key for key in CLASS_FIELDS if key in data]
+        if present:
+            raise ModelFormatError(f"Field '{present[0]}' belongs to a classification tree; this model's leaf_type "
+                                   f"is {leaf_type!r}.")
+        return {}
+    classes = data.get("classes")
+    if not isinstance(classes, list) or not classes or not all(_is_label(c) for c in classes):
+        raise ModelFormatError("Field 'classes' must be a non-empty list of class labels (text, integers within "
+                               "64 bits, finite numbers or booleans).")
+    if not all(writable(c) for c in classes if isinstance(c, str)):
+        raise ModelFormatError("Field 'classes' holds text with a lone surrogate, which no file can hold.")
+    n_classes = len(classes)
+    proba = _array_field(data, "leaf_proba", (n_leaves, n_classes))
+    counts = _array_field(data, "node_counts", (2 * n_leaves - 1, n_classes))
+    _check_magnitude("node_counts", counts)
+    return {"classes": classes, "leaf_proba": proba, "node_counts": counts}
+
+
+def _is_label(value: Any) -> bool:
+    """A class label a model file holds: text, a boolean, an integer numpy can hold, or a finite number."""
+    if isinstance(value, (str, bool)):
+        return True
+    if isinstance(value, int):
+        return -2 ** 63 <= value < 2 ** 63
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def _check_split_features(meta: dict, tree: ObliqueTree) -> None:

@@ -10,7 +10,8 @@ even NaN ones). Training, inference and every export compute exactly this, so th
 bit for bit; rules shown to people are converted to original units by ``split_in_original_units``.
 
 The model file (JSON) is ``get_core.model.model_file``; the rules text and other exports are ``get_core.export`` and
-``get_core.model.codegen``. This module imports nothing from the project (lowest floor) and never imports torch.
+``get_core.model.codegen``. Routing itself (compiled, with a numpy fallback) is ``get_core.model.routing``. This
+module imports nothing from the project outside ``get_core.model`` (lowest floor) and never imports torch.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from get_core.model import routing
+
 LEAF_TYPES = ("constant", "linear")
+#: The leaf type of a classification tree: each leaf holds class probabilities (``leaf_proba``), not a number.
+CLASS_LEAVES = "classes"
 #: How a linear tree's leaves are fitted from its hard splits (``get_core.engine.leaves``): keep a leaf's least squares only
 #: where generalized cross-validation prefers it to the mean ("gcv"), or wherever rows allow ("ols", the paper's).
 LINEAR_LEAF_RULES = ("gcv", "ols")
@@ -30,7 +35,7 @@ MAX_DEPTH = 12
 
 @dataclass
 class ObliqueTree:
-    """A complete oblique regression tree of depth ``depth`` over ``p`` features.
+    """A complete oblique regression or classification tree of depth ``depth`` over ``p`` features.
 
     Shapes (B = 2^depth - 1 branch nodes, L = 2^depth leaves, N = 2L - 1 nodes):
       weights [B, p], thresholds [B]      split of branch node t is row t-1, in scaled units
@@ -40,6 +45,14 @@ class ObliqueTree:
       x_min, x_scale [p], y_min, y_scale  scaling learned on the training data (min-max, or robust for x)
       leaf_lower, leaf_upper [L]          a leaf's prediction is clamped to [lower, upper], scaled units (the
                                           range of its training targets for a linear leaf; -inf/inf: no bound)
+
+    A classification tree (``leaf_type == "classes"``, C classes) adds:
+      classes [C]                         the labels, JSON-able scalars in ``np.unique`` order (sklearn's classes_)
+      leaf_proba [L, C]                   class probabilities each leaf predicts (rows sum to 1)
+      node_counts [N, C]                  weighted training class counts per node (row t-1 for node t)
+    and keeps the regression fields neutral: leaf_intercepts and leaf_coefs zero, y_min 0, y_scale 1, no leaf
+    bounds, node_values the share of each node's majority class (NaN where no rows). One class, not a twin: routing,
+    scaling and every structural property are shared; only what a leaf predicts differs.
     """
 
     weights: np.ndarray
@@ -57,6 +70,9 @@ class ObliqueTree:
     meta: dict[str, Any] = field(default_factory=dict)
     leaf_lower: np.ndarray | None = None
     leaf_upper: np.ndarray | None = None
+    classes: list | None = None
+    leaf_proba: np.ndarray | None = None
+    node_counts: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, dtype=np.float64)
@@ -75,7 +91,15 @@ class ObliqueTree:
         if not self.feature_names:
             self.feature_names = [f"x{j}" for j in range(self.weights.shape[1])]
         self.feature_names = [str(f) for f in self.feature_names]
+        if self.classes is not None:
+            self.classes = [c.item() if isinstance(c, np.generic) else c for c in self.classes]
+        if self.leaf_proba is not None:
+            self.leaf_proba = np.asarray(self.leaf_proba, dtype=np.float64)
+        if self.node_counts is not None:
+            self.node_counts = np.asarray(self.node_counts, dtype=np.float64)
         _check_shapes(self)
+        if self.is_classifier:
+            _check_classes(self)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -84,6 +108,16 @@ class ObliqueTree:
         minimum and maximum) or "robust" (they are its 1st and 99th percentiles); from ``meta``, min-max if unsaid."""
         config = self.meta.get("config")
         return "robust" if isinstance(config, dict) and config.get("scaling") == "robust" else "minmax"
+
+    @property
+    def is_classifier(self) -> bool:
+        """True for a classification tree: its leaves hold class probabilities and ``predict`` gives labels."""
+        return self.leaf_type == CLASS_LEAVES
+
+    @property
+    def n_classes(self) -> int:
+        """C, the number of classes (0 for a regression tree)."""
+        return len(self.classes) if self.is_classifier else 0
 
     @property
     def depth(self) -> int:
@@ -108,7 +142,11 @@ class ObliqueTree:
     @property
     def n_parameters(self) -> int:
         """Parameters counted as the paper's Table 5: p+1 per branch node (weights and threshold), 1 per constant
-        leaf or p+1 per linear leaf (a leaf of a linear tree whose slopes are all zero holds its mean: 1)."""
+        leaf or p+1 per linear leaf (a leaf of a linear tree whose slopes are all zero holds its mean: 1). A class
+        leaf counts C-1: its C shares sum to 1, so C-1 of them are free (a binary leaf holds one number, as a
+        constant regression leaf does); at least 1, the label a single-class leaf predicts."""
+        if self.is_classifier:
+            return self.n_branches * (self.n_features + 1) + self.n_leaves * max(self.n_classes - 1, 1)
         linear_leaves = int(np.count_nonzero(np.any(self.leaf_coefs != 0, axis=1)))
         return self.n_branches * (self.n_features + 1) + self.n_leaves + linear_leaves * self.n_features
 
@@ -135,7 +173,8 @@ class ObliqueTree:
         return bool(self.n_samples[node - 1] == 0)
 
     # ------------------------------------------------------------------ inference
-    def scale_X(self, X: Any) -> np.ndarray:
+    def checked_X(self, X: Any) -> np.ndarray:
+        """``X`` as a float64 (n, p) array, after checking a table's columns and the shape (a clear error if not)."""
         _check_frame_columns(X, self.feature_names)
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
@@ -143,6 +182,10 @@ class ObliqueTree:
                 f"X must be a 2-D array with {self.n_features} columns ({_quoted(self.feature_names)}); "
                 f"got shape {X.shape}."
             )
+        return X
+
+    def scale_X(self, X: Any) -> np.ndarray:
+        X = self.checked_X(X)
         with np.errstate(over="ignore"):  # a huge finite value may scale to inf, as IEEE (and the exports) give it
             return (X - self.x_min) / self.x_scale
 
@@ -152,31 +195,53 @@ class ObliqueTree:
 
     def decision_path(self, X: Any) -> np.ndarray:
         """Node ids (heap numbering) visited by each row from root to leaf, shape (n, depth+1)."""
-        xs_t = self.scale_X(X).T  # (p, n)
-        n = xs_t.shape[1]
-        path = np.empty((n, self.depth + 1), dtype=np.int64)
-        node = np.ones(n, dtype=np.int64)
-        path[:, 0] = node
-        for level in range(self.depth):
-            go_right = _dot(self.weights.T[:, node - 1], xs_t, skip_zeros=True) > self.thresholds[node - 1]
-            node = 2 * node + go_right
-            path[:, level + 1] = node
-        return path
+        return routing.decision_path(self, self.checked_X(X))
+
+    def goes_left(self, node: int, X: Any) -> np.ndarray:
+        """Whether each row of ``X`` takes branch ``node``'s left side, by the very test ``decision_path`` applies
+        there (so a threshold found with it routes exactly as the model does)."""
+        used = np.flatnonzero(self.weights[node - 1])  # ordered_dot skips the others' terms anyway
+        xs_t = self.scale_X(X).T[used]
+        weights = np.repeat(self.weights[node - 1][used][:, None], xs_t.shape[1], axis=1)
+        return ~(routing.ordered_dot(weights, xs_t, skip_zeros=True) > self.thresholds[node - 1])
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf node id (heap numbering, in [2^D, 2^(D+1))) reached by each row."""
-        return self.decision_path(X)[:, -1]
+        return routing.leaves(self, self.checked_X(X))
 
     def predict_scaled(self, X: Any) -> np.ndarray:
-        leaf = self.apply(X) - self.n_leaves
-        raw = self.leaf_intercepts[leaf]
-        if self.leaf_type == "linear":  # a constant leaf ignores x: 0 * NaN must not hide its value (as in codegen)
-            raw = raw + _dot(self.leaf_coefs.T[:, leaf], self.scale_X(X).T)
-        return np.clip(raw, self.leaf_lower[leaf], self.leaf_upper[leaf])
+        """Regression predictions in scaled units (a classification tree has none: see ``predict_proba``)."""
+        if self.is_classifier:
+            raise ValueError("A classification tree predicts classes, not numbers: use predict or predict_proba.")
+        return routing.predict_scaled(self, self.checked_X(X))[1]
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predictions in the target's original units, by hard splits."""
+        """Predictions by hard splits: in the target's original units, or a classifier's class labels (the class
+        with the largest probability in the row's leaf; the first one on a tie)."""
+        if self.is_classifier:
+            return self.class_array()[self.leaf_class_index[self.apply(X) - self.n_leaves]]
         return self.y_min + self.y_scale * self.predict_scaled(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of each row, shape (n, C), columns in ``classes`` order: its leaf's ``leaf_proba``."""
+        if not self.is_classifier:
+            raise ValueError("predict_proba needs a classification tree; this tree predicts numbers (use predict).")
+        return self.leaf_proba[self.apply(X) - self.n_leaves]
+
+    # ------------------------------------------------------------------ classes
+    @property
+    def leaf_class_index(self) -> np.ndarray:
+        """Index into ``classes`` of the class each leaf predicts, shape (L,): the first largest probability."""
+        return np.argmax(self.leaf_proba, axis=1)
+
+    def class_array(self) -> np.ndarray:
+        """``classes`` as a plain numpy array of the labels' own type (str, int, float or bool), like ``classes_``."""
+        return np.asarray(self.classes)
+
+    def node_class_index(self, node: int) -> int | None:
+        """Index of the majority class among the training rows of ``node`` (first on a tie), None where none."""
+        counts = self.node_counts[node - 1]
+        return int(np.argmax(counts)) if counts.sum() > 0 else None
 
     # ------------------------------------------------------------------ original units
     def split_in_original_units(self, node: int) -> tuple[np.ndarray, float]:
@@ -205,20 +270,6 @@ class ObliqueTree:
 
     def node_value_original(self, node: int) -> float:
         return self.y_min + self.y_scale * float(self.node_values[node - 1])
-
-
-def _dot(a_t: np.ndarray, b_t: np.ndarray, skip_zeros: bool = False) -> np.ndarray:
-    """Per row i, the sum over features j of ``a_t[j, i] * b_t[j, i]`` (both (p, n)), added left to right from 0.0:
-    the order the generated Python and C code add in, so that they predict bit for bit what ``predict`` does
-    (einsum and matmul add in orders of their own, which can differ in the last bits or, through cancellation,
-    send a row the other way). ``skip_zeros`` (splits): a zero weight's term is left out, so a split ignores the
-    features it does not use (a NaN there cannot route the row) and the exports write only its non-zero terms;
-    on finite rows this changes no comparison (adding a zero product only flips a zero sum's sign)."""
-    total = np.zeros(a_t.shape[1])
-    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN as IEEE gives them, as the generated code does
-        for a, b in zip(a_t, b_t):
-            total += np.where(a != 0, a * b, 0.0) if skip_zeros else a * b
-    return total
 
 
 def feature_name_problem(names: Sequence[str]) -> str | None:
@@ -268,8 +319,55 @@ def _check_shapes(tree: ObliqueTree) -> None:
     problem = feature_name_problem(tree.feature_names)
     if problem:
         raise ValueError(f"feature_names must be distinct text: {problem}.")
-    if tree.leaf_type not in LEAF_TYPES:
-        raise ValueError(f"leaf_type must be one of {LEAF_TYPES}; got {tree.leaf_type!r}.")
+    if tree.leaf_type not in LEAF_TYPES + (CLASS_LEAVES,):
+        raise ValueError(f"leaf_type must be one of {LEAF_TYPES + (CLASS_LEAVES,)}; got {tree.leaf_type!r}.")
+    if not tree.is_classifier and not (tree.classes is None and tree.leaf_proba is None and tree.node_counts is None):
+        raise ValueError(f"A regression tree (leaf_type {tree.leaf_type!r}) holds no classes, leaf_proba or "
+                         "node_counts; use leaf_type 'classes' for a classification tree.")
+
+
+def _check_classes(tree: ObliqueTree) -> None:
+    """A classification tree's classes, leaf probabilities and node counts: present, shaped and consistent."""
+    for name in ("classes", "leaf_proba", "node_counts"):
+        if getattr(tree, name) is None:
+            raise ValueError(f"A classification tree (leaf_type 'classes') needs {name}; got None.")
+    classes = tree.classes
+    if not classes:
+        raise ValueError("classes must hold at least one class label; got an empty list.")
+    kinds = {_label_kind(c) for c in classes}
+    if None in kinds or len(kinds) > 1:
+        raise ValueError("classes must all be text, all integers, all numbers or all booleans; got "
+                         f"{_one_line(repr(classes[:10]))}.")
+    if kinds == {"int"} and not all(-2 ** 63 <= c < 2 ** 63 for c in classes):
+        raise ValueError("classes must be integers within 64 bits (numpy's int64).")
+    if kinds == {"float"} and not all(math.isfinite(c) for c in classes):
+        raise ValueError("classes must be finite numbers; got NaN or an infinity among them.")
+    if kinds == {"str"} and not all(writable(c) and "\x00" not in c for c in classes):
+        raise ValueError("classes must be text UTF-8 can write, without a NUL character (numpy drops trailing ones); "
+                         "one holds a lone surrogate or a NUL.")
+    if list(classes) != sorted(set(classes)):
+        raise ValueError(f"classes must be distinct and sorted as np.unique sorts them; got {_quoted(classes)}.")
+    n_classes, leaves = len(classes), tree.n_leaves
+    for name, rows in (("leaf_proba", leaves), ("node_counts", tree.n_nodes)):
+        if getattr(tree, name).shape != (rows, n_classes):
+            raise ValueError(f"{name} must have shape {(rows, n_classes)}; got {getattr(tree, name).shape}.")
+    proba, counts = tree.leaf_proba, tree.node_counts
+    if not np.all(np.isfinite(proba)) or np.any(proba < 0) or np.any(np.abs(proba.sum(axis=1) - 1.0) > 1e-9):
+        raise ValueError("leaf_proba must hold probabilities: each leaf's row of numbers >= 0 summing to 1.")
+    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        raise ValueError("node_counts must hold finite class counts >= 0.")
+    if (np.any(tree.leaf_intercepts != 0) or np.any(tree.leaf_coefs != 0) or tree.y_min != 0.0
+            or tree.y_scale != 1.0 or tree.has_leaf_bounds):
+        raise ValueError("A classification tree keeps leaf_intercepts and leaf_coefs at zero, y_min 0, y_scale 1 "
+                         "and no leaf bounds: its leaves predict leaf_proba.")
+
+
+def _label_kind(label: Any) -> str | None:
+    """"bool", "int", "float" or "str" for a class label a model file can hold, None for anything else."""
+    for kind in (bool, int, float, str):  # bool first: it is an int too
+        if isinstance(label, kind):
+            return kind.__name__
+    return None
 
 
 def _check_frame_columns(X: Any, names: Sequence[str]) -> None:

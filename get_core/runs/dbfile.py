@@ -12,10 +12,11 @@ full disk, a lock held too long) into a ``StoreUnavailable`` naming the file and
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
-from get_core.runs.records import StoreUnavailable
+from get_core.runs.records import StoreReplaced, StoreUnavailable
 
 DB_ENV = "GET_EXPLORER_DB"
 SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite 3 database file
@@ -102,6 +103,32 @@ def explain(path: str, error: BaseException) -> StoreUnavailable | None:
             sentence = advice.format(error=text, untouched=LEFT_UNTOUCHED, new=NEW_PATH)
             return StoreUnavailable(f"{subject(path)}, {sentence}.")
     return None
+
+
+LOW_DISK_BYTES = 64 << 20  # below this much free space a worker's writes (SQLite pages, logs) may fail
+
+
+def disk_note(path: str) -> str:
+    """A sentence naming a full (or nearly full) disk under the database's folder, else "": why a worker may have
+    gone silent (its heartbeats could not be written)."""
+    folder = Path(path).resolve().parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return ""
+    if free >= LOW_DISK_BYTES:
+        return ""
+    return (f" The disk holding '{folder}' is full ({free / 2**20:.1f} MB free): a full disk stops a worker's writes;"
+            " free some space first.")
+
+
+def replaced(path: str, gone: bool) -> StoreReplaced:
+    """The sentence for a database file deleted (``gone``) or replaced by another file while a process had it open."""
+    what = "deleted" if gone else "replaced by another file"
+    return StoreReplaced(f"{subject(path)}, which was {what} while GET Explorer had it open: the runs it held, and any "
+                         "run that was RUNNING, are no longer there. Restore the file from a backup and restart the app "
+                         "and its workers; nothing was written in its place (a restart without it starts an empty "
+                         "store).")
 
 
 def cannot_open(path: str, error: OSError | sqlite3.Error) -> StoreUnavailable:

@@ -38,7 +38,7 @@ from get_core.budget import search_seconds
 from get_core.config import soft_rows
 from get_core.runs import launch
 from get_core.runs.store import default_db_path
-from get_core.runs.training import has_counterpart
+from get_core.runs.training import COUNTERPART_MIN_S, MAIN_SHARE, has_counterpart
 
 MEASURE_ROWS = 10_000  # covers the usual table exactly; larger ones extrapolate linearly
 BASELINE_ROWS = 4000
@@ -121,7 +121,7 @@ def search_estimate(n_rows: int, n_features: int, params: Mapping[str, Any], cac
         return found
     if config.get("time_budget") is not None:  # GETRegressorCV shares its budget over the search (budget.split_budget)
         n_fits = n_search_fits(search, n_features)
-        training = search_seconds(float(config["time_budget"]), n_fits - 1)  # the refit is in the budget's third
+        training = search_seconds(float(config["time_budget"]) * MAIN_SHARE, n_fits - 1)  # the refit: its third
         return replace(found, training=training, seconds=found.seconds - found.training + training, n_fits=n_fits)
     sparse = bool(search.get("split_features") or config.get("max_split_features"))
     return found.searching(n_search_fits(search, n_features), sparse, int(config["n_alphas"]))
@@ -177,11 +177,13 @@ def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: i
     training = stages * (shape["per_stage"] * scale + int(config["n_epochs"]) * shape["per_epoch"] * epoch_scale)
     if config.get("polish") is True:  # "auto" polishes only with a time budget, which sets the time below
         training *= 2
-    if config.get("time_budget") is not None:  # a budgeted fit races its starts to end near its budget (race.py)
-        training = float(config["time_budget"])
+    budget = config.get("time_budget")
+    if budget is not None:  # the whole run's seconds: its GET fit races to end near its share (race.py, training.py)
+        training = float(budget) * MAIN_SHARE
     baselines = machine["baselines"] + machine["baselines_per_row"] * n_rows
     if has_counterpart(config.get("max_split_features"), n_features):
-        baselines += training  # the same GET fit with the other kind of splits (training.fit_all_baselines)
+        # the same GET fit with the other kind of splits (training.fit_all_baselines): the budget's rest, if any
+        baselines += training if budget is None else max(COUNTERPART_MIN_S, float(budget) - training - baselines)
     return Estimate(machine["startup"] + training + baselines, machine["startup"], training, baselines)
 
 

@@ -25,6 +25,7 @@ hands them to the Dask cluster through its relay (``get_core.runs.remote``), so 
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import subprocess
@@ -159,6 +160,21 @@ def spawn_worker(store: RunStore, run_id: int) -> subprocess.Popen:
     return process
 
 
+def open_log(path: Path) -> int:
+    """A descriptor appending to ``path``, never through a symbolic link: a link planted where a log goes (pointing
+    at a file of the user's, say ~/.bashrc) would have the worker's output appended to its target. Such a link is
+    removed (the link itself, never its target) and a fresh file made in its place; O_EXCL then refuses a link
+    planted again in between."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+    os.unlink(path)
+    return os.open(path, flags | os.O_EXCL, 0o644)
+
+
 def spawn_module(module: str, args: list[str], log: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen:
     """``python -m module args`` in a new session with the workers' thread count, output appended to ``log``.
 
@@ -168,7 +184,7 @@ def spawn_module(module: str, args: list[str], log: Path, env: Mapping[str, str]
     threads = str(threads_per_worker())
     full_env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
                 "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    with open(log, "ab") as out:
+    with os.fdopen(open_log(log), "ab") as out:
         process = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=full_env,
                                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True, close_fds=True)

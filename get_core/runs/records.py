@@ -42,6 +42,11 @@ class StoreUnavailable(StoreError):
     names the file, says what is wrong and what to do. Nothing in that file has been changed."""
 
 
+class StoreReplaced(StoreUnavailable):
+    """The database file this store opened was deleted or replaced while it was open: its runs are gone from the
+    path. The store refuses to go on (it never starts a fresh empty file where the runs were)."""
+
+
 class RunNotFound(StoreError, KeyError):
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
@@ -89,9 +94,17 @@ class Run:
         return max(0.0, end - self.started_at)
 
     def eta_seconds(self, now: float | None = None) -> float | None:
-        """Remaining time extrapolated from the progress so far (None before the first progress report)."""
+        """Remaining time: a budgeted run's budget (its whole run's seconds, ``runs.training``) less the time spent,
+        while any is left; otherwise extrapolated from the progress so far. None before the first progress report,
+        and while an unbudgeted run's baselines are fitted: the forest reports no progress, so the bar stands still
+        and an extrapolation from it grew while the run was nearly done (issue 35)."""
         elapsed = self.duration(now)
         if self.status is not RunStatus.RUNNING or elapsed is None or not 0.01 <= self.progress < 1:
+            return None
+        budget = (self.params.get("config") or {}).get("time_budget")
+        if budget is not None:
+            return float(budget) - elapsed if elapsed < float(budget) else None
+        if self.phase == "baselines":
             return None
         return elapsed * (1 - self.progress) / self.progress
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from get_core.model.tree import ObliqueTree
 
 SEARCH = "search"  # the artifact with the points and the choice
+FITS = "fits"  # the artifact listing each fit's first stage on the loss curves and its name (views.curves)
 TREE_PREFIX = "search-tree-"  # + key: one search fit's tree
 
 
@@ -82,6 +83,7 @@ class SearchRecorder:
     spec: Mapping[str, Any]
     n_features: int
     points: list[dict] = field(default_factory=list)
+    fits: list[dict] = field(default_factory=list)  # per fit begun: its first stage on the curves and its name
     best: tuple[float, str] | None = None  # (validation R2, tree key) of the best point so far
     _started: int = 0
 
@@ -97,6 +99,9 @@ class SearchRecorder:
         else:
             self.window.planned = self.window.index + 1 + self._remaining(config.depth, k) + 1  # this, later, refit
             self.window.label = f"search: depth {config.depth}{splits}"
+        name = f"{'refit, ' if refit else ''}depth {config.depth}{splits}"
+        self.fits.append({"first_stage": self.window.first_stage, "name": name})
+        self.channel.put_json(FITS, self.fits)  # the curves draw each fit on its own epochs (views.curves)
 
     def scored(self, result: dict, tree: ObliqueTree) -> None:
         from get_core.model import model_file

@@ -53,7 +53,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from get_core.runs import dbfile
 from get_core.runs.dbfile import DB_ENV
 from get_core.runs.records import (Artifact, InvalidTransition, MetricPoint, Run, RunFinishedError, RunNotFound,
-                                   RunStatus, StoreError, StoreUnavailable)
+                                   RunStatus, StoreError, StoreReplaced, StoreUnavailable)
 
 GRACE_ENV = "GET_EXPLORER_HEARTBEAT_GRACE"
 DEFAULT_DB = Path(__file__).resolve().parents[2] / ".get_explorer" / "runs.sqlite"
@@ -110,6 +110,7 @@ class RunStore:
         self.heartbeat_grace = float(grace)
         self._lock = threading.RLock()
         self._conn = self._open()
+        self._identity = self._file_identity()  # (device, inode) of the file opened: see ``_check_identity``
 
     def _open(self) -> sqlite3.Connection:
         """Connect and create the schema, refusing (``StoreUnavailable``) a path that is not, or cannot become, a
@@ -138,6 +139,24 @@ class RunStore:
             raise
         return conn
 
+    def _file_identity(self) -> tuple[int, int] | None:
+        """The opened file's (device, inode); None for ``:memory:`` or a file no longer at the path."""
+        if not self.is_file:
+            return None
+        try:
+            found = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return found.st_dev, found.st_ino
+
+    def _check_identity(self) -> None:
+        """Refuse (``StoreReplaced``) once the file this store opened was deleted or replaced: SQLite would go on
+        writing to the unlinked file, and a new process would start an empty store at the path, both in silence."""
+        if self.is_file and self._identity is not None:
+            now = self._file_identity()
+            if now != self._identity:
+                raise dbfile.replaced(self.path, gone=now is None)
+
     @property
     def is_file(self) -> bool:
         return self.path != ":memory:"
@@ -152,6 +171,7 @@ class RunStore:
         """The one way in: a transaction (IMMEDIATE for writes) committed on success, rolled back on error; a
         problem with the file itself (damaged, read-only, full disk, locked too long) raises ``StoreUnavailable``."""
         with self._lock:
+            self._check_identity()
             try:
                 self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 try:
@@ -319,6 +339,7 @@ class RunStore:
         stale = (RunStatus.RUNNING.value, now - self.heartbeat_grace)
         if not self._exists("status = ? AND heartbeat_at < ?", stale):  # the common case: skip the write lock
             return []
+        disk = dbfile.disk_note(self.path) if self.is_file else ""
         with self._transaction(write=True) as db:
             rows = db.execute("SELECT run_id, heartbeat_at FROM runs WHERE status = ? AND heartbeat_at < ?",
                               stale).fetchall()
@@ -326,7 +347,7 @@ class RunStore:
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(beat))
                 reason = (f"Interrupted: the worker stopped sending heartbeats at {stamp} (silent for more than "
                           f"{self.heartbeat_grace:g} s). It was killed, crashed, or the machine restarted; "
-                          "start the run again.")
+                          "start the run again." + disk)
                 db.execute("UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
                            (RunStatus.FAILED.value, now, reason, run_id))
         return [row[0] for row in rows]

@@ -76,7 +76,7 @@ def _acquire(store: RunStore) -> int | None:
 
 
 def _has_work(store: RunStore) -> bool:
-    return os.path.exists(store.path) and store.has_active_runs()
+    return store.has_active_runs()  # a database deleted meanwhile raises StoreReplaced: said in the log
 
 
 def main() -> int:

@@ -13,10 +13,16 @@ of splits (sparse beside dense, dense beside sparse: ``fit_all_baselines``). Art
 ``model``, ``predictions``, ``baselines`` (or ``baselines_error``). A run whose depth or features per split are
 chosen for the user runs ``GETRegressorCV`` instead of one fit (``get_core.runs.search``), and its baselines take the
 chosen depth.
+
+A budgeted run's seconds (the Train page's "about 10 s") are the whole run's, baselines included (issue 35): its GET
+fit gets ``MAIN_SHARE`` of them, then CART and the forest run, and the GET counterpart gets what is left of the
+budget (at least ``COUNTERPART_MIN_S``). Only a forest slower than the rest of the budget makes the run overrun.
 """
 
 from __future__ import annotations
 
+import errno
+import time
 import traceback
 from dataclasses import replace
 from typing import Any, Mapping
@@ -28,6 +34,11 @@ from get_core.config import GETConfig
 from get_core.runs.channel import Channel, Ending
 from get_core.runs.records import MetricPoint, RunFinishedError, RunStatus, StoreError
 from get_core.runs.search import FitWindow, search_fit, search_spec
+
+#: A budgeted run's GET fit gets this share of its seconds; CART, the forest and the GET counterpart the rest.
+MAIN_SHARE = 0.6
+#: The fewest seconds the counterpart of a budgeted run gets when the forest took the rest of the budget.
+COUNTERPART_MIN_S = 1.0
 
 BASELINES_SKIPPED = ("Cancelled by request while fitting the baselines: the trained tree and its test scores are kept; "
                      "the baseline comparison was skipped.")
@@ -41,15 +52,17 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
     from get_core.data.encoding import DataSpec, prepare, usable_rows
     from get_core.engine.train import MinMax, train  # torch: only the training path loads it
 
-    seed = int(params.get("seed", 0))
+    started, seed = time.monotonic(), int(params.get("seed", 0))
     df, spec = from_parquet_bytes(dataset), DataSpec.from_dict(params["data"])
+    if spec.task == "classification":
+        return _train_classes(df, spec, params, channel, share, started)
     n_rows = len(usable_rows(df, spec))
     train_idx, test_idx = split_rows(n_rows, float(params.get("test_fraction", 0.25)), seed)
     prepared = prepare(df, spec, fit_rows=train_idx)  # fill values and category levels from training rows only
     channel.put_json("encoding", prepared.encoding.to_dict())
     channel.put_json("split", {"seed": seed, "train": train_idx.tolist(), "test": test_idx.tolist(),
                                "row_ids": prepared.row_ids.tolist()})
-    config = GETConfig(**{**params["config"], "random_state": seed})
+    config, deadline = _whole_run_budget(GETConfig(**{**params["config"], "random_state": seed}), started)
     X_train, y_train = prepared.X[train_idx], prepared.y[train_idx]
     X_test, y_test = prepared.X[test_idx], prepared.y[test_idx]
     # the trainer's y scale: the loss curves show RMSE in the target's units (views.curves)
@@ -78,11 +91,98 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
                       "so far is kept.", scores)
     channel.on_stop(Ending(RunStatus.CANCELLED, BASELINES_SKIPPED, scores))
     ran = GETConfig(**tree.meta["config"])  # with a time budget, the starts and epochs the race chose
-    _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share)
+    _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share, deadline)
     if channel.cancelled():
         return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
                       "the trained tree, its test scores and the baseline comparison are kept.", scores)
     return Ending(RunStatus.FINISHED, scores=scores)
+
+
+def _whole_run_budget(config: GETConfig, started: float) -> tuple[GETConfig, float | None]:
+    """A budgeted run's budget covers the whole run: the GET fit gets ``MAIN_SHARE`` of it and the baselines the rest,
+    until the returned deadline (``time.monotonic``; None without a budget)."""
+    if config.time_budget is None:
+        return config, None
+    return replace(config, time_budget=config.time_budget * MAIN_SHARE), started + config.time_budget
+
+
+#: Why a class target's run cannot choose its depth or features per split (the search runs GETRegressorCV).
+NO_CLASS_SEARCH = ("Choosing the depth or the features per split for a class target is not in the app yet: choose a "
+                   "fixed depth and a fixed number of features per split on the Train page.")
+
+
+def _train_classes(df: Any, spec: Any, params: Mapping[str, Any], channel: Channel, share: float,
+                   started: float) -> Ending:
+    """``train_run`` for a class target: a stratified split (every class in both parts), a classification tree
+    (``engine.train`` on the class indices, rows weighted by the run's ``class_weight``), its test scores as the
+    ``class_scores`` artifact (accuracy, balanced accuracy, log loss, ROC AUC, confusion matrix) and the
+    classification baselines (``baselines.fit_class_baselines``, with GET's counterpart)."""
+    from get_core.baselines import class_metrics
+    from get_core.data.classes import class_labels
+    from get_core.data.encoding import prepare, usable_rows
+    from get_core.engine.train import train
+    from get_core.model import model_file
+
+    if search_spec(params) is not None:
+        raise ValueError(NO_CLASS_SEARCH)
+    seed = int(params.get("seed", 0))
+    rows = usable_rows(df, spec)
+    labels = class_labels(df[spec.target])[rows]
+    train_idx, test_idx = stratified_split(labels, float(params.get("test_fraction", 0.25)), seed)
+    prepared = prepare(df, spec, fit_rows=train_idx)
+    channel.put_json("encoding", prepared.encoding.to_dict())
+    channel.put_json("split", {"seed": seed, "train": train_idx.tolist(), "test": test_idx.tolist(),
+                               "row_ids": prepared.row_ids.tolist(), "stratified": True})
+    config, deadline = _whole_run_budget(GETConfig(**{**params["config"], "random_state": seed}), started)
+    X_train, y_train = prepared.X[train_idx], prepared.y[train_idx]
+    X_test, y_test = prepared.X[test_idx], prepared.y[test_idx]
+    classes = np.unique(y_train)
+    weights = class_weights(y_train, params.get("class_weight"))
+    reached = [0.0]
+    on_progress = _progress_reporter(channel, FitWindow(), share, reached)
+    tree = train(X_train, np.searchsorted(classes, y_train), config, on_progress=on_progress,
+                 feature_names=prepared.feature_names, sample_weight=weights, classes=classes.tolist())
+    tree.meta["target"] = spec.target
+    if channel.ended_elsewhere():
+        raise RunFinishedError("The run was ended while training.")
+    channel.put_json("model", model_file.to_dict(tree))
+    channel.on_stop(Ending(RunStatus.CANCELLED, "Cancelled by request; the best tree found so far is kept."))
+    y_pred, proba = tree.predict(X_test), tree.predict_proba(X_test)
+    metrics = class_metrics(y_test, y_pred, proba, classes)
+    channel.put_json("class_scores", metrics)
+    channel.put_json("predictions", {"test": test_idx.tolist(), "y_true": y_test.tolist(), "y_pred": y_pred.tolist(),
+                                     "proba": proba.tolist(), "classes": classes.tolist()})
+    if tree.meta.get("cancelled") or channel.cancelled():
+        return Ending(RunStatus.CANCELLED, f"Cancelled by request at {100 * reached[0]:.0f}%; the best tree found "
+                      "so far is kept.")
+    channel.on_stop(Ending(RunStatus.CANCELLED, BASELINES_SKIPPED))
+    ran = GETConfig(**tree.meta["config"])
+    _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share, deadline,
+                   classify=True, class_weight=params.get("class_weight"))
+    return Ending(RunStatus.FINISHED)
+
+
+def class_weights(y: np.ndarray, class_weight: Any) -> np.ndarray | None:
+    """Per-row weights of ``class_weight`` (scikit-learn's: None, "balanced" or {label: weight}); None: all equal."""
+    if class_weight is None:
+        return None
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    return compute_sample_weight(class_weight, y)
+
+
+def stratified_split(labels: np.ndarray, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (train, test) positions of ``labels``: each class's rows permuted with the run's seed and
+    ``round(rows * test_fraction)`` of them tested, at least one and at most all but one (every class has at least
+    two rows, ``data.classes.check_classes``), so each class is both trained on and tested."""
+    rng = np.random.default_rng(seed)
+    test = []
+    for label in sorted(set(labels.tolist()), key=lambda v: (str(type(v)), v)):
+        rows = rng.permutation(np.flatnonzero(labels == label))
+        n_test = min(len(rows) - 1, max(1, int(round(len(rows) * test_fraction))))
+        test.extend(rows[:n_test].tolist())
+    test_idx = np.sort(np.array(test, dtype=np.int64))
+    return np.setdiff1d(np.arange(len(labels)), test_idx), test_idx
 
 
 def _progress_reporter(channel: Channel, window: FitWindow, share: float, reached: list[float]) -> Any:
@@ -106,9 +206,10 @@ def _progress_reporter(channel: Channel, window: FitWindow, share: float, reache
 
 
 def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                   y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float) -> None:
-    """CART and random forest on the same split (issue 5), then the GET counterpart (``counterpart_config``); a
-    failing baseline never fails the run."""
+                   y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float,
+                   deadline: float | None = None, classify: bool = False, class_weight: Any = None) -> None:
+    """CART and random forest on the same split (issue 5), then the GET counterpart (``counterpart_config``), by
+    ``deadline`` (``time.monotonic``) when the run has a budget; a failing baseline never fails the run."""
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
     done = {"phase": "baselines", "stage": config.n_alphas - 1, "n_stages": config.n_alphas,
             "epoch": config.n_epochs, "n_epochs": config.n_epochs}
@@ -119,7 +220,8 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
         return stop or channel.cancelled()
 
     try:
-        result = fit_all_baselines(X_train, y_train, X_test, y_test, config, feature_names, on_progress)
+        result = fit_all_baselines(X_train, y_train, X_test, y_test, config, feature_names, on_progress, deadline,
+                                   classify, class_weight)
     except Exception as exc:
         traceback.print_exc()
         channel.put_json("baselines_error", {"error": describe(exc)})
@@ -128,19 +230,36 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
 
 
 def fit_all_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-                      config: GETConfig, feature_names: list[str], on_progress: Any = None) -> dict:
+                      config: GETConfig, feature_names: list[str], on_progress: Any = None,
+                      deadline: float | None = None, classify: bool = False, class_weight: Any = None) -> dict:
     """``compare.fit_baselines`` (CART and the forest) plus, under ``models["get_sparse"]`` or
     ``models["get_dense"]``, the run's GET fit again with the other kind of splits (``counterpart_config``), on the
-    same split. The counterpart is left out when it would be the same tree or when it was cancelled part way."""
-    from get_core.baselines import evaluate_tree, fit_baselines  # scikit-learn: kept out of the supervisor
+    same split. The counterpart is left out when it would be the same tree or when it was cancelled part way. With a
+    ``deadline`` (``time.monotonic``) a budgeted counterpart gets the seconds left until then (at least
+    ``COUNTERPART_MIN_S``)."""
+    from get_core.baselines import (evaluate_class_tree, evaluate_tree, fit_baselines,  # scikit-learn: kept out of
+                                    fit_class_baselines)  # the supervisor
     from get_core.engine.train import train  # torch: only the worker loads it
 
-    result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
-                           feature_names=feature_names)
+    if classify:  # y holds class labels; the baselines are classifiers weighted by ``class_weight``
+        result = fit_class_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
+                                     feature_names=feature_names, class_weight=class_weight)
+        evaluate_tree = evaluate_class_tree  # noqa: F811 (the counterpart below is scored as a classifier)
+    else:
+        result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
+                               feature_names=feature_names)
     other = counterpart_config(config, X_train.shape[1])
     if other is None:
         return result
-    tree = train(X_train, y_train, other, on_progress=on_progress, feature_names=feature_names)
+    if deadline is not None and other.time_budget is not None:
+        other = replace(other, time_budget=max(COUNTERPART_MIN_S, deadline - time.monotonic()))
+    if classify:
+        classes = np.unique(y_train)
+        tree = train(X_train, np.searchsorted(classes, y_train), other, on_progress=on_progress,
+                     feature_names=feature_names, sample_weight=class_weights(y_train, class_weight),
+                     classes=classes.tolist())
+    else:
+        tree = train(X_train, y_train, other, on_progress=on_progress, feature_names=feature_names)
     if not tree.meta.get("cancelled"):
         key = "get_dense" if other.max_split_features is None else "get_sparse"
         name = ("GET, dense splits" if other.max_split_features is None else
@@ -185,6 +304,8 @@ def describe(exc: BaseException) -> str:
 
     if isinstance(exc, (DataError, StoreError)):
         return str(exc)
-    if isinstance(exc, MemoryError):
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return f"The disk is full ({exc}): free some space, then start the run again."
+    if isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "can't allocate" in str(exc)):
         return "Out of memory: use fewer rows, starts or a smaller depth."
     return f"The worker failed: {type(exc).__name__}: {exc}. The full traceback is kept as the run's 'traceback'."

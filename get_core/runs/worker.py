@@ -15,7 +15,8 @@ Liveness and cancellation:
     ends the run CANCELLED itself with what the worker has so far (``Heartbeat.if_stopped``: the tree and, once
     known, its test scores), starts the next queued run and exits the process, so Cancel always takes effect within
     two seconds;
-  * SIGTERM is treated as a cancel request;
+  * SIGTERM is treated as a cancel request, and the process ends as soon as the run's ending is stored
+    (``exit_now``: no interpreter teardown);
   * a write refused because the run is no longer RUNNING (marked FAILED as stale) stops the worker quietly.
 When it is done the worker asks the launcher to start the next queued run in the slot it frees.
 """
@@ -32,7 +33,8 @@ from typing import Any
 
 from get_core.runs import estimate
 from get_core.runs.results import load_results
-from get_core.runs.store import Run, RunFinishedError, RunStatus, RunStore, StoreError, StoreUnavailable
+from get_core.runs.store import (Run, RunFinishedError, RunStatus, RunStore, StoreError, StoreReplaced,
+                                  StoreUnavailable)
 from get_core.runs.training import Ending, describe, train_run
 
 HEARTBEAT_PERIOD_S = 1.0
@@ -72,6 +74,11 @@ class Heartbeat(threading.Thread):
                     last_beat = time.monotonic()
                 elif self.store.get_run(self.run_id).cancel_requested:
                     self.cancel.set()
+            except StoreReplaced as exc:  # the database is gone: say so in the log and stop, nothing to write to
+                print(f"run {self.run_id}: stopped: {exc}", file=sys.stderr, flush=True)
+                self.lost.set()
+                self.cancel.set()
+                return
             except StoreUnavailable as exc:  # the file's trouble (a lock held too long, a full disk): try again
                 print(f"run {self.run_id}: heartbeat not written: {exc}", file=sys.stderr, flush=True)
             except StoreError:  # finished by someone else, or deleted
@@ -106,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run {args[0]}: {exc}", file=sys.stderr)
         return 1
     dispatch_next(store)
+    store.close()
     return 0 if status in (RunStatus.FINISHED, RunStatus.CANCELLED) else 1
 
 
@@ -142,6 +150,8 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
     previous = _on_sigterm(beat.request_cancel)
     beat.start()
     try:
+        if hard_stop:  # a worker process of its own (in-process callers keep their limits); with the heartbeat
+            _limit_memory(run.params)  # already beating: it imports torch, seconds on a busy machine
         share = _training_share(store, run)
         return train_run(store.get_dataset(run_id).data, run.params, StoreChannel(store, run_id, beat),
                          share).write(store, run_id)
@@ -187,6 +197,21 @@ class StoreChannel:
         self.beat.if_stopped = ending
 
 
+def _limit_memory(params: dict) -> None:
+    """Bound a CPU worker's address space by the machine's physical memory beyond what it maps at the start: a run
+    that would need more fails with its own sentence (training.describe) rather than swapping the machine or being
+    killed without one. Not on a GPU: CUDA reserves address space far beyond the physical memory."""
+    from get_core.data.confined import limit_address_space
+    from get_core.engine.optimize import resolve_device
+
+    try:
+        device = resolve_device(str(params.get("config", {}).get("device", "auto")))
+    except ValueError:
+        return  # the run fails with that sentence when it trains
+    if device.type == "cpu":
+        limit_address_space(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+
+
 def _on_sigterm(handler: Any) -> Any:
     if threading.current_thread() is not threading.main_thread():
         return None
@@ -224,5 +249,14 @@ def _training_share(store: RunStore, run: Run) -> float:
     return 1.0 if found is None else min(1.0, max(0.05, found.training_share))
 
 
+def exit_now(code: int) -> None:
+    """Leave the process as soon as the run's ending is written: the interpreter's own teardown of torch and its
+    thread pools took 1.8 s more on a busy 2-core machine, so a cancelled (SIGTERMed) worker lingered past 2 s
+    holding its memory. Everything worth keeping is committed to SQLite by then; only the output is flushed."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

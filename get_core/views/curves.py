@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import plotly.graph_objects as go
 from plotly.colors import qualitative
@@ -21,13 +21,20 @@ WAITING_Y = 0.78  # the waiting note sits inside the top plot, clear of both sub
 POLISH_NOTE_Y = 0.36  # inside the bottom (hard loss) plot, below its title
 LEGEND_STARTS = 10  # more starts than this (a race has up to 128) share legend entries (``legend_groups``)
 DROPPED_OPACITY, DROPPED_RANK = 0.35, 10_000  # dropped starts: faint lines, their entry after the survivors'
+FIT_COLUMNS = 4  # a search's fits: panels per row (fits_figure)
 MAX_POINTS_PER_LINE = 400  # thinned evenly beyond this (always keeping the last point) so live redraws stay cheap
 
 
 def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_stages: int | None = None,
-                       title: str | None = None, height: int = 460, y_scale: float | None = None) -> go.Figure:
+                       title: str | None = None, height: int = 460, y_scale: float | None = None,
+                       fits: Sequence[Mapping[str, Any]] | None = None, classes: bool = False) -> go.Figure:
     """Soft loss (top) and hard loss (bottom) against epochs, one colour per start, stages split by dotted lines;
-    RMSE in the target's units when ``y_scale`` is given, else MSE of the scaled target."""
+    RMSE in the target's units when ``y_scale`` is given, else MSE of the scaled target; with ``classes`` (a
+    classification run) the Brier score: the squared distance between a row's class shares and its class. A
+    search's several ``fits`` (``runs.search.FITS``: each fit's first stage and name) get a small panel each instead
+    (``fits_figure``)."""
+    if fits is not None and len(fits) > 1:
+        return fits_figure(points, fits, y_scale=y_scale)
     by_start: dict[int, list[Any]] = defaultdict(list)
     polished: list[Any] = []
     for point in points:
@@ -57,7 +64,8 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     if n_epochs and n_stages:
         for stage in range(1, n_stages):
             figure.add_vline(x=stage * n_epochs, line={"dash": "dot", "color": "grey", "width": 1})
-    figure.update_yaxes(type="log", title_text="MSE (scaled y)" if y_scale is None else "RMSE (target units)")
+    figure.update_yaxes(type="log", title_text="Brier score" if classes else
+                        "MSE (scaled y)" if y_scale is None else "RMSE (target units)")
     figure.update_xaxes(title_text="epoch (all stages)", row=2, col=1)
     figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
                          title=title, legend={"orientation": "h", "yanchor": "top", "y": -0.18},  # below the x title
@@ -74,6 +82,45 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
         figure.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=1.0, xanchor="right",
                               y=POLISH_NOTE_Y)
     return figure
+
+
+def fits_figure(points: Iterable[Any], fits: Sequence[Mapping[str, Any]], *, y_scale: float | None = None,
+                columns: int = FIT_COLUMNS) -> go.Figure:
+    """A search's fits as small multiples: each fit's hard loss in a panel of its own, on its own epochs (a fit's
+    stages are numbered after the earlier fits' on the run's axis, so one shared axis joined fit to fit by diagonal
+    lines, issue 35), one colour per start; the y axes shared, so panels compare."""
+    firsts = [int(fit["first_stage"]) for fit in fits]
+    lines: dict[tuple[int, int], list[Any]] = defaultdict(list)
+    for point in points:
+        if point.phase == "optimize" and point.hard_loss is not None:
+            fit = max(i for i, first in enumerate(firsts) if first <= point.stage or i == 0)
+            lines[(fit, int(point.start))].append(point)
+    rows = math.ceil(len(fits) / columns)
+    figure = make_subplots(rows=rows, cols=columns, shared_yaxes=True, horizontal_spacing=0.03,
+                           vertical_spacing=min(0.12, 0.5 / rows), subplot_titles=[str(f["name"]) for f in fits])
+    palette = qualitative.Plotly
+    for (fit, start), line in sorted(lines.items()):
+        shown = _thin(sorted(line, key=lambda p: p.step))
+        figure.add_trace(go.Scatter(
+            x=[_own_epoch(p, firsts[fit]) for p in shown], y=[_plotted(p.hard_loss, y_scale) for p in shown],
+            mode="lines", showlegend=False, line={"color": palette[start % len(palette)], "width": 1.2},
+            hovertemplate=f"{fits[fit]['name']}, start {start}<br>epoch %{{x}}<br>hard loss %{{y:.4g}}<extra></extra>"),
+            row=fit // columns + 1, col=fit % columns + 1)
+    figure.update_yaxes(type="log")
+    figure.update_yaxes(title_text="MSE (scaled y)" if y_scale is None else "RMSE (target units)", col=1)
+    figure.update_annotations(font_size=11)
+    figure.update_layout(height=150 * rows + 90, margin={"l": 10, "r": 10, "t": 60, "b": 10}, uirevision="keep-zoom",
+                         title="hard loss of each fit of the search, each on its own epochs (one colour per start)")
+    return figure
+
+
+def _own_epoch(point: Any, first_stage: int) -> int:
+    """A point's epoch counted from its fit's first stage: its run-wide step less the earlier fits' stages (this
+    fit's epochs per stage are the step's, ``step = stage * n_epochs + epoch``)."""
+    if first_stage == 0:
+        return int(point.step)
+    per_stage = (point.step - point.epoch) // point.stage
+    return int(point.step - first_stage * per_stage)
 
 
 def legend_groups(by_start: dict[int, list[Any]]) -> dict[int, tuple[str, bool, bool]]:

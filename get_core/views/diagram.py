@@ -16,14 +16,16 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import graphviz
+import numpy as np
 
 from get_core.errors import GETExplorerError
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
-from get_core.views.diagram_content import (DiagramOptions, hidden_count, leaf_colors, node_name, node_tooltip,
-                                           printable, rounded_nodes, visible_nodes)
+from get_core.views.diagram_content import (CLASS_PALETTE, DiagramOptions, class_color, hidden_count, leaf_colors,
+                                           node_name, node_tooltip, printable, rounded_nodes, visible_nodes)
 
 NODE_ID_PREFIX = "get-node-"
 # graphviz's pipe has no timeout, so what dot is given is bounded instead. Its time grows faster than the node count
@@ -31,8 +33,15 @@ NODE_ID_PREFIX = "get-node-"
 MAX_DRAWN_NODES = 2047  # a full depth-10 tree; the page draws at most 127 nodes until subtrees are expanded
 MAX_DOT_STRING = 16_000  # bytes; Graphviz (2.43) refuses a quoted string longer than 16384
 SENTENCE_WIDTH = 48  # characters: a short split longer than this breaks before its threshold
+# A tree opens with the levels that fit a box this wide with text at least READABLE of its natural size
+# (``readable_levels``): the Tree page's box is as wide as the page (a 1,400 px window less the sidebar), the report's
+# the window's. READABLE is also the browser side's smallest opening scale (diagram_component/tree.js).
+OPEN_WIDTH_PX = 1100
+READABLE = 0.6
+MAX_OPEN_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 ASSETS = Path(__file__).with_name("diagram_component")
 BRANCH_FILL = "#f7f7f7"
+BAR_WIDTH = 96  # points: a class leaf's bar of class shares
 SELECTED_COLOR = "#d62728"
 _NODE_STATEMENT = re.compile(r"^\tn\d+ \[", re.M)  # one per node in to_dot's output; no text holds a line break
 # A node's group in dot's SVG: dot writes the '-' of "get-node-" as "&#45;".
@@ -53,23 +62,79 @@ def node_label(tree: ObliqueTree, node: int, options: DiagramOptions = DiagramOp
     if tree.is_empty(node):
         return head + '<BR ALIGN="LEFT"/><I>empty: no training row</I><BR ALIGN="LEFT"/>'
     if is_leaf:
-        lines = _leaf_lines(tree, node, options)
+        lines = _class_leaf_lines(tree, node, options) if tree.is_classifier else _leaf_lines(tree, node, options)
     else:
         lines = _branch_lines(tree, node, options)
+        if tree.is_classifier:
+            lines.append("mostly " + _class_share(tree, node, options))
     if hidden:
         lines.append(f"<I>\u25b8 {hidden:,} nodes below</I>")
-    return head + '<BR ALIGN="LEFT"/>' + '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>'
+    text = head + '<BR ALIGN="LEFT"/>' + '<BR ALIGN="LEFT"/>'.join(lines) + '<BR ALIGN="LEFT"/>'
+    if not (is_leaf and tree.is_classifier):
+        return text
+    return (f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR><TD ALIGN="LEFT" '
+            f'BALIGN="LEFT">{text}</TD></TR><TR><TD ALIGN="LEFT">{share_bar(labels.node_shares(tree, node))}</TD>'
+            "</TR></TABLE>")
+
+
+def _class_share(tree: ObliqueTree, node: int, options: DiagramOptions) -> str:
+    """``<B>good</B> 75%``: the node's class (what a leaf predicts, a branch's majority) and its share."""
+    k = labels.node_class(tree, node)
+    name = escape_html_label(labels.class_name(tree.classes[k], options.max_name))
+    return f"<B>{name}</B> {labels.percent(labels.node_shares(tree, node)[k])}"
+
+
+def _class_leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
+    """A class leaf: the class it predicts, then every class's share in words (largest first), so that the leaf
+    reads without its colours."""
+    shares = labels.shares_text(tree, labels.node_shares(tree, node), max_classes=2, max_name=options.max_name)
+    return [f"\u0177 = {_class_share(tree, node, options)}", escape_html_label(shares)]
+
+
+def share_bar(shares: np.ndarray, width: int = BAR_WIDTH) -> str:
+    """A Graphviz HTML table: one cell per class with a share, as wide as its share of ``width`` points (at least
+    1), in the class's colour, in class order."""
+    cells = "".join(f'<TD WIDTH="{max(1, round(width * float(v)))}" HEIGHT="7" FIXEDSIZE="TRUE" '
+                    f'BGCOLOR="{class_color(k)}"></TD>' for k, v in enumerate(shares) if v > 0)
+    total = sum(max(1, round(width * float(v))) for v in shares if v > 0)  # the table's own width: never stretched
+    return (f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0" FIXEDSIZE="TRUE" WIDTH="{total}" '
+            f'HEIGHT="7"><TR>{cells}</TR></TABLE>')
+
+
+def class_legend(tree: ObliqueTree) -> str:
+    """``fill: orange bad, sky blue good``: the colour of each class, in words."""
+    return "fill: " + ", ".join(f"{CLASS_PALETTE[k % len(CLASS_PALETTE)][1]} {labels.class_name(c, 40)}"
+                                for k, c in enumerate(tree.classes))
+
+
+def readable_levels(tree: ObliqueTree, render: Callable[[str], str] | None = None, width_px: float = OPEN_WIDTH_PX,
+                    readable: float = READABLE) -> int:
+    """The most levels (up to ``MAX_OPEN_LEVELS``, at least two) whose picture, fitted to ``width_px``, keeps its
+    text at least ``readable`` of its natural size: a tree opens so, deeper levels collapsed ("▸ n nodes below"),
+    rather than shrunk to unreadable text (issue 35: "Fit" drew a depth-4 tree's labels 4 px high). ``render``
+    draws DOT as SVG (``render_svg`` by default; a page passes its cached one)."""
+    render = render or render_svg
+    for levels in range(min(tree.depth + 1, MAX_OPEN_LEVELS), 2, -1):
+        if svg_width_px(render(to_dot(tree, DiagramOptions(levels=levels)))) * readable <= width_px:
+            return levels
+    return min(tree.depth + 1, 2)
+
+
+def svg_width_px(svg: str) -> float:
+    """The natural width of Graphviz's SVG in CSS pixels (it writes points: 1 pt = 4/3 px); 0 when it has none."""
+    match = re.search(r'<svg[^>]*?\swidth="([0-9.]+)(pt|px)?"', svg)
+    if not match:
+        return 0.0
+    return float(match.group(1)) * (4 / 3 if match.group(2) in (None, "pt") else 1.0)
 
 
 def _branch_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
-    """A short split (at most ``labels.SENTENCE_TERMS`` terms) as one sentence, ``0.8·temp − 0.3·vacuum ≤ 12.1``,
-    broken before its threshold only when it is long; a dense one two terms a line, its largest terms first and the
-    rest summarized, the threshold on its own line."""
-    split = labels.split_terms(tree, node)
-    terms = labels.format_terms(split, options.digits, options.max_terms, max_name=options.max_name)
-    _, c = tree.split_in_original_units(node)
-    threshold = f"{labels.LEQ} {labels.fmt(c, options.digits)}"
-    if len(split) <= labels.SENTENCE_TERMS:
+    """A short split (at most ``labels.SENTENCE_TERMS`` terms) as one sentence, ``0.8·temp − 0.3·vacuum ≤ 12.1``
+    or ``cylinders ≤ 4.5``, broken before its threshold only when it is long; a dense one two terms a line, its
+    largest terms first and the rest summarized, the threshold on its own line."""
+    terms, op, number = labels.split_parts(tree, node, options.digits, options.max_terms, max_name=options.max_name)
+    threshold = f"{op} {number}"
+    if len(labels.split_terms(tree, node, options.digits)) <= labels.SENTENCE_TERMS:
         sentence = " ".join([*terms, threshold])
         lines = [sentence] if len(sentence) <= SENTENCE_WIDTH else [" ".join(terms), threshold]
     else:
@@ -104,6 +169,8 @@ def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> g
     shown_set = set(shown)
     colors = leaf_colors(tree)
     title = "GET oblique tree" if options.root == 1 else f"Subtree under node {options.root}"
+    if tree.is_classifier:
+        title += f" ({class_legend(tree)})"
     if rounded_nodes(tree, shown, options.digits):
         title += f" (numbers rounded to {options.digits} significant digits; hover a node for its exact split)"
     title = escape_dot_string(title)
@@ -121,8 +188,20 @@ def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> g
     for node in shown:
         for child, text in ((2 * node, labels.LEQ), (2 * node + 1, ">")):
             if child in shown_set:
-                graph.edge(f"n{node}", f"n{child}", label=text, id=f"get-edge-{node}-{child}")
+                graph.edge(f"n{node}", f"n{child}", label=text, id=f"get-edge-{node}-{child}",
+                           _attributes=_path_edge(options, node, child))
     return graph
+
+
+def _path_colors(options: DiagramOptions, node: int) -> list[str]:
+    """The colours of the highlighted paths through ``node``, in ``options.paths`` order."""
+    return [color for path, color in options.paths if node in path]
+
+
+def _path_edge(options: DiagramOptions, node: int, child: int) -> dict[str, str]:
+    """An edge on highlighted paths: thick, in their colours (parallel strokes where several share it)."""
+    colors = [color for path, color in options.paths if node in path and child in path]
+    return {"color": ":".join(colors), "penwidth": "2.5", "class": "get-path-edge"} if colors else {}
 
 
 def _node_attributes(tree: ObliqueTree, node: int, options: DiagramOptions, colors: dict[int, str],
@@ -138,6 +217,10 @@ def _node_attributes(tree: ObliqueTree, node: int, options: DiagramOptions, colo
         attrs["fillcolor"] = colors.get(node, BRANCH_FILL)
     if hidden:
         attrs["penwidth"] = "2"
+    on_paths = _path_colors(options, node)
+    if on_paths:  # the border of the last path given (the new one) where both pass
+        attrs.update(color=on_paths[-1], penwidth="3")
+        attrs["class"] += " get-path-node"
     if node == options.selected:
         attrs.update(color=SELECTED_COLOR, penwidth="3")
     return attrs

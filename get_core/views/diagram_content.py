@@ -19,13 +19,19 @@ ARIA_TERMS = 6  # terms read out in a node's accessible name (the tooltip and th
 
 
 LOW, MID, HIGH = (198, 219, 239), (255, 255, 204), (253, 174, 97)  # leaf fill: light blue - yellow - orange
+#: Class colours (Okabe & Ito's palette for colour-blind readers, black left out), by class index, repeating after 7;
+#: every label also names its class in words, so the diagram reads without colour too.
+CLASS_PALETTE = (("#E69F00", "orange"), ("#56B4E9", "sky blue"), ("#009E73", "green"), ("#F0E442", "yellow"),
+                 ("#0072B2", "blue"), ("#D55E00", "vermillion"), ("#CC79A7", "pink"))
+CLASS_TINT = {"leaf": 0.5, "branch": 0.25}  # strength of the class colour in a node's fill (the rest white)
 
 
 @dataclass(frozen=True)
 class DiagramOptions:
     """What the diagram shows. ``levels``: node levels below ``root`` (1 = the root alone); ``expanded``: nodes
     under which ``levels`` more levels are shown; ``selected``: drawn with a red border (static renderings only, the
-    clickable view highlights in the browser)."""
+    clickable view highlights in the browser); ``paths``: (root-to-leaf nodes, colour) pairs whose edges and borders
+    are drawn in that colour (a row's path before and after a what-if change, ``views.what_if``)."""
 
     levels: int = 4
     expanded: frozenset[int] = field(default_factory=frozenset)
@@ -36,6 +42,7 @@ class DiagramOptions:
     max_name: int = 22  # feature names longer than this are cut in labels (tooltips keep them, up to MAX_DOT_STRING)
     prune_empty: bool = True
     rankdir: str = "TB"
+    paths: tuple[tuple[tuple[int, ...], str], ...] = ()
 
 
 def visible_nodes(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> list[int]:
@@ -95,6 +102,10 @@ def node_tooltip(tree: ObliqueTree, node: int, digits: int | None = None) -> str
     the rules export writes them, so the hover text routes rows as the model does)."""
     if tree.is_empty(node):
         return f"node {node}: no training row reaches it"
+    if tree.is_leaf(node) and tree.is_classifier:
+        proba = ", ".join(f"{labels.class_name(c)} {labels.fmt(p, digits, False)}"
+                          for c, p in zip(tree.classes, labels.node_shares(tree, node)))
+        return f"leaf {node}: class {labels.leaf_text(tree, node)}; probabilities {proba}"
     if tree.is_leaf(node):
         return f"leaf {node}: y = {labels.leaf_text(tree, node, digits, None, unicode=False)}"
     return f"node {node}: left if {labels.split_text(tree, node, digits, None, unicode=False)}"
@@ -106,7 +117,8 @@ def node_name(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int = AR
     if tree.is_empty(node):
         return f"{'leaf' if tree.is_leaf(node) else 'split'} {node}: empty, no training row reaches it"
     if tree.is_leaf(node):
-        return printable(f"leaf {node}: y = {labels.leaf_text(tree, node, digits, max_terms)}")
+        what = "class" if tree.is_classifier else "y ="
+        return printable(f"leaf {node}: {what} {labels.leaf_text(tree, node, digits, max_terms)}")
     return printable(f"split {node}: left if {labels.split_text(tree, node, digits, max_terms)}")
 
 
@@ -117,13 +129,23 @@ def rounded_nodes(tree: ObliqueTree, nodes: list[int], digits: int | None) -> li
 
 def leaf_colors(tree: ObliqueTree) -> dict[int, str]:
     """Fill colour of every non-empty leaf: its mean training target (constant leaves: the prediction) mapped
-    from the lowest (light blue) to the highest (orange) leaf."""
+    from the lowest (light blue) to the highest (orange) leaf. A classification tree colours every non-empty node,
+    branches too, by its class (``labels.node_class``), leaves stronger (``CLASS_TINT``)."""
+    if tree.is_classifier:
+        return {t: class_color(labels.node_class(tree, t), CLASS_TINT["leaf" if tree.is_leaf(t) else "branch"])
+                for t in range(1, tree.n_nodes + 1) if not tree.is_empty(t)}
     leaves = [t for t in range(tree.n_leaves, 2 * tree.n_leaves) if not tree.is_empty(t)]
     values = {t: leaf_value(tree, t) for t in leaves}
     if not values:
         return {}
     lo, hi = min(values.values()), max(values.values())
     return {t: color_scale((v - lo) / (hi - lo) if hi > lo else 0.5) for t, v in values.items()}
+
+
+def class_color(k: int, strength: float = 1.0) -> str:
+    """Hex colour of class ``k`` (``CLASS_PALETTE``), mixed with white: ``strength`` 1 the colour itself."""
+    rgb = [int(CLASS_PALETTE[k % len(CLASS_PALETTE)][0][i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(255 + (c - 255) * strength):02x}" for c in rgb)
 
 
 def leaf_value(tree: ObliqueTree, leaf: int) -> float:

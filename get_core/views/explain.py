@@ -79,7 +79,8 @@ def scored_table(tree: ObliqueTree, table: pd.DataFrame, rows: Rows) -> pd.DataF
 
 
 def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
-    """Prediction, leaf and decision path of one row.
+    """Prediction, leaf and decision path of one row (a classifier's: its class, and ``"probabilities"`` in class
+    order).
 
     Returns ``{"prediction", "leaf", "path": [node ids], "steps": [STEP per branch node], "leaf_model": str,
     "leaf_contributions": [CONTRIB], "clamped": bool}`` (clamped: the leaf's line left the leaf's range and the
@@ -107,6 +108,10 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
         })
     leaf = int(path[-1])
     h, k = tree.leaf_in_original_units(leaf)
+    if tree.is_classifier:  # the class (of the labels' own type) and every class's probability
+        return {"prediction": tree.predict(x).tolist()[0], "probabilities": tree.predict_proba(x)[0].tolist(),
+                "leaf": leaf, "path": [int(n) for n in path], "steps": steps,
+                "leaf_model": labels.leaf_text(tree, leaf), "leaf_contributions": [], "clamped": False}
     prediction = float(tree.predict(x)[0])
     return {
         "prediction": prediction,
@@ -126,6 +131,10 @@ def explain_rows(tree: ObliqueTree, X: Any, top_k: int = 3) -> pd.DataFrame:
     path = tree.decision_path(X) if len(X) else np.empty((0, tree.depth + 1), dtype=np.int64)
     out = {"prediction": tree.predict(X) if len(X) else np.empty(0), "leaf": path[:, -1],
            "path": [" > ".join(map(str, p)) for p in path]}
+    if tree.is_classifier:  # one probability column per class, after the prediction
+        proba = tree.predict_proba(X) if len(X) else np.empty((0, tree.n_classes))
+        probabilities = {f"probability {labels.class_name(c)}": proba[:, k] for k, c in enumerate(tree.classes)}
+        out = {"prediction": out.pop("prediction"), **probabilities, **out}
     margins = tree.margins(X) if len(X) else np.empty((0, tree.n_branches))
     for level in range(tree.depth):
         nodes = path[:, level]

@@ -8,12 +8,23 @@ with at most ``SENTENCE_TERMS`` terms is always written whole, as one sentence: 
 (zero weights are never terms). Numbers are rounded to ``digits`` significant digits unless ``digits=None``, which
 writes each exactly (the rules export's form); ``rounds`` says whether a split's text is rounded.
 
+A split that uses one feature reads as a threshold, ``cylinders ≤ 4.5`` (``≥`` where its weight is negative), not
+``0.2·cylinders ≤ 0.9``: its number is the last value the model sends left (``feature_threshold``), found with the
+model's own test, so even the exact form routes every row as ``predict`` does. Rounded text leaves out terms too small
+to matter (``NEGLIGIBLE``: a weight of 1e-28 beside ones near 1), and a split left with one term reads as a threshold
+too; the exact form (``digits=None``) writes every term. Rounded numbers from 1,000 up are written whole with
+thousands separators (``2,820``, not ``2.82e+03``; ``2820`` in ASCII, which files and code read).
+
 ``unicode=True`` gives the display form (``·``, ``−``, ``≤``); ``unicode=False`` gives plain ASCII (``*``, ``-``,
-``<=``) for text files and code comments. Nothing here escapes: callers escape for their medium (DOT, HTML).
+``<=``) for text files and code comments. Names show hidden characters escaped (``visible``); callers escape
+for their medium (DOT, HTML).
 """
 
 from __future__ import annotations
 
+import functools
+import struct
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,9 +34,17 @@ from get_core.model.tree import ObliqueTree
 MINUS = "\u2212"
 TIMES = "\u00b7"
 LEQ = "\u2264"
+GEQ = "\u2265"
 ELLIPSIS = "\u2026"
 LINE_SEPARATORS = "\u2028\u2029"  # besides control characters, what ``str.splitlines`` breaks at
+BLANKS = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85" + LINE_SEPARATORS)  # what a name shows as a space
+HIDDEN = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})  # Unicode categories ``visible`` escapes
 SENTENCE_TERMS = 3  # a split (or leaf) with at most this many terms is never summarized with "… (n more)"
+# Rounded text leaves out a term whose scaled weight (its swing over the feature's training range) is below this share
+# of the split's largest: it moves the weighted sum by less than the rounding of the numbers shown.
+NEGLIGIBLE = 1e-9
+WHOLE_BELOW = 1e15  # rounded numbers from 1,000 up to this are written whole, not in e-notation
+_SEARCH_POINTS = 256  # values tried at once while narrowing a one-feature split's exact threshold
 
 
 @dataclass(frozen=True)
@@ -38,19 +57,69 @@ class Term:
     importance: float  # |coef| in scaled units, the ordering key
 
 
+@dataclass(frozen=True)
+class Threshold:
+    """A split read as one feature against a number: left when ``term``'s feature is at most ``value`` (``below``,
+    a positive weight) or at least ``value`` (a negative weight)."""
+
+    term: Term
+    below: bool
+    value: float  # original units
+
+
 def fmt(value: float, digits: int | None = 3, unicode: bool = True) -> str:
-    """``value`` with ``digits`` significant digits, or with ``digits=None`` the shortest text that reads back as the
-    same double (``repr``): the exact form, for rules that must route rows as ``predict`` does. Unicode minus in
-    display form."""
+    """``value`` with ``digits`` significant digits (from 1,000 up whole, with thousands separators in display form:
+    ``2,820``), or with ``digits=None`` the shortest text that reads back as the same double (``repr``): the exact
+    form, for rules that must route rows as ``predict`` does. Unicode minus in display form."""
     value = float(value) + 0.0  # + 0.0 turns -0.0 into 0.0
-    text = repr(value).removesuffix(".0") if digits is None else f"{value:.{digits}g}"
+    if digits is None:
+        text = repr(value).removesuffix(".0")
+    elif 1000 <= abs(value) < WHOLE_BELOW:
+        rounded = float(f"{value:.{digits}g}")
+        decimals = max(0, digits - len(str(int(abs(rounded)))))
+        text = f"{rounded:{',' if unicode else ''}.{decimals}f}"
+    else:
+        text = f"{value:.{digits}g}"
     return text.replace("-", MINUS) if unicode and text.startswith("-") else text
 
 
-def split_terms(tree: ObliqueTree, node: int) -> list[Term]:
-    """Nonzero terms of branch ``node``'s hyperplane, largest (in scaled units) first."""
+def split_terms(tree: ObliqueTree, node: int, digits: int | None = None) -> list[Term]:
+    """Nonzero terms of branch ``node``'s hyperplane, largest (in scaled units) first; for text rounded to ``digits``
+    (not None) without the negligible ones (``NEGLIGIBLE``)."""
     w, _ = tree.split_in_original_units(node)
-    return _terms(w, np.abs(tree.weights[node - 1]), tree.feature_names)
+    terms = _terms(w, np.abs(tree.weights[node - 1]), tree.feature_names)
+    if digits is None or not terms:
+        return terms
+    return [t for t in terms if t.importance >= NEGLIGIBLE * terms[0].importance]
+
+
+def feature_threshold(tree: ObliqueTree, node: int, digits: int | None = None) -> Threshold | None:
+    """Branch ``node``'s split as one feature against a number, when it uses one feature (for rounded text: one
+    that is not negligible), else None. For a one-feature split the number is exact: the last double the model
+    sends left (first, for a negative weight), so ``x <= value`` routes every row as ``predict`` does (NaN aside,
+    as for every rule)."""
+    terms = split_terms(tree, node, digits)
+    if len(terms) != 1:
+        return None
+    term, below = terms[0], terms[0].coef > 0
+    exact = _exact_threshold(tree, node, term.index, below) if tree.split_widths[node - 1] == 1 else None
+    return Threshold(term, below, exact if exact is not None else tree.split_in_original_units(node)[1] / term.coef)
+
+
+def split_parts(tree: ObliqueTree, node: int, digits: int | None = 3, max_terms: int | None = 3,
+                unicode: bool = True, go_right: bool = False, max_name: int | None = None) -> tuple[list[str], str, str]:
+    """Branch ``node``'s split as (left-hand side's pieces, comparison, number): ``(["cylinders"], "≤", "4.5")``
+    for one feature, ``(["0.82·temp", "− 0.31·pressure"], "≤", "12.4")`` otherwise; ``go_right`` negates it."""
+    single = feature_threshold(tree, node, digits)
+    if single is None:
+        _, c = tree.split_in_original_units(node)
+        lhs = format_terms(split_terms(tree, node, digits), digits, max_terms, unicode, max_name)
+        return lhs, ">" if go_right else (LEQ if unicode else "<="), fmt(c, digits, unicode)
+    if go_right:
+        op = ">" if single.below else "<"
+    else:
+        op = (LEQ if unicode else "<=") if single.below else (GEQ if unicode else ">=")
+    return [shorten(single.term.name, max_name)], op, fmt(single.value, digits, unicode)
 
 
 def leaf_terms(tree: ObliqueTree, leaf: int) -> list[Term]:
@@ -85,11 +154,10 @@ def format_terms(terms: list[Term], digits: int = 3, max_terms: int | None = 3, 
 
 def split_text(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
                go_right: bool = False, max_name: int | None = None) -> str:
-    """``0.82·temp − 0.31·pressure + … (5 more) ≤ 12.4``; with ``go_right`` the negation (``>``)."""
-    _, c = tree.split_in_original_units(node)
-    lhs = " ".join(format_terms(split_terms(tree, node), digits, max_terms, unicode, max_name))
-    op = ">" if go_right else (LEQ if unicode else "<=")
-    return f"{lhs} {op} {fmt(c, digits, unicode)}"
+    """``0.82·temp − 0.31·pressure + … (5 more) ≤ 12.4`` or ``cylinders ≤ 4.5``; with ``go_right`` the negation
+    (``>``)."""
+    lhs, op, number = split_parts(tree, node, digits, max_terms, unicode, go_right, max_name)
+    return f"{' '.join(lhs)} {op} {number}"
 
 
 def rounds(tree: ObliqueTree, node: int, digits: int | None = 3) -> bool:
@@ -97,14 +165,20 @@ def rounds(tree: ObliqueTree, node: int, digits: int | None = 3) -> bool:
     non-zero weight or the threshold, original units), so that a row near the split could read the other way."""
     if digits is None:
         return False
+    single = feature_threshold(tree, node, digits)
     w, c = tree.split_in_original_units(node)
-    return any(float(fmt(v, digits, unicode=False)) != float(v) for v in [*w[w != 0], c])
+    shown = [single.value] if single is not None else [*w[w != 0], c]
+    return any(float(fmt(v, digits, unicode=False)) != float(v) for v in shown)
 
 
 def leaf_text(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | None = 3, unicode: bool = True,
               max_name: int | None = None) -> str:
     """The leaf's prediction: ``23.4``, or ``0.5·temp + 0.2·wind + … (3 more) + 3.1`` for a linear leaf, followed by
-    ``, kept within [10, 40]`` when the leaf clamps its line to its training targets' range."""
+    ``, kept within [10, 40]`` when the leaf clamps its line to its training targets' range; a class leaf's class and
+    its probability, ``good (75%)``."""
+    if tree.is_classifier:
+        k = node_class(tree, leaf)
+        return f"{class_name(tree.classes[k], max_name)} ({percent(node_shares(tree, leaf)[k])})"
     text = leaf_line(tree, leaf, digits, max_terms, unicode, max_name)
     bounds = bounds_text(tree, leaf, digits, unicode)
     return text if bounds is None else f"{text}, {bounds}"
@@ -120,6 +194,47 @@ def leaf_line(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | No
     parts = format_terms(terms, digits, max_terms, unicode, max_name)
     sign = (MINUS if unicode else "-") if h < 0 else "+"
     return " ".join(parts) + f" {sign} {fmt(abs(h), digits, unicode)}"
+
+
+def class_name(label: object, max_len: int | None = None) -> str:
+    """A class label as people read it: its text (a number or a boolean as Python writes it), on one line."""
+    return shorten(str(label), max_len)
+
+
+def percent(share: float) -> str:
+    """A share in [0, 1] as a percentage with at most one decimal: ``80%``, ``33.3%``, ``0.4%``; ``<0.1%`` for a share
+    too small to show but not zero, so that no class with rows reads as 0%."""
+    value = 100.0 * float(share)
+    if 0 < value < 0.05:
+        return "<0.1%"
+    return f"{value:.1f}".removesuffix(".0") + "%"
+
+
+def node_shares(tree: ObliqueTree, node: int) -> np.ndarray:
+    """Class shares (C,) of a classification tree's node: a leaf's predicted probabilities (``leaf_proba``), a branch
+    node's training class counts over their sum (zeros where no row reached it)."""
+    if tree.is_leaf(node):
+        return tree.leaf_proba[node - tree.n_leaves]
+    counts = tree.node_counts[node - 1]
+    return counts / counts.sum() if counts.sum() > 0 else np.zeros_like(counts)
+
+
+def node_class(tree: ObliqueTree, node: int) -> int:
+    """Index of the class a node stands for: what a leaf predicts (its largest probability, the first on a tie), a
+    branch node's majority class (first on a tie; the first class where no row reached it)."""
+    return int(np.argmax(node_shares(tree, node)))
+
+
+def shares_text(tree: ObliqueTree, shares: np.ndarray, max_classes: int | None = 3, unicode: bool = True,
+                max_name: int | None = None) -> str:
+    """``good 75%, bad 20%, ugly 5%``: classes by share, largest first (ties in class order), the first
+    ``max_classes`` shown and the rest summarized (``… (4 more)``); classes with no share are left out."""
+    order = [int(k) for k in np.argsort(-shares, kind="stable") if shares[k] > 0]
+    shown = order if max_classes is None or len(order) <= max_classes + 1 else order[:max_classes]
+    parts = [f"{class_name(tree.classes[k], max_name)} {percent(shares[k])}" for k in shown]
+    if len(order) > len(shown):
+        parts.append(f"{ELLIPSIS if unicode else '...'} ({len(order) - len(shown)} more)")
+    return ", ".join(parts)
 
 
 def bounds_text(tree: ObliqueTree, leaf: int, digits: int = 3, unicode: bool = True) -> str | None:
@@ -153,10 +268,23 @@ def node_kind(tree: ObliqueTree, node: int) -> str:
     return "leaf" if tree.is_leaf(node) else "branch"
 
 
+def visible(text: str) -> str:
+    """``text`` with the characters a reader cannot see written as escapes (``\\u202e``): NUL and the other control
+    characters, format characters such as the right-to-left override U+202E (which makes ``x\\u202egnp.exe`` look
+    like ``xexe.png``) and the zero-width ones (two names that look alike must not read alike), private-use and
+    unassigned code points. Rules, diagrams and the report show names through here, so they show what is there."""
+    return "".join(_escaped(ch) if unicodedata.category(ch) in HIDDEN else ch for ch in text)
+
+
+def _escaped(ch: str) -> str:
+    return f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
+
+
 def shorten(name: str, max_len: int | None) -> str:
-    """``name`` cut to ``max_len`` characters with an ellipsis; control characters and line separators become
-    spaces, so a name never breaks a label, a rule or a code comment across lines."""
-    name = "".join(" " if ord(ch) < 32 or 127 <= ord(ch) <= 159 or ch in LINE_SEPARATORS else ch for ch in name)
+    """``name`` cut to ``max_len`` characters with an ellipsis; line breaks, tabs and the other blank control
+    characters become spaces, so a name never breaks a label, a rule or a code comment across lines, and every other
+    hidden character is escaped (``visible``)."""
+    name = visible("".join(" " if ch in BLANKS else ch for ch in name))
     if max_len is None or len(name) <= max_len:
         return name
     return name[: max(1, max_len - 1)] + ELLIPSIS
@@ -165,3 +293,51 @@ def shorten(name: str, max_len: int | None) -> str:
 def _terms(coefs: np.ndarray, importance: np.ndarray, names: list[str]) -> list[Term]:
     order = [int(j) for j in np.argsort(-importance, kind="stable") if coefs[j] != 0]
     return [Term(j, names[j], float(coefs[j]), float(importance[j])) for j in order]
+
+
+def _exact_threshold(tree: ObliqueTree, node: int, feature: int, below: bool) -> float | None:
+    """The last double value of ``feature`` that one-feature split ``node`` sends left (``below``: its left side is
+    the low one), or the first (not ``below``), by the model's own test; None if it sends every finite value one
+    way."""
+    j = feature
+    return _threshold_of(float(tree.weights[node - 1, j]), float(tree.thresholds[node - 1]), float(tree.x_min[j]),
+                         float(tree.x_scale[j]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _threshold_of(weight: float, threshold: float, x_min: float, x_scale: float) -> float | None:
+    """``_exact_threshold`` for a split ``weight * (x - x_min) / x_scale <= threshold``, asked of a one-feature stump
+    with these numbers (``ObliqueTree.goes_left``, the model's test). Each round tries ``_SEARCH_POINTS`` values
+    spread evenly over the doubles still in question. Cached: the diagram, its hover text and its rounding check
+    ask for the same split."""
+    stump = ObliqueTree(weights=[[weight]], thresholds=[threshold], leaf_intercepts=[0.0, 0.0],
+                        leaf_coefs=np.zeros((2, 1)), n_samples=np.zeros(3), node_values=np.zeros(3),
+                        x_min=[x_min], x_scale=[x_scale], feature_names=["x"])
+    below = weight > 0
+    lo, hi = _ordered(-np.finfo(float).max), _ordered(np.finfo(float).max)
+
+    def left(keys: list[int]) -> np.ndarray:
+        return stump.goes_left(1, _doubles(keys)[:, None])
+
+    ends = left([lo, hi])
+    if ends[0] == ends[1]:
+        return None
+    while hi - lo > 1:  # below: left(lo) and not left(hi); else the reverse
+        keys = sorted({lo + i * (hi - lo) // (_SEARCH_POINTS - 1) for i in range(_SEARCH_POINTS)})  # Python ints
+        sides = left(keys) == below  # True on the low side of the boundary
+        k = int(np.argmin(sides))  # first key past the boundary (keys[0] = lo is on the low side)
+        lo, hi = keys[k - 1], keys[k]
+    return float(_doubles([lo if below else hi])[0])
+
+
+def _ordered(value: float) -> int:
+    """``value``'s place among the doubles, as an integer that orders as the doubles do."""
+    bits = struct.unpack("<q", struct.pack("<d", value + 0.0))[0]
+    return bits if bits >= 0 else -(bits & 0x7FFFFFFFFFFFFFFF)
+
+
+def _doubles(keys: list[int]) -> np.ndarray:
+    """The doubles at places ``keys`` (``_ordered``'s inverse)."""
+    k = np.array(keys, dtype=np.int64)
+    bits = np.where(k >= 0, k, np.bitwise_or(-k, np.int64(-(1 << 63))))
+    return bits.view(np.float64)

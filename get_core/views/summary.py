@@ -9,6 +9,9 @@ The numbers come from the model and the run's own rows:
     i.e. per training range), averaged over the splits weighted by the training rows each split sorts;
   * comparison: test R2 and RMSE of the tree and of the stored forest baseline, on the same test rows;
   * weakest leaves: RMSE of the tree on each leaf's test rows, largest first, with their row counts.
+A classification tree's summary speaks of classes instead: which class each group (leaf) predicts and the largest
+group, the share of test rows classified correctly (accuracy) beside the forest's, and the leaves with the most
+misclassified test rows.
 Nothing here calls streamlit; sentences are plain text (callers escape them for Markdown or HTML).
 """
 
@@ -21,7 +24,7 @@ import numpy as np
 
 from get_core.metrics import scores
 from get_core.model.tree import ObliqueTree
-from get_core.views import node
+from get_core.views import labels, node
 
 TOP_FEATURES = 3
 WEAKEST_LEAVES = 3
@@ -34,6 +37,26 @@ class Weak:
     leaf: int
     rmse: float
     n_test: int
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A leaf of a classification tree and the test rows that reach it and that it misclassifies."""
+
+    leaf: int
+    wrong: int
+    n_test: int
+
+
+@dataclass(frozen=True)
+class Group:
+    """The largest leaf (group) of a classification tree: its training rows, its class and that class's
+    probability."""
+
+    leaf: int
+    rows: int
+    label: str
+    share: float
 
 
 @dataclass(frozen=True)
@@ -52,14 +75,39 @@ class Summary:
     n_test: int
     weakest: list[Weak]
     target: str
+    starved_share: float | None = None  # a time-budgeted fit's share of the CPU when it was starved (train.py)
+
+    # a classification tree: leaves per predicted class (class, leaves), most first; the largest group; test and
+    # forest accuracy; the leaves with the most misclassified test rows
+    groups: tuple[tuple[str, int], ...] = ()
+    largest: Group | None = None
+    accuracy: float | None = None
+    forest_accuracy: float | None = None
+    wrong: tuple[Wrong, ...] = ()
+
+    @property
+    def is_classifier(self) -> bool:
+        return bool(self.groups)
 
     def sentences(self) -> list[str]:
         """The summary as four or five short sentences for a reviewer."""
-        return [s for s in (self._rules(), self._features(), self._comparison(), self._weakest()) if s]
+        if self.is_classifier:
+            parts = (self._rules(), self._groups(), self._features(), self._class_comparison(), self._errs())
+        else:
+            parts = (self._rules(), self._features(), self._comparison(), self._weakest())
+        return [s for s in (*parts, self._starved()) if s]
+
+    def _starved(self) -> str:
+        if self.starved_share is None:
+            return ""
+        return (f"The machine was busy while this tree was trained: its time budget got {_percent(self.starved_share)}"
+                " of the CPU its threads could use, so it searched less than on a free machine; train it again when"
+                " the machine is quieter, or with a longer budget.")
 
     def _rules(self) -> str:
-        leaves = ("each leaf predicts one number" if self.leaf_type == "constant" else
-                  "each leaf predicts with a straight-line formula of the features")
+        leaves = {"constant": "each leaf predicts one number", "classes": "each leaf predicts one class, with the "
+                  "share of each class among its training rows"}.get(
+            self.leaf_type, "each leaf predicts with a straight-line formula of the features")
         text = (f"The tree predicts {self.target} with {self.n_rules:,} rule{_s(self.n_rules)}, one per leaf: a row "
                 f"answers {self.n_conditions} yes/no question{_s(self.n_conditions)} from the top of the tree down "
                 f"to its leaf, and {leaves}. The longest rule uses {self.longest_terms:,} feature "
@@ -97,6 +145,44 @@ class Summary:
         gap = _gap(r2, forest_r2)
         return text + (f", {gap}." if gap else ".")
 
+    def _groups(self) -> str:
+        counted = [f"'{name}' in {n:,}" + (f" of its {self.n_rules:,} groups" if i == 0 else "")
+                   for i, (name, n) in enumerate(self.groups) if n]
+        if not counted:
+            return "No training row reached any leaf, so no group predicts a class from data."
+        text = f"The tree predicts {_join(counted)}"
+        never = [f"'{name}'" for name, n in self.groups if not n]
+        if never:
+            text += f"; no group predicts {_join(never).replace(' and ', ' or ')}"
+        if self.largest is not None:
+            g = self.largest
+            text += (f"; the largest group, leaf {g.leaf} with {g.rows:,} training row{_s(g.rows)}, predicts "
+                     f"'{g.label}' with probability {labels.percent(g.share)}")
+        return text + "."
+
+    def _class_comparison(self) -> str:
+        if self.accuracy is None:
+            return "The run's test rows are not available, so the tree's accuracy is not stated here."
+        text = (f"On the {self.n_test:,} test rows set aside before training, the tree classifies "
+                f"{labels.percent(self.accuracy)} correctly (accuracy {self.accuracy:.3f})")
+        if self.forest_accuracy is None:
+            return text + "; no random forest was fitted for this run, so there is no comparison."
+        points = 100 * (self.forest_accuracy - self.accuracy)
+        text += f"; a random forest of 100 trees classifies {labels.percent(self.forest_accuracy)} correctly"
+        if abs(points) < 0.5:
+            return text + ", so the single readable tree is as accurate as the forest."
+        if points > 0:
+            return text + f", so the single readable tree gives up {_points(points)} of accuracy."
+        return text + f", so the single readable tree is {_points(-points)} more accurate."
+
+    def _errs(self) -> str:
+        if not self.wrong:
+            return "It classifies every test row correctly." if self.accuracy == 1.0 else ""
+        listed = _join([f"leaf {w.leaf} ({w.wrong:,} of its {w.n_test:,} test row{_s(w.n_test)} misclassified)"
+                        if i == 0 else f"leaf {w.leaf} ({w.wrong:,} of {w.n_test:,})"
+                        for i, w in enumerate(self.wrong)])
+        return f"It errs most in {listed}."
+
     def _weakest(self) -> str:
         if not self.weakest:
             return ""
@@ -115,6 +201,8 @@ def summarize(tree: ObliqueTree, X_train: Any = None, X_test: Any = None, y_test
     has_test = X_test is not None and y_test is not None and len(np.ravel(y_test)) > 0
     leaves = range(tree.n_leaves, 2 * tree.n_leaves)
     empty = sum(tree.is_empty(t) for t in leaves)
+    if tree.is_classifier:
+        return _class_summary(tree, X_train, X_test if has_test else None, y_test, baselines, target, empty)
     tree_scores = weakest = None
     if has_test:
         X_test = np.asarray(X_test, dtype=np.float64)
@@ -127,7 +215,45 @@ def summarize(tree: ObliqueTree, X_train: Any = None, X_test: Any = None, y_test
                    shares=feature_shares(tree, X_train), standardized=X_train is not None, tree_scores=tree_scores,
                    forest_scores=(forest.get("r2"), forest.get("rmse")) if forest and has_test else None,
                    n_test=len(y_test) if has_test else 0, weakest=weakest or [],
-                   target=str(target or tree.meta.get("target") or "the target"))
+                   target=str(target or tree.meta.get("target") or "the target"),
+                   starved_share=_starved_share(tree.meta))
+
+
+def _starved_share(meta: Mapping[str, Any]) -> float | None:
+    """The CPU share a model file records for a starved fit, else None (also for a file that records it wrongly)."""
+    share = meta.get("cpu_share")
+    starved = meta.get("starved") is True and isinstance(share, (int, float)) and not isinstance(share, bool)
+    return float(share) if starved and np.isfinite(share) else None
+
+
+def _class_summary(tree: ObliqueTree, X_train: Any, X_test: Any, y_test: Any,
+                   baselines: Mapping[str, Any] | None, target: str | None, empty: int) -> Summary:
+    """``summarize`` for a classification tree (``X_test`` None without test rows)."""
+    used = [t for t in range(tree.n_leaves, 2 * tree.n_leaves) if not tree.is_empty(t)]
+    predicted = [labels.node_class(tree, t) for t in used]
+    groups = sorted(((labels.class_name(c, 40), predicted.count(k)) for k, c in enumerate(tree.classes)),
+                    key=lambda g: -g[1])
+    largest = max(used, key=lambda t: (tree.n_samples[t - 1], -t), default=None)
+    group = None if largest is None else Group(
+        largest, int(tree.n_samples[largest - 1]), labels.class_name(tree.classes[labels.node_class(tree, largest)], 40),
+        float(labels.node_shares(tree, largest).max()))
+    accuracy = forest_accuracy = None
+    wrong: list[Wrong] = []
+    if X_test is not None:
+        X_test = np.asarray(X_test, dtype=np.float64)
+        hit = tree.predict(X_test) == np.asarray(y_test).ravel()
+        accuracy = float(hit.mean())
+        leaf = tree.apply(X_test)
+        wrong = sorted((Wrong(int(t), int(np.sum(~hit[leaf == t])), int(np.sum(leaf == t))) for t in np.unique(leaf)
+                        if np.any(~hit[leaf == t])), key=lambda w: (-w.wrong, w.leaf))[:WEAKEST_LEAVES]
+        forest = (baselines or {}).get("models", {}).get("random_forest") or {}
+        forest_accuracy = forest.get("accuracy")
+    return Summary(n_rules=tree.n_leaves - empty, n_empty=empty, n_conditions=tree.depth,
+                   longest_terms=longest_rule_terms(tree), leaf_type=tree.leaf_type,
+                   shares=feature_shares(tree, X_train), standardized=X_train is not None, tree_scores=None,
+                   forest_scores=None, n_test=0 if X_test is None else len(X_test), weakest=[],
+                   target=str(target or tree.meta.get("target") or "the target"), groups=tuple(groups),
+                   largest=group, accuracy=accuracy, forest_accuracy=forest_accuracy, wrong=tuple(wrong))
 
 
 def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, float]]:
@@ -185,6 +311,11 @@ def _gap(tree_r2: float | None, forest_r2: float | None) -> str:
     if points > 0:
         return f"so the single readable tree gives up {points:.0f} percentage points of explained variation"
     return f"so the single readable tree is {-points:.0f} percentage points more accurate than the forest"
+
+
+def _points(points: float) -> str:
+    """``3 percentage points``; ``1 percentage point``."""
+    return f"{points:.0f} percentage point{_s(round(points))}"
 
 
 def _num(value: float | None) -> str:

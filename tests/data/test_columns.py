@@ -228,6 +228,42 @@ def test_windows_and_utf16_text_is_decoded():
     assert list(df.columns) == ["a", "b"] and len(df) == 25
 
 
+@pytest.mark.parametrize("codec", ["utf-32", "utf-32-le", "utf-32-be"])
+def test_utf32_text_with_a_byte_order_mark_is_decoded(codec):
+    rows = "".join(f"{i},{i % 3}\n" for i in range(25))
+    data = ("\ufeff" if codec != "utf-32" else "") + "a,b\n" + rows
+    df = reading.read_table(data.encode(codec), "unicode.csv")
+    assert list(df.columns) == ["a", "b"] and df["b"].tolist() == [i % 3 for i in range(25)]
+
+
+def test_damaged_utf32_is_named_as_such():
+    with pytest.raises(DataError, match="starts like UTF-32 text"):
+        reading.read_table("a,b\n1,2\n".encode("utf-32") + b"\xff\xff\xff", "unicode.csv")
+
+
+@pytest.mark.parametrize("tail", ["", "\n", "\r\n"])
+def test_lone_cr_line_ends_are_read_even_with_a_stray_newline(tail):
+    rows = "".join(f"{i},{2 * i},{i % 3}\r" for i in range(25))
+    df = reading.read_table(('a,b,"c\nd"\r' + rows + tail).encode(), "mac.csv")
+    assert list(df.columns) == ["a", "b", "c d"] and df["b"].tolist() == [2 * i for i in range(25)]
+
+
+def test_a_stray_cr_in_a_file_of_newline_lines_is_a_space():
+    rows = "".join(f"{i},{i % 3}\n" for i in range(25))
+    df = reading.read_table(("wind\rspeed,y\n" + rows).encode(), "x.csv")
+    assert list(df.columns) == ["wind speed", "y"]
+
+
+@pytest.mark.parametrize("at_row", [1, 20, 2_000])
+def test_a_nul_character_anywhere_is_refused_not_read_as_text(at_row):
+    rows = [f"{i},{i % 7}.5,{i % 3}" for i in range(3_000)]
+    rows[at_row] = rows[at_row].replace(".5", ".\x005")
+    data = ("a,b,y\n" + "\n".join(rows)).encode()
+    message = "not a text file" if data.index(b"\x00") < 4096 else f"NUL character .* on line {at_row + 2:,}"
+    with pytest.raises(DataError, match=message):
+        reading.read_table(data, "x.csv")
+
+
 def test_cells_of_only_spaces_are_missing_values(table):
     table = table.astype({"colour": object, "temp": object})
     table.loc[3, "colour"], table.loc[4, "temp"] = "  ", " "

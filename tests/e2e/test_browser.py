@@ -50,10 +50,10 @@ def test_upload_train_watch_reload_and_find_the_run_finishing(server, page):
     url, db = server
     page.goto(url + "/")
     page.locator("input[type=file]").first.set_input_files(str(EXAMPLE))
-    page.get_by_text("Ready: 1,503 rows, 5 model inputs", exact=False).wait_for(timeout=60_000)
+    page.get_by_text("Ready: 1,503 rows, 5 model inputs", exact=False).wait_for(timeout=180_000)
 
     page.get_by_role("link", name="Continue to Train").click()
-    page.get_by_role("button", name="Start training").wait_for(timeout=60_000)
+    page.get_by_role("button", name="Start training").wait_for(timeout=180_000)
     page.get_by_text("manual", exact=True).click()  # the default is a 10 s time budget, without an epochs field
     epochs = page.get_by_label("Epochs per alpha stage")
     epochs.fill("3000")
@@ -62,7 +62,7 @@ def test_upload_train_watch_reload_and_find_the_run_finishing(server, page):
     page.get_by_role("button", name="Start training").click()
 
     title = page.get_by_text("Run #1:", exact=False).first
-    title.wait_for(timeout=60_000)
+    title.wait_for(timeout=180_000)
     title.wait_for(state="visible", timeout=10_000)  # the run opens on the Runs page, its panel at the top
     box, viewport = title.bounding_box(), page.viewport_size
     assert box is not None and 0 <= box["y"] < viewport["height"] / 2, (box, viewport)
@@ -77,7 +77,7 @@ def test_upload_train_watch_reload_and_find_the_run_finishing(server, page):
     assert "run=1" in page.url
 
     page.reload()  # a new browser session: nothing but the URL survives in the browser
-    page.get_by_text("Run #1:", exact=False).first.wait_for(timeout=60_000)
+    page.get_by_text("Run #1:", exact=False).first.wait_for(timeout=180_000)
     assert RunStore(db).get_run(1).status in (RunStatus.RUNNING, RunStatus.FINISHED)
     page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=180_000)
     # exact: the runs table's hidden "test R²" column header matches a substring search too
@@ -86,8 +86,8 @@ def test_upload_train_watch_reload_and_find_the_run_finishing(server, page):
     assert run.status is RunStatus.FINISHED and run.test_r2 is not None
 
     page.goto(url + "/runs")  # the runs table and the opened run, in yet another session
-    page.get_by_role("heading", name="Runs").wait_for(timeout=30_000)
-    page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=30_000)
+    page.get_by_role("heading", name="Runs").wait_for(timeout=120_000)
+    page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=120_000)
 
 
 def test_the_run_pickers_label_follows_the_run_to_its_end_without_a_reload(server, page):
@@ -96,11 +96,11 @@ def test_the_run_pickers_label_follows_the_run_to_its_end_without_a_reload(serve
     url, _ = server
     page.goto(url + "/")
     page.locator("input[type=file]").first.set_input_files(str(EXAMPLE))
-    page.get_by_text("Ready: 1,503 rows, 5 model inputs", exact=False).wait_for(timeout=60_000)
+    page.get_by_text("Ready: 1,503 rows, 5 model inputs", exact=False).wait_for(timeout=180_000)
     page.get_by_role("link", name="Continue to Train").click()
     page.get_by_role("button", name="Start training").click()  # the default: about 10 s
     running = page.get_by_text(re.compile(r"^#\d+ .*\(running\)$"))
-    running.first.wait_for(state="attached", timeout=60_000)
+    running.first.wait_for(state="attached", timeout=180_000)
     run_id = int(running.first.text_content().split()[0][1:])
     page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=180_000)
     page.get_by_text(re.compile(rf"^#{run_id} .*\(finished\)$")).first.wait_for(state="attached", timeout=15_000)

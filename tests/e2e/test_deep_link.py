@@ -26,7 +26,7 @@ HELPER_MODULES = ["common", "results ui", "diagram widget", "app"]  # what the l
 
 def _nav_titles(page) -> list[str]:  # noqa: F811
     links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
-    links.first.wait_for(timeout=30_000)
+    links.first.wait_for(timeout=120_000)
     return [text.strip().splitlines()[-1].strip() for text in links.all_inner_texts()]  # after the icon's name
 
 
@@ -42,7 +42,7 @@ def _assert_router(page) -> None:  # noqa: F811
 def test_a_deep_link_as_the_first_request_opens_its_page_in_the_router(app, page):  # noqa: F811
     url, run_id, tree = app
     page.goto(f"{url}/tree?run={run_id}&node=5")  # the very first request this server sees
-    page.locator("#get-node-5.get-selected").wait_for(timeout=60_000)  # ?node=5 honoured
+    page.locator("#get-node-5.get-selected").wait_for(timeout=180_000)  # ?node=5 honoured
     _expect_node_panel(page, tree, 5)
     assert re.search(rf"/tree\?(.*&)?run={run_id}(&|$)", page.url), page.url
     assert "node=5" in page.url
@@ -51,11 +51,11 @@ def test_a_deep_link_as_the_first_request_opens_its_page_in_the_router(app, page
     # The process left the legacy mode for good: a second deep link in a new session is routed too, with its
     # own query parameters ...
     page.goto(f"{url}/tree?run={run_id}&node=3")
-    page.locator("#get-node-3.get-selected").wait_for(timeout=60_000)
+    page.locator("#get-node-3.get-selected").wait_for(timeout=180_000)
     _expect_node_panel(page, tree, 3)
     _assert_router(page)
 
     # ... and a helper module is not a page: its path falls back to the router's default page.
     page.goto(f"{url}/common")
-    page.get_by_role("heading", name="Data").first.wait_for(timeout=30_000)
+    page.get_by_role("heading", name="Data").first.wait_for(timeout=120_000)
     _assert_router(page)

@@ -1,6 +1,7 @@
 """The real app under hostile uploads (issue 18): through the browser's file uploader, each file of the issue at its
 full size, and the largest legitimate tables. While each is read, the server's RSS is sampled every 50 ms and
-``/_stcore/health`` is polled; its peak must stay under 1.5 GB and every answer come within 1 s.
+``/_stcore/health`` is polled; its peak must stay under 1.5 GB and every answer come within 10 s (a parse holding
+the server would take minutes).
 
     python -m pytest -q -s -m browser tests/e2e/test_hostile_uploads.py   # -s prints the figures
 """
@@ -21,7 +22,8 @@ from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 MAX_RSS_MB = 1536
-MAX_HEALTH_S = 1.0
+MAX_HEALTH_S = 10.0  # the server answers while it reads: a parse on its event loop held it for minutes;
+# a busy machine (load 5-30) stretched answers to 1.3-2.5 s, hence the margin
 CASES = {  # name: (file name, builder, what the page shows once the file is read)
     "shared string 1.2 GB": ("shared.xlsx", lambda: hostile.huge_shared_string_xlsx(1_200_000_000),
                              "1,144 MB of text cells"),
@@ -87,7 +89,7 @@ def test_an_upload_keeps_the_server_under_1_5_gb_and_its_health_check_answering(
     content = build()
     with browser_page() as page:
         page.goto(url + "/")
-        page.locator("input[type=file]").first.wait_for(state="attached", timeout=60_000)
+        page.locator("input[type=file]").first.wait_for(state="attached", timeout=180_000)
         watch = Watch(url, server)
         watch.start()
         start = time.monotonic()

@@ -43,7 +43,7 @@ def test_a_constant_target_is_refused_in_words_and_stays_chosen(app, page, tmp_p
                                                                                                         index=False)
     page.goto(url + "/")
     page.locator("input[type=file]").first.set_input_files(str(path))
-    page.get_by_text("has the same value (3) in every usable row", exact=False).wait_for(timeout=60_000)
+    page.get_by_text("has the same value (3) in every usable row", exact=False).wait_for(timeout=180_000)
     assert page.get_by_text("choose another target", exact=False).count() >= 1
     assert page.get_by_text("Ready:", exact=False).count() == 0
 
@@ -51,10 +51,10 @@ def test_a_constant_target_is_refused_in_words_and_stays_chosen(app, page, tmp_p
 def test_a_cancelled_runs_baselines_can_be_fitted_from_compare(app, page):
     url, db, run_id = app
     page.goto(url + "/")
-    page.get_by_text("Data", exact=True).first.wait_for(timeout=30_000)
+    page.get_by_text("Data", exact=True).first.wait_for(timeout=120_000)
     page.goto(f"{url}/compare?run={run_id}")
     page.get_by_text("ended before its CART and random-forest baselines were fitted", exact=False).wait_for(
-        timeout=60_000)
+        timeout=180_000)
     page.get_by_role("button", name="Fit the baselines now").click()
     page.get_by_text("predictions against the actual target", exact=False).first.wait_for(timeout=120_000)
     assert "baselines" in RunStore(db).list_artifacts(run_id)
@@ -63,11 +63,32 @@ def test_a_cancelled_runs_baselines_can_be_fitted_from_compare(app, page):
 def test_run_titles_and_pickers_hold_no_emoji(app, page):
     url, _, run_id = app
     page.goto(url + "/")
-    page.get_by_text("Data", exact=True).first.wait_for(timeout=30_000)
+    page.get_by_text("Data", exact=True).first.wait_for(timeout=120_000)
     page.goto(f"{url}/runs?run={run_id}")
     title = page.get_by_text(f"Run #{run_id}: stopped early", exact=False).first
-    title.wait_for(timeout=60_000)
+    title.wait_for(timeout=180_000)
     picker = page.get_by_text(f"#{run_id} stopped early (cancelled)", exact=False).first  # a run picker's choice
-    picker.wait_for(state="attached", timeout=30_000)
+    picker.wait_for(state="attached", timeout=120_000)
     shown = title.inner_text() + picker.text_content()
     assert "stopped early" in shown and not EMOJI.search(shown), shown
+
+
+def test_hostile_settings_in_the_train_pages_address_are_said_on_the_page(app, page):
+    """Issue 34, finding 8: the page showed nothing (the browser logged "Bad delta path index 5") for these."""
+    from get_core.data import columns
+
+    url, db, _ = app
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({"target": rng.random(40), "a": rng.random(40), "b": rng.random(40)})
+    store = RunStore(db)
+    fingerprint = store.put_dataset(columns.to_parquet_bytes(table), "hostile-url.csv")
+    store.close()
+    page.goto(url + "/")
+    page.goto(f"{url}/train?data={fingerprint[:16]}&train=depth:64,n_starts:1000000000,time_budget:-1")
+    page.get_by_text("were left at their defaults", exact=False).wait_for(timeout=180_000)
+    for said in ("depth cannot be '64'", "'n_starts' is not a Train setting", "'time_budget' is not a Train setting"):
+        assert page.get_by_text(said, exact=False).count() >= 1, said
+    page.get_by_text("hostile-url.csv", exact=False).first.wait_for(timeout=60_000)  # the form is there too
+    page.goto(f"{url}/train?data={fingerprint[:16]}&onehot=" + "%5B" * 5000 + "%5D" * 5000)
+    page.get_by_text("'onehot' must list some of the table's feature columns", exact=False).wait_for(timeout=180_000)
+    assert page.get_by_text("Something went wrong", exact=False).count() == 0

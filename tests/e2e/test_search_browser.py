@@ -57,9 +57,9 @@ def _train(page, url: str, csv, choices, starts: int = 1) -> int:
     """Upload ``csv``, set a tiny budget and ``choices`` on the Train page, start; the finished run's id."""
     page.goto(url + "/")
     page.locator("input[type=file]").first.set_input_files(str(csv))
-    page.get_by_text("Ready: 200 rows, 4 model inputs", exact=False).wait_for(timeout=60_000)
+    page.get_by_text("Ready: 200 rows, 4 model inputs", exact=False).wait_for(timeout=180_000)
     page.get_by_role("link", name="Continue to Train").click()
-    page.get_by_role("button", name="Start training").wait_for(timeout=60_000)
+    page.get_by_role("button", name="Start training").wait_for(timeout=180_000)
     _radio(page, "Budget", "manual")  # the default is a 10 s time budget, without starts and epochs fields
     _number(page, "Starts", starts)
     _number(page, "Epochs per alpha stage", 60)
@@ -81,23 +81,23 @@ def _chart_keys(page) -> list[str]:
 def test_depth_chosen_for_me_charts_each_depth_and_opens_a_shallower_tree(server, page):
     url, db, csv = server
     run_id = _train(page, url, csv, [("Depth", "choose for me")])
-    page.get_by_text("Depth chosen for you", exact=False).first.wait_for(timeout=30_000)
+    page.get_by_text("Depth chosen for you", exact=False).first.wait_for(timeout=120_000)
     search = RunStore(db).get_json(run_id, SEARCH)
     depths = [p["depth"] for p in search["points"]]
     assert depths == list(range(1, len(depths) + 1)) and len(depths) >= 2
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=120_000)
     assert _chart_keys(page) == [p["key"] for p in search["points"]]  # a point per depth
 
     markers = page.locator(".js-plotly-plot").first.locator(".scatterlayer .trace").first.locator("path.point")
-    markers.nth(len(depths) - 1).wait_for(timeout=30_000)
+    markers.nth(len(depths) - 1).wait_for(timeout=120_000)
     assert markers.count() == len(depths)
     markers.first.click(force=True)  # the depth-1 point (a picker beside the chart does the same: tests/pages)
     page.get_by_text("Showing a tree of the search, not the run's own: depth 1", exact=False).wait_for(
-        timeout=60_000)
+        timeout=180_000)
     assert "tree=d1-kany" in page.url
-    page.locator("#get-node-3").wait_for(timeout=60_000)  # a depth-1 tree: the root and its two leaves
+    page.locator("#get-node-3").wait_for(timeout=180_000)  # a depth-1 tree: the root and its two leaves
     assert page.locator("#get-node-1").count() == 1 and page.locator("#get-node-4").count() == 0
-    page.get_by_text("Node 1 (branch, level 0)", exact=False).wait_for(timeout=30_000)
+    page.get_by_text("Node 1 (branch, level 0)", exact=False).wait_for(timeout=120_000)
 
 
 def test_two_features_per_split_read_as_a_whole_sentence_on_a_clicked_node(server, page):
@@ -109,10 +109,10 @@ def test_two_features_per_split_read_as_a_whole_sentence_on_a_clicked_node(serve
     node = min((t for t, w in widths.items() if w == 2), default=None)
     assert node is not None, f"no split of the planted data uses 2 features: {widths}"
     page.goto(f"{url}/tree?run={run_id}")
-    page.locator(f"#get-node-{node}").wait_for(timeout=60_000)
+    page.locator(f"#get-node-{node}").wait_for(timeout=180_000)
     page.locator(f"#get-node-{node}").click()
-    page.get_by_text(f"Node {node} (branch, level", exact=False).wait_for(timeout=30_000)
+    page.get_by_text(f"Node {node} (branch, level", exact=False).wait_for(timeout=120_000)
     sentence = labels.split_text(tree, node, digits=4, max_terms=None)
     used = [tree.feature_names[j] for j in np.flatnonzero(tree.weights[node - 1])]
     assert all(name in sentence for name in used) and "more)" not in sentence
-    page.get_by_text(sentence, exact=False).first.wait_for(timeout=30_000)  # both names, whole, in the panel
+    page.get_by_text(sentence, exact=False).first.wait_for(timeout=120_000)  # both names, whole, in the panel

@@ -43,8 +43,8 @@ def page(app):
 
 
 def _expect_node_panel(page, tree: ObliqueTree, node: int) -> None:
-    page.get_by_text(f"Node {node} (branch, level", exact=False).wait_for(timeout=30_000)
-    page.get_by_text(f"Node {node}: weights (original units)", exact=False).first.wait_for(timeout=30_000)
+    page.get_by_text(f"Node {node} (branch, level", exact=False).wait_for(timeout=120_000)
+    page.get_by_text(f"Node {node}: weights (original units)", exact=False).first.wait_for(timeout=120_000)
     split = labels.split_text(tree, node, digits=4, max_terms=None)
     page.get_by_text(split, exact=False).first.wait_for(timeout=10_000)  # every weight, names verbatim
 
@@ -52,10 +52,10 @@ def _expect_node_panel(page, tree: ObliqueTree, node: int) -> None:
 def test_click_a_node_see_its_weights_and_keep_it_across_a_reload(app, page):
     url, run_id, tree = app
     page.goto(url + "/")  # the app's entry page first: st.navigation takes over from the pages/ folder
-    page.get_by_text("Data", exact=True).first.wait_for(timeout=30_000)
+    page.get_by_text("Data", exact=True).first.wait_for(timeout=120_000)
     page.goto(f"{url}/tree?run={run_id}")
-    page.locator("#get-node-1").wait_for(timeout=60_000)
-    page.get_by_text("Node 1 (branch, level 0)").wait_for(timeout=30_000)
+    page.locator("#get-node-1").wait_for(timeout=180_000)
+    page.get_by_text("Node 1 (branch, level 0)").wait_for(timeout=120_000)
 
     page.locator("#get-node-5").click()
     _expect_node_panel(page, tree, 5)
@@ -63,6 +63,6 @@ def test_click_a_node_see_its_weights_and_keep_it_across_a_reload(app, page):
     assert page.locator("#get-node-5.get-selected").count() == 1
 
     page.reload()
-    page.locator("#get-node-5.get-selected").wait_for(timeout=60_000)
+    page.locator("#get-node-5.get-selected").wait_for(timeout=180_000)
     _expect_node_panel(page, tree, 5)
     assert "node=5" in page.url

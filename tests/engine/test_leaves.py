@@ -2,8 +2,11 @@
 
 import numpy as np
 import pytest
+import torch
 
+from get_core.engine import leaves
 from get_core.engine.leaves import refit_tree_leaves
+from get_core.model import routing
 from tests.trees import make_tree
 
 
@@ -123,3 +126,22 @@ def test_linear_leaf_sums_split_into_row_chunks_when_one_model_alone_is_too_big(
     assert max(sizes) <= 7 and len(sizes) > 6 * 3
     for a, b in zip(whole, chunked):
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(routing.library() is None, reason="the compiled router could not be built (g++)")
+@pytest.mark.parametrize("p, depth, starts", [(1, 1, 1), (4, 5, 3), (12, 7, 2), (80, 3, 2)])
+def test_the_compiled_checkpoint_router_gives_torchs_leaves_for_rows_lying_on_the_splits(p, depth, starts):
+    """The checkpoints' router must send every row where ``route`` (torch's float32 matmul) does, rows whose margin
+    is zero up to rounding included: the trees a fit keeps depend on it, bit for bit."""
+    assert leaves._native_matches_route(), "the compiled router does not reproduce torch's matmul on this machine"
+    gen = torch.Generator().manual_seed(p)
+    B, n, N = 2, 5000, 2 ** depth - 1
+    X = torch.rand(B, n, p, generator=gen) * 10 ** torch.randint(-3, 3, (B, 1, p), generator=gen)
+    Xa = torch.cat([X, torch.ones(B, n, 1)], dim=2).contiguous()
+    weights = torch.randn(B * starts, N, p, generator=gen)
+    row = X.repeat_interleave(starts, dim=0)[:, torch.randint(0, n, (N,), generator=gen)]  # (M, N, p)
+    thresholds = (weights.double() * row.double()).sum(dim=2).float()  # each node's split through a row
+    native = leaves.route_native(weights, thresholds, Xa, starts)
+    assert native is not None
+    torch.testing.assert_close(native, leaves.route(weights, thresholds, Xa.transpose(1, 2).contiguous(), starts),
+                               rtol=0, atol=0)

@@ -48,10 +48,10 @@ def test_progress_reports_every_start_with_rising_fraction_and_cancel_returns_th
         calls.append(progress)
         return len(calls) >= 2
 
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: the same on a busy machine
     tree = train(X, y, GETConfig(depth=6, n_starts=4, n_epochs=100000, random_state=0),
                  on_progress=cancel_after_first)
-    assert time.perf_counter() - start < 30
+    assert time.process_time() - start < 30
     assert tree.meta["cancelled"] is True
     assert tree.predict(X).shape == (len(X),)
 

@@ -5,13 +5,15 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeRegressor
 
 from get_core.engine import leaves
 from get_core.config import GETConfig
 from get_core.data.columns import squeezed_features
-from get_core.engine.train import MinMax, train
+from get_core.engine.train import MinMax, cpu_record, train
+from get_core.views import summary
 from tests.planted import planted_depth2
 
 
@@ -116,3 +118,25 @@ def test_weight_decay_zero_trains_the_same_tree_and_a_positive_decay_another():
     assert np.array_equal(zero.leaf_intercepts, plain.leaf_intercepts)
     assert not np.array_equal(decayed.weights, plain.weights)
     assert decayed.meta["config"]["weight_decay"] == 0.5
+
+
+def test_a_budgeted_fit_records_its_cpu_share_and_whether_it_was_starved():
+    budgeted, fixed = GETConfig(depth=2, time_budget=1.0), GETConfig(depth=2, n_starts=2, n_epochs=10)
+    threads = torch.get_num_threads()
+    assert cpu_record(1.0, 10.0, budgeted) == {"cpu_share": pytest.approx(0.1 / threads), "starved": True}
+    assert cpu_record(9.0 * threads, 10.0, budgeted)["starved"] is False
+    assert "starved" not in cpu_record(1.0, 10.0, fixed)  # a fixed budget's work does not depend on the load
+    X = np.random.default_rng(1).random((300, 3))
+    tree = train(X, X[:, 0] + X[:, 1], fixed)
+    assert 0 < tree.meta["cpu_share"] and "starved" not in tree.meta
+
+
+def test_the_summary_says_when_a_fit_was_starved_and_not_otherwise():
+    X = np.random.default_rng(1).random((300, 3))
+    tree = train(X, X[:, 0] + X[:, 1], GETConfig(depth=2, n_starts=2, n_epochs=10))
+    assert not any("machine was busy" in s for s in summary.summarize(tree).sentences())
+    tree.meta.update(cpu_share=0.12, starved=True)
+    said = [s for s in summary.summarize(tree).sentences() if "machine was busy" in s]
+    assert len(said) == 1 and "got 12% of the CPU" in said[0]
+    tree.meta.update(cpu_share="lots")  # a model file's meta is the user's: read with care
+    assert not any("machine was busy" in s for s in summary.summarize(tree).sentences())

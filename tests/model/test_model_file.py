@@ -310,10 +310,10 @@ def test_a_48_mb_hostile_model_file_is_refused_in_bounded_time_and_memory():
     """Issue 18: a 48 MB model JSON cost 1.35 GB and 6 s before it was refused."""
     hostile = b'{"schema": "get-explorer/oblique-tree", "meta": [' + b"{}," * 16_000_000 + b"{}]}"
     tracemalloc.start()
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: the same on a busy machine
     with pytest.raises(ModelFormatError, match="commas and brackets"):
         model_file.load_model_json(hostile)
-    seconds = time.perf_counter() - started
+    seconds = time.process_time() - started
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert len(hostile) > 48e6 and peak < 1e6 and seconds < 5  # counting allocates nothing; it takes ~0.1 s

@@ -14,12 +14,14 @@ from streamlit.testing.v1 import AppTest
 from get_core.model import model_file
 from get_core.runs import estimate
 from get_core.runs.store import RunStatus, RunStore
+from get_core.runs.training import MAIN_SHARE
+from get_core.config import APP_DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 EXAMPLE = ROOT / "data" / "examples" / "airfoil_self_noise.csv"
 EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u23E9-\u23FF\uFE0F]")  # shown as boxes without a font
-TARGET_LABEL = "Target (the number the tree predicts)"
+TARGET_LABEL = "Target (what the tree predicts)"
 
 
 @pytest.fixture
@@ -93,7 +95,7 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     at.radio(key="cfg_budget").set_value("manual").run()
     at.number_input(key="cfg_starts").set_value(2).run()
     at.number_input(key="cfg_epochs").set_value(20).run()
-    key = estimate.shape_key(2, "constant", 2, 5, 120)
+    key = estimate.shape_key(2, APP_DEFAULTS.leaf, 2, 5, 120)
     estimate.save_measurement(db.parent / "calibration.json", key, {"per_epoch": 0.01, "per_stage": 0.5},
                               {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.001})
     at.run()
@@ -102,7 +104,7 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     assert_no_traceback(at)
     assert at.query_params["run"] == ["1"] or at.query_params["run"] == "1"
     assert at.title[0].value == "Runs" and widget(at.selectbox, "Run").value == 1  # the new run in view, opened
-    assert texts(at, "subheader")[0].endswith("Run #1: sound.csv · depth 2 constant")
+    assert texts(at, "subheader")[0].endswith(f"Run #1: sound.csv · depth 2 {APP_DEFAULTS.leaf}")
     run_until(at, lambda a: any(":material/check_circle:" in s for s in texts(a, "subheader")), timeout=120)
     assert texts(at, "metric")[2] != "–"  # test R²
     run = RunStore(db).get_run(1)
@@ -159,6 +161,7 @@ def test_a_saved_row_index_is_not_offered_as_a_feature_by_default(db):
 def test_linear_leaves_offer_their_rule_and_the_run_trains_with_it(db):
     at = upload(app(), "sound.csv", small_csv())
     at.switch_page("pages/train.py").run()
+    at.radio(key="cfg_leaf").set_value("constant").run()
     assert not [r for r in at.radio if r.label == "Linear leaves"]  # constant leaves: no such choice
     at.radio(key="cfg_leaf").set_value("linear").run()
     rule = widget(at.radio, "Linear leaves")
@@ -223,11 +226,12 @@ def test_bad_files_show_a_clear_message_and_no_traceback(db, name, content, deli
     assert not at.session_state["data_ready"] if "data_ready" in at.session_state else True
 
 
-def test_a_non_numeric_target_is_refused_by_name(db):
+def test_a_text_target_is_read_as_classes_not_refused(db):  # issue 33: it was refused as "not numeric"
     at = upload(app(), "colours.csv", bad_table().to_csv(index=False).encode())
     widget(at.selectbox, TARGET_LABEL).set_value("colour").run()
     assert_no_traceback(at)
-    assert any("Target 'colour' is not numeric" in e for e in texts(at, "error"))
+    assert any("'colour' holds text, so the tree predicts a class" in c for c in texts(at, "caption"))
+    assert not texts(at, "error") and any("classes of 'colour'" in s for s in texts(at, "success"))
 
 
 def test_an_all_missing_column_is_named_and_refused_if_chosen(db):
@@ -293,10 +297,35 @@ def test_the_train_page_offers_a_ten_second_budget_by_default_and_starts_and_epo
     at.switch_page("pages/train.py").run()
     assert at.radio(key="cfg_budget").value == "about 10 s"
     assert not any(n.key == "cfg_starts" for n in at.number_input)
-    key = estimate.shape_key(4, "constant", 10, 5, 120)
+    key = estimate.shape_key(APP_DEFAULTS.depth, APP_DEFAULTS.leaf, 10, 5, 120)
     estimate.save_measurement(db.parent / "calibration.json", key, {"per_epoch": 0.01, "per_stage": 0.5},
                               {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.001})
     at.run()
-    assert any("training 10 s" in c for c in texts(at, "caption"))  # a budgeted run's estimate is its budget
+    shares = f"training {estimate.format_seconds(10 * MAIN_SHARE)}"  # the budget is the whole run's (issue 35)
+    assert any(shares in c for c in texts(at, "caption")), texts(at, "caption")
     at.radio(key="cfg_budget").set_value("manual").run()
     assert at.number_input(key="cfg_starts").value == 4 and at.number_input(key="cfg_epochs").value == 600
+
+
+def test_the_data_page_warns_of_a_feature_that_gives_the_target_away_and_of_rows_lost_to_missing_values(db):
+    """Issue 35, defect 6: Titanic's 'alive' (the target in words) and its mostly empty 'deck' (709 of 891 rows lost)
+    sat under a green "Ready" with no hint."""
+    from tests.data.test_leakage import titanic_like
+
+    at = upload(app(), "titanic.csv", titanic_like().to_csv(index=False).encode())
+    widget(at.selectbox, TARGET_LABEL).set_value("survived").run()
+    assert_no_traceback(at)
+    warnings = texts(at, "warning")
+    assert any("'alive' gives the target away" in w and "leave 'alive' out" in w for w in warnings), warnings
+    assert any("rows are left out because a feature is missing" in w and "'deck'" in w for w in warnings), warnings
+
+
+def test_the_first_page_says_what_get_is_and_that_a_guessed_target_is_a_guess(db):
+    """Issue 35, minors: no sentence said what GET is; the default target was the last column under a green Ready."""
+    at = upload(app(), "cars.csv", pd.DataFrame({"mpg": [18.0, 15, 36, 24, 30] * 6, "weight": range(30),
+                                                 "model_year": [70, 71, 72, 73, 74] * 6}).to_csv(index=False).encode())
+    assert_no_traceback(at)
+    assert any("oblique decision tree" in c and "random forest" in c for c in texts(at, "caption"))
+    assert any("The target was guessed: 'model_year'" in i for i in texts(at, "info")), texts(at, "info")
+    widget(at.selectbox, TARGET_LABEL).set_value("mpg").run()
+    assert not any("The target was guessed" in i for i in texts(at, "info"))

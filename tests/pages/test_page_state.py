@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from get_core.config import ALLOWED, DEFAULTS
+from get_core.config import APP_DEFAULTS, ALLOWED, DEFAULTS
 from get_core.runs.store import RunStore, default_db_path
 from pages import common
 from tests.explorer_runs import finished_run
@@ -124,7 +124,8 @@ def test_the_run_caption_names_a_learning_rate_and_l1_that_are_not_the_defaults(
 def test_the_train_page_starts_from_gets_defaults_and_refuses_settings_get_refuses():
     at = go(upload(app(), "t.csv", small_table()), "pages/train.py")
     depth = at.slider(key="cfg_depth")
-    assert (depth.value, depth.max) == (DEFAULTS.depth, ALLOWED["depth"].high)
+    assert (depth.value, depth.max) == (APP_DEFAULTS.depth, ALLOWED["depth"].high)  # the app's default run
+    assert at.radio(key="cfg_leaf").value == APP_DEFAULTS.leaf
     assert at.number_input(key="cfg_lr").value == DEFAULTS.learning_rate
     assert any(b.key == "start" for b in at.button)
     at.number_input(key="cfg_alpha_min").set_value(200.0).run()  # above alpha max

@@ -58,3 +58,49 @@ def test_a_renamed_run_stays_chosen_in_its_picker_and_the_picker_shows_the_new_n
     assert manage_picker().value == other
     assert f"#{other} renamed (finished)" in manage_picker().options
     assert next(s for s in at.selectbox if s.label == "Run").value == opened
+
+
+def test_a_delete_says_what_it_deleted(tmp_path, monkeypatch):
+    """Issue 35, minors: a delete left no message."""
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    store = RunStore(path)
+    params = {"config": {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 5, "n_alphas": 1}, "seed": 0,
+              "data": {"target": "y", "features": ["x"]}}
+    run_id = store.create_run(params, b"x,y\n", "toy.csv", n_rows=1, n_features=1, name="old try")
+    store.start_run(run_id)
+    store.set_status(run_id, RunStatus.FINISHED, test_r2=0.5, test_rmse=1.0)
+    at = AppTest.from_file(str(ROOT / "pages" / "runs.py"), default_timeout=60).run()
+    next(c for c in at.checkbox if c.label == DELETE_CONFIRM).check().run()
+    next(b for b in at.button if b.label == "Delete run").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert store.list_runs() == []
+    assert [t.value for t in at.toast] == ["Deleted run #1 (old try) with its metrics and model."]
+
+
+def test_compare_two_lists_the_settings_that_differ_first_and_what_a_budgeted_run_raced(tmp_path, monkeypatch):
+    """Issue 35, minors: 26 settings with the 4 that differ at the bottom, "10 starts x 3,000 epochs" for a budgeted
+    run that raced 4 x 357, and Python's None in the table."""
+    from get_core.model import model_file
+    from tests.trees import make_tree
+
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    store = RunStore(path)
+    base = {"depth": 2, "leaf": "constant", "n_starts": 10, "n_epochs": 3000, "n_alphas": 2}
+    for config in (base, {**base, "time_budget": 10.0, "leaf": "linear"}):
+        params = {"config": config, "seed": 0, "data": {"target": "y", "features": ["x"]}}
+        run_id = store.create_run(params, b"x,y\n", "toy.csv", n_rows=1, n_features=1)
+        store.start_run(run_id)
+        tree, _, _ = make_tree(depth=2, p=1, names=["x"])
+        tree.meta["config"] = {**config, "n_starts": 4, "n_epochs": 357}  # what the race ran, as train records it
+        store.put_json(run_id, "model", model_file.to_dict(tree))
+        store.set_status(run_id, RunStatus.FINISHED, test_r2=0.5, test_rmse=1.0)
+    at = AppTest.from_file(str(ROOT / "pages" / "runs.py"), default_timeout=60).run()
+    assert not at.exception, [e.message for e in at.exception]
+    table = next(d.value for d in at.dataframe if "same" in d.value.columns)
+    same = table["same"].tolist()
+    assert same == sorted(same) and not same[0]  # every differing row before every equal one
+    starts = next(row for row in table.index if "start" in row.lower())
+    assert table.loc[starts, "#2"] == "4 raced" and table.loc[starts, "#1"] == "10"
+    assert not table.isin(["None"]).any().any()

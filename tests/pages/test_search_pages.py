@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from get_core.runs import estimate, worker
+from get_core.config import APP_DEFAULTS
 from get_core.runs.search import tree_key
 from get_core.runs.store import RunStore, default_db_path
 from pages import common
@@ -36,14 +37,14 @@ def test_depth_chosen_for_me_sends_the_depths_up_to_the_deepest_and_names_the_ru
     at.radio(key="cfg_budget").set_value("manual").run()
     at.number_input(key="cfg_starts").set_value(1).run()
     estimate.save_measurement(Path(default_db_path()).parent / "calibration.json",
-                              estimate.shape_key(3, "constant", 1, 1, 30), {"per_epoch": 0.01, "per_stage": 0.5},
+                              estimate.shape_key(3, APP_DEFAULTS.leaf, 1, 1, 30), {"per_epoch": 0.01, "per_stage": 0.5},
                               {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.001})
     at.run()
     assert any("Estimated run time: at most" in c and "a search of up to 4 fits" in c for c in texts(at, "caption"))
     run = _start(at)
     assert run.params["search"] == {"depths": [1, 2, 3], "split_features": None}
     assert run.params["config"]["depth"] == 3 and run.params["config"]["max_split_features"] is None
-    assert run.name == "t.csv · depth chosen from 1 to 3 constant"
+    assert run.name == f"t.csv · depth chosen from 1 to 3 {APP_DEFAULTS.leaf}"
 
 
 @pytest.mark.parametrize("choice, k, search", [("2", 2, None), ("any", None, None),

@@ -43,7 +43,7 @@ def _address_after_choosing(db) -> dict[str, str]:
     widget(at.selectbox, TARGET_LABEL).set_value("target").run()
     widget(at.multiselect, "Features").set_value(columns[1:3]).run()
     at.switch_page("pages/train.py").run()
-    at.slider(key="cfg_depth").set_value(5).run()
+    at.slider(key="cfg_depth").set_value(3).run()  # not the default depth (config.APP_DEFAULTS)
     at.radio(key="cfg_scaling").set_value("robust").run()
     assert_no_traceback(at)
     return {key: (value[0] if isinstance(value, list) else value) for key, value in at.query_params.items()}
@@ -51,13 +51,13 @@ def _address_after_choosing(db) -> dict[str, str]:
 
 def test_a_new_session_on_the_train_pages_address_gets_the_dataset_choices_and_settings_back(db):
     address = _address_after_choosing(db)
-    assert len(address["data"]) == session_url.FINGERPRINT_CHARS and address["train"] == "depth:5,scaling:robust"
+    assert len(address["data"]) == session_url.FINGERPRINT_CHARS and address["train"] == "depth:3,scaling:robust"
 
     at = _train_page(**address)  # a reload: a new session with the same URL
     assert_no_traceback(at)
     assert not any("Data page first" in i for i in texts(at, "info"))
     assert any("Dataset **noise.csv**: 80 rows, 2 model inputs, target 'target'" in c for c in texts(at, "caption"))
-    assert at.slider(key="cfg_depth").value == 5 and at.radio(key="cfg_scaling").value == "robust"
+    assert at.slider(key="cfg_depth").value == 3 and at.radio(key="cfg_scaling").value == "robust"
     assert at.radio(key="cfg_budget").value == DEFAULTS["cfg_budget"]
     assert at.query_params["data"] in (address["data"], [address["data"]])  # the same stored table, not a copy
 
@@ -122,6 +122,8 @@ def test_the_settings_ranges_are_the_train_widgets_own(db):
     at.radio(key="cfg_leaf").set_value("linear").run()  # shows the linear-leaf widgets too
     at.radio(key="cfg_budget").set_value("manual").run()  # and the starts and epochs
     for key, allowed in session_url.SETTINGS.items():
+        if key == "cfg_class_weight":  # a class target's only: tests/pages/test_classes_pages.py
+            continue
         element = next(e for e in at.main if getattr(e, "key", None) == key)
         if isinstance(DEFAULTS[key], bool):
             continue
@@ -129,3 +131,24 @@ def test_the_settings_ranges_are_the_train_widgets_own(db):
             assert len(element.options) == len(allowed), key  # shown through format_func; the values are ALLOWED's
         else:
             assert (element.min, element.max) == pytest.approx(allowed), key
+
+
+def test_hostile_train_settings_in_the_address_are_said_and_the_page_still_renders(db):
+    address = _address_after_choosing(db)
+    at = _train_page(**{**address, "train": "depth:64,n_starts:1000000000,time_budget:-1"})
+    assert_no_traceback(at)
+    assert not texts(at, "error"), texts(at, "error")
+    said = " ".join(texts(at, "warning"))
+    assert "depth cannot be '64'" in said and "'n_starts' is not a Train setting" in said
+    assert "'time_budget' is not a Train setting" in said
+    assert at.slider(key="cfg_depth").value == DEFAULTS["cfg_depth"]
+    assert any("Dataset **noise.csv**" in c for c in texts(at, "caption"))
+
+
+def test_a_deeply_nested_onehot_in_the_address_is_said_in_words_not_a_recursion_error(db):
+    address = _address_after_choosing(db)
+    at = _train_page(**{**address, "onehot": "[" * 5000 + "]" * 5000})
+    assert_no_traceback(at)
+    assert not any("went wrong" in e for e in texts(at, "error")), texts(at, "error")
+    assert any("'onehot' must list some of the table's feature columns" in w for w in texts(at, "warning")), \
+        texts(at, "warning")

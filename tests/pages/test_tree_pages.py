@@ -13,7 +13,7 @@ from get_core.data.encoding import DataSpec
 from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
-from get_core.views import node, summary
+from get_core.views import labels, node, summary
 from pages import common
 from tests.explorer_runs import finished_run
 
@@ -277,11 +277,42 @@ def test_numbers_for_people_have_thousands_separators_and_their_digits(value, di
     assert common.number(value, digits) == shown
 
 
-def test_a_tree_up_to_depth_six_opens_with_its_leaves_and_deeper_ones_with_four_levels(store):
-    at = _page("tree", run=finished_run(store, depth=5, names=NAMES, n_rows=300, name="depth 5"))
+def test_a_tree_opens_with_the_levels_that_stay_readable_fitted_to_the_page(store):
+    """Issue 35, defect 8: the diagram opens fitted to the width of the page with readable text, deeper levels
+    collapsed rather than shrunk ("Fit" drew a depth-4 tree's labels 4 px high)."""
+    from get_core.views import diagram
+
+    for depth, names in ((2, NAMES), (5, NAMES), (7, ["a", "b"])):
+        run_id = finished_run(store, depth=depth, names=names, n_rows=300, name=f"depth {depth}")
+        tree = model_file.from_dict(store.get_json(run_id, "model"))
+        at = _page("tree", run=run_id)
+        _ok(at)
+        levels = at.slider(key="tree_levels").value
+        assert levels == diagram.readable_levels(tree) and at.slider(key="tree_levels").max == min(depth + 1, 7)
+        drawn = diagram.render_svg(diagram.to_dot(tree, diagram.DiagramOptions(levels=levels)))
+        assert diagram.svg_width_px(drawn) * diagram.READABLE <= diagram.OPEN_WIDTH_PX or levels == 2
+        assert depth > 2 or levels == depth + 1  # a small tree opens whole
+        assert depth < 5 or levels < depth + 1  # a deep one with its lower levels collapsed
+
+
+def test_a_one_feature_split_reads_as_a_threshold_in_the_node_panel(store):
+    """Issue 35, defect 4: ``temp ≤ 10.2``, not ``0.2·temp ≤ 0.9``; a 1e-28 weight is not printed."""
+    run_id = finished_run(store, depth=3, names=["temp", "pressure", "wind"], one_feature_root=0, tiny_term=True)
+    tree = model_file.from_dict(store.get_json(run_id, "model"))
+    at = _page("tree", run=run_id, node=1)
     _ok(at)
-    assert at.slider(key="tree_levels").value == 6  # every level, leaves included
-    deep = finished_run(store, depth=7, names=NAMES, n_rows=300, name="deep run")
-    at = _page("tree", run=deep)
+    shown = [c.value for c in at.code]
+    assert f"temp \u2264 {labels.fmt(labels.feature_threshold(tree, 1).value, 4)}" in shown, shown
+    at = _page("tree", run=run_id, node=4)
+    path = next(c.value for c in at.code if c.value.startswith("1. "))
+    assert path.splitlines()[0].startswith("1. temp \u2264 ") and "\u00b7temp" not in path.splitlines()[0]
+    at = _page("tree", run=run_id, node=2)
+    split = next(c.value for c in at.code if "\u2264" in c.value and not c.value.startswith("1. "))
+    assert "wind" not in split and "e-" not in split, split  # node 2's 1e-28 wind term
+
+
+def test_the_export_panel_offers_the_onnx_model_beside_the_code(run_id):
+    at = _page("tree", run=run_id)
     _ok(at)
-    assert at.slider(key="tree_levels").value == 4 and at.slider(key="tree_levels").max == 7  # 8 levels: the top 4
+    buttons = [b.proto.label for b in at.get("download_button")]
+    assert {"Python code", "C code", "ONNX model"} <= set(buttons)

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from get_core.runs import estimate, launch
+from get_core.runs.training import COUNTERPART_MIN_S, MAIN_SHARE
 from tests.runs.test_worker import wait_for
 
 CONFIG = {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 20, "n_alphas": 1}
@@ -86,7 +87,8 @@ def budgeted_calibration(tmp_path, depth: int) -> tuple:
 def test_a_budgeted_search_is_estimated_as_its_budget_shared_over_its_fits(tmp_path):
     cache, config = budgeted_calibration(tmp_path, 3)
     found = estimate.search_estimate(500, 6, {"config": config, "search": {"depths": [1, 2, 3]}}, cache)
-    assert found.training == 10.0 and found.n_fits == 4  # GETRegressorCV shares the budget; it is not per fit
+    # GETRegressorCV shares the run's GET share of the budget (the rest is the baselines'); it is not per fit
+    assert found.training == pytest.approx(10.0 * MAIN_SHARE) and found.n_fits == 4
 
 
 def test_the_estimate_of_a_large_table_counts_its_soft_epochs_at_the_sampled_rows(tmp_path):
@@ -106,5 +108,20 @@ def test_a_long_budgeted_search_is_estimated_at_its_fits_least_share_not_at_the_
     cache, config = budgeted_calibration(tmp_path, 4)
     search = {"depths": [1, 2, 3, 4], "split_features": "auto"}  # 4 depths x 5 k: 20 search fits and the refit
     found = estimate.search_estimate(500, 6, {"config": config, "search": search}, cache)
-    assert found.n_fits == 21 and found.training == pytest.approx(20 * 1.0 + 10.0 / 3)  # a second per search fit
+    assert found.n_fits == 21 and found.training == pytest.approx(20 * 1.0 + 10.0 * MAIN_SHARE / 3)  # a second each
     assert found.seconds == pytest.approx(found.startup + found.training + found.baselines)
+
+
+def test_a_budgeted_run_is_estimated_at_its_budget_baselines_included(tmp_path):
+    """Issue 35: "about 10 s" is the whole run; the GET fit gets its share and the counterpart what the forest
+    leaves; only a forest slower than the rest of the budget makes the run longer."""
+    cache, config = budgeted_calibration(tmp_path, 3)
+    found = estimate.search_estimate(500, 6, {"config": config}, cache)
+    assert found.training == pytest.approx(10.0 * MAIN_SHARE)
+    assert found.training + found.baselines == pytest.approx(10.0)  # forest (1 s) + counterpart: the budget's rest
+    assert found.seconds == pytest.approx(found.startup + 10.0)
+    assert 0.5 < found.training_share < 0.7  # the bar's share for the GET fit
+    estimate.save_measurement(cache, estimate.shape_key(3, "constant", 2, 6, 500), {"per_epoch": 0.01,
+                              "per_stage": 0.5}, {"startup": 3.0, "baselines": 30.0, "baselines_per_row": 0.0})
+    slow = estimate.search_estimate(500, 6, {"config": config}, cache)
+    assert slow.baselines == pytest.approx(30.0 + COUNTERPART_MIN_S)  # a slow forest: said, not hidden

@@ -12,7 +12,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from get_core.runs.store import DB_ENV, RunStore, StoreUnavailable
+from get_core.runs.store import DB_ENV, RunStore, StoreReplaced, StoreUnavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,3 +151,76 @@ def test_the_pages_show_the_stores_sentence_for_a_bad_database(tmp_path, monkeyp
         assert shown == [f"GET_EXPLORER_DB points to '{tmp_path}', which is a directory: set GET_EXPLORER_DB to a "
                          f"file path such as {tmp_path / 'runs.sqlite'}."], page
         assert not at.warning
+
+
+def _remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def test_a_database_deleted_under_an_open_store_is_said_and_never_started_afresh(tmp_path):
+    path = filled_store(tmp_path / "runs.sqlite")
+    store = RunStore(path)
+    assert len(store.list_runs()) == 5
+    _remove_database(path)
+    with pytest.raises(StoreReplaced, match="which was deleted while GET Explorer had it open"):
+        store.list_runs()
+    with pytest.raises(StoreReplaced):
+        store.create_run({"seed": 0}, b"x", "t.bin", n_rows=1, n_features=1)
+    assert not path.exists()  # nothing was written where the runs were
+    store.close()
+
+
+def test_a_database_replaced_under_an_open_store_is_said(tmp_path):
+    path = filled_store(tmp_path / "runs.sqlite")
+    store = RunStore(path)
+    _remove_database(path)
+    filled_store(path, runs=1)  # another, empty-ish store at the same path
+    with pytest.raises(StoreReplaced, match="replaced by another file"):
+        store.list_runs()
+    store.close()
+
+
+@pytest.mark.slow
+def test_a_running_workers_database_deleted_ends_the_worker_with_a_sentence_in_its_log(tmp_path, monkeypatch):
+    from get_core.runs import launch
+    from tests.runs.test_worker import LONG, submit, wait_for
+
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv(DB_ENV, str(path))
+    store = RunStore(path, heartbeat_grace=3.0)
+    run_id = submit(store, LONG)
+    store.start_run(run_id)
+    worker = launch.spawn_worker(store, run_id)
+    wait_for(lambda: store.get_run(run_id).progress > 0, 90)
+    _remove_database(path)
+    worker.wait(timeout=60)
+    log = launch.log_path(store, f"run-{run_id}").read_text()
+    assert "which was deleted while GET Explorer had it open" in log, log[-2000:]
+    assert not path.exists()
+    with pytest.raises(StoreReplaced):
+        store.get_run(run_id)
+    store.close()
+
+
+def test_a_stale_run_on_a_full_disk_names_the_full_disk(tmp_path, monkeypatch):
+    from get_core.runs import dbfile
+    from get_core.runs.records import RunStatus
+
+    store = RunStore(filled_store(tmp_path / "runs.sqlite", runs=1), heartbeat_grace=1.0)
+    run_id = store.list_runs()[0].run_id
+    store.start_run(run_id)
+    monkeypatch.setattr(dbfile, "LOW_DISK_BYTES", 1 << 62)  # every real disk has less free space than this
+    assert store.fail_stale_runs(now=store.get_run(run_id).heartbeat_at + 10) == [run_id]
+    run = store.get_run(run_id)
+    assert run.status is RunStatus.FAILED and "stopped sending heartbeats" in run.error
+    assert f"The disk holding '{tmp_path.resolve()}' is full" in run.error
+    store.close()
+
+
+def test_a_worker_failure_on_a_full_disk_names_the_disk():
+    import errno
+
+    from get_core.runs.training import describe
+
+    assert describe(OSError(errno.ENOSPC, "No space left on device")).startswith("The disk is full")

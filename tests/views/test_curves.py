@@ -75,3 +75,38 @@ def test_before_the_first_rung_a_race_has_one_entry_for_all_its_starts():
     figure = loss_curves_figure(_race(128, set(range(128))))
     assert _legend(figure) == ["starts racing (128)"]
     assert sum(t.legendgroup == "starts racing (128)" for t in figure.data) == 2 * 128  # one click hides them all
+
+
+def _search_points(n_epochs: tuple[int, ...] = (10, 6, 8), starts: int = 2, stages: int = 2) -> list[MetricPoint]:
+    """Points of a search's fits as the worker numbers them: each fit's stages after the earlier fits'."""
+    points, first = [], 0
+    for n in n_epochs:
+        for start in range(starts):
+            for stage in range(stages):
+                for epoch in range(0, n + 1, 2):
+                    g = first + stage
+                    points.append(MetricPoint("optimize", start, g, epoch, g * n + epoch, 5.0, 0.05,
+                                              0.02 / (epoch + 1)))
+        first += stages
+    return points
+
+
+def test_a_searchs_fits_get_a_panel_each_on_their_own_epochs_without_lines_joining_them():
+    """Issue 35, defect 5: 21 fits on one epoch axis, joined by diagonal lines, were unreadable."""
+    fits = [{"first_stage": 0, "name": "depth 1"}, {"first_stage": 2, "name": "depth 2"},
+            {"first_stage": 4, "name": "refit, depth 2"}]
+    figure = loss_curves_figure(_search_points(), fits=fits)
+    assert [a.text for a in figure.layout.annotations][:3] == ["depth 1", "depth 2", "refit, depth 2"]
+    axes = {}
+    for trace in figure.data:
+        axes.setdefault(trace.xaxis, []).append(trace)
+    assert len(axes) == 3 and all(len(traces) == 2 for traces in axes.values())  # one line per start, per panel
+    for traces, n in zip((axes[k] for k in sorted(axes, key=lambda a: int(a[1:] or 1))), (10, 6, 8)):
+        for trace in traces:
+            assert trace.x[0] == 0 and trace.x[-1] == 2 * n  # its own epochs: 0 .. stages x n
+            assert list(trace.x) == sorted(trace.x)  # no jump back: no diagonal join
+
+
+def test_a_single_fit_keeps_the_soft_and_hard_curves():
+    figure = loss_curves_figure(_points(), fits=[{"first_stage": 0, "name": "depth 4"}])
+    assert {t.yaxis for t in figure.data} == {"y", "y2"}

@@ -177,7 +177,8 @@ def test_hostile_names_render_as_parseable_svg_with_their_text_and_clickable_nod
     assert "get-branch" in groups["get-node-1"].get("class") and "get-leaf" in groups["get-node-3"].get("class")
     text = " ".join("".join(t.itertext()) for t in groups["get-node-1"].iter(f"{SVG}text"))
     tooltip = groups["get-node-1"].find(f".//{SVG}a").get("{http://www.w3.org/1999/xlink}title")
-    shown = "".join(" " if ord(ch) < 32 else ch for ch in name)  # control characters as spaces
+    hidden = {"\x00": "\\u0000", "\x07": "\\u0007", "\u202e": "\\u202e", "\u202c": "\\u202c"}  # shown escaped
+    shown = "".join(" " if ch in "\n\r\t" else hidden.get(ch, ch) for ch in name)  # line breaks and tabs as spaces
     in_label = shown if len(shown) <= 60 else shown[:59] + labels.ELLIPSIS
     assert _words(f"2\u00b7{in_label} \u2212 1\u00b7other") in _words(text)
     assert _words(tooltip).startswith(_words(f"node 1: left if 2*{shown[:3000]}"))  # whole, or cut if very long

@@ -58,3 +58,41 @@ def test_without_rows_or_baselines_the_summary_says_what_it_cannot_state():
     rows = np.array([[1.0, 0, 0], [9.0, 0, 0]])
     text = " ".join(summary.summarize(known_tree(), X_test=rows, y_test=[10.0, 31.0]).sentences())
     assert "no random forest was fitted" in text
+
+
+def class_tree() -> ObliqueTree:
+    """``known_tree``'s splits with class leaves: leaves 4 and 6 predict 'no', leaf 5 'yes', leaf 7 is empty;
+    classes 'maybe' (never predicted), 'no', 'yes'."""
+    tree = known_tree()
+    counts = np.array([[0, 70, 30], [0, 45, 15], [0, 25, 15], [0, 27, 3], [0, 9, 21], [0, 25, 15], [0, 0, 0]], float)
+    proba = counts[3:] / np.maximum(counts[3:].sum(axis=1, keepdims=True), 1)
+    proba[3] = proba[2]  # the empty leaf takes its parent's shares
+    return ObliqueTree(weights=tree.weights, thresholds=tree.thresholds, leaf_intercepts=np.zeros(4),
+                       leaf_coefs=np.zeros((4, 3)), n_samples=tree.n_samples, node_values=[0.7] * 6 + [np.nan],
+                       x_min=tree.x_min, x_scale=tree.x_scale, feature_names=tree.feature_names, leaf_type="classes",
+                       classes=["maybe", "no", "yes"], leaf_proba=proba, node_counts=counts)
+
+
+def test_a_classification_summary_names_the_groups_each_class_gets_and_the_largest():
+    s = summary.summarize(class_tree(), target="rain")
+    assert s.groups == (("no", 2), ("yes", 1), ("maybe", 0))
+    rules, groups = s.sentences()[:2]
+    assert "each leaf predicts one class" in rules
+    assert groups == ("The tree predicts 'no' in 2 of its 3 groups and 'yes' in 1; no group predicts 'maybe'; the "
+                      "largest group, leaf 6 with 40 training rows, predicts 'no' with probability 62.5%.")
+
+
+def test_a_classification_summary_states_accuracy_beside_the_forest_and_the_leaves_that_err_most():
+    X = np.array([[1, 0, 0]] * 4 + [[4, 0, 0]] * 2 + [[9, 0, 0]] * 3, dtype=float)  # leaves 4, 5, 6
+    y = np.array(["no", "no", "yes", "yes", "yes", "no", "no", "no", "maybe"])  # wrong: 2 in leaf 4, 1 in 5 and 6
+    forest = {"models": {"random_forest": {"accuracy": 0.6}}}
+    s = summary.summarize(class_tree(), X_test=X, y_test=y, baselines=forest)
+    assert s.accuracy == pytest.approx(5 / 9) and [(w.leaf, w.wrong, w.n_test) for w in s.wrong] == [
+        (4, 2, 4), (5, 1, 2), (6, 1, 3)]
+    comparison, errs = s.sentences()[3:]
+    assert comparison == ("On the 9 test rows set aside before training, the tree classifies 55.6% correctly "
+                          "(accuracy 0.556); a random forest of 100 trees classifies 60% correctly, so the single "
+                          "readable tree gives up 4 percentage points of accuracy.")
+    assert errs == "It errs most in leaf 4 (2 of its 4 test rows misclassified), leaf 5 (1 of 2) and leaf 6 (1 of 3)."
+    without = " ".join(summary.summarize(class_tree(), X_test=X, y_test=y).sentences())
+    assert "no random forest was fitted" in without

@@ -26,8 +26,7 @@ _THOUSANDS_DOTS = re.compile(r"[-+]?[1-9][0-9]{0,2}(\.[0-9]{3})+")
 
 def read_csv(data: bytes, filename: str, delimiter: str | None, training: bool) -> pd.DataFrame:
     text = _line_ends(_decode(data, filename))
-    if "\x00" in text[:4096]:
-        raise DataError(f"'{filename}' is not a text file: upload CSV, Parquet or Excel (.xlsx).")
+    _refuse_nul(text, filename)
     sample = text if len(text) <= SNIFF_CHARS else text[:SNIFF_CHARS].rsplit("\n", 1)[0]
     if delimiter is None:
         delimiter = _sniff_delimiter(sample)
@@ -64,11 +63,13 @@ def read_csv(data: bytes, filename: str, delimiter: str | None, training: bool) 
 
 
 def _line_ends(text: str) -> str:
-    """Lines end with "\n": Windows' "\r\n" and classic Mac OS's lone "\r" become "\n"; a lone "\r" inside a
-    file whose lines end otherwise (a stray one in a name) is a space, as it is in a quoted name."""
+    """Lines end with "\n": Windows' "\r\n" and classic Mac OS's lone "\r" become "\n". Whichever of lone "\r"
+    and "\n" is the more common ends the lines: a few lone "\r" in a file of "\n" lines (a stray one in a name) are
+    spaces, as they are in a quoted name, and a few "\n" in a file of "\r" lines (a last line's, a quoted cell's)
+    stay line breaks."""
     text = text.replace("\r\n", "\n")
     if "\r" in text:
-        text = text.replace("\r", " " if "\n" in text else "\n")
+        text = text.replace("\r", "\n" if text.count("\r") > text.count("\n") else " ")
     return text
 
 
@@ -100,9 +101,26 @@ def _multiline_cells(df: pd.DataFrame) -> tuple[int, int, str] | None:
     return (count, *first) if first else None
 
 
+def _refuse_nul(text: str, filename: str) -> None:
+    """A NUL character: near the start, a binary file; further in, a damaged one, whose column would silently turn
+    into text (pandas reads the NUL as a character). Either way there is no table to read."""
+    at = text.find("\x00")
+    if 0 <= at < 4096:
+        raise DataError(f"'{filename}' is not a text file: upload CSV, Parquet or Excel (.xlsx).")
+    if at >= 0:
+        line = text.count("\n", 0, at) + 1
+        raise DataError(f"'{filename}' holds a NUL character (byte 0) on line {line:,}: a text table never does, so the"
+                        " file is damaged or not text; remove it, or export the table again.")
+
+
 def _decode(data: bytes, filename: str) -> str:
-    """UTF-8 (with or without BOM), UTF-16 with a BOM (Excel's "Unicode Text"), else Windows-1252 (Excel's CSV
+    """UTF-8 (with or without BOM), UTF-32 or UTF-16 with a BOM (Excel's "Unicode Text"), else Windows-1252 (Excel's CSV
     export on Windows: euro sign, typographic quotes), else Latin-1, which decodes any bytes."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        try:
+            return data.decode("utf-32")
+        except UnicodeDecodeError:
+            raise DataError(f"'{filename}' starts like UTF-32 text but is not: save it as UTF-8 CSV.") from None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return data.decode("utf-16")

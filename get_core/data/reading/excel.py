@@ -4,6 +4,7 @@ sheet, a title row above the header skipped, columns of formulas that were never
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 import numpy as np
@@ -67,9 +68,52 @@ def _check_workbook(data: bytes, filename: str) -> bool:
         xml_mb = (limits.MAX_CELLS + 2 * limits.MAX_COLUMNS) * XML_CELL_BYTES >> 20
         upload_bounds.check_zip(archive, filename, max_mb=xml_mb, max_strings_mb=SHARED_STRINGS_MB,
                                 max_ratio=MAX_ZIP_RATIO, ratio_floor_mb=16)
+        declared = _declared_rows(archive)
+        if declared is not None:  # at most a title and a header above the data
+            limits.check_size(max(0, declared - 2), 1, filename)
         return any([upload_bounds.scan_xml(upload_bounds.member_chunks(archive, info, filename), filename,
                                            info.filename)
                     for info in archive.infolist() if info.filename.lower().endswith((".xml", ".rels"))])
+
+
+DIMENSION = re.compile(rb"<(?:\w+:)?dimension\s+ref=\"[A-Z]{1,3}(\d{1,9})(?::[A-Z]{1,3}(\d{1,9}))?\"")
+SHEET_ID = re.compile(rb"<(?:\w+:)?sheet\b[^>]*?\s(?:\w+:)?id=\"([^\"]+)\"")
+
+
+def _declared_rows(archive: zipfile.ZipFile) -> int | None:
+    """The rows the first sheet declares in its ``<dimension ref="A1:S2500000"/>`` (which comes before its data), read
+    from the sheet's first 64 KB: a 2.5-million-row sheet is refused in a moment instead of after two minutes of
+    streaming and parsing. None when the sheet or its dimension is not found (it is optional); the limits are then
+    checked after parsing, as before."""
+    sheet = _first_sheet(archive)
+    if sheet is None:
+        return None
+    with archive.open(sheet) as member:
+        found = DIMENSION.search(member.read(1 << 16))
+    if found is None:
+        return None
+    first, last = int(found.group(1)), int(found.group(2) or found.group(1))
+    return abs(last - first) + 1
+
+
+def _first_sheet(archive: zipfile.ZipFile) -> zipfile.ZipInfo | None:
+    """The zip part of the workbook's first sheet (what ``read_excel(sheet_name=0)`` reads): the first ``<sheet>`` of
+    xl/workbook.xml, through its relationship id to xl/_rels/workbook.xml.rels."""
+    names = {info.filename: info for info in archive.infolist()}
+    try:
+        book = b"".join(upload_bounds.member_chunks(archive, names["xl/workbook.xml"], "workbook"))
+        rels = b"".join(upload_bounds.member_chunks(archive, names["xl/_rels/workbook.xml.rels"], "workbook"))
+    except KeyError:
+        return names.get("xl/worksheets/sheet1.xml")
+    found = SHEET_ID.search(book)
+    if found is None:
+        return None
+    rel = re.search(rb"<(?:\w+:)?Relationship\b[^>]*\bId=\"" + re.escape(found.group(1)) + rb"\"[^>]*>", rels)
+    target = rel and re.search(rb"\bTarget=\"([^\"]+)\"", rel.group(0))
+    if not target:
+        return None
+    path = target.group(1).decode("utf-8", "replace")
+    return names.get(path.lstrip("/") if path.startswith("/") else f"xl/{path}")
 
 
 def _formula_columns(data: bytes) -> list[int]:

@@ -22,11 +22,11 @@ namespace {
 constexpr int T = 32;  // rows per tile (measured: 32 is ~3x faster than 16 on this machine, 64+ no better)
 
 struct Shape {
-    int B, S, n, p1, depth, linear;
+    int B, S, n, p1, depth, linear, classes;
     int N() const { return (1 << depth) - 1; }
     int L() const { return 1 << depth; }
     int M() const { return B * S; }
-    int leaf_width() const { return linear ? p1 : 1; }
+    int leaf_width() const { return linear ? p1 : (classes ? classes + 1 : 1); }
     long scratch() const { return (long)N() * p1 + (long)L() * leaf_width() + 1; }
 };
 
@@ -90,6 +90,10 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
         }
         float pred[T];
         const float* k = leafp + (long)l * lw;
+        if (sh.classes) {  // R = A_l + G_l[class of the row]: leafp holds [G_l (C), A_l] (see native.py)
+            for (int r = 0; r < T; ++r) Rl[r] = k[sh.classes] + k[(int)yt[r]];
+            continue;
+        }
         if (sh.linear) {
             for (int r = 0; r < T; ++r) pred[r] = 0.f;
             for (int j = 0; j < p1; ++j) {
@@ -134,6 +138,14 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
     for (int l = 0; l < L; ++l) {
         if (!reached[N + l]) continue;
         const float* Ql = Q + (long)(N + l) * T;
+        if (sh.classes) {  // per leaf: the reach summed by the rows' class, and in all (g_leaf [QY (C), reach])
+            float* g = lacc + (long)l * lw * T;
+            for (int r = 0; r < T; ++r) {
+                g[(long)((int)yt[r]) * T + r] += Ql[r];
+                g[(long)sh.classes * T + r] += Ql[r];
+            }
+            continue;
+        }
         const float* rl = res + (long)l * T;
         float e[T];
         for (int r = 0; r < T; ++r) e[r] = Ql[r] * rl[r];
@@ -162,10 +174,11 @@ class FlushDenormals {
 }  // namespace
 
 // n_rows[b] <= n real rows of problem b (its padding rows, all of weight 0, are skipped).
-extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear, const float* Xa, const float* y,
-                             const float* w, const long* n_rows, const float* split, const float* leafp, float* loss,
-                             float* g_split, float* g_leaf, int n_threads) {
-    const Shape sh{B, S, n, p1, depth, linear};
+// classes > 0: classification, y holds each row's class index (as a float) and leafp / g_leaf are C + 1 wide.
+extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear, int classes, const float* Xa,
+                             const float* y, const float* w, const long* n_rows, const float* split,
+                             const float* leafp, float* loss, float* g_split, float* g_leaf, int n_threads) {
+    const Shape sh{B, S, n, p1, depth, linear, classes};
     if (p1 > 64) return 1;
     const FlushDenormals calling_thread;
     const int M = sh.M(), N = sh.N(), L = sh.L(), lw = sh.leaf_width();

@@ -3,12 +3,14 @@
 // diagram.with_node_names), selected: node id or null}.
 // A click on a node, or Enter / Space on a focused node, sets the trigger value "clicked" to its heap id; Tab and the
 // arrow keys move the focus between nodes.
-// The picture pans (drag) and zooms (wheel, the +/- buttons) inside a fixed viewport at a readable scale instead of
-// shrinking to the width; "Fit" shows it whole, "100%" at its natural size. A click that ends a drag selects nothing.
+// The picture opens fitted to the width of its box (as wide as the page; the page opens a tree with as many levels as
+// stay readable so), or, when that would shrink its text below READABLE, at READABLE with the selected node (or the
+// root) in the middle; it pans (drag) and zooms (wheel, the +/- buttons); "Fit" shows it whole, "100%" at its
+// natural size. A click that ends a drag selects nothing.
 const PREFIX = "get-node-";
 const MIN_SCALE = 0.05;
 const MAX_SCALE = 4;
-const READABLE = 0.75; // the smallest scale a new picture opens at: 10 pt labels stay about 10 px high
+const READABLE = 0.6; // the smallest scale a new picture opens at: 10 pt labels stay about 8 px high (pages/tree.py)
 const DRAG_PX = 5; // a press that moves farther than this pans instead of clicking
 const MARGIN = 40; // px of picture that panning always leaves in view
 const STEP = 1.25; // zoom factor of a button press or a wheel notch
@@ -84,15 +86,15 @@ function toPx(value) {
   return parseFloat(match[1]) * (match[2] === "pt" ? 4 / 3 : 1);
 }
 
-// A new picture: the viewport's height follows it (within 72% of the window) and it opens whole when that is
-// readable, else at READABLE with the selected node (or the root) in the middle.
+// A new picture: it opens fitted to the width when that is readable, else at READABLE with the selected node (or the
+// root) in the middle; the viewport's height follows it (within 72% of the window; a taller one shows its top).
 function open(host, chosen) {
   const view = host.querySelector(".get-tree-view");
   const pic = host._pic;
   const width = view.clientWidth || 600;
   const tallest = Math.max(240, Math.round(window.innerHeight * 0.72));
-  const whole = Math.min(1, width / pic.w, tallest / pic.h);
-  const scale = Math.max(whole, Math.min(1, READABLE));
+  const whole = Math.min(1, width / pic.w);
+  const scale = Math.max(whole, READABLE);
   view.style.height = Math.max(200, Math.min(tallest, Math.ceil(pic.h * scale) + 8)) + "px";
   const focus = chosen || view.querySelector("#" + PREFIX + "1");
   const centre = focus ? centreOf(focus, pic) : { x: pic.w / 2, y: 0 }; // at the scale drawn so far

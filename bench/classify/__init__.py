@@ -1,0 +1,1 @@
+"""The classification benchmark (issue 32): ``python -m bench.classify``."""

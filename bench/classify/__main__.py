@@ -1,0 +1,3 @@
+from bench.classify.run import main
+
+main()

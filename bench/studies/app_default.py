@@ -1,0 +1,174 @@
+"""The app's default run on the shared datasets, through the worker's own code path (``runs.training.train_run``).
+
+Each cell trains what the Train page launches with its defaults (``app_params``: depth, leaves, budget, features per
+split from ``GETConfig``; the "about 10 s" budget) on one dataset and seed, end to end: the 75/25 split, encoding,
+the GET fit, CART, the forest and the GET counterpart the Compare page shows. It records the test R2 of GET, the
+forest and CART of that run, a HistGradientBoosting fitted on the same split, the wall time from start to ending (the
+time a user waits, baselines included), the progress reports' shape (did the bar ever move backwards, how long it
+stood still) and the features per split. ``--set key=value`` overrides a config setting, to try other defaults.
+
+Examples:
+  python -m bench.studies.app_default --seeds 0 --datasets airfoil_self_noise abalone
+  python -m bench.studies.app_default --seeds 0 1 2
+  python -m bench.studies.app_default --set depth=6 --set leaf=linear --seeds 0
+  python -m bench.studies.app_default --report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from bench.common import DEFAULT_DATA_DIR, RESULTS_DIR, CellStore, command_parser, find_datasets
+from get_core.config import APP_DEFAULTS as DEFAULTS
+from get_core.data.columns import to_parquet_bytes
+from get_core.data.encoding import DataSpec, prepare, usable_rows
+from get_core.runs.channel import Ending
+from get_core.runs.training import regression_scores, split_rows, train_run
+
+RESULTS = RESULTS_DIR / "app-default.jsonl"
+APP_BUDGET_S = DEFAULTS.time_budget  # the Train page's default budget, "about 10 s" (pages/train.py BUDGETS)
+
+
+def app_params(target: str, features: Sequence[str], seed: int = 0, **overrides: Any) -> dict:
+    """The run parameters the Train page sends with its defaults (one tree of the default depth and features per
+    split, the "about 10 s" budget, a quarter of the rows to test), with ``overrides`` of config settings."""
+    config = {"depth": DEFAULTS.depth, "leaf": DEFAULTS.leaf, "linear_leaves": DEFAULTS.linear_leaves,
+              "clip_leaves": DEFAULTS.clip_leaves, "n_starts": DEFAULTS.n_starts, "n_epochs": DEFAULTS.n_epochs,
+              "time_budget": DEFAULTS.time_budget, "alpha_range": list(DEFAULTS.alpha_range),
+              "n_alphas": DEFAULTS.n_alphas, "learning_rate": DEFAULTS.learning_rate, "l1": DEFAULTS.l1, "polish": "auto", "device": "auto",
+              "scaling": DEFAULTS.scaling, "max_split_features": DEFAULTS.max_split_features, **overrides}
+    return {"data": DataSpec(target=target, features=tuple(features)).to_dict(), "seed": seed,
+            "test_fraction": 0.25, "config": config}
+
+
+@dataclass
+class MemoryChannel:
+    """A run's channel kept in memory: its artifacts and each progress report with the time it came."""
+
+    started: float = field(default_factory=time.perf_counter)
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    reports: list[tuple[float, float, str | None]] = field(default_factory=list)  # (seconds, progress, phase)
+
+    def report(self, *, progress: float, phase: str | None = None, **_: Any) -> bool:
+        self.reports.append((time.perf_counter() - self.started, float(progress), phase))
+        return False
+
+    def put_json(self, name: str, value: Any) -> None:
+        self.artifacts[name] = json.loads(json.dumps(value))
+
+    def cancelled(self) -> bool:
+        return False
+
+    def ended_elsewhere(self) -> bool:
+        return False
+
+    def on_stop(self, ending: Ending) -> None:
+        pass
+
+
+def longest_still(reports: list[tuple[float, float, str | None]], wall: float) -> float:
+    """The longest time the progress bar stood at one value (seconds), up to the run's end."""
+    still, since, last = 0.0, 0.0, None
+    for t, progress, _ in [*reports, (wall, 1.0, None)]:
+        if last is None or progress > last + 1e-9:
+            still, since, last = max(still, t - since), t, progress
+    return still
+
+
+def run_cell(path: Path, seed: int, overrides: dict, budget: float = APP_BUDGET_S) -> dict:
+    frame = pd.read_csv(path)
+    target, features = "target", [c for c in frame.columns if c != "target"]
+    params = app_params(target, features, seed, **{"time_budget": budget, **overrides})
+    channel = MemoryChannel()
+    ending = train_run(to_parquet_bytes(frame), params, channel)
+    wall = time.perf_counter() - channel.started
+    models = channel.artifacts["baselines"]["models"]
+    spec = DataSpec.from_dict(params["data"])
+    train_idx, test_idx = split_rows(len(usable_rows(frame, spec)), 0.25, seed)
+    prepared = prepare(frame, spec, fit_rows=train_idx)
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    hgb = HistGradientBoostingRegressor(random_state=seed).fit(prepared.X[train_idx], prepared.y[train_idx])
+    widths = np.count_nonzero(np.asarray(channel.artifacts["model"]["weights"]), axis=1)
+    progress = [p for _, p, _ in channel.reports]
+    return {"dataset": path.stem, "seed": seed, "overrides": overrides, "budget": budget,
+            "depth": params["config"]["depth"], "leaf": params["config"]["leaf"], "status": ending.status.value,
+            "get_r2": ending.scores[0], "forest_r2": models["random_forest"]["r2"], "cart_r2": models["cart"]["r2"],
+            "hgb_r2": regression_scores(prepared.y[test_idx], hgb.predict(prepared.X[test_idx]))[0],
+            "counterpart_r2": next((models[k]["r2"] for k in ("get_sparse", "get_dense") if k in models), None),
+            "wall_s": wall, "features_per_split": float(widths.mean()), "max_features_per_split": int(widths.max()),
+            "progress_backwards": bool(np.any(np.diff(progress) < -1e-9)),
+            "longest_still_s": longest_still(channel.reports, wall), "n_rows": len(frame)}
+
+
+def parse_overrides(items: Sequence[str]) -> dict:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or key not in DEFAULTS.__dataclass_fields__:
+            raise SystemExit(f"--set {item}: expected SETTING=VALUE with a GETConfig setting")
+        out[key] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
+    return out
+
+
+def report(records: list[dict]) -> str:
+    lines = ["| dataset | seed | budget s | depth, leaves | GET | forest | HGB | CART | GET - forest | wall s | still s | "
+             "features/split |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        lines.append(f"| {r['dataset']} | {r['seed']} | {r.get('budget', APP_BUDGET_S):g} | {r['depth']}, {r['leaf']} "
+                     f"| {100 * r['get_r2']:.2f} | {100 * r['forest_r2']:.2f} | {100 * r['hgb_r2']:.2f} | "
+                     f"{100 * r['cart_r2']:.2f} | {100 * (r['get_r2'] - r['forest_r2']):+.2f} | {r['wall_s']:.1f} | "
+                     f"{r['longest_still_s']:.1f} | {r['features_per_split']:.1f} |")
+    by = {}
+    for r in records:
+        key = f"depth {r['depth']}, {r['leaf']} leaves, {r.get('budget', APP_BUDGET_S):g} s"
+        by.setdefault(key, []).append(r)
+    for key, rows in by.items():
+        gap = np.mean([r["get_r2"] - r["forest_r2"] for r in rows])
+        lines.append(f"\n{key}: {len(rows)} cells, mean GET - forest "
+                     f"{100 * gap:+.2f} points, GET - HGB "
+                     f"{100 * np.mean([r['get_r2'] - r['hgb_r2'] for r in rows]):+.2f}, median wall "
+                     f"{np.median([r['wall_s'] for r in rows]):.1f} s (max {max(r['wall_s'] for r in rows):.1f})")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = command_parser(__doc__, "bench.studies.app_default")
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--datasets", nargs="*", default=None, help="names or globs (default: all)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
+                        help="a GETConfig setting other than the app's default (repeatable)")
+    parser.add_argument("--budget", type=float, default=APP_BUDGET_S,
+                        help="the run's seconds, baselines included (default: the app's %(default)s)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
+    args = parser.parse_args(argv)
+    store = CellStore(args.out)
+    if args.report:
+        print(report(list(store.load().values())))
+        return
+    overrides = parse_overrides(args.set)
+    done = store.load()
+    for path in find_datasets(args.data_dir, args.datasets):
+        for seed in args.seeds:
+            config = app_params("target", [], seed, **{"time_budget": args.budget, **overrides})["config"]
+            key = f"{path.stem}|{seed}|{json.dumps(config, sort_keys=True)}"  # the run's settings, not the flags
+            if key in done:
+                continue
+            record = run_cell(path, seed, overrides, args.budget)
+            store.append({"key": key, **record})
+            print(f"{path.stem} seed {seed}: GET {record['get_r2']:.4f} forest {record['forest_r2']:.4f} "
+                  f"HGB {record['hgb_r2']:.4f} wall {record['wall_s']:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

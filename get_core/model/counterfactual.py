@@ -1,0 +1,439 @@
+"""Counterfactuals: the smallest change to one row that gives the prediction wanted, exactly, for an oblique tree.
+
+Every leaf of an oblique tree is a polytope, the half-spaces ``w·xs <= b`` (left) and ``w·xs > b`` (right) along its
+path, so the nearest row that lands in a leaf whose output meets the goal is a small linear program per leaf
+(Carreira-Perpiñán and Hada, "Counterfactual Explanations for Oblique Decision Trees: Exact, Efficient Algorithms",
+AAAI 2021). A linear leaf adds one more linear constraint: its line, clamped to the leaf's bounds, must land in the
+goal. ``counterfactual`` searches the tree best first instead of solving every leaf: a node's lower bound is the cost
+of the dearest single half-space on its path (a fractional knapsack: exact for one half-space within the bounds),
+raised to the exact cost of the node's own polytope once the node is reached, and a subtree whose bound cannot beat
+the best answer found so far is never opened. Programs are solved by HiGHS: ``scipy.optimize.linprog`` for L1 and
+L-infinity, ``scipy.optimize.milp`` when integers enter (a cap on the number of changed features; one-hot categories,
+which switch whole, never to a half of two). Every answer is confirmed by ``predict``: right branches are strict, so
+an answer keeps a small margin from the splits, widened if rounding still lands it on the wrong side.
+
+Units: the programs work in the model's scaled units (``xs = (x - x_min) / x_scale``, where splits live); distances
+are reported in cost units: by default a numeric feature's change divided by its spread (its standard deviation over
+``reference`` rows when given, else the span the model scales it by: the training range under min-max scaling, the
+1st-99th percentiles under robust scaling) and a category switch costing 1. Bounds default to that span as well,
+widened to hold the row's own value, so a feature left alone is always allowed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from get_core.data.columns import DataError
+from get_core.data.encoding import Encoding
+from get_core.model import model_file
+from get_core.model.counterfactual_programs import Goal, Group, Space, search
+from get_core.model.tree import ObliqueTree
+
+NORMS = ("l1", "linf")
+
+class CounterfactualError(DataError):
+    """No row meets the goal under the constraints given, or the request itself is malformed; the message says
+    which and what to change."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One feature the answer changes: a numeric model input (``change`` = needed - now) or a categorical column
+    switching level (``now`` and ``needed`` are levels, ``change`` None; ``now`` None for a level training never had)."""
+
+    feature: str
+    now: float | str | None
+    needed: float | str
+    change: float | None
+
+
+@dataclass(frozen=True)
+class Counterfactual:
+    """The nearest row that meets the goal: ``x`` (model inputs, original units), its ``prediction`` and ``leaf``
+    (heap id), its ``distance`` from the row asked about (cost units), and ``changes``, the dearest first."""
+
+    x: np.ndarray
+    prediction: Any
+    distance: float
+    leaf: int
+    changes: tuple[Change, ...]
+    programs: int  # linear or mixed-integer programs solved on the way (the search's effort)
+
+
+def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str | int] = (),
+                   bounds: Mapping[str | int, tuple[float | None, float | None]] | None = None,
+                   max_changes: int | None = None, costs: Any = None, norm: str = "l1",
+                   encoding: Encoding | None = None, reference: Any = None, leaf: int | None = None) -> Counterfactual:
+    """The smallest change to row ``x`` that makes ``model`` predict ``goal``; exact (see the module docstring).
+
+    Parameters
+    ----------
+    model : ObliqueTree or fitted estimator
+        The tree, or an estimator holding it in ``tree_``.
+    x : array-like of shape (n_features,)
+        The row, model inputs in the model's feature order and original units.
+    goal : tuple (low, high) or class label
+        Regression: the range the prediction must land in, either end None (``(None, 40.0)``: at most 40).
+        Classification: the class the prediction must be. May be None only with ``leaf``.
+    locked : iterable of str or int
+        Features that may not change: model input names or indices, or categorical columns (all their levels).
+    bounds : mapping, optional
+        Feature -> (low, high) in original units that the answer must respect; a None end keeps the default, the
+        span the model scales the feature by, widened to hold the row's value.
+    max_changes : int, optional
+        At most this many features change (a categorical column counts once); solved as a mixed-integer program.
+    costs : mapping or array-like, optional
+        Cost per original unit of each numeric feature (by name or as an array in feature order; for a categorical
+        column by name, the cost of switching it). Default: 1 / spread (see the module docstring), switches 1.
+    norm : {"l1", "linf"}
+        The distance: the sum of the weighted changes, or the largest one.
+    encoding : Encoding, optional
+        How raw columns became model inputs, so one-hot columns switch whole; by default the one saved with the
+        model (``model_file.model_encoding``), else every input is numeric.
+    reference : array-like of shape (n, n_features), optional
+        Rows (e.g. the training rows) whose standard deviations set the default costs.
+    leaf : int, optional
+        Only this leaf (heap id) may hold the answer: the shortest way into it.
+
+    Returns
+    -------
+    Counterfactual
+
+    Raises
+    ------
+    CounterfactualError
+        When the request is malformed or no row meets the goal under the constraints; the message says why.
+    """
+    tree = _tree_of(model)
+    x = _row(tree, x)
+    if norm not in NORMS:
+        raise CounterfactualError(f"norm must be one of {NORMS}; got {norm!r}.")
+    if max_changes is not None and (isinstance(max_changes, bool) or not isinstance(max_changes, (int, np.integer))
+                                    or max_changes < 1):
+        raise CounterfactualError(f"max_changes must be a whole number of at least 1 (or None); got {max_changes!r}.")
+    if encoding is None:
+        encoding = _saved_encoding(tree)
+    space = _space(tree, x, encoding, set(_indices(tree, encoding, locked, "locked")), bounds or {},
+                   _costs(tree, encoding, costs, reference), norm, max_changes)
+    best, programs = search(space, _goal(tree, goal, leaf))
+    if best is None:
+        raise CounterfactualError(_blocked(tree, goal, leaf, space))
+    new_x, distance, _ = best  # confirmed by predict; the leaf as apply routes it (the search's screen agrees but
+    # for rounding on a split)
+    return Counterfactual(x=new_x, prediction=tree.predict(new_x[None])[0], distance=distance,
+                          leaf=int(tree.apply(new_x[None])[0]), changes=_changes(space, new_x), programs=programs)
+
+
+# ---------------------------------------------------------------------------------------------- the request
+def _tree_of(model: Any) -> ObliqueTree:
+    if isinstance(model, ObliqueTree):
+        return model
+    tree = getattr(model, "tree_", None)
+    if isinstance(tree, ObliqueTree):
+        return tree
+    raise CounterfactualError(f"model must be an ObliqueTree or a fitted GET estimator; got {type(model).__name__}"
+                              + (" that is not fitted yet: call fit first." if hasattr(model, "fit") else "."))
+
+
+def _row(tree: ObliqueTree, x: Any) -> np.ndarray:
+    try:
+        row = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise CounterfactualError("x must be one row of numbers, the model's inputs in order.") from None
+    if row.shape != (tree.n_features,):
+        raise CounterfactualError(f"x must be one row of {tree.n_features} numbers (the model's inputs in order); "
+                                  f"got shape {row.shape}.")
+    bad = np.flatnonzero(~np.isfinite(row))
+    if bad.size:
+        raise CounterfactualError(f"x holds no usable value for feature '{tree.feature_names[bad[0]]}' "
+                                  f"({row[bad[0]]}): give every feature a finite number.")
+    return row
+
+
+def _saved_encoding(tree: ObliqueTree) -> Encoding | None:
+    try:
+        return model_file.model_encoding(tree)
+    except model_file.ModelFormatError:  # a hand-edited encoding: treat every input as numeric
+        return None
+
+
+def _names(tree: ObliqueTree, encoding: Encoding | None) -> dict[str, list[int]]:
+    """Every name a caller may use for features: model inputs, and categorical columns (all their inputs)."""
+    names = {name: [j] for j, name in enumerate(tree.feature_names)}
+    for column, levels in (encoding.categories.items() if encoding is not None else ()):
+        names[column] = [tree.feature_names.index(f"{column}={level}") for level in levels]
+    return names
+
+
+def _indices(tree: ObliqueTree, encoding: Encoding | None, keys: Iterable[str | int], what: str) -> list[int]:
+    names, found = _names(tree, encoding), []
+    for key in keys:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if not 0 <= key < tree.n_features:
+                raise CounterfactualError(f"{what}: feature index {key} is out of range; the model has "
+                                          f"{tree.n_features} features (0 to {tree.n_features - 1}).")
+            found.append(int(key))
+        elif isinstance(key, str) and key in names:
+            found.extend(names[key])
+        else:
+            shown = ", ".join(f"'{n}'" for n in list(names)[:10]) + (" ..." if len(names) > 10 else "")
+            raise CounterfactualError(f"{what}: '{key}' is not a feature of the model; its features are {shown}.")
+    return found
+
+
+def _costs(tree: ObliqueTree, encoding: Encoding | None, costs: Any, reference: Any) -> np.ndarray:
+    """Cost per original unit of each model input; a categorical column's inputs hold its switching cost."""
+    spread = tree.x_scale.copy()
+    if reference is not None:
+        std = np.std(np.asarray(reference, dtype=np.float64), axis=0)
+        if std.shape != spread.shape:
+            raise CounterfactualError(f"reference must hold rows of {tree.n_features} features; got shape "
+                                      f"{np.shape(reference)}.")
+        spread = np.where(std > 0, std, spread)
+    per_unit = 1.0 / spread
+    for column in (encoding.categories if encoding is not None else {}):
+        per_unit[_names(tree, encoding)[column]] = 1.0
+    if costs is None:
+        return per_unit
+    if isinstance(costs, Mapping):
+        for key, value in costs.items():
+            per_unit[_indices(tree, encoding, [key], "costs")] = _positive(value, f"costs['{key}']")
+        return per_unit
+    given = np.asarray(costs, dtype=np.float64)
+    if given.shape != per_unit.shape:
+        raise CounterfactualError(f"costs must be a mapping of features to costs or {tree.n_features} numbers; got "
+                                  f"shape {given.shape}.")
+    for j, value in enumerate(given):
+        _positive(value, f"costs for '{tree.feature_names[j]}'")
+    return given
+
+
+def _positive(value: Any, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not (np.isfinite(number) and number > 0):
+        raise CounterfactualError(f"{what} must be a finite number above 0; got {value!r}.")
+    return number
+
+
+def _leaves_meeting(tree: ObliqueTree, goal: Any, leaf: int | None) -> np.ndarray:
+    """(L,) bool: the leaves whose output can meet ``goal`` (a linear leaf: somewhere; ``_goal_lines`` then
+    says where), restricted to ``leaf`` when given."""
+    L = tree.n_leaves
+    if leaf is not None and not (isinstance(leaf, (int, np.integer)) and L <= leaf < 2 * L):
+        raise CounterfactualError(f"leaf must be a leaf's node number, {L} to {2 * L - 1}; got {leaf!r}.")
+    if goal is None:
+        if leaf is None:
+            raise CounterfactualError("Say what the prediction should be: a goal range (low, high) or a class, "
+                                      "or a leaf to reach.")
+        meets = np.ones(L, dtype=bool)
+    elif _is_classifier(tree):
+        meets = tree.leaf_class_index == _class_index(tree, goal)
+    else:
+        low, high = _goal_range(goal)
+        lo, hi = _leaf_output_ranges(tree)
+        meets = (hi >= low) & (lo <= high)
+    if leaf is not None:
+        meets &= np.arange(L, 2 * L) == leaf
+    return meets
+
+
+def _is_classifier(tree: ObliqueTree) -> bool:
+    return bool(getattr(tree, "is_classifier", False))
+
+
+def _class_index(tree: ObliqueTree, goal: Any) -> int:
+    label = goal.item() if isinstance(goal, np.generic) else goal
+    if label not in tree.classes:
+        shown = ", ".join(repr(c) for c in tree.classes[:10])
+        raise CounterfactualError(f"The goal {goal!r} is not a class of this model; its classes are {shown}.")
+    return list(tree.classes).index(label)
+
+
+def _goal_range(goal: Any) -> tuple[float, float]:
+    """(low, high) of a regression goal, open ends as infinities."""
+    if isinstance(goal, (str, bytes)) or not isinstance(goal, Sequence) or len(goal) != 2:
+        raise CounterfactualError(f"A regression goal is a range (low, high) of the prediction, either end None "
+                                  f"(e.g. (None, 40.0) for 'at most 40'); got {goal!r}.")
+    ends = []
+    for end, missing in zip(goal, (-np.inf, np.inf)):
+        try:
+            ends.append(missing if end is None else float(end))
+        except (TypeError, ValueError):
+            ends.append(float("nan"))
+    low, high = ends
+    if np.isnan(low) or np.isnan(high) or low > high or (np.isinf(low) and np.isinf(high)) \
+            or low == np.inf or high == -np.inf:
+        raise CounterfactualError(f"A regression goal needs low <= high, finite numbers or None, and at least one "
+                                  f"end; got {goal!r}.")
+    return low, high
+
+
+def _leaf_output_ranges(tree: ObliqueTree) -> tuple[np.ndarray, np.ndarray]:
+    """(L,) lowest and highest prediction each leaf can give, original units: a constant leaf's value, a linear
+    leaf's clamp (unbounded where it has none)."""
+    lo, hi = tree.leaf_lower.copy(), tree.leaf_upper.copy()
+    constant = ~np.any(tree.leaf_coefs != 0, axis=1) | (tree.leaf_type == "constant")
+    value = np.clip(tree.leaf_intercepts, tree.leaf_lower, tree.leaf_upper)
+    lo[constant], hi[constant] = value[constant], value[constant]
+    return tree.y_min + tree.y_scale * lo, tree.y_min + tree.y_scale * hi
+
+
+# ---------------------------------------------------------------------------------------------- the row's freedom
+def _space(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, locked: set[int],
+           bounds: Mapping[str | int, tuple[float | None, float | None]], costs: np.ndarray, norm: str,
+           max_changes: int | None) -> Space:
+    """The programs' variables for row ``x``: what may move, within which bounds, at what cost."""
+    groups = _groups(tree, x, encoding, locked, costs)
+    in_groups = {int(j) for g in _all_groups(tree, encoding) for j in g}
+    numeric = np.array([j for j in range(tree.n_features) if j not in locked and j not in in_groups], dtype=np.int64)
+    low, high = _bounds(tree, x, encoding, bounds, locked, in_groups)
+    return Space(tree, x, numeric, groups, low, high, costs, norm, max_changes)
+
+
+def _groups(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, locked: set[int],
+            costs: np.ndarray) -> list[Group]:
+    """The one-hot columns that may switch (every one not locked), the row's level in each checked."""
+    groups = []
+    for column, inputs in zip(encoding.categories if encoding is not None else (), _all_groups(tree, encoding)):
+        values = x[inputs]
+        if not np.all((values == 0) | (values == 1)) or values.sum() > 1:
+            raise CounterfactualError(f"Column '{column}' is one-hot encoded, so its inputs must be 0 or 1 with at "
+                                      f"most one 1; x holds {values.tolist()}.")
+        if set(inputs.tolist()) & locked:
+            continue
+        current = int(np.argmax(values)) if values.sum() == 1 else -1
+        groups.append(Group(column, inputs, tuple(encoding.categories[column]), current, float(costs[inputs[0]])))
+    return groups
+
+
+def _all_groups(tree: ObliqueTree, encoding: Encoding | None) -> list[np.ndarray]:
+    if encoding is None:
+        return []
+    names = _names(tree, encoding)
+    return [np.array(names[column], dtype=np.int64) for column in encoding.categories]
+
+
+def _bounds(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, bounds: Mapping, locked: set[int],
+            in_groups: set[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of every input, original units: the model's span widened to hold x, then ``bounds``."""
+    low = np.minimum(tree.x_min, x)
+    high = np.maximum(tree.x_min + tree.x_scale, x)
+    for key, pair in bounds.items():
+        found = _indices(tree, encoding, [key], "bounds")
+        if len(found) != 1 or found[0] in in_groups:
+            raise CounterfactualError(f"bounds: '{key}' is a categorical column; bounds apply to numeric features "
+                                      "(lock the column to keep its level).")
+        j = found[0]
+        name = tree.feature_names[j]
+        if not (isinstance(pair, Sequence) and len(pair) == 2):
+            raise CounterfactualError(f"bounds['{name}'] must be a pair (low, high), either None; got {pair!r}.")
+        for end, target in zip(pair, (low, high)):
+            if end is not None:
+                try:
+                    target[j] = float(end)
+                except (TypeError, ValueError):
+                    target[j] = np.nan
+        if not (np.isfinite(low[j]) and np.isfinite(high[j]) and low[j] <= high[j]):
+            raise CounterfactualError(f"bounds['{name}'] must be finite numbers with low <= high; got {pair!r}.")
+        if j in locked and not low[j] <= x[j] <= high[j]:
+            raise CounterfactualError(f"Feature '{name}' is locked at {x[j]:g}, outside its bounds "
+                                      f"[{low[j]:g}, {high[j]:g}]: unlock it or widen the bounds.")
+    return low, high
+
+
+def _changes(space: Space, new: np.ndarray) -> tuple[Change, ...]:
+    """The moves from the row to ``new``, the dearest first."""
+    x, found = space.x, []
+    for j in space.numeric:
+        if new[j] != x[j]:
+            found.append((space.costs[j] * abs(new[j] - x[j]),
+                          Change(space.tree.feature_names[j], float(x[j]), float(new[j]), float(new[j] - x[j]))))
+    for g in space.groups:
+        if np.any(new[g.inputs] != x[g.inputs]):
+            now = g.levels[g.current] if g.current >= 0 else None
+            found.append((g.cost, Change(g.column, now, g.levels[int(np.argmax(new[g.inputs]))], None)))
+    found.sort(key=lambda item: -item[0])
+    return tuple(change for _, change in found)
+
+
+# ---------------------------------------------------------------------------------------------- the goal
+def _goal(tree: ObliqueTree, goal: Any, leaf: int | None) -> Goal:
+    """The leaves that meet ``goal`` (or are ``leaf``), their lines, and the check by ``predict``."""
+    meets = _leaves_meeting(tree, goal, leaf)
+    if not meets.any():
+        raise CounterfactualError(_unreachable(tree, goal, leaf))
+    if goal is None:
+        return Goal(meets, {}, lambda new: True)
+    if _is_classifier(tree):
+        label = tree.classes[_class_index(tree, goal)]
+        return Goal(meets, {}, lambda new: tree.predict(new[None])[0] == label)
+    low, high = _goal_range(goal)
+    return Goal(meets, _goal_lines(tree, goal, meets), lambda new: bool(low <= tree.predict(new[None])[0] <= high))
+
+
+def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tuple[int, float, float]]:
+    """Per linear leaf (index) that can meet a regression goal: (index, lowest, highest raw line value) for which
+    the clamped line lands in the goal. Constant leaves need none: they meet it or were left out."""
+    if tree.leaf_type != "linear":
+        return {}
+    low, high = _goal_range(goal)
+    lowest, highest = _leaf_output_ranges(tree)
+    lines = {}
+    for i in np.flatnonzero(meets & np.any(tree.leaf_coefs != 0, axis=1)):
+        # clip(z, lo, hi) >= low holds for every z when the clamp's low end does (compared as predict computes it:
+        # in original units, so rounding cannot part the two), else iff z >= low; the same for high
+        lines[int(i)] = (int(i), -np.inf if lowest[i] >= low else (low - tree.y_min) / tree.y_scale,
+                         np.inf if highest[i] <= high else (high - tree.y_min) / tree.y_scale)
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------- sentences
+def _describe_goal(tree: ObliqueTree, goal: Any) -> str:
+    """The goal in words: "a prediction of at most 40", "class 'approved'"."""
+    if _is_classifier(tree):
+        return f"class {goal!r}"
+    low, high = _goal_range(goal)
+    if np.isinf(low):
+        return f"a prediction of at most {high:g}"
+    if np.isinf(high):
+        return f"a prediction of at least {low:g}"
+    return f"a prediction between {low:g} and {high:g}"
+
+
+def _unreachable(tree: ObliqueTree, goal: Any, leaf: int | None) -> str:
+    """Why no leaf can meet the goal, whatever the row."""
+    wanted = _describe_goal(tree, goal)
+    if _is_classifier(tree):
+        where = f"Leaf {leaf} does not predict" if leaf is not None else "No leaf of this tree predicts"
+        return f"{where} {wanted}, so no row can get it: choose another class" + (" or leaf." if leaf else ".")
+    lo, hi = _leaf_output_ranges(tree)
+    if leaf is not None:
+        i = leaf - tree.n_leaves
+        span = f"{lo[i]:.4g}" if lo[i] == hi[i] else f"{lo[i]:.4g} to {hi[i]:.4g}"
+        return f"Leaf {leaf} predicts {span}, never {wanted}: widen the goal or choose another leaf."
+    low, high = _goal_range(goal)
+    nearest = [f"{v:.4g}" for v in (hi[hi < low].max(initial=-np.inf), lo[lo > high].min(initial=np.inf))
+               if np.isfinite(v)]
+    return f"No leaf of this tree gives {wanted}; the nearest leaves predict {' and '.join(nearest)}: widen the goal."
+
+
+def _blocked(tree: ObliqueTree, goal: Any, leaf: int | None, space: Space) -> str:
+    """Why no change meets the goal although some leaf could: the locks, the cap or the bounds stand in the way."""
+    wanted = "a way into leaf " + str(leaf) if goal is None else _describe_goal(tree, goal) + (
+        f" in leaf {leaf}" if leaf is not None else "")
+    limits = []
+    locked = tree.n_features - len(space.numeric) - len(space.cat)
+    if locked:
+        limits.append(f"{locked} input{'s' * (locked > 1)} locked")
+    if space.cap is not None:
+        limits.append(f"at most {space.cap} change{'s' * (space.cap > 1)}")
+    fixes = ["unlock features"] * bool(locked) + ["widen the bounds"] + ["allow more changes"] * (space.cap is not None)
+    return (f"No change to this row gives {wanted} within the bounds" + (f" with {' and '.join(limits)}" if limits
+                                                                           else "")
+            + f": {', '.join(fixes[:-1]) + ' or ' if len(fixes) > 1 else ''}{fixes[-1]}.")

@@ -1,0 +1,395 @@
+"""The programs behind ``get_core.counterfactual``: a row's free inputs as the variables of one linear (or
+mixed-integer) program layout, each tree region's program, and the best-first search over the tree's nodes.
+
+``counterfactual.py`` reads and checks the request and tells the answer; this module only solves. See that module's
+docstring for the method and its units.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+from get_core.model.tree import ObliqueTree
+
+#: Margins kept from every split (and from a linear leaf's goal), relative to the row's size, tried in turn until
+#: ``predict`` confirms the answer: right branches are strict (``> b``) and HiGHS meets constraints up to rounding.
+MARGINS = (1e-9, 1e-7, 1e-5, 1e-3)
+#: A node's own program is solved (a bound for its subtree) only above this many leaves that meet the goal: below,
+#: solving those leaves directly costs no more programs.
+NODE_PROGRAM_LEAVES = 3
+_HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+@dataclass(frozen=True)
+class Group:
+    """A one-hot categorical column that may change: its model inputs, the level the row holds (-1: none that
+    training saw) and what switching costs."""
+
+    column: str
+    inputs: np.ndarray  # model input indices, one per level
+    levels: tuple[str, ...]
+    current: int
+    cost: float
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What the answer must do: land in a leaf of ``meets`` ((L,) bool), with a linear leaf's line within
+    ``lines[i]`` (index, lowest and highest raw value), and pass ``confirm`` (``predict`` itself says so)."""
+
+    meets: np.ndarray
+    lines: dict[int, tuple[int, float, float]]
+    confirm: Callable[[np.ndarray], bool]
+
+
+class Space:
+    """The row, what may change and how much it costs, as the variables of the programs.
+
+    Variables (one program layout for every node): per free numeric input j its rise u_j and fall v_j in scaled
+    units (the change is u_j - v_j); per free categorical column one z per level (the new row's indicators); with a
+    cap, one binary per free numeric input (it changes); with L-infinity, t (the largest weighted change). A split's
+    value is ``base + rows @ variables``; ``row_of`` and ``distance`` read an answer back in original units.
+    """
+
+    def __init__(self, tree: ObliqueTree, x: np.ndarray, numeric: np.ndarray, groups: list[Group], low: np.ndarray,
+                 high: np.ndarray, costs: np.ndarray, norm: str, max_changes: int | None) -> None:
+        """``numeric``: the numeric inputs that may move, within [``low``, ``high``] (original units, every input);
+        ``groups``: the one-hot columns that may switch; ``costs``: per original unit of every input."""
+        self.tree, self.x, self.norm, self.cap = tree, x, norm, max_changes
+        self.xs = (x - tree.x_min) / tree.x_scale
+        self.costs, self.numeric, self.groups = costs, numeric, groups
+        self.x_low, self.x_high = low[numeric], high[numeric]
+        s = tree.x_scale[numeric]
+        self.low, self.high = (low[numeric] - x[numeric]) / s, (high[numeric] - x[numeric]) / s
+        self.unit_cost = costs[self.numeric] * s  # per scaled unit
+        self.cat = np.concatenate([g.inputs for g in self.groups]) if self.groups else np.zeros(0, dtype=np.int64)
+        n, m = len(self.numeric), len(self.cat)
+        self.n_vars = 2 * n + m + (n if max_changes is not None else 0) + int(norm == "linf")
+        self.integrality = np.zeros(self.n_vars)
+        self.integrality[2 * n:2 * n + m] = 1
+        if max_changes is not None:
+            self.integrality[2 * n + m:2 * n + m + n] = 1
+        xs_fixed = self.xs.copy()  # the row as it is, but free indicators at 0 (the z variables set them)
+        xs_fixed[self.cat] = -tree.x_min[self.cat] / tree.x_scale[self.cat]
+        self.split_base, self.split_rows = self._linear(tree.weights, xs_fixed)
+        self.leaf_base, self.leaf_rows = self._linear(tree.leaf_coefs, xs_fixed)
+        self.leaf_base = self.leaf_base + tree.leaf_intercepts
+        # a margin is relative to the size of what it separates
+        self.split_size = 1.0 + np.abs(tree.weights).sum(axis=1) + np.abs(tree.thresholds)
+        self.leaf_size = 1.0 + np.abs(tree.leaf_coefs).sum(axis=1) + np.abs(tree.leaf_intercepts)
+        self._fixed: dict[bool, tuple] = {}
+
+    def _linear(self, coefs: np.ndarray, xs_fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``coefs @ xs`` of the new row as (base, rows): base + rows @ variables."""
+        n = len(self.numeric)
+        rows = np.zeros((coefs.shape[0], self.n_vars))
+        rows[:, :n] = coefs[:, self.numeric]
+        rows[:, n:2 * n] = -coefs[:, self.numeric]
+        rows[:, 2 * n:2 * n + len(self.cat)] = coefs[:, self.cat] / self.tree.x_scale[self.cat]
+        return coefs @ xs_fixed, rows
+
+    # ------------------------------------------------------------------ bounds of single half-spaces
+    def relaxed_box(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(inputs, low, high, unit cost): every free input's change in scaled units with categories relaxed to
+        [0, 1] (a switch costs half its price per indicator it moves; from an unseen level, the full price)."""
+        tree, cat = self.tree, self.cat
+        cat_cost = np.concatenate([np.full(len(g.inputs), g.cost / (2 if g.current >= 0 else 1)) for g in self.groups]
+                                  ) if self.groups else np.zeros(0)
+        s_cat = tree.x_scale[cat]
+        inputs = np.concatenate([self.numeric, cat])
+        low = np.concatenate([np.minimum(self.low, 0), -self.x[cat] / s_cat])
+        high = np.concatenate([np.maximum(self.high, 0), (1 - self.x[cat]) / s_cat])
+        return inputs, low, high, np.concatenate([self.unit_cost, cat_cost * s_cat])
+
+    # ------------------------------------------------------------------ programs
+    def program(self, path: Sequence[tuple[int, bool]], margin: float, goal: tuple[int, float, float] | None,
+                exact: bool, inclusive: float = 0.0
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+        """(objective, A, lower, upper, integrality, constant) of the program for the region ``path`` ((branch node,
+        goes right) pairs) and, for a linear leaf, ``goal`` (leaf index, lowest and highest raw line value). Right
+        branches keep ``margin``, left ones and the goal's ends ``inclusive`` (relative to each row's size). Without
+        ``exact`` the integers are relaxed and the cap dropped: a lower bound for every leaf below."""
+        nodes = np.array([node for node, _ in path], dtype=np.int64) - 1
+        right = np.array([goes for _, goes in path], dtype=bool)
+        rhs = self.tree.thresholds[nodes] - self.split_base[nodes]
+        size = self.split_size[nodes]
+        rows, lower, upper = [self.split_rows[nodes]], [np.where(right, rhs + margin * size, -np.inf)], [
+            np.where(right, np.inf, rhs - inclusive * size)]
+        if goal is not None:
+            i, z_low, z_high = goal
+            gap = inclusive * self.leaf_size[i]
+            rows.append(self.leaf_rows[i][None])
+            lower.append([z_low - self.leaf_base[i] + gap])
+            upper.append([z_high - self.leaf_base[i] - gap])
+        objective, static_rows, static_lower, static_upper, constant = self._fixed_part(exact)
+        A = np.vstack([*rows, static_rows])
+        integrality = self.integrality if exact else np.zeros(self.n_vars)
+        return objective, A, np.concatenate([*lower, static_lower]), np.concatenate([*upper, static_upper]), \
+            integrality, constant
+
+    def _fixed_part(self, exact: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+        """What every program shares: (objective, rows, lower, upper, constant) of the categorical columns (one
+        level each, or none where the row holds a level training never had), L-infinity's t and the cap."""
+        if exact in self._fixed:
+            return self._fixed[exact]
+        n, m, size = len(self.numeric), len(self.cat), self.n_vars
+        rows, lower, upper = [], [], []
+        changed = []  # per column (row, constant): 1 where it switches level, at integers
+        offset = 2 * n
+        for g in self.groups:
+            levels = range(offset, offset + len(g.inputs))
+            rows.append(_unit(size, levels))
+            lower.append(1.0 if g.current >= 0 else 0.0)
+            upper.append(1.0)
+            changed.append((-_unit(size, [offset + g.current]), 1.0, g.cost) if g.current >= 0
+                           else (_unit(size, levels), 0.0, g.cost))
+            offset += len(g.inputs)
+        objective, constant = np.zeros(size), 0.0
+        if self.norm == "l1":
+            objective[:n] = objective[n:2 * n] = self.unit_cost
+            for row, change_const, cost in changed:
+                objective += cost * row
+                constant += cost * change_const
+        else:
+            objective[-1] = 1.0
+            for j in range(n):
+                rows.append(_unit(size, [j, n + j], self.unit_cost[j]) - _unit(size, [size - 1]))
+                lower.append(-np.inf)
+                upper.append(0.0)
+            for row, change_const, cost in changed:
+                rows.append(cost * row - _unit(size, [size - 1]))
+                lower.append(-np.inf)
+                upper.append(-cost * change_const)
+        if exact and self.cap is not None:  # a rise or fall only where its flag is 1; flags and switches <= cap
+            reach = (np.maximum(self.high, 0), np.maximum(-self.low, 0))
+            for j in range(n):
+                for var, far in ((j, reach[0][j]), (n + j, reach[1][j])):
+                    rows.append(_unit(size, [var]) - _unit(size, [2 * n + m + j], far))
+                    lower.append(-np.inf)
+                    upper.append(0.0)
+            count = _unit(size, range(2 * n + m, 3 * n + m))
+            for row, _, _ in changed:
+                count = count + row
+            rows.append(count)
+            lower.append(-np.inf)
+            upper.append(self.cap - sum(change_const for _, change_const, _ in changed))
+        part = (objective, np.array(rows).reshape(len(rows), size), np.array(lower, dtype=float),
+                np.array(upper, dtype=float), constant)
+        self._fixed[exact] = part
+        return part
+
+    def variable_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        n, m = len(self.numeric), len(self.cat)
+        low = np.zeros(self.n_vars)
+        high = np.concatenate([np.maximum(self.high, 0), np.maximum(-self.low, 0), np.ones(m),
+                               np.ones(n if self.cap is not None else 0), np.full(int(self.norm == "linf"), np.inf)])
+        low[:n], low[n:2 * n] = np.maximum(self.low, 0), np.maximum(-self.high, 0)  # a bound that excludes x: move
+        return low, high
+
+    def row_of(self, solution: np.ndarray) -> np.ndarray:
+        """The new row, original units, from a program's solution (indicators rounded to 0 or 1)."""
+        n, m = len(self.numeric), len(self.cat)
+        new = self.x.copy()
+        step = solution[:n] - solution[n:2 * n]
+        moved = np.clip(self.x[self.numeric] + step * self.tree.x_scale[self.numeric], self.x_low, self.x_high)
+        new[self.numeric] = np.where(step != 0, moved, self.x[self.numeric])
+        new[self.cat] = np.round(solution[2 * n:2 * n + m])
+        return new
+
+    def leaf_of(self, new: np.ndarray) -> int:
+        """The leaf ``new`` reaches, routed with plain dot products: a quick screen (``apply`` adds in a fixed
+        order, feature by feature, and is what the answer is finally confirmed and reported by)."""
+        xs, node = (new - self.tree.x_min) / self.tree.x_scale, 1
+        while node < self.tree.n_leaves:
+            node = 2 * node + int(self.tree.weights[node - 1] @ xs > self.tree.thresholds[node - 1])
+        return node
+
+    def integral(self, solution: np.ndarray) -> bool:
+        n, m = len(self.numeric), len(self.cat)
+        z = solution[2 * n:2 * n + m]
+        return bool(np.all(np.abs(z - np.round(z)) < 1e-9))
+
+    def n_changed(self, new: np.ndarray) -> int:
+        numeric = int(np.count_nonzero(new[self.numeric] != self.x[self.numeric]))
+        return numeric + sum(bool(np.any(new[g.inputs] != self.x[g.inputs])) for g in self.groups)
+
+    def distance(self, new: np.ndarray) -> float:
+        """The cost of moving from x to ``new``: L1 sum or L-infinity maximum of the weighted changes."""
+        parts = [self.costs[self.numeric] * np.abs(new[self.numeric] - self.x[self.numeric])]
+        parts.append(np.array([g.cost for g in self.groups if np.any(new[g.inputs] != self.x[g.inputs])]))
+        weighted = np.concatenate(parts)
+        if weighted.size == 0:
+            return 0.0
+        return float(weighted.sum() if self.norm == "l1" else weighted.max())
+
+def _unit(size: int, where: Iterable[int], value: float = 1.0) -> np.ndarray:
+    row = np.zeros(size)
+    row[list(where)] = value
+    return row
+
+
+def solve(space: Space, program: tuple) -> tuple[np.ndarray, float] | None:
+    """(solution, cost) of a program, or None when it has none: HiGHS through linprog, or milp when integers enter."""
+    objective, A, lower, upper, integrality, constant = program
+    if space.n_vars == 0:  # everything locked: the row itself, if it is inside
+        return (np.zeros(0), constant) if np.all(lower <= 0) and np.all(upper >= 0) else None
+    var_low, var_high = space.variable_bounds()
+    if integrality.any():
+        result = milp(objective, constraints=LinearConstraint(A, lower, upper) if len(A) else None,
+                      integrality=integrality, bounds=Bounds(var_low, var_high))
+        ok = result.status == 0
+    else:
+        finite_up, finite_low = np.isfinite(upper), np.isfinite(lower)
+        equal = finite_up & finite_low & (lower == upper)
+        A_ub = np.vstack([A[finite_up & ~equal], -A[finite_low & ~equal]])
+        b_ub = np.concatenate([upper[finite_up & ~equal], -lower[finite_low & ~equal]])
+        result = linprog(objective, A_ub=A_ub if len(A_ub) else None, b_ub=b_ub if len(b_ub) else None,
+                         A_eq=A[equal] if equal.any() else None, b_eq=lower[equal] if equal.any() else None,
+                         bounds=np.column_stack([var_low, var_high]), method="highs", options=_HIGHS)
+        ok = result.status == 0
+    if not ok:
+        return None
+    return result.x, float(result.fun) + constant
+
+
+# ---------------------------------------------------------------------------------------------- the search
+def search(space: Space, goal: Goal) -> tuple[tuple[np.ndarray, float, int] | None, int]:
+    """Best-first branch and bound over the tree's nodes; ((new row, distance, leaf) or None, programs solved)."""
+    tree = space.tree
+    L = tree.n_leaves
+    reach = _subtree_counts(goal.meets)  # (N,) leaves meeting the goal below node t (row t-1)
+    sides = _half_space_costs(space)
+    best: tuple[np.ndarray, float, int] | None = None
+    programs = 0
+    heap: list[tuple[float, int, int, tuple]] = [(0.0, 1, 1, ())]  # (bound, not yet solved, node, path)
+    while heap:
+        bound, unsolved, node, path = heapq.heappop(heap)
+        if best is not None and bound >= best[1] - 1e-12 * (1 + best[1]):
+            break
+        if node >= L:  # a leaf: its exact program, with the goal
+            programs += 1
+            found = solve_leaf(space, path, node, goal)
+            if found is not None and (best is None or found[1] < best[1]):
+                best = found
+            continue
+        if unsolved and path and reach[node - 1] >= NODE_PROGRAM_LEAVES:
+            # a node's own polytope: a lower bound for its subtree, and maybe an answer
+            programs += 1
+            solved = solve(space, space.program(path, 0.0, None, exact=False))
+            if solved is None:
+                continue
+            candidate = _candidate(space, solved[0], goal)
+            if candidate is not None and (best is None or candidate[1] < best[1]):
+                best = candidate
+            heapq.heappush(heap, (max(bound, solved[1]), 0, node, path))
+            continue
+        for child, cost, goes_right in zip((2 * node, 2 * node + 1), sides(node), (False, True)):
+            if reach[child - 1]:
+                child_bound = max(bound, cost)
+                if np.isfinite(child_bound) and (best is None or child_bound < best[1]):
+                    heapq.heappush(heap, (child_bound, 1, child, path + ((node, goes_right),)))
+    return best, programs
+
+
+def solve_leaf(space: Space, path: tuple, leaf: int, goal: Goal) -> tuple[np.ndarray, float, int] | None:
+    """The nearest row in ``leaf`` that meets the goal, confirmed by ``predict`` (margins widened until it is)."""
+    line = goal.lines.get(leaf - space.tree.n_leaves)
+    # Only right branches are strict; left ones and the goal's ends are inclusive: no margin from them unless
+    # rounding lands the answer outside (then every side keeps the margin, widened in turn).
+    for attempt, margin in enumerate((MARGINS[0], *MARGINS)):
+        solved = solve(space, space.program(path, margin, line, exact=True, inclusive=margin if attempt else 0.0))
+        if solved is None:
+            if attempt == 0:
+                return None  # the leaf cannot be reached at all
+            continue
+        new = space.row_of(solved[0])
+        if space.leaf_of(new) == leaf and goal.confirm(new):
+            return new, space.distance(new), leaf
+    return None
+
+
+def _candidate(space: Space, solution: np.ndarray, goal: Goal) -> tuple[np.ndarray, float, int] | None:
+    """A node's relaxed optimum taken as an answer where it happens to be one: integral, within the cap, and landing
+    in a leaf that meets the goal (by ``predict``). It gives the search an early bar to beat."""
+    if not space.integral(solution):
+        return None
+    new = space.row_of(solution)
+    if space.cap is not None and space.n_changed(new) > space.cap:
+        return None
+    leaf = space.leaf_of(new)
+    if not (goal.meets[leaf - space.tree.n_leaves] and goal.confirm(new)):
+        return None
+    return new, space.distance(new), leaf
+
+
+def _subtree_counts(meets: np.ndarray) -> np.ndarray:
+    """(N,) per node (row t-1): how many leaves below it are in ``meets``."""
+    L = len(meets)
+    counts = np.zeros(2 * L - 1, dtype=np.int64)
+    counts[L - 1:] = meets
+    for t in range(L - 1, 0, -1):
+        counts[t - 1] = counts[2 * t - 1] + counts[2 * t]
+    return counts
+
+
+def _half_space_costs(space: Space) -> Callable[[int], tuple[float, float]]:
+    """Per branch node t (asked for as the search opens it), the least cost of meeting its left (``<= b``) and
+    right (``> b``) half-space alone, within the bounds: a fractional knapsack (inf where the bounds rule a side
+    out)."""
+    tree = space.tree
+    inputs, low, high, unit_cost = space.relaxed_box()
+
+    def sides(node: int) -> tuple[float, float]:
+        w = tree.weights[node - 1]
+        gap = tree.thresholds[node - 1] - w @ space.xs  # the left side holds now iff gap >= 0
+        # left: lower w @ d by max(0, -gap); right: raise it by max(0, gap) (the margin is negligible for a bound)
+        W, need = np.array([w[inputs], -w[inputs]]), np.array([-gap, gap])
+        left, right = _knapsack(W, need, low, high, unit_cost, space.norm)
+        return float(left), float(right)
+
+    return sides
+
+
+def _knapsack(W: np.ndarray, need: np.ndarray, low: np.ndarray, high: np.ndarray, unit_cost: np.ndarray,
+              norm: str) -> np.ndarray:
+    """Per row r, the least cost of changes d within [low, high] that lower ``W[r] @ d`` by ``need[r]``: each input
+    lowers it by up to its capacity at cost per unit ``unit_cost / |W|``; L1 takes the cheapest first, L-infinity
+    raises every input's change together."""
+    capacity = np.maximum(-W * np.where(W > 0, low, high), 0.0)  # (B, F)
+    with np.errstate(divide="ignore"):
+        per_unit = np.where(W != 0, unit_cost / np.abs(W), np.inf)
+    need = np.maximum(need, 0.0)
+    if norm == "l1":
+        order = np.argsort(per_unit, axis=1)
+        cap_sorted = np.take_along_axis(capacity, order, axis=1)
+        price = np.take_along_axis(per_unit, order, axis=1)
+        cum = np.cumsum(cap_sorted, axis=1)
+        before = cum - cap_sorted
+        take = np.clip(need[:, None] - before, 0.0, cap_sorted)
+        with np.errstate(invalid="ignore"):
+            cost = np.where(take > 0, take * price, 0.0).sum(axis=1)
+    else:  # the cost t at which sum_j min(capacity_j, t / price_j) reaches need
+        with np.errstate(invalid="ignore"):
+            knee = np.where(np.isfinite(per_unit), capacity * per_unit, np.inf)
+        order = np.argsort(knee, axis=1)
+        knee_sorted = np.take_along_axis(knee, order, axis=1)
+        cap_sorted = np.take_along_axis(capacity, order, axis=1)
+        rate = np.take_along_axis(np.where(np.isfinite(per_unit), 1.0 / per_unit, 0.0), order, axis=1)
+        full = np.cumsum(cap_sorted, axis=1) - cap_sorted  # capacity of the inputs already at their limit
+        slope = np.cumsum(rate[:, ::-1], axis=1)[:, ::-1]  # rate of the inputs still moving
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(slope > 0, (need[:, None] - full) / slope, np.inf)
+            previous = np.concatenate([np.zeros((len(W), 1)), knee_sorted[:, :-1]], axis=1)
+            valid = (t >= previous - 1e-15) & (t <= knee_sorted + 1e-15)
+        cost = np.where(valid.any(axis=1), np.where(valid, t, np.inf).min(axis=1), np.inf)
+    cost = np.where(need <= 0, 0.0, cost)
+    return np.where(capacity.sum(axis=1) + 1e-12 < need, np.inf, cost)
+
+
+
+#####

@@ -1,0 +1,271 @@
+// Hard routing of rows through oblique trees, visiting only each row's path (see get_core/model/routing.py).
+//
+// Two entry points, both plain C ABI over raw arrays (no Python or torch headers):
+//   get_route_tree: one float64 ObliqueTree. At node t the row goes right when sum_k W_VALUE[k] * xs[W_FEATURE[k]]
+//     > threshold, the sum over the split's non-zero terms in feature order, added left to right from 0.0: the
+//     arithmetic of ObliqueTree's numpy routing and of every export, so all agree bit for bit. Compiled without
+//     -ffast-math and with -ffp-contract=off: no reassociation and no fused multiply-add. Dense trees on finite rows
+//     take a faster loop over all p weights, 16 rows at a time: a zero weight times a finite value adds a signed zero,
+//     which changes no comparison, so the decisions are the same; a row with a NaN or infinity takes the exact
+//     sparse loop (a split must ignore a NaN in a feature it does not use).
+//   get_route_models: the trainer's batched float32 models (the checkpoints' hard routing). Its margins are what
+//     torch's matmul of [weights, -threshold] with [x, 1] gives on the CPU: one fused multiply-add per feature in
+//     feature order from 0 (engine/leaves.py checks this against torch once per process before the trainer uses it).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+struct Tree {
+    int64_t p;
+    int depth;
+    const double* x_min;    // null: the rows are already scaled
+    const double* x_scale;
+    const int64_t* w_start;   // B + 1 offsets into w_feature / w_value
+    const int64_t* w_feature;
+    const double* w_value;
+    const double* thresholds;
+    const double* dense;      // B x p weights, or null: the sparse loop for every row
+    const double* leaf_coefs; // L x p, or null: no linear sum
+};
+
+constexpr int R = 16;  // rows per tile of the dense loop
+
+inline int64_t descend_sparse(const Tree& t, const double* xs, int64_t* path) {
+    int64_t node = 1;
+    if (path) path[0] = 1;
+    for (int level = 0; level < t.depth; ++level) {
+        double s = 0.0;
+        for (int64_t k = t.w_start[node - 1]; k < t.w_start[node]; ++k) s += t.w_value[k] * xs[t.w_feature[k]];
+        node = 2 * node + (s > t.thresholds[node - 1] ? 1 : 0);
+        if (path) path[level + 1] = node;
+    }
+    return node;
+}
+
+// Scales row x into b (or points at x when the rows are scaled); returns whether every value is finite.
+inline bool scaled_row(const Tree& t, const double* x, double* b, const double** xs) {
+    int ok = 1;
+    if (t.x_min) {
+        for (int64_t j = 0; j < t.p; ++j) {
+            const double v = (x[j] - t.x_min[j]) / t.x_scale[j];
+            b[j] = v;
+            ok &= (v - v == 0.0);  // false for NaN and for an infinity (inf - inf is NaN)
+        }
+        *xs = b;
+    } else {
+        for (int64_t j = 0; j < t.p; ++j) ok &= (x[j] - x[j] == 0.0);
+        *xs = x;
+    }
+    return ok;
+}
+
+// s[r] += dense[off[r] + j] * tile[j * R + r] for j = 0 .. p-1, in that order for every row r: each row's weights
+// gathered from its own node. The compiler builds the gathers from scalar loads, so with AVX-512 or AVX2 they are
+// written out (a separate multiply and add per term: no fused multiply-add, as everywhere in this file).
+inline void gathered_sums(const double* dense, int64_t p, const int64_t* off, const double* tile, double* s) {
+#if defined(__AVX512F__)
+    static_assert(R == 16, "two 8-lane vectors of rows");
+    const __m512i i0 = _mm512_loadu_si512(off), i1 = _mm512_loadu_si512(off + 8);
+    __m512d s0 = _mm512_loadu_pd(s), s1 = _mm512_loadu_pd(s + 8);
+    for (int64_t j = 0; j < p; ++j) {
+        const __m512d w0 = _mm512_i64gather_pd(i0, dense + j, 8), w1 = _mm512_i64gather_pd(i1, dense + j, 8);
+        s0 = _mm512_add_pd(s0, _mm512_mul_pd(w0, _mm512_loadu_pd(tile + j * R)));
+        s1 = _mm512_add_pd(s1, _mm512_mul_pd(w1, _mm512_loadu_pd(tile + j * R + 8)));
+    }
+    _mm512_storeu_pd(s, s0);
+    _mm512_storeu_pd(s + 8, s1);
+#elif defined(__AVX2__)
+    static_assert(R == 16, "four 4-lane vectors of rows");
+    __m256i idx[4];
+    __m256d acc[4];
+    for (int k = 0; k < 4; ++k) {
+        idx[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(off + 4 * k));
+        acc[k] = _mm256_loadu_pd(s + 4 * k);
+    }
+    for (int64_t j = 0; j < p; ++j)
+        for (int k = 0; k < 4; ++k)
+            acc[k] = _mm256_add_pd(acc[k], _mm256_mul_pd(_mm256_i64gather_pd(dense + j, idx[k], 8),
+                                                         _mm256_loadu_pd(tile + j * R + 4 * k)));
+    for (int k = 0; k < 4; ++k) _mm256_storeu_pd(s + 4 * k, acc[k]);
+#else
+    for (int64_t j = 0; j < p; ++j)
+        for (int r = 0; r < R; ++r) s[r] += dense[off[r] + j] * tile[j * R + r];
+#endif
+}
+
+// The dense loop for R finite rows: every level sums all p weights of each row's node, rows side by side.
+inline void descend_dense(const Tree& t, const double* tile, int64_t* node, int64_t* const* paths) {
+    const int64_t p = t.p;
+    for (int r = 0; r < R; ++r) {
+        node[r] = 1;
+        if (paths[r]) paths[r][0] = 1;
+    }
+    for (int level = 0; level < t.depth; ++level) {
+        double s[R];
+        int64_t off[R];
+        bool shared = true;
+        for (int r = 0; r < R; ++r) {
+            s[r] = 0.0;
+            off[r] = (node[r] - 1) * p;
+            shared = shared && node[r] == node[0];
+        }
+        if (shared) {  // the whole tile at one node (always at the root): one weight for all rows
+            const double* w = t.dense + off[0];
+            for (int64_t j = 0; j < p; ++j)
+                for (int r = 0; r < R; ++r) s[r] += w[j] * tile[j * R + r];
+        } else {
+            gathered_sums(t.dense, p, off, tile, s);
+        }
+        for (int r = 0; r < R; ++r) {
+            node[r] = 2 * node[r] + (s[r] > t.thresholds[node[r] - 1] ? 1 : 0);
+            if (paths[r]) paths[r][level + 1] = node[r];
+        }
+    }
+}
+
+void tree_rows(const Tree& t, const double* X, int64_t lo, int64_t hi, int64_t* path, int64_t* leaf, double* lin) {
+    const int64_t p = t.p;
+    const int D = t.depth;
+    const int64_t L = int64_t(1) << D;
+    const size_t width = size_t(std::max<int64_t>(p, 1));
+    std::vector<double> buf(R * width), tile(R * width);
+    for (int64_t i0 = lo; i0 < hi; i0 += R) {
+        const int rows = int(std::min<int64_t>(R, hi - i0));
+        const double* xs[R];
+        bool finite = true;
+        for (int r = 0; r < rows; ++r) finite &= scaled_row(t, X + (i0 + r) * p, buf.data() + r * width, &xs[r]);
+        int64_t node[R];
+        int64_t* paths[R];
+        for (int r = 0; r < R; ++r) paths[r] = path && r < rows ? path + (i0 + r) * (D + 1) : nullptr;
+        if (t.dense && finite && rows == R) {
+            for (int64_t j = 0; j < p; ++j)
+                for (int r = 0; r < R; ++r) tile[j * R + r] = xs[r][j];
+            descend_dense(t, tile.data(), node, paths);
+        } else {
+            for (int r = 0; r < rows; ++r) node[r] = descend_sparse(t, xs[r], paths[r]);
+        }
+        for (int r = 0; r < rows; ++r) {
+            if (leaf) leaf[i0 + r] = node[r];
+            if (lin) {
+                const double* k = t.leaf_coefs + (node[r] - L) * p;
+                double f = 0.0;
+                for (int64_t j = 0; j < p; ++j) f += k[j] * xs[r][j];
+                lin[i0 + r] = f;
+            }
+        }
+    }
+}
+
+// work(lo, hi) over [0, n) split among at most ``threads`` threads, each given at least ``grain`` items.
+template <class Work>
+void parallel(int64_t n, int threads, int64_t grain, Work work) {
+    threads = int(std::max<int64_t>(1, std::min<int64_t>(threads, n / grain)));
+    if (threads <= 1) {
+        work(0, n);
+        return;
+    }
+    std::vector<std::thread> pool;
+    const int64_t step = (n + threads - 1) / threads;
+    for (int k = 0; k < threads; ++k) {
+        const int64_t lo = k * step, hi = std::min(n, lo + step);
+        if (lo < hi) pool.emplace_back([=] { work(lo, hi); });
+    }
+    for (auto& th : pool) th.join();
+}
+
+constexpr int F = 16;  // rows per tile of the float32 model routing
+constexpr int64_t BLOCK = 4096;  // rows per unit of work
+
+// acc[r] = the fused multiply-add chain from 0 of A[off[r] + k] * tile[k * F + r] over k = 0 .. p1-1 (a single
+// rounding per term, as fmaf and torch's CPU matmul give it), with hardware gathers where the CPU has them.
+inline void fused_sums(const float* A, int p1, const int32_t* off, const float* tile, float* acc) {
+#if defined(__AVX512F__)
+    static_assert(F == 16, "one 16-lane vector of rows");
+    const __m512i idx = _mm512_loadu_si512(off);
+    __m512 sum = _mm512_setzero_ps();
+    for (int k = 0; k < p1; ++k)
+        sum = _mm512_fmadd_ps(_mm512_i32gather_ps(idx, A + k, 4), _mm512_loadu_ps(tile + k * F), sum);
+    _mm512_storeu_ps(acc, sum);
+#elif defined(__AVX2__) && defined(__FMA__)
+    static_assert(F == 16, "two 8-lane vectors of rows");
+    const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(off));
+    const __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(off + 8));
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    for (int k = 0; k < p1; ++k) {
+        s0 = _mm256_fmadd_ps(_mm256_i32gather_ps(A + k, i0, 4), _mm256_loadu_ps(tile + k * F), s0);
+        s1 = _mm256_fmadd_ps(_mm256_i32gather_ps(A + k, i1, 4), _mm256_loadu_ps(tile + k * F + 8), s1);
+    }
+    _mm256_storeu_ps(acc, s0);
+    _mm256_storeu_ps(acc + 8, s1);
+#else
+    for (int r = 0; r < F; ++r) acc[r] = 0.f;
+    for (int k = 0; k < p1; ++k)
+        for (int r = 0; r < F; ++r) acc[r] = std::fma(A[off[r] + k], tile[k * F + r], acc[r]);
+#endif
+}
+
+// Rows lo..hi of problem b through each of its S models (b * S .. b * S + S - 1): every tile of rows is laid out
+// [feature][row] once and routed by all of them.
+void model_rows(const float* split, const float* Xa, int64_t n, int p1, int depth, int64_t S, int64_t b,
+                int64_t lo, int64_t hi, int64_t* leaf) {
+    const int64_t N = (int64_t(1) << depth) - 1;
+    const float* X = Xa + b * n * p1;
+    std::vector<float> tile(size_t(F) * p1);
+    for (int64_t i0 = lo; i0 < hi; i0 += F) {
+        const int rows = int(std::min<int64_t>(F, hi - i0));
+        for (int k = 0; k < p1; ++k)
+            for (int r = 0; r < F; ++r) tile[k * F + r] = r < rows ? X[(i0 + r) * p1 + k] : 0.f;
+        for (int64_t m = b * S; m < (b + 1) * S; ++m) {
+            const float* A = split + m * N * p1;
+            int32_t off[F];
+            int node[F];
+            for (int r = 0; r < F; ++r) node[r] = 0;
+            for (int level = 0; level < depth; ++level) {
+                float acc[F];
+                for (int r = 0; r < F; ++r) off[r] = node[r] * p1;
+                fused_sums(A, p1, off, tile.data(), acc);
+                for (int r = 0; r < F; ++r) node[r] = 2 * node[r] + 1 + (acc[r] > 0.f ? 1 : 0);
+            }
+            for (int r = 0; r < rows; ++r) leaf[m * n + i0 + r] = node[r] - N;
+        }
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+// X (n, p) float64 row-major; x_min/x_scale null when X is already scaled. Outputs (each may be null): path
+// (n, depth + 1) heap ids root to leaf, leaf (n) heap id of the leaf, lin (n) the linear sum 0.0 + sum_j
+// leaf_coefs[leaf][j] * xs[j] in feature order (needs leaf_coefs).
+int get_route_tree(int64_t n, int64_t p, int depth, const double* X, const double* x_min, const double* x_scale,
+                   const int64_t* w_start, const int64_t* w_feature, const double* w_value, const double* thresholds,
+                   const double* dense, const double* leaf_coefs, int64_t* path, int64_t* leaf, double* lin,
+                   int threads) {
+    const Tree t{p, depth, x_min, x_scale, w_start, w_feature, w_value, thresholds, dense, leaf_coefs};
+    parallel(n, threads, 4096, [&](int64_t lo, int64_t hi) { tree_rows(t, X, lo, hi, path, leaf, lin); });
+    return 0;
+}
+
+// split (B * S, N, p1) float32 with the last column -threshold; Xa (B, n, p1) float32 ending in a ones column.
+// leaf (B * S, n) int64: each row's leaf index 0..N of model m = b * S + s on problem b's rows.
+int get_route_models(int64_t B, int64_t S, int64_t n, int p1, int depth, const float* split, const float* Xa,
+                     int64_t* leaf, int threads) {
+    const int64_t blocks = (n + BLOCK - 1) / BLOCK;  // a unit of work: one problem's block of rows
+    parallel(B * blocks, threads, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t u = lo; u < hi; ++u) {
+            const int64_t b = u / blocks, r0 = (u % blocks) * BLOCK;
+            model_rows(split, Xa, n, p1, depth, S, b, r0, std::min(n, r0 + BLOCK), leaf);
+        }
+    });
+    return 0;
+}
+
+}

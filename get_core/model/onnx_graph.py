@@ -1,0 +1,178 @@
+"""ONNX export of a fitted ``ObliqueTree``: one batched graph of standard operators, run by onnxruntime anywhere.
+
+ONNX's tree operator tests one feature per node, so it cannot hold an oblique split. The graph here is the GEMM
+strategy Hummingbird compiles forests with, for one oblique tree:
+
+  xs = (X - x_min) / x_scale                          Sub, Div: the same doubles as ``ObliqueTree.scale_X``
+  margins = xs' @ W.T                                  one MatMul of every row against every split (n, B)
+  right = margins > b                                  Greater
+  node = 2 node + right[node - 1], depth times         GatherElements: each row's path, root to leaf
+  y = y_min + y_scale * clamp(h[leaf] + k[leaf]·xs)    Gather, Mul, ReduceSum (linear leaves), Where (clamp)
+
+The NaN rules are ``predict``'s: a split ignores the features it gives weight 0 (a NaN or infinity there cannot
+route the row), a NaN in a feature it uses sends the row left, infinities in the features it uses give the sum of
+their signed infinities (+inf: right; -inf or +inf plus -inf: left). The MatMul runs on xs' (xs with every NaN and
+infinity replaced by 0); only when the rows hold a non-finite value does an ``If`` branch count, with three more
+MatMuls, which splits each row's NaN and infinities reach. A linear leaf uses all features, as ``predict`` does
+(0 x NaN is NaN).
+
+Precision: float64 (default) computes the same scaling, comparisons and leaf arithmetic as ``predict``, but a MatMul
+and a ReduceSum add in orders of their own, so a split's sum can differ from ``predict``'s in its last bits; a row
+whose margin is within that rounding of zero could take the other branch (none did on the shared datasets'
+models: docs/BENCHMARKS.md, "Prediction speed"). float32 rounds inputs, weights and sums to single precision: rows
+near a split may change leaves; its error is measured there too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from get_core.model.tree import ObliqueTree
+
+OPSET = 17
+DTYPES = ("float64", "float32")
+
+
+def to_onnx(model: Any, dtype: str = "float64") -> bytes:
+    """The serialized ONNX model (bytes) of a fitted GET estimator or ``ObliqueTree``: input ``X`` (rows x
+    features, original units, ``dtype``); outputs ``prediction`` (rows, original target units, ``dtype``), or for a
+    classification tree ``label`` (rows, the labels' own type) and ``probabilities`` (rows x classes, ``dtype``);
+    last ``leaf`` (rows, int64 heap id of the leaf each row reaches)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    tree = getattr(model, "tree_", model)
+    if not isinstance(tree, ObliqueTree):
+        raise TypeError(f"to_onnx needs a fitted GET estimator or an ObliqueTree; got {type(model).__name__}.")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}; got {dtype!r}.")
+    real = np.dtype(dtype)
+    elem = TensorProto.DOUBLE if dtype == "float64" else TensorProto.FLOAT
+    p, depth, L = tree.n_features, tree.depth, tree.n_leaves
+    nodes: list = []
+    inits: list = []
+
+    def const(name: str, value: Any, as_type: Any = None) -> str:
+        inits.append(numpy_helper.from_array(np.asarray(value, dtype=as_type or real), name))
+        return name
+
+    def op(kind: str, inputs: list[str], output: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(kind, inputs, [output], name=output, **attrs))
+        return output
+
+    weights = tree.weights
+    W_T = const("W_T", weights.T)  # (p, B)
+    xs = op("Div", [op("Sub", ["X", const("x_min", tree.x_min)], "x_shifted"), const("x_scale", tree.x_scale)], "xs")
+    finite = op("Equal", [op("Sub", [xs, xs], "xs_minus_xs"), const("zero", 0.0)], "xs_finite")  # inf-inf: NaN
+    nonfinite = op("Not", [finite], "xs_nonfinite")
+    xs_clean = op("Where", [nonfinite, "zero", xs], "xs_clean")
+    margins = op("MatMul", [xs_clean, W_T], "margins_finite")
+    right_finite = op("Greater", [margins, const("thresholds", tree.thresholds)], "right_finite")
+    any_nonfinite = op("ReduceMax", [op("Cast", [nonfinite], "nonfinite_int", to=TensorProto.INT32)],
+                       "any_nonfinite_int", keepdims=0)
+    condition = op("Cast", [any_nonfinite], "any_nonfinite", to=TensorProto.BOOL)
+    nodes.append(helper.make_node("If", [condition], ["right"], name="right",
+                                  then_branch=_nonfinite_branch(tree, xs, right_finite, real, elem),
+                                  else_branch=helper.make_graph(
+                                      [helper.make_node("Identity", [right_finite], ["right_else"])], "finite", [],
+                                      [helper.make_tensor_value_info("right_else", TensorProto.BOOL, None)])))
+    right = op("Cast", ["right"], "right_int", to=TensorProto.INT64)
+    node = op("ConstantOfShape", [op("Slice", [op("Shape", ["X"], "x_shape"), const("s0", [0], np.int64),
+                                               const("s1", [1], np.int64)], "n_rows")], "node_0",
+              value=helper.make_tensor("one", TensorProto.INT64, [1], [1]))
+    node = op("Unsqueeze", [node, const("axis1", [1], np.int64)], "node_0_col")
+    one, two = const("one_i", 1, np.int64), const("two_i", 2, np.int64)
+    for level in range(depth):
+        went = op("GatherElements", [right, op("Sub", [node, one], f"row_{level}")], f"went_{level}", axis=1)
+        node = op("Add", [op("Mul", [node, two], f"twice_{level}"), went], f"node_{level + 1}")
+    leaf = op("Squeeze", [node, "axis1"], "leaf")
+    index = op("Sub", [leaf, const("n_leaves", L, np.int64)], "leaf_index")
+    if getattr(tree, "is_classifier", False):
+        outputs = _class_outputs(tree, index, const, op, elem)
+    else:
+        _regression_output(tree, index, xs, const, op)
+        outputs = [helper.make_tensor_value_info("prediction", elem, [None])]
+    outputs.append(helper.make_tensor_value_info("leaf", TensorProto.INT64, [None]))
+    graph = helper.make_graph(nodes, "get_oblique_tree", [helper.make_tensor_value_info("X", elem, [None, p])],
+                              outputs, inits)
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                                   producer_name="GET Explorer")
+    kind = "classification" if getattr(tree, "is_classifier", False) else "regression"
+    onnx_model.doc_string = (f"GET oblique {kind} tree: depth {depth}, {tree.leaf_type} leaves, features "
+                             + ", ".join(tree.feature_names))
+    onnx.checker.check_model(onnx_model)
+    return onnx_model.SerializeToString()
+
+
+def _regression_output(tree: ObliqueTree, index: str, xs: str, const, op) -> None:
+    """``prediction`` = y_min + y_scale * the leaf's value (intercept, plus its line for a linear leaf), clamped."""
+    value = op("Gather", [const("leaf_intercepts", tree.leaf_intercepts), index], "leaf_intercept", axis=0)
+    if tree.leaf_type == "linear":
+        coefs = op("Gather", [const("leaf_coefs", tree.leaf_coefs), index], "row_coefs", axis=0)
+        linear = op("ReduceSum", [op("Mul", [coefs, xs], "terms"), "axis1"], "linear_sum", keepdims=0)
+        value = op("Add", [value, linear], "leaf_raw")
+    lower = op("Gather", [const("leaf_lower", tree.leaf_lower), index], "lower", axis=0)
+    upper = op("Gather", [const("leaf_upper", tree.leaf_upper), index], "upper", axis=0)
+    value = op("Where", [op("Less", [value, lower], "below"), lower,  # NaN stays NaN, as np.clip leaves it
+                         op("Where", [op("Greater", [value, upper], "above"), upper, value], "clamped_high")],
+               "clamped")
+    op("Add", [const("y_min", tree.y_min), op("Mul", [const("y_scale", tree.y_scale), value], "scaled")],
+       "prediction")
+
+
+def _class_outputs(tree: ObliqueTree, index: str, const, op, elem: int) -> list:
+    """``label`` (the leaf's first most probable class, in the labels' own type: text, integer, float or boolean)
+    and ``probabilities`` (rows x classes, the leaf's ``leaf_proba``), as ``predict`` and ``predict_proba`` give."""
+    from onnx import TensorProto, helper
+
+    labels = np.asarray(tree.classes)
+    if labels.dtype.kind in "US":
+        label_type, values = TensorProto.STRING, [str(c).encode("utf-8") for c in tree.classes]
+        op("Constant", [], "classes", value=helper.make_tensor("classes_value", label_type, [len(values)], values))
+    else:
+        label_type = {"b": TensorProto.BOOL, "i": TensorProto.INT64, "u": TensorProto.INT64}.get(labels.dtype.kind,
+                                                                                                 TensorProto.DOUBLE)
+        const("classes", labels, {TensorProto.BOOL: np.bool_, TensorProto.INT64: np.int64}.get(label_type,
+                                                                                                np.float64))
+    winner = op("Gather", [const("leaf_class_index", np.argmax(tree.leaf_proba, axis=1), np.int64), index],
+                "class_index", axis=0)
+    op("Gather", ["classes", winner], "label", axis=0)
+    op("Gather", [const("leaf_proba", tree.leaf_proba), index], "probabilities", axis=0)
+    return [helper.make_tensor_value_info("label", label_type, [None]),
+            helper.make_tensor_value_info("probabilities", elem, [None, len(tree.classes)])]
+
+
+def _nonfinite_branch(tree: ObliqueTree, xs: str, right_finite: str, real: np.dtype, elem: int):
+    """The ``If`` branch for rows holding NaN or infinities: per row and split, whether a used feature is NaN, and
+    whether its infinities give +inf and/or -inf terms; those decide the branch, the finite margin the rest."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = tree.weights.T  # (p, B)
+    used, positive, negative = (w != 0), (w > 0), (w < 0)
+    inits = [numpy_helper.from_array(np.asarray(a, dtype=real), name) for name, a in
+             (("used", used), ("positive", positive), ("negative", negative), ("nf_zero", 0.0))]
+    nodes = []
+
+    def op(kind: str, inputs: list[str], output: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(kind, inputs, [output], name=output, **attrs))
+        return output
+
+    def indicator(kind: str, inputs: list[str], output: str, **attrs: Any) -> str:
+        return op("Cast", [op(kind, inputs, output + "_bool", **attrs)], output, to=elem)
+
+    nan = indicator("IsNaN", [xs], "nan")
+    plus_inf = indicator("IsInf", [xs], "plus_inf", detect_negative=0)
+    minus_inf = indicator("IsInf", [xs], "minus_inf", detect_positive=0)
+
+    def hits(rows: str, splits: str, output: str) -> str:
+        return op("Greater", [op("MatMul", [rows, splits], output + "_count"), "nf_zero"], output)
+
+    nan_used = hits(nan, "used", "nan_used")
+    up = op("Or", [hits(plus_inf, "positive", "up_a"), hits(minus_inf, "negative", "up_b")], "up")
+    down = op("Or", [hits(plus_inf, "negative", "down_a"), hits(minus_inf, "positive", "down_b")], "down")
+    blocked = op("Or", [nan_used, down], "left_forced")  # NaN, -inf, or +inf + -inf = NaN: left
+    op("And", [op("Not", [blocked], "not_blocked"), op("Or", [up, right_finite], "up_or_right")], "right_then")
+    return helper.make_graph(nodes, "nonfinite", [], [helper.make_tensor_value_info("right_then", TensorProto.BOOL,
+                                                                                    None)], inits)

@@ -1,0 +1,71 @@
+"""A class target's run through the real worker and store: a stratified split, a classification tree, its test
+scores in words a person reads, and classification baselines with confusion matrices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from get_core.data import columns
+from get_core.data.encoding import DataSpec
+from get_core.runs import worker
+from get_core.runs.results import load_results
+from get_core.runs.store import RunStatus, RunStore
+from get_core.runs.training import NO_CLASS_SEARCH, stratified_split
+from tests.runs.test_worker import TINY
+
+
+def three_classes(n: int = 150, seed: int = 0) -> pd.DataFrame:
+    """Three classes cut by two oblique lines, with text labels, a boolean and a categorical feature."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    label = np.where(a + b < 0.8, "low", np.where(a - b > 0.1, "mid", "high"))
+    return pd.DataFrame({"a": a, "b": b, "flag": rng.random(n) < 0.5,
+                         "colour": rng.choice(["red", "blue"], n), "kind": label})
+
+
+def class_run(store: RunStore, table: pd.DataFrame, extra: dict | None = None, config: dict | None = None) -> int:
+    spec = DataSpec(target="kind", features=("a", "b", "flag", "colour"), task="classification")
+    params = {"config": {**TINY, **(config or {})}, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 1,
+              **(extra or {})}
+    return store.create_run(params, columns.to_parquet_bytes(table), "kinds.csv", n_rows=len(table), n_features=4)
+
+
+def test_a_class_run_trains_a_classification_tree_and_stores_its_scores_and_baselines(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = class_run(store, three_classes(), extra={"class_weight": "balanced"})
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    results = load_results(store, run_id)
+    tree = results.tree
+    assert tree.is_classifier and tree.classes == ["high", "low", "mid"] and tree.meta["target"] == "kind"
+    assert results.y_test.dtype.kind == "U" and set(results.y_test) == set(tree.classes)  # stratified: all tested
+    scores = store.get_json(run_id, "class_scores")
+    assert scores["accuracy"] == pytest.approx(np.mean(tree.predict(results.X_test) == results.y_test))
+    assert scores["accuracy"] > 0.5 and np.sum(scores["confusion"]) == len(results.y_test)
+    baselines = store.get_json(run_id, "baselines")
+    assert baselines["task"] == "classification" and baselines["classes"] == tree.classes
+    models = baselines["models"]
+    assert {"cart", "random_forest", "hist_gradient_boosting", "get_sparse"} <= set(models)  # 5 inputs > 3: sparse
+    for entry in models.values():
+        assert 0 <= entry["accuracy"] <= 1 and entry["log_loss"] > 0 and 0 <= entry["roc_auc"] <= 1
+        assert np.asarray(entry["test_proba"]).shape == (len(results.y_test), 3)
+    predictions = store.get_json(run_id, "predictions")
+    assert predictions["y_pred"] == tree.predict(results.X_test).tolist() and predictions["classes"] == tree.classes
+
+
+def test_a_class_run_that_asks_for_a_search_fails_with_a_sentence(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = class_run(store, three_classes(), extra={"search": {"depths": [1, 2], "split_features": None}})
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FAILED
+    assert NO_CLASS_SEARCH in store.get_run(run_id).error
+
+
+def test_the_stratified_split_tests_every_class_and_trains_on_every_class():
+    labels = np.array(["a"] * 50 + ["b"] * 8 + ["c"] * 2, dtype=object)
+    train, test = stratified_split(labels, 0.25, seed=4)
+    assert sorted([*train, *test]) == list(range(60)) and not set(train) & set(test)
+    assert [int(np.sum(labels[test] == k)) for k in "abc"] == [12, 2, 1]
+    assert set(labels[train]) == {"a", "b", "c"}
+    again = stratified_split(labels, 0.25, seed=4)
+    assert np.array_equal(again[1], test)

@@ -1,0 +1,79 @@
+"""The what-if view: the sentence and table of a counterfactual, both paths on the diagram, the editor's sliders."""
+
+import re
+
+import numpy as np
+import pytest
+
+from get_core.data.encoding import Encoding
+from get_core.model.counterfactual import Change, Counterfactual
+from get_core.views import diagram, diagram_content, what_if
+from tests import trees
+
+
+def answer(*changes: Change, prediction=452.3, leaf=21) -> Counterfactual:
+    return Counterfactual(x=np.zeros(2), prediction=prediction, distance=1.0, leaf=leaf, changes=tuple(changes),
+                          programs=1)
+
+
+def test_the_sentence_says_each_move_and_where_the_row_lands():
+    tree, _, _ = trees.make_tree(depth=2, p=2)
+    result = answer(Change("V", 40.0, 43.1, 3.1), Change("AT", 20.0, 19.2, -0.8))
+    assert what_if.sentence(tree, result) == "Raise V by 3.1 and lower AT by 0.8: predicted 452.3, in leaf 21."
+    three = answer(Change("a", 1.0, 2.0, 1.0), Change("b", 1.0, 0.5, -0.5), Change("color", "red", "blue", None))
+    assert what_if.sentence(tree, three) == ("Raise a by 1, lower b by 0.5 and switch color from 'red' to 'blue': "
+                                             "predicted 452.3, in leaf 21.")
+    assert what_if.sentence(tree, answer()) == "Nothing needs to change: this row is already predicted 452.3, in " \
+                                               "leaf 21."
+    unseen = answer(Change("color", None, "blue", None))
+    assert what_if.sentence(tree, unseen).startswith("Switch color from a level training never saw to 'blue': ")
+
+
+def test_the_table_has_one_row_per_change():
+    table = what_if.changes_table([Change("V", 40.0, 43.1, 3.1), Change("color", "red", "blue", None)])
+    assert list(table.columns) == ["feature", "now", "needed", "change"]
+    assert table.to_dict("records") == [{"feature": "V", "now": "40", "needed": "43.1", "change": "+3.1"},
+                                        {"feature": "color", "now": "red", "needed": "blue", "change": "switch"}]
+
+
+def test_ask_finds_a_change_and_both_paths():
+    tree, X, _ = trees.make_tree(depth=3, p=3, seed=1)
+    x = X[0]
+    goal = what_if.regression_goal("at least", float(np.quantile(tree.predict(X), 0.9)), None)
+    found = what_if.ask(tree, x, goal)
+    assert found.old_path == tuple(tree.decision_path(x[None])[0])
+    assert found.new_path[-1] == found.result.leaf == tree.apply(found.result.x[None])[0]
+    assert found.sentence.endswith(f"in leaf {found.result.leaf}.")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        what_if.regression_goal("over", 1.0, None)
+
+
+def test_both_paths_are_drawn_in_their_colours_and_opened_on_a_deep_tree():
+    tree, X, _ = trees.make_tree(depth=6, p=3, seed=2, n_rows=2000)
+    old, new = what_if.path_of(tree, X[0]), what_if.path_of(tree, X[1])
+    options = what_if.paths_options(tree, diagram.DiagramOptions(levels=2), old, new)
+    shown = diagram_content.visible_nodes(tree, options)
+    assert old[-1] in shown and new[-1] in shown
+    dot = diagram.to_dot(tree, options)
+    for path, colour in ((old, what_if.OLD_PATH_COLOR), (new, what_if.NEW_PATH_COLOR)):
+        for parent, child in zip(path[:-1], path[1:]):
+            edge = re.search(rf"n{parent} -> n{child} \[([^\]]*)\]", dot).group(1)
+            assert colour in edge
+    other = next(t for t in shown if t not in old and t not in new and t != 1)
+    assert not re.search(rf"n{other // 2} -> n{other} \[[^\]]*get-path-edge", dot)
+
+
+def test_sliders_span_the_training_range_and_categorical_columns_offer_their_levels():
+    names = ["a", "color=blue", "color=red"]
+    tree, X, _ = trees.make_tree(depth=2, p=3, names=names)
+    tree.x_min[1:], tree.x_scale[1:] = 0.0, 1.0
+    encoding = Encoding(target="y", numeric=("a",), categories={"color": ("blue", "red")}, impute={},
+                        feature_names=tuple(names), columns=("a", "color"))
+    x = np.array([tree.x_min[0] + tree.x_scale[0] + 5.0, 0.0, 1.0])  # beyond the training range
+    numeric, colour = what_if.sliders(tree, x, encoding)
+    assert (numeric.low, numeric.high, numeric.value) == (tree.x_min[0], x[0], x[0])
+    assert colour.levels == ("blue", "red") and colour.value == "red"
+    edited = what_if.edited_row(tree, {"a": 1.5, "color": "blue"}, encoding)
+    assert edited.tolist() == [1.5, 1.0, 0.0]
+    typical = what_if.typical_row(tree, np.column_stack([X[:, 0], np.tile([[1.0, 0.0]], (len(X), 1))]), encoding)
+    assert typical[0] == pytest.approx(np.median(X[:, 0])) and typical[1:].tolist() == [1.0, 0.0]
