@@ -7,6 +7,7 @@ launched by ``executable_path`` with the flags that keep it off the network.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -52,6 +53,13 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 240.0) ->
 def require_chromium() -> None:
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian chromium is not installed (make system-deps)")
+
+
+def require_diagram_browser() -> None:
+    """Chromium and Graphviz's dot: what a browser test of the tree diagram needs."""
+    require_chromium()
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz dot is not installed (make system-deps)")
 
 
 @contextmanager

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from get_core.model import model_file
 from get_core.runs.store import RunStatus, RunStore
 from tests.e2e.streamlit_app import browser_page, require_chromium, serve_training_app
 
@@ -54,13 +55,11 @@ def test_a_class_target_from_upload_to_a_leafs_class_shares(tmp_path):
         scores = RunStore(db).get_json(1, "class_scores")
         assert page.get_by_text(f"{scores['accuracy']:.1%}", exact=True).count() >= 1
 
-        page.goto(f"{url}/tree?run=1")
-        page.locator("#get-node-1").wait_for(timeout=60_000)
-        page.locator("g.get-leaf").first.wait_for(timeout=30_000)
-        leaf = page.locator("g.get-leaf").first
-        leaf_id = int(leaf.get_attribute("id").rsplit("-", 1)[1])
-        leaf.focus()  # a deep tree's leaves sit outside the diagram's view until panned: reach one by keyboard
-        leaf.press("Enter")
+        # the diagram opens with deep levels collapsed (issue 35): a leaf named in the address is revealed
+        tree = model_file.from_dict(RunStore(db).get_json(1, "model"))
+        leaf_id = tree.n_leaves + int(np.flatnonzero(tree.n_samples[tree.n_leaves - 1:] > 0)[0])
+        page.goto(f"{url}/tree?run=1&node={leaf_id}")
+        page.locator(f"#get-node-{leaf_id}").wait_for(timeout=60_000)
         page.get_by_text(f"Node {leaf_id} (leaf", exact=False).wait_for(timeout=30_000)
         shares = page.get_by_text("probabilities ", exact=False).first
         shares.wait_for(timeout=30_000)

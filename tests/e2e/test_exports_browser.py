@@ -7,13 +7,12 @@ race is rarely lost (before the fix, 2 of the 6 files came)."""
 
 from __future__ import annotations
 
-import shutil
 import time
 
 import pytest
 
 from get_core.runs.store import RunStore
-from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
+from tests.e2e.streamlit_app import browser_page, require_diagram_browser, serve_app
 from tests.explorer_runs import finished_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -22,9 +21,7 @@ EXPORTS = ["Model JSON", "Rules (text)", "Python code", "C code", "HTML report",
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    require_chromium()
-    if shutil.which("dot") is None:
-        pytest.skip("Graphviz dot is not installed (make system-deps)")
+    require_diagram_browser()
     db = tmp_path_factory.mktemp("e2e") / "runs.sqlite"
     store = RunStore(db)
     run_id = finished_run(store, depth=5, n_rows=50_000, names=[f"x{i}" for i in range(8)], name="exports")

@@ -6,7 +6,6 @@ hand-made finished run, and drives Debian's headless chromium through Playwright
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -14,7 +13,7 @@ from get_core.model import model_file
 from get_core.runs.store import RunStore
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
-from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
+from tests.e2e.streamlit_app import browser_page, require_diagram_browser, serve_app
 from tests.explorer_runs import finished_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -24,9 +23,7 @@ NAMES = ["temp", "<b>pressure</b>", 'wind "speed"', "rain"]
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    require_chromium()
-    if shutil.which("dot") is None:
-        pytest.skip("Graphviz dot is not installed (make system-deps)")
+    require_diagram_browser()
     db = tmp_path_factory.mktemp("e2e") / "runs.sqlite"
     store = RunStore(db)
     run_id = finished_run(store, depth=4, names=NAMES, n_rows=240, name="click test")

@@ -3,7 +3,6 @@ new path drawn on the diagram (issue 36)."""
 
 from __future__ import annotations
 
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -14,7 +13,7 @@ from get_core.model import model_file
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStore
 from get_core.views import what_if
-from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
+from tests.e2e.streamlit_app import browser_page, require_diagram_browser, serve_app
 from tests.explorer_runs import finished_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -23,9 +22,7 @@ NAMES = ["temp", "pressure", "wind"]
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    require_chromium()
-    if shutil.which("dot") is None:
-        pytest.skip("Graphviz dot is not installed (make system-deps)")
+    require_diagram_browser()
     db = tmp_path_factory.mktemp("e2e") / "runs.sqlite"
     store = RunStore(db)
     run_id = finished_run(store, depth=3, names=NAMES, name="what if")
