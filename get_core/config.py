@@ -42,6 +42,20 @@ SPLIT_FEATURE_PATH = (1, 2, 3, 5, None)
 #: fits between seeds at the fast budget).
 SEARCH_PATIENCE = 3
 SPARSITY_TOLERANCE = 0.005
+#: The share of the training rows a depth search holds out to score each depth (the paper's 2:1 split).
+VALIDATION_FRACTION = 1 / 3
+#: How the UI says a held-out share: fraction -> (what the trees are fitted on, what they are scored on).
+_SPLIT_WORDS = {1 / 2: ("half", "the other half"), 1 / 3: ("two thirds", "the other third"),
+                1 / 4: ("three quarters", "the other quarter"), 1 / 5: ("four fifths", "the other fifth")}
+
+
+def validation_split_words(fraction: float = VALIDATION_FRACTION) -> tuple[str, str]:
+    """("two thirds", "the other third") for 1/3: the words for the part a search fits on and the part it scores
+    on, so the UI never restates the split; a share without a name is written in percent."""
+    for share, words in _SPLIT_WORDS.items():
+        if abs(fraction - share) < 1e-9:
+            return words
+    return f"{1 - fraction:.0%}", f"the other {fraction:.0%}"
 
 
 def split_feature_path(max_split_features: int | str | None, p: int) -> list[int | None]:

@@ -28,8 +28,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from get_core.budget import refit_seconds, split_budget
 from get_core.engine.checkpoint import SearchCheckpoint, fit_fingerprint
-from get_core.config import (ALLOWED, DEFAULTS, SEARCH_PATIENCE, SPARSITY_TOLERANCE, Allowed, Choice, Flag,
-                             FlagOrAuto, GETConfig, Integer, Number, Seed, Span, split_feature_path)
+from get_core.config import (ALLOWED, DEFAULTS, SEARCH_PATIENCE, SPARSITY_TOLERANCE, VALIDATION_FRACTION, Allowed,
+                             Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed, Span, split_feature_path)
 from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.data.encoding import MAX_ABS, refuse_too_large
 from get_core.engine.progress import ProgressCallback
@@ -149,11 +149,14 @@ def parameters_doc(init: Callable, own: dict[str, tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def _documented(own: dict[str, tuple[str, str]]) -> Callable[[type], type]:
+def _documented(own: dict[str, tuple[str, str]], attributes: str = "") -> Callable[[type], type]:
     """A class decorator: the Parameters section (``parameters_doc``) before the Attributes section of the class's
-    docstring."""
+    docstring, and ``attributes`` (numpydoc entries, indented) after that section's first entry."""
     def document(cls: type) -> type:
         head, marker, tail = cls.__doc__.partition("\n    Attributes\n")
+        if attributes:
+            first, _, rest = tail.partition("\n    n_features_in_ :")
+            tail = f"{first}\n{attributes}    n_features_in_ :{rest}"
         cls.__doc__ = f"{head}\n{textwrap.indent(parameters_doc(cls.__init__, own), '    ')}\n{marker}{tail}"
         return cls
 
@@ -476,7 +479,7 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
                  learning_rate: float = DEFAULTS.learning_rate, l1: float = DEFAULTS.l1,
                  polish: bool | str = DEFAULTS.polish,
                  random_state=DEFAULTS.random_state, device: str = DEFAULTS.device, patience: int = SEARCH_PATIENCE,
-                 tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
+                 tol: float = 1e-4, validation_fraction: float = VALIDATION_FRACTION, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
                  sparsity_tolerance: float = SPARSITY_TOLERANCE, time_budget: float | None = DEFAULTS.time_budget,
@@ -517,6 +520,26 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
     }
 
 _CLASS_WEIGHT = [None, StrOptions({"balanced"}), dict]
+#: The classifiers' own parameter: name -> (numpydoc type, meaning).
+_CLASS_PARAMETERS = {
+    "class_weight": ("dict, 'balanced' or None",
+                     "How much each class counts: None, every row once; 'balanced', each class as much as any other "
+                     "(n / (C n_c) per row); a dict, label -> weight. It multiplies ``fit``'s ``sample_weight``."),
+}
+#: GETClassifierCV's: the search's parameters scored by validation accuracy where the regressor's use R2.
+_CV_CLASS_PARAMETERS = {
+    **{name: (kind, meaning.replace("validation R2", "validation accuracy"))
+       for name, (kind, meaning) in _CV_PARAMETERS.items()},
+    "sparsity_tolerance": ("float", "With max_split_features='auto': how much validation accuracy a smaller k may "
+                                    "give up (the default: half a point)."),
+    **_CLASS_PARAMETERS,
+}
+#: What both classifiers' ``fit`` sets beside the tree, in numpydoc form.
+_CLASS_ATTRIBUTES = """    classes_ : ndarray of shape (n_classes_,)
+        The class labels, sorted; ``predict`` returns them and ``predict_proba``'s columns follow their order.
+    n_classes_ : int
+        The number of classes.
+"""
 
 
 class _ClassifierOutputs:
@@ -536,6 +559,7 @@ class _ClassifierOutputs:
         return len(self.classes_)
 
 
+@_documented(_CLASS_PARAMETERS, _CLASS_ATTRIBUTES)
 class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
     """An oblique classification tree trained by gradient-based entire-tree optimization (GET).
 
@@ -544,9 +568,18 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
     Gini impurity), leaves are recomputed from hard splits, start 0 is a classification CART of the same depth and
     the returned tree is never worse than it in training Gini. ``predict`` gives the most probable class of the
     row's leaf, ``predict_proba`` its smoothed class shares. Labels may be text, integers, floats or booleans, any
-    number of classes. ``class_weight``: None (every row counts once), ``"balanced"`` (each class counts as much as
-    any other: n / (C n_c) per row) or a dict label -> weight; it multiplies ``fit``'s ``sample_weight``. The other
-    parameters are GETRegressor's (``config.GETConfig``); leaves are always constant class shares.
+    number of classes; ``class_weight`` weighs them. The other parameters are GETRegressor's (``config.GETConfig``);
+    leaves are always constant class shares.
+
+    Attributes
+    ----------
+    tree_ : ObliqueTree
+        The fitted tree (``get_core.model.tree``) with class-share leaves, in the data's original units;
+        ``tree_.meta`` records the settings the fit used, its timings and training accuracy.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``; only when X has string column names.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, n_starts: int = DEFAULTS.n_starts,
@@ -583,12 +616,40 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         return self
 
 
+@_documented(_CV_CLASS_PARAMETERS, _CLASS_ATTRIBUTES)
 class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
     """GETClassifier whose depth is chosen as GETRegressorCV chooses it, by validation accuracy on a stratified 2:1
     split (plain when a class has a single row), then refit on all rows. ``cv_results_`` and ``path_results_`` hold
     ``validation_accuracy`` (and ``train_accuracy``) where the regressor's hold R2; ``best_validation_accuracy_``.
     ``max_split_features="auto"`` keeps the fewest features per split within ``sparsity_tolerance`` (accuracy, default
     half a point) of the best. The other parameters are GETRegressorCV's and GETClassifier's.
+
+    Attributes
+    ----------
+    tree_ : ObliqueTree
+        The refit on all training data of the chosen depth, L1 and features per split.
+    best_depth_ : int
+        The chosen depth.
+    best_l1_ : float
+        The chosen L1 penalty (``l1`` itself when it is one value).
+    best_max_split_features_ : int or None
+        The chosen features per split (None: dense splits).
+    best_validation_accuracy_ : float
+        The validation accuracy of the chosen depth, L1 and features per split.
+    validated_tree_ : ObliqueTree
+        The search's tree of that choice, fitted on the train part.
+    cv_results_ : list of dict
+        One entry per search fit, in order: its ``depth``, ``l1``, ``max_split_features``, ``validation_accuracy``
+        and ``train_accuracy``.
+    search_trees_ : list of ObliqueTree
+        The tree of each entry of ``cv_results_`` (same order; fitted on the train part).
+    path_results_ : list of dict
+        Per k of features per split tried: its chosen ``depth`` and ``l1``, ``validation_accuracy`` and the
+        parameters a reader has to check (as GETRegressorCV's).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``; only when X has string column names.
     """
 
     _score_key, _train_key = "validation_accuracy", "train_accuracy"
@@ -598,10 +659,10 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
                  alpha_range: tuple[float, float] = DEFAULTS.alpha_range, n_alphas: int = DEFAULTS.n_alphas,
                  learning_rate: float = DEFAULTS.learning_rate, l1: float = DEFAULTS.l1,
                  polish: bool | str = DEFAULTS.polish, random_state=DEFAULTS.random_state,
-                 device: str = DEFAULTS.device, patience: int = 3, tol: float = 1e-4,
-                 validation_fraction: float = 1 / 3, refit_from_search: bool = False,
+                 device: str = DEFAULTS.device, patience: int = SEARCH_PATIENCE, tol: float = 1e-4,
+                 validation_fraction: float = VALIDATION_FRACTION, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
-                 sparsity_tolerance: float = 0.005, time_budget: float | None = DEFAULTS.time_budget,
+                 sparsity_tolerance: float = SPARSITY_TOLERANCE, time_budget: float | None = DEFAULTS.time_budget,
                  batch_rows: int | None = DEFAULTS.batch_rows, class_weight: str | dict | None = None):
         self.depths = depths
         self.n_starts = n_starts

@@ -11,11 +11,14 @@ from typing import Any, Mapping
 
 import streamlit as st
 
-from get_core.config import SEARCH_PATIENCE
+from get_core.config import SEARCH_PATIENCE, validation_split_words
 from get_core.runs.search import SEARCH
 from get_core.runs.store import Run, RunStore
 from get_core.views.search_chart import features_label, path_text, point_label, search_figure, tolerance_text
 from pages import common
+
+#: The search's split in words (config.VALIDATION_FRACTION), for the text that explains it.
+FIT_PART, SCORE_PART = validation_split_words()
 
 TREE_PAGE = "pages/tree.py"
 
@@ -81,7 +84,7 @@ def tree_picker(store: RunStore, run_id: int) -> str | None:
         st.rerun()
     if current is not None:
         st.info(f"Showing a tree of the search, not the run's own: {point_label(by_key[current], True)}. It was "
-                "fitted on two thirds of the run's training rows and scored on the other third; the run's test "
+                f"fitted on {FIT_PART} of the run's training rows and scored on {SCORE_PART}; the run's test "
                 f"scores on the Runs page belong to {_own_tree(search)}.", icon=":material/alt_route:")
     return current
 
@@ -115,8 +118,8 @@ def _status(search: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
     chosen = search.get("chosen")
     if status == "done" and chosen:
         return (f"Chosen: {point_label({**chosen, 'n_parameters': _params_of(search, chosen)}, True)}, then refit "
-                "on all training rows. Each tree was fitted on two thirds of the training rows and scored on the "
-                f"other third; the star marks the choice (the smallest within {tolerance_text()} of the best when "
+                f"on all training rows. Each tree was fitted on {FIT_PART} of the training rows and scored on "
+                f"{SCORE_PART}; the star marks the choice (the smallest within {tolerance_text()} of the best when "
                 "features per split were chosen). A shallower tree nearly as good is easier to read: open it.")
     if status == "cancelled":
         return f"Cancelled during the search ({tried}); the best validated tree is kept."

@@ -5,13 +5,17 @@ from __future__ import annotations
 import streamlit as st
 
 from get_core.data import columns
-from get_core.config import ALLOWED, APP_DEFAULTS, SEARCH_PATIENCE, SPLIT_FEATURE_PATH, GETConfig
+from get_core.config import (ALLOWED, APP_DEFAULTS, SEARCH_PATIENCE, SPLIT_FEATURE_PATH, GETConfig,
+                             validation_split_words)
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
 from get_core.runs.training import NO_CLASS_SEARCH
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN, alpha_stage_bounds
 from get_core.views.search_chart import path_text, tolerance_text
 from pages import common, run_panel, session_url
+
+#: The search's split in words (config.VALIDATION_FRACTION), for the text that explains it.
+FIT_PART, SCORE_PART = validation_split_words()
 
 # Interactive: a depth-4 tree on 10,000 rows trains in about 10 s here. Paper: the paper's budget per run (GETConfig's
 # defaults).
@@ -173,8 +177,8 @@ def _config(classify: bool = False) -> dict:
 def _depth_widgets(column) -> None:
     """A fixed depth, or the depth chosen for the user (the paper's protocol, ``runs.search``) up to a deepest one."""
     column.radio("Depth", list(DEPTH_MODES), key="cfg_depth_mode", horizontal=True, format_func=DEPTH_MODES.get,
-                 help="choose for me: trees of depth 1, 2, ... are fitted on two thirds of the training rows and "
-                      f"scored (R²) on the other third until {SEARCH_PATIENCE} depths in a row stop improving it (the "
+                 help=f"choose for me: trees of depth 1, 2, ... are fitted on {FIT_PART} of the training rows and "
+                      f"scored (R²) on {SCORE_PART} until {SEARCH_PATIENCE} depths in a row stop improving it (the "
                       "paper's protocol); the best depth is refit on all training rows. Every depth's tree is kept, so "
                       "you can open a shallower one that is nearly as good.")
     choosing = st.session_state.cfg_depth_mode == "choose"

@@ -10,8 +10,9 @@ from dataclasses import fields
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import is_classifier
 
-from get_core import GETRegressor, GETRegressorCV
+from get_core import GETClassifier, GETClassifierCV, GETRegressor, GETRegressorCV
 from get_core.config import GETConfig
 
 MEANINGS = {f.name: f.metadata["meaning"] for f in fields(GETConfig)}
@@ -31,7 +32,7 @@ def section(doc: str, title: str) -> dict[str, str]:
     return {name: " ".join(text.split()) for name, text in entries.items()}
 
 
-@pytest.mark.parametrize("estimator", [GETRegressor, GETRegressorCV])
+@pytest.mark.parametrize("estimator", [GETRegressor, GETRegressorCV, GETClassifier, GETClassifierCV])
 def test_every_parameter_has_an_entry_in_order_with_its_default_and_getconfigs_meaning(estimator):
     entries = section(estimator.__doc__, "Parameters")
     signature = inspect.signature(estimator.__init__).parameters
@@ -44,10 +45,12 @@ def test_every_parameter_has_an_entry_in_order_with_its_default_and_getconfigs_m
 
 
 @pytest.mark.parametrize("estimator, settings", [
-    (GETRegressor, dict(depth=2)), (GETRegressorCV, dict(depths=[1, 2], max_split_features="auto"))])
+    (GETRegressor, dict(depth=2)), (GETRegressorCV, dict(depths=[1, 2], max_split_features="auto")),
+    (GETClassifier, dict(depth=2)), (GETClassifierCV, dict(depths=[1, 2], max_split_features="auto"))])
 def test_every_attribute_fit_sets_has_an_entry(estimator, settings):
     rng = np.random.default_rng(0)
     X = pd.DataFrame(rng.random((60, 3)), columns=["a", "b", "c"])
-    model = estimator(n_starts=1, n_epochs=5, random_state=0, device="cpu", **settings).fit(X, X["a"] - X["b"])
-    learned = {name for name in vars(model) if name.endswith("_") and not name.startswith("_")}
+    model = estimator(n_starts=1, n_epochs=5, random_state=0, device="cpu", **settings).fit(
+        X, X["a"] > X["b"] if is_classifier(estimator()) else X["a"] - X["b"])
+    learned = {name for name in dir(model) if name.endswith("_") and not name.startswith("_")}  # n_classes_ is a property
     assert learned == set(section(estimator.__doc__, "Attributes"))
