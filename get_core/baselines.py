@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from get_core.metrics import scores
 from get_core.model.tree import ObliqueTree
 
 SCHEMA = "get-explorer/baselines"
@@ -48,8 +49,9 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
          "forest": {"feature_importances": [...], "oob_train_predictions": [...]}}
 
     where each ENTRY is ``{"name", "r2", "rmse", "n_parameters", "parameter_bytes", "size_bytes",
-    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}``. ``r2``/``rmse`` are ``None`` when undefined (fewer
-    than two test rows). ``oob_train_predictions`` are the forest's out-of-bag predictions of the training rows
+    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}``. ``r2``/``rmse`` are ``None``
+    when undefined (``metrics.scores``: fewer than two test rows or a constant target, no test rows).
+    ``oob_train_predictions`` are the forest's out-of-bag predictions of the training rows
     (honest predictions on rows it trained on; ``None`` for a row no tree left out), used for the forest's error on
     one node's training rows.
     """
@@ -58,12 +60,7 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
 
     X_train, y_train = _as_xy(X_train, y_train, "train")
     X_test, y_test = _as_xy(X_test, y_test, "test")
-    if X_train.shape[0] < 2:
-        raise ValueError(f"Baselines need at least 2 training rows; got {X_train.shape[0]}.")
-    if X_test.shape[1] != X_train.shape[1]:
-        raise ValueError(f"X_test has {X_test.shape[1]} columns but X_train has {X_train.shape[1]}.")
-    if not isinstance(depth, Integral) or isinstance(depth, bool) or depth < 1:
-        raise ValueError(f"depth must be a positive integer; got {depth!r}.")
+    _check_inputs(X_train, X_test, depth)
     depth = int(depth)
     names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(X_train.shape[1])]
 
@@ -98,6 +95,15 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
     }
 
 
+def _check_inputs(X_train: np.ndarray, X_test: np.ndarray, depth: Any) -> None:
+    if X_train.shape[0] < 2:
+        raise ValueError(f"Baselines need at least 2 training rows; got {X_train.shape[0]}.")
+    if X_test.shape[1] != X_train.shape[1]:
+        raise ValueError(f"X_test has {X_test.shape[1]} columns but X_train has {X_train.shape[1]}.")
+    if not isinstance(depth, Integral) or isinstance(depth, bool) or depth < 1:
+        raise ValueError(f"depth must be a positive integer; got {depth!r}.")
+
+
 def evaluate_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "GET",
                   random_state: int | None = None, n_repeats: int = 5) -> dict:
     """An ENTRY (same keys as ``fit_baselines``'s) for a fitted ``ObliqueTree``; ``fit_seconds`` comes from
@@ -108,7 +114,7 @@ def evaluate_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "G
     fit_seconds = tree.meta.get("fit_seconds") if isinstance(tree.meta, dict) else None
     return {
         "name": name,
-        **regression_metrics(y_test, pred),
+        **dict(zip(("r2", "rmse"), scores(y_test, pred))),
         "n_parameters": int(tree.n_parameters),
         "parameter_bytes": 8 * int(tree.n_parameters),
         "size_bytes": len(pickle.dumps(tree, protocol=5)),
@@ -270,18 +276,6 @@ def count_tree_parameters(model: Any) -> int:
     return 2 * (len(left) - n_leaves) + n_leaves
 
 
-def regression_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
-    """``{"r2", "rmse"}``; r2 is ``None`` with fewer than two rows or a constant target, rmse ``None`` when empty."""
-    y_true = np.asarray(y_true, dtype=np.float64)
-    y_pred = np.asarray(y_pred, dtype=np.float64)
-    if y_true.size == 0:
-        return {"r2": None, "rmse": None}
-    sse = float(np.sum((y_true - y_pred) ** 2))
-    sst = float(np.sum((y_true - y_true.mean()) ** 2))
-    r2 = 1.0 - sse / sst if y_true.size >= 2 and sst > 0 else None
-    return {"r2": r2, "rmse": math.sqrt(sse / y_true.size)}
-
-
 def timing_rows(X: np.ndarray, random_state: int | None, n: int = TIMING_ROWS) -> np.ndarray:
     """``n`` rows drawn with replacement from ``X`` (C-contiguous), for latency measurements."""
     if len(X) == 0:
@@ -309,7 +303,7 @@ def _fit_and_evaluate(name: str, model: Any, X_train: np.ndarray, y_train: np.nd
     pred = model.predict(X_test) if len(X_test) else np.empty(0)
     return {
         "name": name,
-        **regression_metrics(y_test, pred),
+        **dict(zip(("r2", "rmse"), scores(y_test, pred))),
         "size_bytes": len(pickle.dumps(model, protocol=5)),
         "predict_ms_per_10k": predict_ms(model.predict, timing_X, n_repeats) if len(timing_X) else None,
         "fit_seconds": fit_seconds,

@@ -34,15 +34,37 @@ CONSTANT_LEAF_ENGINE_VERSION = 2
 SAMPLE_ROWS = 8192
 AUTO_SAMPLE_ABOVE = 32768
 
-#: ``time_budget`` in GETRegressorCV: the least seconds one search fit gets (``race.split_budget``). Below it the
-#: probes, the CART start and the smallest race alone overrun, so a long search takes longer than its budget.
-MIN_SEARCH_FIT_SECONDS = 1.0
+#: Features per split that ``max_split_features="auto"`` (GETRegressorCV) tries, fewest first (None: dense splits).
+SPLIT_FEATURE_PATH = (1, 2, 3, 5, None)
+#: GETRegressorCV's search defaults, which the app's runs use too: the depth search stops once SEARCH_PATIENCE depths
+#: in a row fail to beat the best validation R2 (the paper's protocol), and the path of k keeps the fewest features
+#: whose validation R2 is within SPARSITY_TOLERANCE of the best k's (half a point of R2, about the spread of single
+#: fits between seeds at the fast budget).
+SEARCH_PATIENCE = 3
+SPARSITY_TOLERANCE = 0.005
+#: The share of the training rows a depth search holds out to score each depth (the paper's 2:1 split).
+VALIDATION_FRACTION = 1 / 3
+#: How the UI says a held-out share: fraction -> (what the trees are fitted on, what they are scored on).
+_SPLIT_WORDS = {1 / 2: ("half", "the other half"), 1 / 3: ("two thirds", "the other third"),
+                1 / 4: ("three quarters", "the other quarter"), 1 / 5: ("four fifths", "the other fifth")}
 
 
-def search_seconds(budget: float, n_search_fits: int) -> float:
-    """The most seconds a budgeted GETRegressorCV of ``n_search_fits`` search fits (the refit not included) takes:
-    ``budget``, unless its fits' two thirds would fall under ``MIN_SEARCH_FIT_SECONDS`` each."""
-    return max(budget, n_search_fits * MIN_SEARCH_FIT_SECONDS + budget / 3.0)
+def validation_split_words(fraction: float = VALIDATION_FRACTION) -> tuple[str, str]:
+    """("two thirds", "the other third") for 1/3: the words for the part a search fits on and the part it scores
+    on, so the UI never restates the split; a share without a name is written in percent."""
+    for share, words in _SPLIT_WORDS.items():
+        if abs(fraction - share) < 1e-9:
+            return words
+    return f"{1 - fraction:.0%}", f"the other {fraction:.0%}"
+
+
+def split_feature_path(max_split_features: int | str | None, p: int) -> list[int | None]:
+    """The values of k to search on ``p`` features: the path for "auto" (k >= p is the dense tree, tried once as
+    None), else the one given."""
+    if max_split_features != "auto":
+        return [max_split_features]
+    return [k for k in SPLIT_FEATURE_PATH if k is None or k < p]
+
 
 LEAVES = ("constant", "linear")
 DEVICES = ("auto", "cpu", "cuda")
@@ -175,37 +197,58 @@ def setting(default: Any, allowed: Allowed, meaning: str) -> Any:
 class GETConfig:
     """The settings of one GET fit, checked when built (a ValueError names the first bad one and its value)."""
 
-    depth: int = setting(4, Integer(1, MAX_DEPTH), "levels of splits: 2 ** depth leaves")
-    leaf: str = setting("constant", Choice(LEAVES), "constant: GET; linear: GET-Linear (a linear model per leaf)")
-    linear_leaves: str = setting("gcv", Choice(LINEAR_LEAF_RULES), "which linear leaves keep their slopes (leaves.py)")
-    clip_leaves: bool = setting(True, Flag(), "clamp a linear leaf's prediction to its training targets' range")
-    n_starts: int = setting(10, Integer(1), "initial trees optimized together: one from CART, the others random")
-    n_epochs: int = setting(3000, Integer(1), "epochs per alpha stage")
-    alpha_range: tuple[float, float] = setting((5.0, 150.0), Span(), "the sigmoid's scale factors over all stages")
-    n_alphas: int = setting(2, Integer(1), "stages per start, ascending alphas; see schedule.alpha_stage_bounds")
-    learning_rate: float = setting(0.01, Number(0), "Adam's step after warm-up (cosine-annealed over each stage)")
-    l1: float = setting(0.0, Number(0, inclusive=True), "l1 * sum|a| added to the (mean) soft loss, paper eq. (11)")
+    depth: int = setting(4, Integer(1, MAX_DEPTH), "Levels of splits: the tree has 2 ** depth leaves.")
+    leaf: str = setting("constant", Choice(LEAVES),
+                        "'constant': GET, a constant per leaf; 'linear': GET-Linear, a linear model per leaf.")
+    linear_leaves: str = setting("gcv", Choice(LINEAR_LEAF_RULES),
+                                 "GET-Linear only: which leaves keep their slopes. 'gcv' keeps a leaf's least-squares "
+                                 "fit only where generalized cross-validation prefers it to the leaf's mean; 'ols' is "
+                                 "the paper's plain least squares in every leaf of at least p + 2 rows (leaves.py).")
+    clip_leaves: bool = setting(True, Flag(),
+                                "GET-Linear only, not in the paper: clamp each linear leaf's prediction to the range "
+                                "of the training targets that reached it, so a line never extrapolates beyond what its "
+                                "leaf saw.")
+    n_starts: int = setting(10, Integer(1),
+                            "Initial trees optimized together: start 0 from CART, the others random.")
+    n_epochs: int = setting(3000, Integer(1), "Epochs per alpha stage.")
+    alpha_range: tuple[float, float] = setting((5.0, 150.0), Span(),
+                                               "The sigmoid's scale factors over all stages, (min, max): each stage "
+                                               "draws its alpha from an interval within them "
+                                               "(schedule.alpha_stage_bounds).")
+    n_alphas: int = setting(2, Integer(1), "Stages per start, with increasing alphas.")
+    learning_rate: float = setting(0.01, Number(0), "Adam's step after warm-up, cosine-annealed over each stage.")
+    l1: float = setting(0.0, Number(0, inclusive=True),
+                        "L1 penalty: l1 * sum|a| of the split weights is added to the (mean) soft loss, paper eq. "
+                        "(11).")
     weight_decay: float = setting(0.0, Number(0, inclusive=True),
-                                  "decoupled (AdamW) decay per step; 0: none, the paper's optimizer; the authors' "
-                                  "code keeps torch.optim.AdamW's 0.01 (bench.studies.variants)")
+                                  "Decoupled (AdamW) decay per step; 0: none, the paper's optimizer; the authors' "
+                                  "code keeps torch.optim.AdamW's 0.01 (bench.studies.variants).")
     polish: bool | str = setting("auto", FlagOrAuto(),
-                                 "polish every subtree after training (paper section 4.3); auto: only with a "
-                                 "time_budget and full soft epochs, and then below the root (polishes)")
-    random_state: int | None = setting(None, Seed(), "seed of the starts, alphas and row samples")
-    device: str = setting("auto", Choice(DEVICES), "where torch trains; auto: CUDA when torch sees one")
+                                 "Polish every subtree after training (paper section 4.3); 'auto': only with a "
+                                 "time_budget and full soft epochs, and then below the root (config.polishes).")
+    random_state: int | None = setting(None, Seed(), "Seed of the starts, alphas and row samples; None: fresh.")
+    device: str = setting("auto", Choice(DEVICES), "Where torch trains; 'auto': CUDA when torch sees one.")
     fixed_alpha: float | None = setting(None, Number(0, optional=True),
-                                        "ablation (paper Table 4): every stage uses this alpha instead")
-    scaling: str = setting("minmax", Choice(SCALINGS), "how features map to [0, 1]; see train.MinMax.fit")
+                                        "Ablation (paper Table 4): every stage uses this alpha instead of the "
+                                        "schedule.")
+    scaling: str = setting("minmax", Choice(SCALINGS),
+                           "How each feature is mapped to [0, 1] before training: 'minmax' (the paper's) or 'robust' "
+                           "(its 1st-99th percentiles, for features with far outliers; fit warns when min-max "
+                           "squeezes a feature, data.squeezed_features).")
     max_split_features: int | None = setting(None, Integer(1, optional=True),
-                                             "None: dense splits; k: every split uses at most k features (sparse.py)")
+                                             "None: dense splits; k: every split uses at most k features, exactly "
+                                             "(k=1: an axis-aligned tree optimized as a whole; sparse.py).")
     time_budget: float | None = setting(None, Number(0, optional=True),
                                         "None: n_starts x n_epochs as given; seconds: the fit chooses starts and "
-                                        "epochs from timings on this data, races them and refits the best tree's "
-                                        "nodes, to end near it (race.py)")
+                                        "epochs from timings on this data, races them, then refits the best tree's "
+                                        "splits node by node, to end near that many seconds (race.py); with the "
+                                        "default polish, half of it optimizes and half polishes the subtrees below "
+                                        "the root.")
     batch_rows: int | None = setting(None, Integer(0, optional=True),
-                                     "rows per soft epoch, drawn afresh each epoch; None: 8192 once a table has more "
-                                     "than 32768 rows, else all; k: k whenever there are more; 0: always all. Leaves "
-                                     "and the best tree always use every row (soft_rows)")
+                                     f"Not in the paper: rows per soft epoch, drawn afresh each epoch; None: "
+                                     f"{SAMPLE_ROWS} once a table has more than {AUTO_SAMPLE_ABOVE} rows, else all; k: "
+                                     "k whenever there are more; 0: always all. The leaves and the choice of the best "
+                                     "tree always use every row (soft_rows).")
 
     def __post_init__(self) -> None:
         for name, allowed in ALLOWED.items():

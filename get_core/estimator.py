@@ -11,6 +11,7 @@ become sample weights.
 from __future__ import annotations
 
 import inspect
+import textwrap
 import warnings
 from dataclasses import fields
 from numbers import Integral, Real
@@ -25,14 +26,15 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from get_core.budget import refit_seconds, split_budget
 from get_core.engine.checkpoint import SearchCheckpoint, fit_fingerprint
-from get_core.config import (ALLOWED, DEFAULTS, Allowed, Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed,
-                             Span)
+from get_core.config import (ALLOWED, DEFAULTS, SEARCH_PATIENCE, SPARSITY_TOLERANCE, VALIDATION_FRACTION, Allowed,
+                             Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed, Span, split_feature_path)
 from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.data.encoding import MAX_ABS, refuse_too_large
 from get_core.engine.progress import ProgressCallback
-from get_core.engine.race import refit_seconds, split_budget
 from get_core.engine.train import train
+from get_core.metrics import search_r2
 from get_core.model.tree import ObliqueTree, feature_name_problem
 
 _CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
@@ -73,6 +75,92 @@ def config_constraints(init: Callable) -> dict:
     """``_parameter_constraints`` of the parameters of ``init`` that are GETConfig settings."""
     return {name: _sklearn_constraint(ALLOWED[name]) for name in inspect.signature(init).parameters
             if name in _CONFIG_FIELDS}
+
+
+#: The meaning of each GETConfig setting, as the estimators' docstrings give it.
+_MEANINGS = {f.name: f.metadata["meaning"] for f in fields(GETConfig)}
+#: GETRegressorCV's own parameters, and the settings it widens: name -> (numpydoc type, meaning).
+_CV_PARAMETERS = {
+    "depths": ("array-like of int", "The depths to try; the search goes from the shallowest to the deepest."),
+    "l1": ("float or array-like of float",
+           f"{_MEANINGS['l1']} Several values: each depth is fitted once per value and the pair with the best "
+           "validation R2 wins (``best_l1_``); the paper's GET-Linear chose its L1 strength from (0, 1e-5) (its "
+           "appendix on over-fitting)."),
+    "patience": ("int", "The search stops once this many depths in a row fail to beat the best validation R2 by "
+                        "``tol`` (the paper's protocol)."),
+    "tol": ("float", "How much a deeper tree's validation R2 must beat the best so far by; ties go to the shallower "
+                     "tree."),
+    "validation_fraction": ("float", "The share of the training rows held out to score each depth (the paper's "
+                                     "2:1 split)."),
+    "refit_from_search": ("bool", "Not in the paper: the validated tree is the refit's first start, so the refit "
+                                  "never ends worse on all data than the splits the search chose (a fresh multi-start "
+                                  "refit sometimes lands in a worse optimum). Measured at the fast budget it raised "
+                                  "training R2 but left test R2 where it was on average (docs/BENCHMARKS.md)."),
+    "max_split_features": ("int, 'auto' or None",
+                           f"{_MEANINGS['max_split_features']} 'auto': the search runs once per k of "
+                           "``config.SPLIT_FEATURE_PATH`` (k at or above the feature count is the dense tree) and "
+                           "keeps the smallest k within ``sparsity_tolerance`` of the best k's validation R2, then "
+                           "refits that k at its depth (``best_max_split_features_``)."),
+    "sparsity_tolerance": ("float", "With max_split_features='auto': how much validation R2 a smaller k may give up "
+                                    "(the default, half a point of R2, is about the spread of single fits between "
+                                    "seeds at the fast budget)."),
+    "time_budget": ("float or None",
+                    f"{_MEANINGS['time_budget']} Here the seconds are the whole fit's: the search's fits share "
+                    "``budget.SEARCH_SHARE`` of it equally, counting every fit it may make (each k, depth and L1); "
+                    "the refit, the returned tree, gets the rest plus the shares of the fits the early stop skipped "
+                    "(``budget.split_budget``). Each share is fixed in advance, so a checkpointed search resumes "
+                    "with the same keys."),
+}
+
+
+def _doc_type(allowed: Allowed) -> str:
+    """The numpydoc type of one of GETConfig's rules."""
+    match allowed:
+        case Integer(optional=optional):
+            return "int or None" if optional else "int"
+        case Number(optional=optional):
+            return "float or None" if optional else "float"
+        case Choice(options):
+            return "{" + ", ".join(repr(o) for o in options) + "}"
+        case Flag():
+            return "bool"
+        case FlagOrAuto():
+            return "bool or 'auto'"
+        case Span():
+            return "tuple of (float, float)"
+        case Seed():
+            return "int, RandomState instance or None"
+    raise TypeError(f"no numpydoc type for {allowed!r}")
+
+
+def _default_text(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) and len(repr(value)) > 8 else repr(value)
+
+
+def parameters_doc(init: Callable, own: dict[str, tuple[str, str]]) -> str:
+    """The numpydoc ``Parameters`` section of ``init``'s parameters, in its order: each GETConfig setting with the
+    type of its rule and its meaning from GETConfig (the one home of both), ``own`` (name -> (type, meaning)) for
+    the others and for settings an estimator widens."""
+    lines = ["Parameters", "----------"]
+    for name, parameter in list(inspect.signature(init).parameters.items())[1:]:  # [0]: self
+        kind, meaning = own.get(name) or (_doc_type(ALLOWED[name]), _MEANINGS[name])
+        lines.append(f"{name} : {kind}, default={_default_text(parameter.default)}")
+        lines += textwrap.wrap(meaning, 112, initial_indent="    ", subsequent_indent="    ")
+    return "\n".join(lines)
+
+
+def _documented(own: dict[str, tuple[str, str]], attributes: str = "") -> Callable[[type], type]:
+    """A class decorator: the Parameters section (``parameters_doc``) before the Attributes section of the class's
+    docstring, and ``attributes`` (numpydoc entries, indented) after that section's first entry."""
+    def document(cls: type) -> type:
+        head, marker, tail = cls.__doc__.partition("\n    Attributes\n")
+        if attributes:
+            first, _, rest = tail.partition("\n    n_features_in_ :")
+            tail = f"{first}\n{attributes}    n_features_in_ :{rest}"
+        cls.__doc__ = f"{head}\n{textwrap.indent(parameters_doc(cls.__init__, own), '    ')}\n{marker}{tail}"
+        return cls
+
+    return document
 
 
 class _GETEstimator(BaseEstimator):
@@ -177,26 +265,23 @@ class _GETEstimator(BaseEstimator):
         return self.tree_.decision_path(X)
 
 
+@_documented({})
 class GETRegressor(RegressorMixin, _GETEstimator):
     """An oblique regression tree trained by gradient-based entire-tree optimization (GET / GET-Linear).
 
-    Parameters mirror the paper: ``n_starts`` starts (start 0 from CART), each running ``n_alphas`` stages of
-    ``n_epochs`` epochs with an increasing scale factor drawn from ``alpha_range``; ``leaf="linear"`` gives
-    GET-Linear; ``polish=True`` adds the subtree polish of section 4.3 (``"auto"``: only with ``time_budget``,
-    see ``config.polishes``). ``linear_leaves`` (GET-Linear only):
-    ``"gcv"`` keeps a leaf's least-squares fit only where generalized cross-validation prefers it to the leaf's
-    mean, ``"ols"`` is the paper's plain least squares in every leaf of at least p+2 rows (see ``leaves``).
-    ``clip_leaves`` (GET-Linear only, not in the paper): clamp each linear leaf's prediction to the range of the
-    training targets that reached it, so a line never extrapolates beyond what its leaf saw. ``scaling``: how each
-    feature is mapped to [0, 1] before training, ``"minmax"`` (the paper's) or ``"robust"`` (1st-99th percentiles, for
-    features with far outliers; ``fit`` warns when min-max squeezes a feature, see ``data.squeezed_features``).
-    ``max_split_features=k`` (None: dense): every split uses at most k features, exactly (k=1: an axis-aligned tree
-    optimized as a whole); how, see ``sparse``. ``time_budget=seconds`` (None: ``n_starts`` x ``n_epochs`` as given)
-    lets the fit choose starts and epochs from timings on this data and race them, then refit the best tree's
-    splits node by node (``node_refit``), ending near that many seconds (``race``; with polish, the default, half of it
-    optimizes and half polishes the subtrees below the root). ``batch_rows`` (not in the paper): each soft
-    epoch uses that many rows drawn afresh (None: 8192 once there are more than 32768 rows; 0: every row); the leaves
-    and the choice of the best tree always use every row. Defaults and allowed values: ``config.GETConfig``.
+    ``n_starts`` starts (start 0 from CART) each run ``n_alphas`` stages of ``n_epochs`` epochs with an increasing
+    scale factor drawn from ``alpha_range``; the best hard-split tree any start reached is returned. The parameters
+    are the settings of ``config.GETConfig``, which holds their defaults, allowed values and the meanings below.
+
+    Attributes
+    ----------
+    tree_ : ObliqueTree
+        The fitted tree (``get_core.model.tree``), in the data's original units; ``tree_.meta`` records the
+        settings the fit used (with a time budget: the starts and epochs it chose), its timings and training R2.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``; only when X has string column names.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
@@ -264,7 +349,7 @@ class _SearchCV(_GETEstimator):
         return None
 
     def _validation_score(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
-        return _r2(y, tree.predict(X), w)
+        return search_r2(y, tree.predict(X), w)
 
     def fit(self, X, y, sample_weight=None, on_progress: ProgressCallback | None = None,
             checkpoint: SearchCheckpoint | None = None, observer: SearchObserver | None = None) -> "_SearchCV":
@@ -349,31 +434,43 @@ class _SearchCV(_GETEstimator):
         return search, validated, best_l1, cancelled
 
 
-
+@_documented(_CV_PARAMETERS)
 class GETRegressorCV(RegressorMixin, _SearchCV):
     """GETRegressor whose depth is chosen as the paper does (its section 5, Appendix F.1).
 
-    The training data are split 2:1 into train/validation; trees of increasing depth from ``depths`` are fitted on
-    the train part and scored (R2) on the validation part; the search stops once ``patience`` consecutive depths fail
-    to beat the best validation R2 by ``tol`` (deeper trees stopped helping); the best depth is refit on all data.
-    Results per depth are in ``cv_results_``. ``refit_from_search=True`` (off by default, not in the paper) makes
-    the validated tree the refit's first start, so the refit never ends worse on all data than the splits the search
-    chose (a fresh multi-start refit sometimes lands in a worse optimum). Measured at the fast budget it raised
-    training R2 but left test R2 where it was on average (docs/BENCHMARKS.md), so the paper's refit stays the default.
-    ``l1`` may also be several values: each depth is then fitted once per value and the pair with the best validation
-    R2 wins (``best_l1_``); the paper's GET-Linear chose its L1 strength from (0, 1e-5) (its appendix on over-fitting).
-    ``max_split_features="auto"`` runs that search once per k of ``SPLIT_FEATURE_PATH`` (1, 2, 3, 5 features per
-    split, then dense; values of k at or above the feature count are the dense tree) and keeps the smallest k whose
-    best validation R2 is within ``sparsity_tolerance`` of the best k's (default 0.005: half a point of R2, about
-    the spread of single fits between seeds at the fast budget), then refits that k at its depth
-    (``best_max_split_features_``). ``path_results_`` holds, per k tried, its depth, L1, validation R2, the
-    parameters a reader has to check (``ObliqueTree.n_nonzero_parameters``) and its widest split, so a person can
-    pick another point of the path; for a fixed k it holds that k's entry. ``search_trees_`` keeps the tree of every
-    entry of ``cv_results_`` (same order; fitted on the train part), ``validated_tree_`` the one whose depth, L1 and
-    k were chosen. ``time_budget=seconds`` is the whole fit's: the search's fits share two thirds of it equally,
-    counting every fit it may make (each k, depth and L1), and the refit, the returned tree, gets the last third plus
-    the shares of the fits the early stop skipped (``race.split_budget``); each share is fixed in advance, so a
-    checkpointed search resumes with the same keys. The other parameters are GETRegressor's.
+    The training data are split into train and validation parts (``validation_fraction``); trees of increasing
+    depth from ``depths`` are fitted on the train part and scored (R2) on the validation part; the search stops once
+    ``patience`` consecutive depths fail to beat the best validation R2 by ``tol`` (deeper trees stopped helping);
+    the best depth is refit on all data. ``l1`` may be several values and ``max_split_features`` may be ``"auto"``:
+    the search then also chooses them. The other parameters are GETRegressor's.
+
+    Attributes
+    ----------
+    tree_ : ObliqueTree
+        The refit on all training data of the chosen depth, L1 and features per split.
+    best_depth_ : int
+        The chosen depth.
+    best_l1_ : float
+        The chosen L1 penalty (``l1`` itself when it is one value).
+    best_max_split_features_ : int or None
+        The chosen features per split (None: dense splits).
+    best_validation_r2_ : float
+        The validation R2 of the chosen depth, L1 and features per split.
+    validated_tree_ : ObliqueTree
+        The search's tree of that choice, fitted on the train part.
+    cv_results_ : list of dict
+        One entry per search fit, in order: its ``depth``, ``l1``, ``max_split_features``, ``validation_r2`` and
+        ``train_r2``.
+    search_trees_ : list of ObliqueTree
+        The tree of each entry of ``cv_results_`` (same order; fitted on the train part).
+    path_results_ : list of dict
+        Per k of features per split tried: its chosen ``depth`` and ``l1``, ``validation_r2``, the parameters a
+        reader has to check (``n_parameters``, ``ObliqueTree.n_nonzero_parameters``) and its ``widest_split``, so a
+        person can pick another point of the path; for a fixed k, that k's entry.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``; only when X has string column names.
     """
 
     def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
@@ -381,11 +478,11 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
                  alpha_range: tuple[float, float] = DEFAULTS.alpha_range, n_alphas: int = DEFAULTS.n_alphas,
                  learning_rate: float = DEFAULTS.learning_rate, l1: float = DEFAULTS.l1,
                  polish: bool | str = DEFAULTS.polish,
-                 random_state=DEFAULTS.random_state, device: str = DEFAULTS.device, patience: int = 3,
-                 tol: float = 1e-4, validation_fraction: float = 1 / 3, linear_leaves: str = DEFAULTS.linear_leaves,
+                 random_state=DEFAULTS.random_state, device: str = DEFAULTS.device, patience: int = SEARCH_PATIENCE,
+                 tol: float = 1e-4, validation_fraction: float = VALIDATION_FRACTION, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
-                 sparsity_tolerance: float = 0.005, time_budget: float | None = DEFAULTS.time_budget,
+                 sparsity_tolerance: float = SPARSITY_TOLERANCE, time_budget: float | None = DEFAULTS.time_budget,
                  batch_rows: int | None = DEFAULTS.batch_rows):
         self.depths = depths
         self.leaf = leaf
@@ -423,6 +520,26 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
     }
 
 _CLASS_WEIGHT = [None, StrOptions({"balanced"}), dict]
+#: The classifiers' own parameter: name -> (numpydoc type, meaning).
+_CLASS_PARAMETERS = {
+    "class_weight": ("dict, 'balanced' or None",
+                     "How much each class counts: None, every row once; 'balanced', each class as much as any other "
+                     "(n / (C n_c) per row); a dict, label -> weight. It multiplies ``fit``'s ``sample_weight``."),
+}
+#: GETClassifierCV's: the search's parameters scored by validation accuracy where the regressor's use R2.
+_CV_CLASS_PARAMETERS = {
+    **{name: (kind, meaning.replace("validation R2", "validation accuracy"))
+       for name, (kind, meaning) in _CV_PARAMETERS.items()},
+    "sparsity_tolerance": ("float", "With max_split_features='auto': how much validation accuracy a smaller k may "
+                                    "give up (the default: half a point)."),
+    **_CLASS_PARAMETERS,
+}
+#: What both classifiers' ``fit`` sets beside the tree, in numpydoc form.
+_CLASS_ATTRIBUTES = """    classes_ : ndarray of shape (n_classes_,)
+        The class labels, sorted; ``predict`` returns them and ``predict_proba``'s columns follow their order.
+    n_classes_ : int
+        The number of classes.
+"""
 
 
 class _ClassifierOutputs:
@@ -442,6 +559,7 @@ class _ClassifierOutputs:
         return len(self.classes_)
 
 
+@_documented(_CLASS_PARAMETERS, _CLASS_ATTRIBUTES)
 class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
     """An oblique classification tree trained by gradient-based entire-tree optimization (GET).
 
@@ -450,9 +568,18 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
     Gini impurity), leaves are recomputed from hard splits, start 0 is a classification CART of the same depth and
     the returned tree is never worse than it in training Gini. ``predict`` gives the most probable class of the
     row's leaf, ``predict_proba`` its smoothed class shares. Labels may be text, integers, floats or booleans, any
-    number of classes. ``class_weight``: None (every row counts once), ``"balanced"`` (each class counts as much as
-    any other: n / (C n_c) per row) or a dict label -> weight; it multiplies ``fit``'s ``sample_weight``. The other
-    parameters are GETRegressor's (``config.GETConfig``); leaves are always constant class shares.
+    number of classes; ``class_weight`` weighs them. The other parameters are GETRegressor's (``config.GETConfig``);
+    leaves are always constant class shares.
+
+    Attributes
+    ----------
+    tree_ : ObliqueTree
+        The fitted tree (``get_core.model.tree``) with class-share leaves, in the data's original units;
+        ``tree_.meta`` records the settings the fit used, its timings and training accuracy.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``; only when X has string column names.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, n_starts: int = DEFAULTS.n_starts,
@@ -489,12 +616,40 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         return self
 
 
+@_documented(_CV_CLASS_PARAMETERS, _CLASS_ATTRIBUTES)
 class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
     """GETClassifier whose depth is chosen as GETRegressorCV chooses it, by validation accuracy on a stratified 2:1
     split (plain when a class has a single row), then refit on all rows. ``cv_results_`` and ``path_results_`` hold
     ``validation_accuracy`` (and ``train_accuracy``) where the regressor's hold R2; ``best_validation_accuracy_``.
     ``max_split_features="auto"`` keeps the fewest features per split within ``sparsity_tolerance`` (accuracy, default
     half a point) of the best. The other parameters are GETRegressorCV's and GETClassifier's.
+
+    Attributes
+    ----------
+    tree_ : ObliqueTree
+        The refit on all training data of the chosen depth, L1 and features per split.
+    best_depth_ : int
+        The chosen depth.
+    best_l1_ : float
+        The chosen L1 penalty (``l1`` itself when it is one value).
+    best_max_split_features_ : int or None
+        The chosen features per split (None: dense splits).
+    best_validation_accuracy_ : float
+        The validation accuracy of the chosen depth, L1 and features per split.
+    validated_tree_ : ObliqueTree
+        The search's tree of that choice, fitted on the train part.
+    cv_results_ : list of dict
+        One entry per search fit, in order: its ``depth``, ``l1``, ``max_split_features``, ``validation_accuracy``
+        and ``train_accuracy``.
+    search_trees_ : list of ObliqueTree
+        The tree of each entry of ``cv_results_`` (same order; fitted on the train part).
+    path_results_ : list of dict
+        Per k of features per split tried: its chosen ``depth`` and ``l1``, ``validation_accuracy`` and the
+        parameters a reader has to check (as GETRegressorCV's).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during ``fit``; only when X has string column names.
     """
 
     _score_key, _train_key = "validation_accuracy", "train_accuracy"
@@ -504,10 +659,10 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
                  alpha_range: tuple[float, float] = DEFAULTS.alpha_range, n_alphas: int = DEFAULTS.n_alphas,
                  learning_rate: float = DEFAULTS.learning_rate, l1: float = DEFAULTS.l1,
                  polish: bool | str = DEFAULTS.polish, random_state=DEFAULTS.random_state,
-                 device: str = DEFAULTS.device, patience: int = 3, tol: float = 1e-4,
-                 validation_fraction: float = 1 / 3, refit_from_search: bool = False,
+                 device: str = DEFAULTS.device, patience: int = SEARCH_PATIENCE, tol: float = 1e-4,
+                 validation_fraction: float = VALIDATION_FRACTION, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
-                 sparsity_tolerance: float = 0.005, time_budget: float | None = DEFAULTS.time_budget,
+                 sparsity_tolerance: float = SPARSITY_TOLERANCE, time_budget: float | None = DEFAULTS.time_budget,
                  batch_rows: int | None = DEFAULTS.batch_rows, class_weight: str | dict | None = None):
         self.depths = depths
         self.n_starts = n_starts
@@ -541,18 +696,6 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
 
     def _validation_score(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
         return float(np.average(tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == y, weights=w))
-
-#: Features per split that ``max_split_features="auto"`` tries, fewest first (None: dense).
-SPLIT_FEATURE_PATH = (1, 2, 3, 5, None)
-
-
-def split_feature_path(max_split_features: int | str | None, p: int) -> list[int | None]:
-    """The values of k to search: the path for "auto" (k >= p is the dense tree, tried once as None), else the one
-    given."""
-    if max_split_features != "auto":
-        return [max_split_features]
-    return [k for k in SPLIT_FEATURE_PATH if k is None or k < p]
-
 
 def choose_split_features(path: list[dict], tolerance: float, key: str = "validation_r2") -> int | None:
     """The first entry of ``path`` (fewest features first) whose validation score ``key`` is within ``tolerance``
@@ -609,14 +752,6 @@ def _seed(random_state) -> int | None:
     if random_state is None or isinstance(random_state, (int, np.integer)):
         return None if random_state is None else int(random_state)
     return int(random_state.randint(0, 2 ** 31 - 1))
-
-
-def _r2(y: np.ndarray, pred: np.ndarray, w: np.ndarray | None = None) -> float:
-    if w is None:
-        ss = float(np.sum((y - np.mean(y)) ** 2))
-        return 1.0 - float(np.sum((y - pred) ** 2)) / ss if ss > 0 else 0.0
-    ss = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
-    return 1.0 - float(np.sum(w * (y - pred) ** 2)) / ss if ss > 0 else 0.0
 
 
 def _refuse_text_target(y: Any, estimator: str) -> None:

@@ -19,7 +19,7 @@ from get_core.data.encoding import Encoding
 from get_core.model import codegen
 from get_core.model.model_file import model_json, plain
 from get_core.model.tree import ObliqueTree
-from get_core.views import diagram, labels, summary
+from get_core.views import diagram, diagram_content, labels, summary
 
 
 # ---------------------------------------------------------------------------------------------- rules
@@ -100,12 +100,12 @@ def _leaf_rule(tree: ObliqueTree, leaf: int, decimals: int | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- diagram
-def dot_source(tree: ObliqueTree, options: diagram.DiagramOptions | None = None) -> str:
+def dot_source(tree: ObliqueTree, options: diagram_content.DiagramOptions | None = None) -> str:
     """DOT of the diagram; by default the whole tree (every level)."""
-    return diagram.to_dot(tree, options or diagram.DiagramOptions(levels=tree.depth + 1))
+    return diagram.to_dot(tree, options or diagram_content.DiagramOptions(levels=tree.depth + 1))
 
 
-def svg_source(tree: ObliqueTree, options: diagram.DiagramOptions | None = None) -> str:
+def svg_source(tree: ObliqueTree, options: diagram_content.DiagramOptions | None = None) -> str:
     """Standalone SVG file of the diagram (rendered by Graphviz's dot)."""
     return '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + diagram.render_svg(dot_source(tree, options))
 
@@ -168,39 +168,54 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
     if metrics:
         parts += ["<h2>Metrics</h2>", _html_table(list(metrics.items()))]
     if baselines:
-        rows = baseline_models.comparison_rows(baselines, baselines.get("get"))
-        scores = (["Test accuracy", "Balanced accuracy", "Log loss", "ROC AUC"] if tree.is_classifier
-                  else ["Test R\u00b2", "Test RMSE"])
-        header = ["Model", *scores, "Parameters", "Features per split (most)", "Size (bytes, pickled)",
-                  "Prediction ms / 10,000 rows", "Fit seconds"]
-        keys = [*(baseline_models.CLASS_METRICS if tree.is_classifier else ("r2", "rmse")), "n_parameters",
-                "features_per_split", "size_bytes", "predict_ms_per_10k", "fit_seconds"]
-        leaf = ("C-1 per leaf (its free class shares, C classes)" if tree.is_classifier
-                else "1 (or p+1 for linear) per leaf")
-        parts += ["<h2>Comparison with CART and a random forest</h2>",
-                  _html_grid(header, [[row.get(k) for k in ["name", *keys]] for row in rows]),
-                  '<p class="note">Parameters as the paper counts them: CART and forest trees 2 per branch node and 1 '
-                  f"per leaf; the oblique tree p+1 per branch node and {leaf}.</p>"]
+        parts += _comparison_section(baselines, tree)
     parts += ["<h2>Diagram</h2>", _report_diagram(tree, diagram_levels)]
-    parts += ["<h2>Rules</h2>", f"<pre>{escape(rules_text(tree))}</pre>"]
-    ranges = [[j, name, float(lo), float(lo + sc)] for j, (name, lo, sc)
-              in enumerate(zip(tree.feature_names, tree.x_min, tree.x_scale))]
-    robust = tree.scaling == "robust"
-    parts += [f"<h2>Features ({'training 1st-99th percentiles' if robust else 'training range'})</h2>",
-              _html_grid(["#", "Feature", *(("1st percentile", "99th percentile") if robust else ("Min", "Max"))],
-                         ranges)]
+    parts += ["<h2>Rules</h2>", f"<pre>{escape(rules_text(tree))}</pre>", *_features_section(tree)]
     if data_info:
         parts += ["<h2>Data</h2>", _html_table(list(data_info.items()))]
     if params:
         parts += ["<h2>Training parameters</h2>", _html_table(list(params.items()))]
     if include_model:
-        payload = model_json(tree, encoding=encoding)
-        payload = payload.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-        parts += ["<h2>Model</h2>", '<p class="note">The model JSON is embedded in this file '
-                  '(<code>script#get-model</code>); save it as a .json file to load it into GET Explorer.</p>',
-                  f'<script type="application/json" id="get-model">{payload}</script>']
+        parts += _model_section(tree, encoding)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _comparison_section(baselines: dict, tree: ObliqueTree) -> list[str]:
+    """The report's table of GET against CART and the random forest (``baseline_models.comparison_rows``): a
+    classifier's by its class scores, a regressor's by R² and RMSE."""
+    rows = baseline_models.comparison_rows(baselines, baselines.get("get"))
+    scores = (["Test accuracy", "Balanced accuracy", "Log loss", "ROC AUC"] if tree.is_classifier
+              else ["Test R\u00b2", "Test RMSE"])
+    header = ["Model", *scores, "Parameters", "Features per split (most)", "Size (bytes, pickled)",
+              "Prediction ms / 10,000 rows", "Fit seconds"]
+    keys = [*(baseline_models.CLASS_METRICS if tree.is_classifier else ("r2", "rmse")), "n_parameters",
+            "features_per_split", "size_bytes", "predict_ms_per_10k", "fit_seconds"]
+    leaf = ("C-1 per leaf (its free class shares, C classes)" if tree.is_classifier
+            else "1 (or p+1 for linear) per leaf")
+    return ["<h2>Comparison with CART and a random forest</h2>",
+            _html_grid(header, [[row.get(k) for k in ["name", *keys]] for row in rows]),
+            '<p class="note">Parameters as the paper counts them: CART and forest trees 2 per branch node and 1 '
+            f"per leaf; the oblique tree p+1 per branch node and {leaf}.</p>"]
+
+
+def _features_section(tree: ObliqueTree) -> list[str]:
+    """The report's table of the features' training ranges (or 1st-99th percentiles, with robust scaling)."""
+    ranges = [[j, name, float(lo), float(lo + sc)] for j, (name, lo, sc)
+              in enumerate(zip(tree.feature_names, tree.x_min, tree.x_scale))]
+    robust = tree.scaling == "robust"
+    return [f"<h2>Features ({'training 1st-99th percentiles' if robust else 'training range'})</h2>",
+            _html_grid(["#", "Feature", *(("1st percentile", "99th percentile") if robust else ("Min", "Max"))],
+                       ranges)]
+
+
+def _model_section(tree: ObliqueTree, encoding: Encoding | None) -> list[str]:
+    """The model JSON embedded in the report (``<`` ``>`` ``&`` escaped, so no text can close the script)."""
+    payload = model_json(tree, encoding=encoding)
+    payload = payload.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return ["<h2>Model</h2>", '<p class="note">The model JSON is embedded in this file '
+            '(<code>script#get-model</code>); save it as a .json file to load it into GET Explorer.</p>',
+            f'<script type="application/json" id="get-model">{payload}</script>']
 
 
 def _report_diagram(tree: ObliqueTree, levels: int | None) -> str:
@@ -212,7 +227,7 @@ def _report_diagram(tree: ObliqueTree, levels: int | None) -> str:
     note = "" if levels > tree.depth else (f'<p class="note">The top {levels} levels of {tree.depth + 1}; the rules '
                                            "below cover the whole tree.</p>")
     try:
-        svg = diagram.render_svg(diagram.to_dot(tree, diagram.DiagramOptions(levels=levels)))
+        svg = diagram.render_svg(diagram.to_dot(tree, diagram_content.DiagramOptions(levels=levels)))
     except diagram.GraphvizError as exc:
         return f'<p class="note">Diagram unavailable: {escape(str(exc))}</p>'
     zoom = "".join(f'<input type="radio" name="get-zoom" id="get-zoom-{z}"{" checked" if z == "fit" else ""}>'

@@ -88,8 +88,8 @@ def _load_upload() -> dict | None:
     delimiter = st.selectbox("Delimiter (text files)", list(DELIMITERS), key="delimiter",
                              help="'detect' tries comma, semicolon, tab, pipe and runs of spaces on the first lines.")
     uploaded = st.file_uploader(f"Upload CSV, Parquet or Excel (at most {reading.MAX_UPLOAD_MB} MB, "
-                                f"{reading.MAX_ROWS:,} rows, {reading.MAX_COLUMNS} columns, "
-                                f"{reading.MAX_CELLS:,} cells)",
+                                f"{reading.limits.MAX_ROWS:,} rows, {reading.limits.MAX_COLUMNS} columns, "
+                                f"{reading.limits.MAX_CELLS:,} cells)",
                                 type=[suffix.lstrip(".") for suffix in reading.SUFFIXES], key="upload")
     if uploaded is None:
         return None

@@ -14,6 +14,7 @@ from get_core.data import columns, csv_out, reading
 
 from get_core.model import model_file
 from get_core.data.encoding import Encoding
+from get_core.errors import GETExplorerError
 from get_core.model.tree import ObliqueTree
 from get_core.views import class_node, explain, labels
 from pages import common, results_ui, what_if_ui
@@ -51,7 +52,7 @@ def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None, re
     try:
         table = reading.read_table_bounded(upload.getvalue(), upload.name, training=False)
         rows = explain.rows_to_X(tree, table, encoding)
-    except (columns.DataError, explain.ColumnMismatch) as exc:
+    except GETExplorerError as exc:
         st.error(common.plain(f"{upload.name}: {exc}"))
         return
     scored = explain.scored_table(tree, table, rows)

@@ -14,11 +14,9 @@ from get_core.model import model_file
 from get_core.model.model_file import ModelFormatError
 from get_core.runs.results import RunResults, load_results, runs_with_models
 from get_core.model.tree import ObliqueTree
-from pages import common
+from pages import common, search_ui
 
 UPLOADED = "uploaded_model"  # session key: (file name, ObliqueTree)
-VIEW_PARAMS = ("node", "expand", "tree")  # query parameters that belong to one model (tree: a search fit's key)
-SAVED_VIEWS = "_tree_views"  # session key: run id -> its view's query parameters, kept by the Tree page
 
 
 @dataclass(frozen=True)
@@ -76,8 +74,6 @@ def _model_from_run(allow_file: bool) -> ModelSource | None:
     if chosen != current:
         switch_run(chosen)
         st.rerun()
-    from pages import search_ui  # it imports this module
-
     results = run_results(chosen, search_ui.tree_picker(store, chosen))
     if results.data_note:
         st.warning(results.data_note)
@@ -86,7 +82,7 @@ def _model_from_run(allow_file: bool) -> ModelSource | None:
 
 def switch_run(run_id: int) -> None:
     common.select_run(run_id)
-    for name in VIEW_PARAMS:
+    for name in common.VIEW_PARAMS:
         st.query_params.pop(name, None)
 
 
@@ -99,7 +95,7 @@ def _model_from_file() -> ModelSource | None:
             st.error(common.plain(f"{upload.name}: {exc}"))
             return None
         if st.session_state.get(UPLOADED, (None,))[0] != upload.name:
-            for name in VIEW_PARAMS:
+            for name in common.VIEW_PARAMS:
                 st.query_params.pop(name, None)
         st.session_state[UPLOADED] = (upload.name, tree)
     if UPLOADED not in st.session_state:

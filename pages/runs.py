@@ -9,7 +9,7 @@ from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
 from get_core.runs.store import Run, StoreError
 from get_core.views.curves import loss_curves_figure
-from pages import common
+from pages import common, run_panel
 
 #: Session keys of the Compare and Rename / delete tabs' choices (their pickers' own keys change with the labels).
 COMPARE_CHOICE, MANAGE_CHOICE = "compare_choice", "manage_choice"
@@ -30,7 +30,7 @@ def runs_page() -> None:
     with open_tab:
         chosen = common.pick_run("Run", runs, common.selected_run_id(), key="open_run")
         common.select_run(chosen)
-        common.run_panel(chosen)
+        run_panel.run_panel(chosen)
         _details(by_id[chosen])
     with compare_tab:
         _compare(by_id)
@@ -103,7 +103,7 @@ def _compare(by_id: dict[int, Run]) -> None:
             st.markdown(f"**#{run.run_id} {common.plain(run.name)}**")
             figure = loss_curves_figure(common.get_store().list_metrics(run.run_id),
                                         n_epochs=run.n_epochs, n_stages=run.n_stages, height=380,
-                                        y_scale=common.target_scale(common.get_store(), run.run_id))
+                                        y_scale=run_panel.target_scale(common.get_store(), run.run_id))
             st.plotly_chart(figure, key=f"compare-curves-{run.run_id}")
 
 

@@ -1,7 +1,7 @@
 """UI of runs whose depth or features per split were chosen for the user (``get_core.runs.search``): the live search
 chart on the run's panel, and the picker of the explorer pages that opens any tree the search fitted.
 
-Imported by ``common`` (the run panel) and ``results_ui`` (the picker); not a page itself. The tree shown is kept in
+Imported by ``run_panel`` (the chart) and ``results_ui`` (the picker); not a page itself. The tree shown is kept in
 the URL (``?tree=d3-kany``; none: the run's own tree), so a reload or a shared link opens the same one.
 """
 
@@ -11,11 +11,14 @@ from typing import Any, Mapping
 
 import streamlit as st
 
+from get_core.config import SEARCH_PATIENCE, validation_split_words
 from get_core.runs.search import SEARCH
 from get_core.runs.store import Run, RunStore
-from get_core.views.search_chart import features_label, point_label, search_figure
+from get_core.views.search_chart import features_label, path_text, point_label, search_figure, tolerance_text
 from pages import common
-from pages.results_ui import SAVED_VIEWS, VIEW_PARAMS
+
+#: The search's split in words (config.VALIDATION_FRACTION), for the text that explains it.
+FIT_PART, SCORE_PART = validation_split_words()
 
 TREE_PAGE = "pages/tree.py"
 
@@ -74,23 +77,23 @@ def tree_picker(store: RunStore, run_id: int) -> str | None:
                           f"search fit: {point_label(by_key[k], with_features)}")
     if chosen != current:
         view = {} if chosen is None else {"tree": chosen}  # node numbers belong to one tree: a fresh view
-        for name in VIEW_PARAMS:
+        for name in common.VIEW_PARAMS:
             st.query_params.pop(name, None)
         st.query_params.update(view)
-        st.session_state.setdefault(SAVED_VIEWS, {})[run_id] = view
+        st.session_state.setdefault(common.SAVED_VIEWS, {})[run_id] = view
         st.rerun()
     if current is not None:
         st.info(f"Showing a tree of the search, not the run's own: {point_label(by_key[current], True)}. It was "
-                "fitted on two thirds of the run's training rows and scored on the other third; the run's test "
+                f"fitted on {FIT_PART} of the run's training rows and scored on {SCORE_PART}; the run's test "
                 f"scores on the Runs page belong to {_own_tree(search)}.", icon=":material/alt_route:")
     return current
 
 
 def _shown_tree(run_id: int) -> str | None:
     """The tree in the URL; with no view in the URL (a page opened from the menu), the one last shown for the run."""
-    if any(name in st.query_params for name in VIEW_PARAMS):
+    if any(name in st.query_params for name in common.VIEW_PARAMS):
         return st.query_params.get("tree")
-    return st.session_state.get(SAVED_VIEWS, {}).get(run_id, {}).get("tree")
+    return st.session_state.get(common.SAVED_VIEWS, {}).get(run_id, {}).get("tree")
 
 
 def _own_tree(search: Mapping[str, Any]) -> str:
@@ -115,18 +118,18 @@ def _status(search: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
     chosen = search.get("chosen")
     if status == "done" and chosen:
         return (f"Chosen: {point_label({**chosen, 'n_parameters': _params_of(search, chosen)}, True)}, then refit "
-                "on all training rows. Each tree was fitted on two thirds of the training rows and scored on the "
-                "other third; the star marks the choice (the smallest within half a point of the best when features "
-                "per split were chosen). A shallower tree nearly as good is easier to read: open it.")
+                f"on all training rows. Each tree was fitted on {FIT_PART} of the training rows and scored on "
+                f"{SCORE_PART}; the star marks the choice (the smallest within {tolerance_text()} of the best when "
+                "features per split were chosen). A shallower tree nearly as good is easier to read: open it.")
     if status == "cancelled":
         return f"Cancelled during the search ({tried}); the best validated tree is kept."
     if status == "refitting":
         return f"Search done ({tried}); refitting the chosen tree on all training rows..."
     depths = spec["depths"]
     if len(depths) == 1:
-        return f"Searching ({tried}): 1, 2, 3, 5 and any features per split at depth {depths[0]}."
-    return (f"Searching ({tried}): depths {depths[0]} to {depths[-1]}, stopping once three depths in a row stop "
-            "improving the validation R\u00b2.")
+        return f"Searching ({tried}): {path_text()} features per split at depth {depths[0]}."
+    return (f"Searching ({tried}): depths {depths[0]} to {depths[-1]}, stopping once {SEARCH_PATIENCE} depths in a "
+            "row stop improving the validation R\u00b2.")
 
 
 def _params_of(search: Mapping[str, Any], chosen: Mapping[str, Any]) -> int:

@@ -23,7 +23,7 @@ from get_core.data import columns
 from get_core.data.classes import TASKS
 from get_core.config import ALLOWED
 from get_core.data.encoding import MISSING_POLICIES, DataSpec, prepare
-from get_core.runs.store import StoreError
+from get_core.errors import GETExplorerError
 from pages import common
 
 FINGERPRINT_CHARS = 16
@@ -130,7 +130,7 @@ def restore(defaults: dict[str, Any]) -> dict | None:
         table = columns.from_parquet_bytes(stored.data)
         spec = _spec(table)
         prepared = prepare(table, spec)
-    except (StoreError, columns.DataError) as exc:
+    except GETExplorerError as exc:
         st.warning(f"This page's address names a dataset that cannot be restored: {common.plain(exc)} Choose a "
                    "dataset on the Data page.")
         return None

@@ -5,13 +5,17 @@ from __future__ import annotations
 import streamlit as st
 
 from get_core.data import columns
-from get_core.config import ALLOWED, GETConfig
-from get_core.config import APP_DEFAULTS
+from get_core.config import (ALLOWED, APP_DEFAULTS, SEARCH_PATIENCE, SPLIT_FEATURE_PATH, GETConfig,
+                             validation_split_words)
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
 from get_core.runs.training import NO_CLASS_SEARCH
-from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN
-from pages import common, session_url
+from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN, alpha_stage_bounds
+from get_core.views.search_chart import path_text, tolerance_text
+from pages import common, run_panel, session_url
+
+#: The search's split in words (config.VALIDATION_FRACTION), for the text that explains it.
+FIT_PART, SCORE_PART = validation_split_words()
 
 # Interactive: a depth-4 tree on 10,000 rows trains in about 10 s here. Paper: the paper's budget per run (GETConfig's
 # defaults).
@@ -32,7 +36,7 @@ DEPTH_MODES = {"fixed": "fixed", "choose": "choose for me"}
 #: The polish choice: GETConfig's ``polish`` for each option of its radio.
 POLISH = {"auto": "auto", "on": True, "off": False}
 # Features per split: k, "any" (dense splits, GET's default) or "auto" (GETRegressorCV's path of k, issue 20).
-SPLIT_FEATURES = ("1", "2", "3", "5", "any", "auto")
+SPLIT_FEATURES = (*(str(k) for k in SPLIT_FEATURE_PATH if k is not None), "any", "auto")
 
 
 def train_page() -> None:
@@ -48,7 +52,7 @@ def train_page() -> None:
     run_id = common.selected_run_id()
     if run_id is not None:
         st.divider()
-        common.run_panel(run_id)
+        run_panel.run_panel(run_id)
 
 
 def _apply_preset(name: str) -> None:
@@ -87,7 +91,7 @@ def _form(ready: dict) -> None:
     c2.number_input("Alpha stages", ALLOWED["n_alphas"].low, 10, key="cfg_n_alphas",
                      help="one sigmoid sharpness per stage, ascending: the first stage draws it from "
                           f"[min, {FIRST_STAGE_SPAN:g} × min], the last from [max / {LAST_STAGE_SPAN:g}, max] "
-                          "(the paper's [5, 25] and [50, 150])")
+                          f"(the defaults give the paper's {_default_stages()})")
     c2.number_input("Alpha min", 0.1, 10000.0, key="cfg_alpha_min")
     c2.number_input("Alpha max", 0.1, 10000.0, key="cfg_alpha_max")
     c3.number_input("Learning rate", 1e-5, 1.0, key="cfg_lr", format="%g")  # %g: 0.00002 shows, not 0.0000
@@ -121,6 +125,12 @@ def _form(ready: dict) -> None:
     _estimate_panel(ready["n_rows"], ready["n_features"], {"config": config, "search": _search()})
     if st.button("Start training", type="primary", key="start"):
         _submit(ready, config)
+
+
+def _default_stages() -> str:
+    """The default alpha stages' intervals: "[5, 25] and [50, 150]"."""
+    bounds = [f"[{lo:g}, {hi:g}]" for lo, hi in alpha_stage_bounds(GET_DEFAULTS.alpha_range, GET_DEFAULTS.n_alphas)]
+    return f"{', '.join(bounds[:-1])} and {bounds[-1]}"
 
 
 def _budget_choice(c1, c2) -> None:
@@ -167,10 +177,10 @@ def _config(classify: bool = False) -> dict:
 def _depth_widgets(column) -> None:
     """A fixed depth, or the depth chosen for the user (the paper's protocol, ``runs.search``) up to a deepest one."""
     column.radio("Depth", list(DEPTH_MODES), key="cfg_depth_mode", horizontal=True, format_func=DEPTH_MODES.get,
-                 help="choose for me: trees of depth 1, 2, ... are fitted on two thirds of the training rows and "
-                      "scored (R²) on the other third until three depths in a row stop improving it (the paper's "
-                      "protocol); the best depth is refit on all training rows. Every depth's tree is kept, so you "
-                      "can open a shallower one that is nearly as good.")
+                 help=f"choose for me: trees of depth 1, 2, ... are fitted on {FIT_PART} of the training rows and "
+                      f"scored (R²) on {SCORE_PART} until {SEARCH_PATIENCE} depths in a row stop improving it (the "
+                      "paper's protocol); the best depth is refit on all training rows. Every depth's tree is kept, so "
+                      "you can open a shallower one that is nearly as good.")
     choosing = st.session_state.cfg_depth_mode == "choose"
     column.slider("Deepest depth to try" if choosing else "Fixed depth", ALLOWED["depth"].low,
                   ALLOWED["depth"].high, key="cfg_depth")
@@ -180,8 +190,8 @@ def _split_features_widget(column) -> None:
     column.radio("Features per split", SPLIT_FEATURES, key="cfg_split_features", horizontal=True,
                  format_func=lambda v: "choose for me" if v == "auto" else v,
                  help="how many inputs a split may weigh: 1 gives an axis-aligned tree optimized as a whole, any is "
-                      "GET's dense hyperplane. Choose for me tries 1, 2, 3, 5 and any, and keeps the fewest whose "
-                      "validation R² is within half a point of the best.")
+                      f"GET's dense hyperplane. Choose for me tries {path_text()}, and keeps the fewest whose "
+                      f"validation R² is within {tolerance_text()} of the best.")
 
 
 def _search() -> dict | None:

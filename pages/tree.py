@@ -18,14 +18,15 @@ from get_core.model import codegen, model_file
 from get_core.model.onnx_graph import to_onnx
 
 from get_core import baselines as baseline_models, export, schedule
+from get_core.config import DEFAULTS
 from get_core.model.tree import ObliqueTree
-from get_core.views import class_node, diagram, labels, node, summary, teaching
+from get_core.views import class_node, diagram, diagram_content, labels, node, summary, teaching
 from pages import common, diagram_widget, results_ui, what_if_ui
 from pages.results_ui import ModelSource
 
 MAX_LEVELS = diagram.MAX_OPEN_LEVELS  # more levels than this make an unreadable picture; deeper: "Expand"
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
-VIEWS = results_ui.SAVED_VIEWS
+VIEWS = common.SAVED_VIEWS
 
 
 def tree_page() -> None:
@@ -55,13 +56,13 @@ def _restore_view(run_id: int) -> None:
     or expanded subtrees named in the URL win."""
     if "run" not in st.query_params:
         st.query_params["run"] = str(run_id)
-    if not any(name in st.query_params for name in results_ui.VIEW_PARAMS):
+    if not any(name in st.query_params for name in common.VIEW_PARAMS):
         st.query_params.update(st.session_state.get(VIEWS, {}).get(run_id, {}))
 
 
 def _keep_view(run_id: int) -> None:
     st.session_state.setdefault(VIEWS, {})[run_id] = {
-        name: st.query_params[name] for name in results_ui.VIEW_PARAMS if name in st.query_params}
+        name: st.query_params[name] for name in common.VIEW_PARAMS if name in st.query_params}
 
 
 def _selected_node(tree: ObliqueTree) -> int:
@@ -89,7 +90,7 @@ def _set_expanded(nodes: set[int] | frozenset[int]) -> None:
         st.query_params.pop("expand", None)
 
 
-def _diagram_options(tree: ObliqueTree, selected: int) -> diagram.DiagramOptions:
+def _diagram_options(tree: ObliqueTree, selected: int) -> diagram_content.DiagramOptions:
     top = min(tree.depth + 1, MAX_LEVELS)
     cols = st.columns([3, 2, 2])
     levels = cols[0].slider("Levels shown", 1, top, default_levels(tree), key="tree_levels",
@@ -101,7 +102,7 @@ def _diagram_options(tree: ObliqueTree, selected: int) -> diagram.DiagramOptions
     if cols[2].button("Collapse all", disabled=not expanded, key="tree_collapse"):
         expanded = frozenset()
         _set_expanded(expanded)
-    return diagram.reveal(tree, diagram.DiagramOptions(levels=levels, expanded=expanded), selected)
+    return diagram_content.reveal(tree, diagram_content.DiagramOptions(levels=levels, expanded=expanded), selected)
 
 
 # ---------------------------------------------------------------------------------------------- summary
@@ -135,7 +136,7 @@ def _svg(dot: str) -> str:
     return diagram.render_svg(dot)
 
 
-def _diagram(tree: ObliqueTree, options: diagram.DiagramOptions, selected: int) -> None:
+def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selected: int) -> None:
     dot = diagram.to_dot(tree, options)
     try:
         svg = _svg(dot)
@@ -359,7 +360,8 @@ def _forest_table(rows: list[dict]) -> pd.DataFrame:
 
 
 def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
-    alphas = results.alphas if results is not None else schedule.stage_midpoints((5.0, 150.0), 2)
+    alphas = (results.alphas if results is not None else
+              schedule.stage_midpoints(DEFAULTS.alpha_range, DEFAULTS.n_alphas))
     st.caption("GET trains with soft splits (a scaled sigmoid) and raises alpha until they act like the hard splits "
                "of the tree it returns.")
     st.plotly_chart(teaching.sigmoid_figure(alphas), key="sigmoid")
@@ -371,7 +373,7 @@ def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- exports
-def _exports(source: ModelSource, options: diagram.DiagramOptions) -> None:
+def _exports(source: ModelSource, options: diagram_content.DiagramOptions) -> None:
     tree, results = source.tree, source.results
     st.subheader("Export")
     stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"

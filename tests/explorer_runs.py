@@ -11,7 +11,8 @@ from get_core.data.columns import to_parquet_bytes
 from get_core.data.encoding import DataSpec, prepare
 from get_core.runs.store import RunStatus, RunStore
 from get_core.config import GETConfig
-from get_core.runs.training import fit_all_baselines, regression_scores, split_rows
+from get_core.metrics import scores
+from get_core.runs.training import fit_all_baselines, split_rows
 from tests.trees import make_tree
 
 TARGET = "yield"
@@ -50,6 +51,6 @@ def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", nam
         store.put_json(run_id, "baselines", baseline_models.fit_baselines(
             prepared.X[train], prepared.y[train], prepared.X[test], prepared.y[test], depth, seed,
             feature_names=names, n_repeats=1))
-    r2, rmse = regression_scores(prepared.y[test], y_pred)
+    r2, rmse = scores(prepared.y[test], y_pred)
     store.set_status(run_id, status, test_r2=r2, test_rmse=rmse)
     return run_id

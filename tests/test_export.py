@@ -18,7 +18,7 @@ from get_core.model import codegen, model_file
 
 from get_core import export
 from get_core.estimator import GETRegressor
-from get_core.views import labels, summary
+from get_core.views import diagram_content, labels, summary
 from tests.trees import make_tree, stump
 
 # 'temp' and 'temp!' become the same identifier
@@ -152,7 +152,7 @@ def test_dot_source_escapes_html_and_quotes_in_feature_names():
 def test_svg_source_shows_names_verbatim_and_is_well_formed():
     names = ['<script>alert(1)</script>', 'q"uote', "a\\Nb"]
     tree, _, _ = make_tree(depth=1, p=3, names=names, seed=3)
-    svg = export.svg_source(tree, export.diagram.DiagramOptions(max_terms=3, max_name=60))
+    svg = export.svg_source(tree, diagram_content.DiagramOptions(max_terms=3, max_name=60))
     root = ET.fromstring(svg.encode("utf-8"))
     assert not root.findall(".//{http://www.w3.org/2000/svg}script")
     text = " ".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))

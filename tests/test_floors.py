@@ -1,5 +1,5 @@
-"""Imports only go down the floors of docs/DESIGN.md, lazy ones included; the settings, the model and whatever the
-pages import from get_core load without torch."""
+"""Imports only go down the floors of docs/DESIGN.md, lazy ones included, and neither get_core nor the pages import
+in a circle; the settings, the model and whatever the pages import from get_core load without torch."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ FLOORS = (
     ("get_core.config", "get_core.schedule", "get_core.model.model_file", "get_core.model.codegen"),  # settings;
     # the model file and the generated code, which carry the fitted encoding of user tables
     ("get_core.data",),  # user tables: reading, typing, encoding
-    ("get_core.model",),  # the fitted tree itself: plain numpy, imports nothing of the project
+    ("get_core.model",),  # the fitted tree itself: plain numpy
+    ("get_core.errors", "get_core.metrics", "get_core.budget"),  # the error family, the scores and the time
+    # budgets: they import nothing of the project
 )
 OUTSIDE = ("pages", "bench", "app", "tests", "streamlit")  # get_core imports none of these
 
@@ -59,18 +61,14 @@ def floor(module: str) -> int:
     pytest.fail(f"{module} is on no floor: add it to FLOORS in tests/test_floors.py and to docs/DESIGN.md")
 
 
-def project_graph() -> dict[str, set[str]]:
-    return {module_name(p): {m for m in imported(p) if m.split(".")[0] == "get_core"}
-            for p in sorted((ROOT / "get_core").rglob("*.py"))}
+def project_graph(package: str = "get_core") -> dict[str, set[str]]:
+    """Each module of ``package`` -> the modules of ``package`` it imports."""
+    return {module_name(p): {m for m in imported(p) if m.split(".")[0] == package}
+            for p in sorted((ROOT / package).rglob("*.py"))}
 
 
-def test_no_module_of_get_core_imports_one_on_a_floor_above_it():
-    upward = [f"{a} -> {b}" for a, targets in project_graph().items() for b in targets if floor(b) < floor(a)]
-    assert not upward
-
-
-def test_the_imports_of_get_core_have_no_circle():
-    graph, done = project_graph(), set()
+def assert_no_circle(graph: dict[str, set[str]]) -> None:
+    done = set()
 
     def visit(module: str, path: tuple[str, ...]) -> None:
         assert module not in path, " -> ".join((*path[path.index(module):], module))
@@ -81,6 +79,21 @@ def test_the_imports_of_get_core_have_no_circle():
 
     for module in graph:
         visit(module, ())
+
+
+def test_no_module_of_get_core_imports_one_on_a_floor_above_it():
+    upward = [f"{a} -> {b}" for a, targets in project_graph().items() for b in targets if floor(b) < floor(a)]
+    assert not upward
+
+
+def test_the_imports_of_get_core_have_no_circle():
+    assert_no_circle(project_graph())
+
+
+def test_the_pages_import_each_other_without_a_circle():
+    graph = project_graph("pages")
+    assert "pages.common" in graph["pages.run_panel"]  # the graph sees the pages' imports of each other
+    assert_no_circle(graph)
 
 
 def test_nothing_outside_the_engine_imports_torch():

@@ -27,7 +27,7 @@ from get_core.data.columns import DataError
 from get_core.data.encoding import MISSING_POLICIES, DataSpec, prepare
 from get_core.model.model_file import ModelFormatError
 from get_core.model.tree import LEAF_TYPES, ObliqueTree
-from get_core.views import diagram, labels
+from get_core.views import diagram, diagram_content, labels
 
 EXAMPLES = {"round_trip": 300, "code": 200, "exporters": 100, "c": 10, "mutated": 500, "text": 500, "prepare": 400,
             "sparse": 150}
@@ -206,7 +206,7 @@ def test_a_sparse_trees_rules_labels_and_code_show_only_its_nonzero_terms_and_pr
             node = int(line.rsplit("# node ", 1)[1])
             assert line.count("*") == (widths[node - 1] if widths[node - 1] != 1 else 0) and "more)" not in line
     for node in range(1, tree.n_branches + 1):  # at most three terms: the diagram writes the whole sentence
-        label = diagram.node_label(tree, node, diagram.DiagramOptions(max_terms=1))
+        label = diagram.node_label(tree, node, diagram_content.DiagramOptions(max_terms=1))
         shown = widths[node - 1] if widths[node - 1] != 1 else 0  # one feature: "f1 ≤ 0.5", a threshold
         assert label.count("\u00b7") == shown and labels.ELLIPSIS not in label
     namespace: dict[str, Any] = {}

@@ -71,7 +71,7 @@ def measure(rows: int, numeric: int, text: int, repeats: int) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = command_parser(__doc__, "bench.studies.data_path")
-    parser.add_argument("--rows", type=int, default=reading.MAX_ROWS, help="rows (default: the upload limit)")
+    parser.add_argument("--rows", type=int, default=reading.limits.MAX_ROWS, help="rows (default: the upload limit)")
     parser.add_argument("--numeric", type=int, default=54, help="numeric columns (default 54)")
     parser.add_argument("--text", type=int, default=6, help="categorical text columns (default 6)")
     parser.add_argument("--repeats", type=int, default=5, help="runs per measurement; the median is reported")

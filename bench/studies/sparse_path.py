@@ -19,7 +19,8 @@ from sklearn.metrics import r2_score
 
 from bench.common import RESULTS_DIR, Budget, CellStore
 from bench.studies.study import run_study, study_key, study_parser
-from get_core.estimator import SPLIT_FEATURE_PATH, GETRegressorCV
+from get_core.config import SPLIT_FEATURE_PATH
+from get_core.estimator import GETRegressorCV
 
 RESULTS = RESULTS_DIR / "sparse-path.jsonl"
 DENSE_METHOD = {"constant": "get", "linear": "get-linear"}

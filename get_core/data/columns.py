@@ -27,6 +27,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from get_core.errors import GETExplorerError
+
 MAX_FEATURES = 200
 MAX_CATEGORIES = 30
 MIN_ROWS = 20
@@ -38,7 +40,7 @@ _DATE_LIKE = re.compile(r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}
                         r"([ T]\d{1,2}:\d{2}.*)?\s*$")
 
 
-class DataError(ValueError):
+class DataError(GETExplorerError, ValueError):
     """A table cannot be used as given; ``str(error)`` names the column or row and says what to do."""
 
     def __init__(self, message: str, *, column: str | None = None, row: int | None = None) -> None:

@@ -19,11 +19,13 @@ import signal
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
+from get_core.errors import GETExplorerError
+
 # "__main__": the forkserver imports the main script once, so that a child does not run it again on start.
 PRELOAD = ["__main__", "get_core.data.reading", "pyarrow.parquet", "openpyxl"]
 
 
-class ConfinedError(Exception):
+class ConfinedError(GETExplorerError):
     """The child could not give a result within its limits; ``limit`` is the one it reached."""
 
     def __init__(self, limit: str, amount: float) -> None:
@@ -32,7 +34,7 @@ class ConfinedError(Exception):
         self.amount = amount
 
 
-class ChildFailed(RuntimeError):
+class ChildFailed(GETExplorerError, RuntimeError):
     """The function raised an exception that ``returns`` does not list: a bug, reported with the child's text."""
 
 

@@ -232,77 +232,120 @@ def run_stages(problems: Problems, params: Params, alphas: torch.Tensor, config:
     With ``config.max_split_features`` every checkpoint also scores the top-k projection of the current splits, the
     stages after the first prune the splits to k features as they go, and one more stage at the last alpha
     fine-tunes each start's best k-sparse tree on its frozen support; only k-sparse trees are returned (``sparse``).
-    With a ``race`` (``time_budget``), its rungs drop the worse starts at checkpoints (``_drop``); their best trees
-    stay candidates in ``archive`` (``race``).
+    With a ``race`` (``time_budget``), its rungs drop the worse starts at checkpoints (``_Stages._cut``); their best
+    trees stay candidates in ``archive`` (``race``).
     """
     if race is not None:
         race.start()
-    depth = (params.weights.shape[1] + 1).bit_length() - 1
-    linear = config.linear_leaves if params.coefs is not None else None
-    clip = config.clip_leaves and linear is not None
-    M, N = params.weights.shape[:2]
-    chunks = problems.chunks(M, N)
+    return _Stages(problems, params, alphas, config, starts, reporter, race).run()
 
-    def evaluate(trees: Params) -> tuple[leaves.LeafFit, torch.Tensor]:
-        return _hard_evaluate(trees, problems, chunks, depth, starts, linear, clip)
 
-    fit, hard = evaluate(params)
-    params = _with_leaves(params, fit, problems.class_loss)
-    best, best_loss = params.clone(), hard.clone()  # per model (start): the next stage's warm start
-    sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense splits
-    kept, kept_loss = best, best_loss  # the result per start: its best tree, its best k-sparse tree with a k
-    if sparsity is not None:
-        trees, fit, hard = _projected(sparsity, params, evaluate)
-        kept, kept_loss = _with_leaves(trees, fit, problems.class_loss).clone(), hard.clone()
-    n_stages, n_epochs = alphas.shape[1], config.n_epochs
-    plan = list(range(n_stages)) + ([] if sparsity is None else [n_stages - 1])  # alpha column per stage
-    device_alphas = alphas.to(problems.X.device, problems.X.dtype)
-    workspaces: dict[int, Workspace] = {}
-    archive: StageResult | None = None  # each problem's best tree among the starts a race dropped
-    epoch_rows = _SoftRows(problems, config.batch_rows, config.random_state)
-    for stage, column in enumerate(plan):
-        masked = sparsity is not None and stage == len(plan) - 1
+class _Stages:
+    """One ``run_stages`` call. Per model (M = B x ``starts``, the race narrows them together, ``_cut``): ``params``
+    (optimized), ``best`` and ``best_loss`` (each start's best tree so far: the next stage's warm start), ``kept``
+    and ``kept_loss`` (each start's result: ``best`` itself for dense splits, else its best k-sparse tree),
+    ``alphas`` (M, n_stages; on the host for progress, ``device_alphas`` on the problems' device) and ``hard`` (the
+    latest hard losses); ``archive``: each problem's best tree among the starts a race dropped."""
+
+    def __init__(self, problems: Problems, params: Params, alphas: torch.Tensor, config: GETConfig, starts: int,
+                 reporter: Reporter, race: Race | None) -> None:
+        self.problems, self.config, self.reporter, self.race, self.starts = problems, config, reporter, race, starts
+        self.depth = (params.weights.shape[1] + 1).bit_length() - 1
+        self.linear = config.linear_leaves if params.coefs is not None else None
+        self.clip = config.clip_leaves and self.linear is not None
+        self.N = params.weights.shape[1]
+        self.chunks, self.workspaces = problems.chunks(params.weights.shape[0], self.N), {}
+        fit, self.hard = self.evaluate(params)
+        self.params = _with_leaves(params, fit, problems.class_loss)
+        self.best, self.best_loss = self.params.clone(), self.hard.clone()
+        self.sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense
+        self.kept, self.kept_loss = self.best, self.best_loss
+        if self.sparsity is not None:
+            trees, fit, hard = _projected(self.sparsity, self.params, self.evaluate)
+            self.kept, self.kept_loss = _with_leaves(trees, fit, problems.class_loss).clone(), hard.clone()
+        n_stages = alphas.shape[1]
+        self.plan = list(range(n_stages)) + ([] if self.sparsity is None else [n_stages - 1])  # alpha column each
+        self.alphas, self.device_alphas = alphas, alphas.to(problems.X.device, problems.X.dtype)
+        self.archive: StageResult | None = None
+        self.epoch_rows = _SoftRows(problems, config.batch_rows, config.random_state)
+
+    def evaluate(self, trees: Params) -> tuple[leaves.LeafFit, torch.Tensor]:
+        return _hard_evaluate(trees, self.problems, self.chunks, self.depth, self.starts, self.linear, self.clip)
+
+    def run(self) -> StageResult:
+        for stage, column in enumerate(self.plan):
+            if self._stage(stage, column):
+                break
+            self.params = self.best.clone()
+        return _merged(_per_problem_best(self.kept, self.kept_loss, self.starts), self.archive)
+
+    def _stage(self, stage: int, column: int) -> bool:
+        """One stage's epochs at alpha column ``column``; True when the fit stops there (cancelled, or the race out
+        of time). The last stage with a k fine-tunes the best k-sparse trees on their frozen support."""
+        n_epochs, config = self.config.n_epochs, self.config
+        masked = self.sparsity is not None and stage == len(self.plan) - 1
         if masked:
-            params = kept.clone()
-        if sparsity is not None:
-            sparsity.begin_stage(params, frozen=masked)
-        alpha = device_alphas[:, column].contiguous()
-        adam = _Adam(params.tensors(), config.weight_decay)
-        problem_best = _problem_best(kept_loss, starts, archive)
-        checkpoints = _checkpoints(n_epochs, stage, race)
-        reporter.report(stage, len(plan), 0, n_epochs, alphas[:, column], torch.full((len(alpha),), math.nan),
-                        hard, problem_best, starts, *_race_view(race))
+            self.params = self.kept.clone()
+        if self.sparsity is not None:
+            self.sparsity.begin_stage(self.params, frozen=masked)
+        alpha = self.device_alphas[:, column].contiguous()
+        adam = _Adam(self.params.tensors(), config.weight_decay)
+        problem_best = _problem_best(self.kept_loss, self.starts, self.archive)
+        checkpoints = _checkpoints(n_epochs, stage, self.race)
+        self._report(stage, 0, column, torch.full((len(alpha),), math.nan), problem_best)
         for epoch in range(1, n_epochs + 1):
-            batch, parts = epoch_rows.next(chunks, params.weights.shape[0], N)
-            soft, grads = _soft_pass(params, alpha, batch, parts, starts, config.l1, workspaces)
-            adam.step(params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
-            if sparsity is not None:
-                sparsity.after_step(params, stage, epoch, n_epochs)
+            batch, parts = self.epoch_rows.next(self.chunks, self.params.weights.shape[0], self.N)
+            soft, grads = _soft_pass(self.params, alpha, batch, parts, self.starts, config.l1, self.workspaces)
+            adam.step(self.params.tensors(), grads.tensors(), _learning_rate(config.learning_rate, epoch, n_epochs))
+            if self.sparsity is not None:
+                self.sparsity.after_step(self.params, stage, epoch, n_epochs)
             at_checkpoint = epoch in checkpoints
             if at_checkpoint:
-                fit, hard = evaluate(params)
-                _keep_best(kept if masked else best, kept_loss if masked else best_loss, params, fit, hard,
-                           problems.class_loss)
-                if sparsity is not None and not masked:
-                    _keep_best(kept, kept_loss, *_projected(sparsity, params, evaluate), problems.class_loss)
-                problem_best = _problem_best(kept_loss, starts, archive)
-            if at_checkpoint or reporter.due():
-                reporter.report(stage, len(plan), epoch, n_epochs, alphas[:, column], soft, hard, problem_best,
-                                starts, *_race_view(race))
-            if at_checkpoint and race is not None:
-                keep = race.survivors(stage * n_epochs + epoch, kept_loss, starts)
-                if keep is not None:
-                    archive = _merged(_per_problem_best(kept, kept_loss, starts), archive)
-                    dropped = _drop(keep, params, best, best_loss, kept, kept_loss, alphas, device_alphas, adam,
-                                    sparsity)
-                    params, best, best_loss, kept, kept_loss, alphas, device_alphas = dropped
-                    alpha, hard = device_alphas[:, column].contiguous(), hard[keep]
-                    starts, workspaces = len(keep) // problems.n_problems, {}
-                    chunks = problems.chunks(len(keep), N)
-            if reporter.cancelled or (race is not None and race.out_of_time()):
-                return _merged(_per_problem_best(kept, kept_loss, starts), archive)
-        params = best.clone()
-    return _merged(_per_problem_best(kept, kept_loss, starts), archive)
+                problem_best = self._checkpoint(masked)
+            if at_checkpoint or self.reporter.due():
+                self._report(stage, epoch, column, soft, problem_best)
+            if at_checkpoint and self.race is not None and self._cut(stage * n_epochs + epoch, adam):
+                alpha = self.device_alphas[:, column].contiguous()
+            if self.reporter.cancelled or (self.race is not None and self.race.out_of_time()):
+                return True
+        return False
+
+    def _checkpoint(self, masked: bool) -> torch.Tensor:
+        """Score the current splits (and their top-k projection), keep each start's best; returns each problem's
+        best hard loss so far."""
+        fit, self.hard = self.evaluate(self.params)
+        if masked:
+            _keep_best(self.kept, self.kept_loss, self.params, fit, self.hard, self.problems.class_loss)
+        else:
+            _keep_best(self.best, self.best_loss, self.params, fit, self.hard, self.problems.class_loss)
+        if self.sparsity is not None and not masked:
+            _keep_best(self.kept, self.kept_loss, *_projected(self.sparsity, self.params, self.evaluate),
+                       self.problems.class_loss)
+        return _problem_best(self.kept_loss, self.starts, self.archive)
+
+    def _report(self, stage: int, epoch: int, column: int, soft: torch.Tensor, problem_best: torch.Tensor) -> None:
+        self.reporter.report(stage, len(self.plan), epoch, self.config.n_epochs, self.alphas[:, column], soft,
+                             self.hard, problem_best, self.starts, *_race_view(self.race))
+
+    def _cut(self, position: int, adam: _Adam) -> bool:
+        """The race's rung at ``position``: every per-model state narrowed to the models it keeps (in place for the
+        optimizer and the sparsifier; ``kept`` stays the same object as ``best`` when it was), the dropped starts'
+        best trees kept in ``archive``. False when no rung is due or it drops nothing."""
+        keep = self.race.survivors(position, self.kept_loss, self.starts)
+        if keep is None:
+            return False
+        self.archive = _merged(_per_problem_best(self.kept, self.kept_loss, self.starts), self.archive)
+        same = self.kept is self.best
+        self.params, self.best, self.best_loss = _take(self.params, keep), _take(self.best, keep), self.best_loss[keep]
+        self.kept, self.kept_loss = ((self.best, self.best_loss) if same else
+                                     (_take(self.kept, keep), self.kept_loss[keep]))
+        adam.m, adam.v = [m[keep] for m in adam.m], [v[keep] for v in adam.v]
+        if self.sparsity is not None:
+            self.sparsity.keep(keep)
+        self.alphas, self.device_alphas, self.hard = self.alphas[keep.cpu()], self.device_alphas[keep], self.hard[keep]
+        self.starts, self.workspaces = len(keep) // self.problems.n_problems, {}
+        self.chunks = self.problems.chunks(len(keep), self.N)
+        return True
 
 
 def _checkpoints(n_epochs: int, stage: int, race: Race | None) -> set[int]:
@@ -341,20 +384,6 @@ def _merged(result: StageResult, archive: StageResult | None) -> StageResult:
 def _take(params: Params, keep: torch.Tensor) -> Params:
     return Params(*(None if t is None else t[keep] for t in (params.weights, params.thresholds, params.intercepts,
                                                              params.coefs)))
-
-
-def _drop(keep: torch.Tensor, params: Params, best: Params, best_loss: torch.Tensor, kept: Params,
-          kept_loss: torch.Tensor, alphas: torch.Tensor, device_alphas: torch.Tensor, adam: _Adam,
-          sparsity: Sparsifier | None) -> tuple:
-    """The race's cut: every per-model state of ``run_stages`` narrowed to the models ``keep`` (in place for the
-    optimizer and the sparsifier; ``kept`` stays the same object as ``best`` when it was)."""
-    same = kept is best
-    params, best, best_loss = _take(params, keep), _take(best, keep), best_loss[keep]
-    kept, kept_loss = (best, best_loss) if same else (_take(kept, keep), kept_loss[keep])
-    adam.m, adam.v = [m[keep] for m in adam.m], [v[keep] for v in adam.v]
-    if sparsity is not None:
-        sparsity.keep(keep)
-    return params, best, best_loss, kept, kept_loss, alphas[keep.cpu()], device_alphas[keep]
 
 
 def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GETConfig, starts: int,

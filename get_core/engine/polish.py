@@ -17,11 +17,11 @@ an equal share 91.5-97.3%, and the race alone 78.4-97.7%.
 from __future__ import annotations
 
 import copy
-import time
 
 import numpy as np
 import torch
 
+from get_core.budget import Budget, now
 from get_core.engine import leaves
 from get_core.config import GETConfig
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
@@ -39,14 +39,15 @@ def subtree_nodes(root: int, depth: int) -> np.ndarray:
 
 
 def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, gen: torch.Generator,
-           reporter: Reporter, fit_start: float | None = None, sample_weight: np.ndarray | None = None) -> ObliqueTree:
+           reporter: Reporter, fit: Budget | None = None, sample_weight: np.ndarray | None = None) -> ObliqueTree:
     """Polish ``tree`` (trained on X, y in original units; a classifier's y one-hot (n, C)) in place of a copy;
-    returns the polished tree. With ``config.time_budget``, the polish ends about that many seconds after
-    ``fit_start`` (``time.perf_counter``; default now), its levels racing their starts (``race``).
-    ``sample_weight``: the training rows' weights, mean 1."""
+    returns the polished tree. With ``config.time_budget``, the polish ends about at the end of the ``fit``'s budget
+    (default: that many seconds from now), its levels racing their starts (``race``). ``sample_weight``: the
+    training rows' weights, mean 1."""
     sw = sample_weight
-    t0 = time.perf_counter()
-    budget_start = t0 if fit_start is None else fit_start
+    t0 = now()
+    if fit is None and config.time_budget is not None:
+        fit = Budget(config.time_budget, t0)
     tree = copy.deepcopy(tree)
     ys = (np.asarray(y, dtype=np.float64) - tree.y_min) / tree.y_scale
     Xs = tree.scale_X(X)
@@ -69,7 +70,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
         ids = np.stack([subtree_nodes(t, sub_depth) - 1 for t in nodes])  # (B, 2^sub_depth - 1) weight rows
         warm = Params(torch.as_tensor(tree.weights[ids], dtype=torch.float32),
                       torch.as_tensor(tree.thresholds[ids], dtype=torch.float32), None, None)
-        level_config, race = _level_plan(problems, config, sub_depth, gen, budget_start, level)
+        level_config, race = _level_plan(problems, config, sub_depth, gen, fit, level)
         params = initial_params(problems, subsets, level_config, sub_depth, gen, warm=warm)
         alphas = alpha_schedule(len(nodes) * level_config.n_starts, level_config, gen)
         share = torch.tensor([len(r) / len(ys) for r in rows], dtype=torch.float64)
@@ -82,7 +83,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
         if level_reporter.cancelled:
             reporter.cancelled = True
             break
-    tree.meta.update(polish_seconds=time.perf_counter() - t0, polish_nodes_visited=visited,
+    tree.meta.update(polish_seconds=now() - t0, polish_nodes_visited=visited,
                      polish_nodes_accepted=accepted, cancelled=reporter.cancelled or tree.meta.get("cancelled", False))
     return tree
 
@@ -99,16 +100,15 @@ def level_seconds(left: float, depth: int, level: int) -> float:
     return max(0.0, left) * weights[0] / sum(weights)
 
 
-def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Generator, t0: float, level: int,
-                ) -> tuple[GETConfig, Race | None]:
-    """With a time budget, this level's race: its share (``level_seconds``) of the seconds left until the budget's
-    end (counted from ``t0``); else ``config`` and no race."""
-    if config.time_budget is None:
+def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Generator, fit: Budget | None,
+                level: int) -> tuple[GETConfig, Race | None]:
+    """With the ``fit``'s budget, this level's race: its share (``level_seconds``) of the seconds left until the
+    budget's end, from now (before the probes: their time comes out of the share); else ``config`` and no race."""
+    if fit is None:
         return config, None
-    seconds = level_seconds(config.time_budget - (time.perf_counter() - t0), config.depth, level)
-    deadline = time.monotonic() + seconds  # before the probes: their time comes out of the level's share
-    level_config, race_plan, costs = budgeted(problems, config, depth, seconds, gen)
-    return level_config, Race(race_plan, costs, deadline, seconds, protected=2)
+    share = Budget(level_seconds(fit.left(), config.depth, level))
+    level_config, race_plan, costs = budgeted(problems, config, depth, share.seconds, gen)
+    return level_config, Race(race_plan, costs, share.end, share.seconds, protected=2)
 
 
 def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],

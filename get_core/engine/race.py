@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from get_core.config import MIN_SEARCH_FIT_SECONDS
 
 #: Start counts a plan may choose, fewest first.
 LADDER = (4, 8, 16, 32, 64, 128)
@@ -198,17 +197,3 @@ class Race:
         while keep > 1 and not fits(keep):
             keep //= 2
         return keep
-
-
-def split_budget(budget: float | None, n_search_fits: int) -> tuple[float | None, float | None]:
-    """GETRegressorCV's shares of ``budget``: (seconds per search fit, the refit's base seconds). The search's fits
-    share two thirds equally, counting every fit it may make (the early stop usually makes fewer); the refit, the
-    returned tree, gets the last third plus the shares of the fits the search skipped (``refit_seconds``)."""
-    if budget is None:
-        return None, None
-    return max(MIN_SEARCH_FIT_SECONDS, 2.0 * budget / 3.0 / max(1, n_search_fits)), budget / 3.0
-
-
-def refit_seconds(per_fit: float, base: float, n_search_fits: int, n_made: int) -> float:
-    """The refit's budget: its third and the shares of the search fits that the early stop left unmade."""
-    return base + per_fit * max(0, n_search_fits - n_made)

@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from get_core.budget import Budget, now
 from get_core.engine import classes as class_task
 from get_core.engine import leaves
 from get_core.config import GETConfig, polishes, soft_rows
@@ -77,7 +78,8 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     """
     X = np.asarray(X, dtype=np.float64)
     refuse_oversized_fit(*X.shape, config)  # a sentence now rather than torch's "can't allocate" later
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    t0, cpu0 = now(), time.process_time()
+    fit = None if config.time_budget is None else Budget(config.time_budget, t0)
     if classes is None:
         y = np.asarray(y, dtype=np.float64).ravel()
         scaling = MinMax.fit(X, y, config.scaling)
@@ -94,7 +96,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     problems = Problems.from_arrays(data, device, class_loss=class_loss)
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
     polishing = polishes(config, len(ys))
-    planned, race, refit_deadline = _planned(problems, config, polishing, gen, t0, protected=1 + (warm is not None))
+    planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, protected=1 + (warm is not None))
     params = initial_params(problems, data, planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
     y_var = _total_variance(ys, sw)
@@ -109,18 +111,18 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
                     *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
-        alphas=alphas.tolist(), device=str(device), optimize_seconds=time.perf_counter() - t0,
+        alphas=alphas.tolist(), device=str(device), optimize_seconds=now() - t0,
         cancelled=reporter.cancelled,
     )
     if polishing and not reporter.cancelled and not (race is not None and race.out_of_time()):
-        tree = polish(tree, X, y if classes is None else ys, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), t0, sw)
+        tree = polish(tree, X, y if classes is None else ys, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw)
     loss = float(np.mean(leaves.row_losses(tree, X, ys, sw)))
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
     tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed
     if tree.is_classifier:
         hits = (tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == np.argmax(ys, axis=1)).astype(float)
         tree.meta["train_accuracy"] = float(np.average(hits, weights=sw))
-    tree.meta["fit_seconds"] = time.perf_counter() - t0
+    tree.meta["fit_seconds"] = now() - t0
     tree.meta.update(cpu_record(time.process_time() - cpu0, tree.meta["fit_seconds"], config))
     return tree
 
@@ -151,22 +153,20 @@ def _total_variance(ys: np.ndarray, sw: np.ndarray | None) -> float:
     return float(np.sum(np.average((ys - mean) ** 2, axis=0, weights=sw)))
 
 
-def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.Generator, t0: float,
+def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.Generator, fit: Budget | None,
              protected: int) -> tuple[GETConfig, Race | None, float | None]:
-    """With ``config.time_budget``: the starts and epochs a race fills it with (``race``), the race, whose
-    deadline counts from ``t0`` (``time.perf_counter``), and when the node refit after it should end (the race
-    leaves it ``REFIT_SHARE`` of the optimization's seconds); else ``config`` as given, no race and no deadline.
-    ``protected``: how many first starts (warm, CART) the race never drops. ``polishing``: a polish follows, which
-    takes ``POLISH_SHARE`` of the budget."""
-    if config.time_budget is None:
+    """With the ``fit``'s budget: the starts and epochs a race fills it with (``race``), the race, and when the node
+    refit after it should end (the race leaves it ``REFIT_SHARE`` of the optimization's seconds); else ``config`` as
+    given, no race and no deadline. ``protected``: how many first starts (warm, CART) the race never drops.
+    ``polishing``: a polish follows, which takes the last ``POLISH_SHARE`` of the budget."""
+    if fit is None:
         return config, None, None
-    seconds = config.time_budget * (1.0 - POLISH_SHARE if polishing else 1.0)
-    left = seconds - (time.perf_counter() - t0)
-    end = time.monotonic() + left  # before the probes: their time comes out of the budget
-    racing = left * (1.0 - REFIT_SHARE)
-    planned, race_plan, costs = budgeted(problems, config, config.depth, racing, gen)
-    race = Race(race_plan, costs, end - left * REFIT_SHARE, seconds * (1.0 - REFIT_SHARE), protected)
-    return planned, race, end
+    optimizing = fit.first(1.0 - POLISH_SHARE) if polishing else fit
+    left = optimizing.left()  # before the probes: their time comes out of the budget
+    planned, race_plan, costs = budgeted(problems, config, config.depth, left * (1.0 - REFIT_SHARE), gen)
+    race = Race(race_plan, costs, optimizing.end - left * REFIT_SHARE, optimizing.seconds * (1.0 - REFIT_SHARE),
+                protected)
+    return planned, race, optimizing.end
 
 
 def rescaled_splits(tree: ObliqueTree, scaling: MinMax, depth: int) -> Params:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from get_core.data.encoding import MAX_ABS, Encoding
+from get_core.errors import GETExplorerError
 from get_core.model.tree import CLASS_LEAVES, LEAF_TYPES, MAX_DEPTH, ObliqueTree, feature_name_problem, writable
 
 SCHEMA = "get-explorer/oblique-tree"
@@ -44,7 +45,7 @@ MAX_SCALED = 1e100
 _ORIGINAL_UNITS = {"x_min": MAX_ABS, "y_min": MAX_ABS, "x_scale": 2 * MAX_ABS, "y_scale": 2 * MAX_ABS}
 
 
-class ModelFormatError(ValueError):
+class ModelFormatError(GETExplorerError, ValueError):
     """A serialized tree is malformed; the message says which field and what was expected."""
 
 
@@ -80,25 +81,7 @@ def to_dict(tree: ObliqueTree) -> dict[str, Any]:
 
 def from_dict(data: Any) -> ObliqueTree:
     """Validate and load a dict made by ``to_dict``; raises ModelFormatError naming the bad field."""
-    if not isinstance(data, dict):
-        raise ModelFormatError(f"A model must be a JSON object; got {type(data).__name__}.")
-    if data.get("schema") != SCHEMA:
-        raise ModelFormatError(f"Not a GET Explorer model: field 'schema' must be '{SCHEMA}'.")
-    version = data.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version not in READABLE_VERSIONS:
-        raise ModelFormatError(
-            f"Unsupported model version {data.get('version')!r}; this version reads versions "
-            f"{', '.join(map(str, READABLE_VERSIONS))}."
-        )
-    depth = data.get("depth")
-    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
-        raise ModelFormatError(f"Field 'depth' must be an integer from 1 to {MAX_DEPTH}; got {depth!r}.")
-    names = data.get("feature_names")
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise ModelFormatError("Field 'feature_names' must be a non-empty list of strings.")
-    problem = feature_name_problem(names)
-    if problem:
-        raise ModelFormatError(f"Field 'feature_names' must hold distinct names a file can hold: {problem}.")
+    version, depth, names = _header(data)
     p, n_leaves = len(names), 2 ** depth
     arrays = {
         "x_min": (p,), "x_scale": (p,), "weights": (n_leaves - 1, p), "thresholds": (n_leaves - 1,),
@@ -125,17 +108,8 @@ def from_dict(data: Any) -> ObliqueTree:
     for key, values in {**loaded, **scalars}.items():
         _check_magnitude(key, np.asarray(values))
     leaf_type = data.get("leaf_type")
-    leaf_types = LEAF_TYPES + ((CLASS_LEAVES,) if version >= 3 else ())
-    if leaf_type not in leaf_types:
-        raise ModelFormatError(f"Field 'leaf_type' must be one of {leaf_types} in a version {version} model; got "
-                               f"{leaf_type!r}.")
+    _check_leaf_type(leaf_type, loaded, version)
     classes = _class_fields(data, leaf_type, n_leaves)
-    if leaf_type == "constant" and np.any(loaded["leaf_coefs"] != 0):
-        raise ModelFormatError("Field 'leaf_coefs' must be all zeros in a model with constant leaves.")
-    if leaf_type == "constant" and (np.isfinite(loaded["leaf_lower"]).any()
-                                    or np.isfinite(loaded["leaf_upper"]).any()):
-        raise ModelFormatError("Fields 'leaf_lower' and 'leaf_upper' must be null in a model with constant leaves "
-                               "(only linear leaves are clamped).")
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise ModelFormatError("Field 'meta' must be an object.")
@@ -148,6 +122,44 @@ def from_dict(data: Any) -> ObliqueTree:
         raise ModelFormatError(f"The model is inconsistent: {exc}") from None
     _check_split_features(meta, tree)
     return tree
+
+
+def _header(data: Any) -> tuple[int, int, list[str]]:
+    """The (version, depth, feature names) of a model dict, each checked: they fix every array's shape."""
+    if not isinstance(data, dict):
+        raise ModelFormatError(f"A model must be a JSON object; got {type(data).__name__}.")
+    if data.get("schema") != SCHEMA:
+        raise ModelFormatError(f"Not a GET Explorer model: field 'schema' must be '{SCHEMA}'.")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version not in READABLE_VERSIONS:
+        raise ModelFormatError(
+            f"Unsupported model version {data.get('version')!r}; this version reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}."
+        )
+    depth = data.get("depth")
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
+        raise ModelFormatError(f"Field 'depth' must be an integer from 1 to {MAX_DEPTH}; got {depth!r}.")
+    names = data.get("feature_names")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise ModelFormatError("Field 'feature_names' must be a non-empty list of strings.")
+    problem = feature_name_problem(names)
+    if problem:
+        raise ModelFormatError(f"Field 'feature_names' must hold distinct names a file can hold: {problem}.")
+    return version, depth, names
+
+
+def _check_leaf_type(leaf_type: Any, loaded: dict[str, np.ndarray], version: int) -> None:
+    """A known leaf type (class leaves from version 3), and constant leaves with no slopes and no bounds."""
+    leaf_types = LEAF_TYPES + ((CLASS_LEAVES,) if version >= 3 else ())
+    if leaf_type not in leaf_types:
+        raise ModelFormatError(f"Field 'leaf_type' must be one of {leaf_types} in a version {version} model; got "
+                               f"{leaf_type!r}.")
+    if leaf_type == "constant" and np.any(loaded["leaf_coefs"] != 0):
+        raise ModelFormatError("Field 'leaf_coefs' must be all zeros in a model with constant leaves.")
+    if leaf_type == "constant" and (np.isfinite(loaded["leaf_lower"]).any()
+                                    or np.isfinite(loaded["leaf_upper"]).any()):
+        raise ModelFormatError("Fields 'leaf_lower' and 'leaf_upper' must be null in a model with constant leaves "
+                               "(only linear leaves are clamped).")
 
 
 def _class_fields(data: dict, leaf_type: str, n_leaves: int) -> dict[str, Any]:

@@ -34,7 +34,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from get_core.config import search_seconds, soft_rows
+from get_core.budget import search_seconds
+from get_core.config import soft_rows
 from get_core.runs import launch
 from get_core.runs.store import default_db_path
 from get_core.runs.training import COUNTERPART_MIN_S, MAIN_SHARE, has_counterpart
@@ -118,7 +119,7 @@ def search_estimate(n_rows: int, n_features: int, params: Mapping[str, Any], cac
     search = search_spec(params)
     if found is None or search is None:
         return found
-    if config.get("time_budget") is not None:  # GETRegressorCV shares its budget over the search (race.split_budget)
+    if config.get("time_budget") is not None:  # GETRegressorCV shares its budget over the search (budget.split_budget)
         n_fits = n_search_fits(search, n_features)
         training = search_seconds(float(config["time_budget"]) * MAIN_SHARE, n_fits - 1)  # the refit: its third
         return replace(found, training=training, seconds=found.seconds - found.training + training, n_fits=n_fits)
@@ -161,18 +162,6 @@ def save_measurement(cache_path: str | os.PathLike, key: str, shape: Mapping[str
         cache["machine"] = dict(machine)
     cache["shapes"][key] = dict(shape)
     _save(path, cache)
-
-
-def estimate_run(n_rows: int, n_features: int, config: Mapping[str, Any], cache_path: str | os.PathLike, *,
-                 timeout: float = MEASURE_TIMEOUT_S) -> Estimate:
-    """Estimate a run, measuring first (and waiting for it) if the cache lacks this shape."""
-    deadline = time.monotonic() + timeout
-    while (found := cached_estimate(n_rows, n_features, config, cache_path)) is None:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"The run-time measurement did not finish within {timeout:g} s.")
-        start_measurement(n_rows, n_features, config, cache_path)
-        time.sleep(0.2)
-    return found
 
 
 def _key(n_rows: int, n_features: int, config: Mapping[str, Any]) -> str:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Mapping
 
+from get_core.errors import GETExplorerError
+
 
 class RunStatus(str, Enum):
     QUEUED = "QUEUED"
@@ -31,7 +33,7 @@ class RunStatus(str, Enum):
 _TRANSITIONS = {"QUEUED": ("RUNNING", "CANCELLED", "FAILED"), "RUNNING": ("FINISHED", "FAILED", "CANCELLED")}
 
 
-class StoreError(Exception):
+class StoreError(GETExplorerError):
     """A store call that cannot be honoured; the message is fit to show to a user."""
 
 

@@ -33,6 +33,7 @@ import uuid
 from dataclasses import astuple, dataclass
 from typing import Any
 
+from get_core.errors import GETExplorerError
 from get_core.runs import launch
 from get_core.runs.records import MetricPoint, RunFinishedError, RunNotFound, RunStatus, StoreError
 from get_core.runs.store import JSON, RunStore
@@ -46,7 +47,7 @@ CANCEL_GRACE_S = 5.0  # a remote trainer that ignores its flag longer than this 
 NOT_STOPPED = "Cancelled by request; the Dask task had not stopped, so it was cancelled and no model is kept."
 
 
-class SchedulerUnreachable(Exception):
+class SchedulerUnreachable(GETExplorerError):
     """The Dask scheduler could not be reached; the message is one sentence for the run's page."""
 
 

@@ -13,8 +13,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from get_core import schedule
+from get_core.config import DEFAULTS
 from get_core.data.columns import from_parquet_bytes
 from get_core.data.encoding import Encoding
+from get_core.metrics import scores
 from get_core.model.model_file import ModelFormatError, from_dict
 from get_core.runs.search import SEARCH, TREE_PREFIX
 from get_core.runs.store import Run, RunStore, StoreError
@@ -53,8 +55,8 @@ class RunResults:
         if drawn.ndim == 2 and drawn.size and np.all(np.isfinite(drawn)) and np.all(drawn > 0):
             return [float(a) for a in np.median(drawn, axis=0)]
         config = self.run.params.get("config", {})
-        lo, hi = (config.get("alpha_range") or (5.0, 150.0))[:2]
-        return schedule.stage_midpoints((float(lo), float(hi)), int(config.get("n_alphas") or 2))
+        lo, hi = (config.get("alpha_range") or DEFAULTS.alpha_range)[:2]
+        return schedule.stage_midpoints((float(lo), float(hi)), int(config.get("n_alphas") or DEFAULTS.n_alphas))
 
     @property
     def test_scores(self) -> tuple[float | None, float | None]:
@@ -64,9 +66,7 @@ class RunResults:
             return self.run.test_r2, self.run.test_rmse
         if self.X_test is None:
             return None, None
-        from get_core.runs.training import regression_scores
-
-        return regression_scores(self.y_test, self.tree.predict(self.X_test))
+        return scores(self.y_test, self.tree.predict(self.X_test))
 
     @property
     def has_data(self) -> bool:

@@ -2,7 +2,7 @@
 worker, shown live and kept tree by tree.
 
 A run asks for it with ``params["search"] = {"depths": [1, ..., D], "split_features": "auto" | None}``: the depths
-to try (one depth: the config's, fixed) and whether k is chosen on the path of ``estimator.SPLIT_FEATURE_PATH``
+to try (one depth: the config's, fixed) and whether k is chosen on the path of ``config.SPLIT_FEATURE_PATH``
 (None: the config's ``max_split_features``, fixed). ``GETRegressorCV`` splits the run's training rows 2:1 into the
 search's train and validation parts, fits each depth (per k) on the train part and scores it on the validation part,
 stops after ``patience`` depths without gain, and refits the chosen depth and k on all training rows.
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from get_core.config import GETConfig
+from get_core.config import GETConfig, split_feature_path
 from get_core.runs.channel import Channel, Ending
 from get_core.runs.records import RunStatus
 
@@ -53,8 +53,6 @@ def tree_key(depth: int, max_split_features: int | None) -> str:
 
 def n_search_fits(search: Mapping[str, Any], n_features: int) -> int:
     """The most fits a search can make (every depth for every k, then the refit); patience usually stops it sooner."""
-    from get_core.estimator import split_feature_path
-
     ks = split_feature_path(search.get("split_features"), n_features) if search.get("split_features") else [None]
     return len(search["depths"]) * len(ks) + 1
 
@@ -122,8 +120,6 @@ class SearchRecorder:
 
     def _remaining(self, depth: int, k: int | None) -> int:
         """Search fits still possible after (depth, k): the later depths of this k and every depth of later ks."""
-        from get_core.estimator import split_feature_path
-
         depths = list(self.spec["depths"])
         ks = split_feature_path("auto", self.n_features) if self.spec.get("split_features") else [k]
         later_ks = len(ks) - 1 - ks.index(k) if k in ks else 0

@@ -22,7 +22,6 @@ budget (at least ``COUNTERPART_MIN_S``). Only a forest slower than the rest of t
 from __future__ import annotations
 
 import errno
-import math
 import time
 import traceback
 from dataclasses import replace
@@ -30,6 +29,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from get_core import metrics
 from get_core.config import GETConfig
 from get_core.runs.channel import Channel, Ending
 from get_core.runs.records import MetricPoint, RunFinishedError, RunStatus, StoreError
@@ -81,7 +81,7 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
     channel.put_json("model", model_file.to_dict(tree))
     channel.on_stop(stopped or Ending(RunStatus.CANCELLED, "Cancelled by request; the best tree found so far is kept."))
     y_pred = tree.predict(X_test)
-    scores = regression_scores(y_test, y_pred)
+    scores = metrics.scores(y_test, y_pred)
     channel.put_json("predictions", {"test": test_idx.tolist(), "y_true": y_test.tolist(),
                                      "y_pred": y_pred.tolist()})
     if stopped is not None:
@@ -296,16 +296,6 @@ def split_rows(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.
     n_test = min(n - 2, max(1, int(round(n * test_fraction))))
     order = np.random.default_rng(seed).permutation(n)
     return np.sort(order[n_test:]), np.sort(order[:n_test])
-
-
-def regression_scores(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float | None, float | None]:
-    """(R2, RMSE) in the target's units; R2 is None when the test target is constant or has < 2 rows."""
-    if len(y_true) == 0:
-        return None, None
-    residual = float(np.sum((y_true - y_pred) ** 2))
-    total = float(np.sum((y_true - y_true.mean()) ** 2))
-    rmse = math.sqrt(residual / len(y_true))
-    return (1.0 - residual / total if len(y_true) > 1 and total > 0 else None), rmse
 
 
 def describe(exc: BaseException) -> str:

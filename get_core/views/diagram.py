@@ -1,8 +1,5 @@
-"""The tree diagram: which nodes to show, their labels, DOT source, and Graphviz rendering.
-
-Deep trees (depth up to 12, 8191 nodes) are shown a few levels at a time: ``visible_nodes`` keeps ``levels`` node
-levels below the view root plus ``levels`` more under every node in ``expanded``; a shown branch whose children are
-hidden says how many nodes it hides. Rows never reach the children of an empty node, so those are pruned.
+"""The tree diagram drawn by Graphviz: node labels as HTML-like markup, DOT source, SVG and layout. What it shows
+(which nodes, colours, plain-text names) is ``views.diagram_content``'s.
 
 Built as a ``graphviz.Digraph`` (the package quotes names and attributes) and rendered through the package's ``pipe``
 with Graphviz's ``dot``. Clicking: in ``clickable_svg`` each node's ``<g>`` carries ``id="get-node-<heap id>"`` and
@@ -17,15 +14,18 @@ from __future__ import annotations
 import html
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import graphviz
 import numpy as np
 
+from get_core.errors import GETExplorerError
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
+from get_core.views.diagram_content import (CLASS_PALETTE, DiagramOptions, class_color, hidden_count, leaf_colors,
+                                           node_name, node_tooltip, printable, rounded_nodes, visible_nodes)
 
 NODE_ID_PREFIX = "get-node-"
 # graphviz's pipe has no timeout, so what dot is given is bounded instead. Its time grows faster than the node count
@@ -40,95 +40,16 @@ OPEN_WIDTH_PX = 1100
 READABLE = 0.6
 MAX_OPEN_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 ASSETS = Path(__file__).with_name("diagram_component")
-LOW, MID, HIGH = (198, 219, 239), (255, 255, 204), (253, 174, 97)  # leaf fill: light blue - yellow - orange
 BRANCH_FILL = "#f7f7f7"
-#: Class colours (Okabe & Ito's palette for colour-blind readers, black left out), by class index, repeating after 7;
-#: every label also names its class in words, so the diagram reads without colour too.
-CLASS_PALETTE = (("#E69F00", "orange"), ("#56B4E9", "sky blue"), ("#009E73", "green"), ("#F0E442", "yellow"),
-                 ("#0072B2", "blue"), ("#D55E00", "vermillion"), ("#CC79A7", "pink"))
-CLASS_TINT = {"leaf": 0.5, "branch": 0.25}  # strength of the class colour in a node's fill (the rest white)
 BAR_WIDTH = 96  # points: a class leaf's bar of class shares
 SELECTED_COLOR = "#d62728"
 _NODE_STATEMENT = re.compile(r"^\tn\d+ \[", re.M)  # one per node in to_dot's output; no text holds a line break
 # A node's group in dot's SVG: dot writes the '-' of "get-node-" as "&#45;".
 _NODE_GROUP = re.compile(r'(<g id="get(?:-|&#45;)node(?:-|&#45;)(\d+)" class="[^"]*")')
-ARIA_TERMS = 6  # terms read out in a node's accessible name (the tooltip and the node panel have them all)
 
 
-class GraphvizError(RuntimeError):
+class GraphvizError(GETExplorerError, RuntimeError):
     """Graphviz's ``dot`` is missing or failed; the message says which and what to do."""
-
-
-@dataclass(frozen=True)
-class DiagramOptions:
-    """What the diagram shows. ``levels``: node levels below ``root`` (1 = the root alone); ``expanded``: nodes
-    under which ``levels`` more levels are shown; ``selected``: drawn with a red border (static renderings only, the
-    clickable view highlights in the browser); ``paths``: (root-to-leaf nodes, colour) pairs whose edges and borders
-    are drawn in that colour (a row's path before and after a what-if change, ``views.what_if``)."""
-
-    levels: int = 4
-    expanded: frozenset[int] = field(default_factory=frozenset)
-    root: int = 1
-    selected: int | None = None
-    digits: int = 3
-    max_terms: int = 3
-    max_name: int = 22  # feature names longer than this are cut in labels (tooltips keep them, up to MAX_DOT_STRING)
-    prune_empty: bool = True
-    rankdir: str = "TB"
-    paths: tuple[tuple[tuple[int, ...], str], ...] = ()
-
-
-# ---------------------------------------------------------------------------------------------- which nodes
-def visible_nodes(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> list[int]:
-    """Nodes drawn for ``options``, in breadth-first order starting at ``options.root``."""
-    _check_node(tree, options.root)
-    if options.levels < 1:
-        raise ValueError(f"levels must be at least 1; got {options.levels}.")
-    shown = []
-    frontier = [(options.root, options.levels - 1)]  # (node, further levels allowed below it)
-    while frontier:
-        nxt = []
-        for node, budget in frontier:
-            shown.append(node)
-            if node in options.expanded:
-                budget = max(budget, options.levels)
-            if budget <= 0 or tree.is_leaf(node) or (options.prune_empty and tree.is_empty(node)):
-                continue
-            nxt += [(2 * node, budget - 1), (2 * node + 1, budget - 1)]
-        frontier = nxt
-    return shown
-
-
-def reveal(tree: ObliqueTree, options: DiagramOptions, node: int) -> DiagramOptions:
-    """``options`` with the ancestors of ``node`` expanded as needed so that ``node`` is drawn (the view root moves
-    to 1 if ``node`` is outside its subtree). Nodes under an empty node stay hidden when empty subtrees are pruned."""
-    _check_node(tree, node)
-    path = labels.path_to(node)
-    if options.root not in path:
-        options = replace(options, root=1)
-    expanded = set(options.expanded)
-    while True:
-        shown = set(visible_nodes(tree, replace(options, expanded=frozenset(expanded))))
-        if node in shown:
-            break
-        deepest = max(a for a in path if a in shown)
-        if deepest in expanded:  # cannot open further (an empty subtree)
-            break
-        expanded.add(deepest)
-    return replace(options, expanded=frozenset(expanded))
-
-
-def hidden_count(tree: ObliqueTree, node: int, shown: set[int] | frozenset[int]) -> int:
-    """Number of descendants of ``node`` that are not drawn (0 for a leaf or a fully shown subtree)."""
-    if tree.is_leaf(node) or 2 * node in shown:
-        return 0
-    below = tree.depth - level_of(node)  # levels under node
-    return 2 ** (below + 1) - 2
-
-
-def level_of(node: int) -> int:
-    """Depth of ``node`` (root = 0)."""
-    return int(node).bit_length() - 1
 
 
 # ---------------------------------------------------------------------------------------------- labels
@@ -180,12 +101,6 @@ def share_bar(shares: np.ndarray, width: int = BAR_WIDTH) -> str:
             f'HEIGHT="7"><TR>{cells}</TR></TABLE>')
 
 
-def class_color(k: int, strength: float = 1.0) -> str:
-    """Hex colour of class ``k`` (``CLASS_PALETTE``), mixed with white: ``strength`` 1 the colour itself."""
-    rgb = [int(CLASS_PALETTE[k % len(CLASS_PALETTE)][0][i:i + 2], 16) for i in (1, 3, 5)]
-    return "#" + "".join(f"{round(255 + (c - 255) * strength):02x}" for c in rgb)
-
-
 def class_legend(tree: ObliqueTree) -> str:
     """``fill: orange bad, sky blue good``: the colour of each class, in words."""
     return "fill: " + ", ".join(f"{CLASS_PALETTE[k % len(CLASS_PALETTE)][1]} {labels.class_name(c, 40)}"
@@ -213,20 +128,6 @@ def svg_width_px(svg: str) -> float:
     return float(match.group(1)) * (4 / 3 if match.group(2) in (None, "pt") else 1.0)
 
 
-def node_tooltip(tree: ObliqueTree, node: int, digits: int | None = None) -> str:
-    """Plain-text hover text: the full split or leaf model, every term, names uncut, numbers exact by default (as
-    the rules export writes them, so the hover text routes rows as the model does)."""
-    if tree.is_empty(node):
-        return f"node {node}: no training row reaches it"
-    if tree.is_leaf(node) and tree.is_classifier:
-        proba = ", ".join(f"{labels.class_name(c)} {labels.fmt(p, digits, False)}"
-                          for c, p in zip(tree.classes, labels.node_shares(tree, node)))
-        return f"leaf {node}: class {labels.leaf_text(tree, node)}; probabilities {proba}"
-    if tree.is_leaf(node):
-        return f"leaf {node}: y = {labels.leaf_text(tree, node, digits, None, unicode=False)}"
-    return f"node {node}: left if {labels.split_text(tree, node, digits, None, unicode=False)}"
-
-
 def _branch_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
     """A short split (at most ``labels.SENTENCE_TERMS`` terms) as one sentence, ``0.8·temp − 0.3·vacuum ≤ 12.1``
     or ``cylinders ≤ 4.5``, broken before its threshold only when it is long; a dense one two terms a line, its
@@ -239,11 +140,6 @@ def _branch_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list
     else:
         lines = [" ".join(terms[i:i + 2]) for i in range(0, len(terms), 2)] + [threshold]
     return [escape_html_label(line) for line in lines]
-
-
-def rounded_nodes(tree: ObliqueTree, nodes: list[int], digits: int | None) -> list[int]:
-    """The branch nodes among ``nodes`` whose drawn split is rounded (``labels.rounds``)."""
-    return [t for t in nodes if not tree.is_leaf(t) and not tree.is_empty(t) and labels.rounds(tree, t, digits)]
 
 
 def _leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
@@ -262,35 +158,6 @@ def _leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[s
         lines.append(escape_html_label(bounds))
     lines.append(f"mean {escape_html_label(labels.fmt(tree.node_value_original(node), options.digits))}")
     return lines
-
-
-def leaf_colors(tree: ObliqueTree) -> dict[int, str]:
-    """Fill colour of every non-empty leaf: its mean training target (constant leaves: the prediction) mapped
-    from the lowest (light blue) to the highest (orange) leaf. A classification tree colours every non-empty node,
-    branches too, by its class (``labels.node_class``), leaves stronger (``CLASS_TINT``)."""
-    if tree.is_classifier:
-        return {t: class_color(labels.node_class(tree, t), CLASS_TINT["leaf" if tree.is_leaf(t) else "branch"])
-                for t in range(1, tree.n_nodes + 1) if not tree.is_empty(t)}
-    leaves = [t for t in range(tree.n_leaves, 2 * tree.n_leaves) if not tree.is_empty(t)]
-    values = {t: leaf_value(tree, t) for t in leaves}
-    if not values:
-        return {}
-    lo, hi = min(values.values()), max(values.values())
-    return {t: color_scale((v - lo) / (hi - lo) if hi > lo else 0.5) for t, v in values.items()}
-
-
-def leaf_value(tree: ObliqueTree, leaf: int) -> float:
-    """The number a leaf is coloured by: its constant, or for a linear leaf the mean target of its rows."""
-    if tree.leaf_type == "constant":
-        return tree.leaf_in_original_units(leaf)[0]
-    return tree.node_value_original(leaf)
-
-
-def color_scale(u: float) -> str:
-    """Hex colour for ``u`` in [0, 1] on the light blue - yellow - orange scale (dark text stays readable)."""
-    u = min(1.0, max(0.0, float(u)))
-    a, b, t = (LOW, MID, u * 2) if u <= 0.5 else (MID, HIGH, u * 2 - 1)
-    return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(a, b))
 
 
 # ---------------------------------------------------------------------------------------------- DOT
@@ -374,7 +241,7 @@ def escape_dot_string(text: str) -> str:
     is cut with an ellipsis. Marked ``nohtml`` so that no value is ever read as an HTML-like label.
     tests/views/test_diagram.py checks the round trip through ``dot -Tsvg``.
     """
-    text = _printable(text)
+    text = printable(text)
     escaped = _escape_esc_string(text)
     if len(escaped.encode("utf-8")) > MAX_DOT_STRING:  # cut: every character escapes to at most 5 bytes (&amp;)
         escaped = _escape_esc_string(text[:MAX_DOT_STRING // 5 - 1] + labels.ELLIPSIS)
@@ -389,12 +256,7 @@ def escape_html_label(text: str) -> str:
     """Text for a Graphviz HTML-like label, shown verbatim: ``& < > " '`` as entities, a backslash as two escaped
     backslashes (Graphviz decodes entities, then unescapes ``\\\\`` and substitutes ``\\N``), line breaks as
     spaces, other control characters dropped."""
-    return html.escape(_printable(text), quote=True).replace("\\", "&#92;&#92;")
-
-
-def _printable(text: str) -> str:
-    text = str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
-    return "".join(ch for ch in text if ord(ch) >= 32 and ord(ch) != 127)
+    return html.escape(printable(text), quote=True).replace("\\", "&#92;&#92;")
 
 
 # ---------------------------------------------------------------------------------------------- rendering
@@ -433,17 +295,6 @@ def clickable_svg(tree: ObliqueTree, options: DiagramOptions = DiagramOptions())
     """The diagram as inline SVG whose node groups are ``<g id="get-node-<t>" class="node get-node ..."
     tabindex="0" role="button" aria-label="...">`` (``with_node_names``)."""
     return with_node_names(render_svg(to_dot(tree, options)), tree)
-
-
-def node_name(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int = ARIA_TERMS) -> str:
-    """What a screen reader says for a node: ``split 3: left if 0.82·temp ≤ 12.4`` or ``leaf 5: y = 23.4`` (control
-    characters of feature names dropped, line breaks as spaces)."""
-    if tree.is_empty(node):
-        return f"{'leaf' if tree.is_leaf(node) else 'split'} {node}: empty, no training row reaches it"
-    if tree.is_leaf(node):
-        what = "class" if tree.is_classifier else "y ="
-        return _printable(f"leaf {node}: {what} {labels.leaf_text(tree, node, digits, max_terms)}")
-    return _printable(f"split {node}: left if {labels.split_text(tree, node, digits, max_terms)}")
 
 
 def with_node_names(svg: str, tree: ObliqueTree) -> str:
@@ -511,6 +362,3 @@ def component_assets() -> dict[str, str]:
             "css": (ASSETS / "tree.css").read_text(encoding="utf-8")}
 
 
-def _check_node(tree: ObliqueTree, node: int) -> None:
-    if not isinstance(node, (int, np.integer)) or not 1 <= node <= tree.n_nodes:
-        raise ValueError(f"Node {node!r} does not exist; this tree has nodes 1 to {tree.n_nodes}.")

@@ -17,11 +17,12 @@ import numpy as np
 import pandas as pd
 
 from get_core.data.encoding import Encoding
+from get_core.errors import GETExplorerError
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 
 
-class ColumnMismatch(ValueError):
+class ColumnMismatch(GETExplorerError, ValueError):
     """Uploaded rows lack columns the model needs (or name one twice); the message names them."""
 
 

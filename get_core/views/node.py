@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from get_core import baselines
+from get_core.metrics import r2
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 
@@ -99,7 +99,7 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
     rows, targets = X[mask], y[mask]
     terms, share = term_shares(tree, node, rows if len(rows) >= 2 else X)
     w, _ = tree.split_in_original_units(node)
-    before = _r2(targets, tree.predict(rows)) if len(rows) else None
+    before = r2(targets, tree.predict(rows)) if len(rows) else None
     costs: list[float | None] = [None] * terms.size
     if before is not None:
         # what drop_term's tree predicts, from two passes: every row sent left, and right, below this node
@@ -107,7 +107,7 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
         xs = tree.scale_X(rows)
         for i, j in enumerate(terms):
             weights, threshold = _dropped_split(tree, node, int(j), rows)
-            costs[i] = before - _r2(targets, np.where(_split_sum(weights, xs) > threshold, right, left))
+            costs[i] = before - r2(targets, np.where(_split_sum(weights, xs) > threshold, right, left))
     table = pd.DataFrame({"feature": [tree.feature_names[j] for j in terms], "weight": w[terms], "share": share,
                           "r2_cost": costs})
     return table.iloc[np.argsort(-np.nan_to_num(share), kind="stable")].reset_index(drop=True)
@@ -311,10 +311,6 @@ def predicted_actual_figure(y_true: Sequence[float], predictions: dict[str, Sequ
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def _r2(y: np.ndarray, pred: np.ndarray) -> float | None:
-    return baselines.regression_metrics(y, pred)["r2"]
-
-
 def _node_margins(tree: ObliqueTree, node: int, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     if X is None or y is None:
         return np.empty(0), np.empty(0)

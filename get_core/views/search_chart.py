@@ -14,10 +14,23 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from get_core.config import SPARSITY_TOLERANCE, SPLIT_FEATURE_PATH
+
 
 def features_label(k: int | None) -> str:
     """A number of features per split for people: "2 features per split", "any features per split"."""
     return "any features per split" if k is None else f"{k} feature{'s' if k != 1 else ''} per split"
+
+
+def path_text() -> str:
+    """The features per split that "choose for me" tries, for people: "1, 2, 3, 5 and any"."""
+    words = ["any" if k is None else str(k) for k in SPLIT_FEATURE_PATH]
+    return f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def tolerance_text() -> str:
+    """How much validation R² the path of k gives up for fewer features, for people: "0.5 points of R²"."""
+    return f"{100 * SPARSITY_TOLERANCE:g} points of R²"
 
 
 def point_label(point: Mapping[str, Any], with_features: bool) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from get_core import baselines as baseline_models
+from get_core.metrics import scores
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels, node
 
@@ -207,8 +207,7 @@ def summarize(tree: ObliqueTree, X_train: Any = None, X_test: Any = None, y_test
     if has_test:
         X_test = np.asarray(X_test, dtype=np.float64)
         y_test = np.asarray(y_test, dtype=np.float64).ravel()
-        scores = baseline_models.regression_metrics(y_test, tree.predict(X_test))
-        tree_scores = scores["r2"], scores["rmse"]
+        tree_scores = scores(y_test, tree.predict(X_test))
         weakest = weakest_leaves(tree, X_test, y_test)
     forest = (baselines or {}).get("models", {}).get("random_forest")
     return Summary(n_rules=tree.n_leaves - empty, n_empty=empty, n_conditions=tree.depth,

@@ -17,7 +17,7 @@ import pandas as pd
 from get_core.data.encoding import Encoding
 from get_core.model.counterfactual import Change, Counterfactual, counterfactual
 from get_core.model.tree import ObliqueTree
-from get_core.views import diagram, labels
+from get_core.views import diagram_content, labels
 
 OLD_PATH_COLOR = "#1f77b4"  # blue: the row as it is
 NEW_PATH_COLOR = "#2ca02c"  # green: the row as the answer changes it
@@ -94,12 +94,12 @@ def path_of(tree: ObliqueTree, x: Sequence[float]) -> tuple[int, ...]:
     return tuple(int(n) for n in tree.decision_path(np.asarray(x, dtype=np.float64)[None])[0])
 
 
-def paths_options(tree: ObliqueTree, options: diagram.DiagramOptions, old_path: Sequence[int],
-                  new_path: Sequence[int] | None = None) -> diagram.DiagramOptions:
+def paths_options(tree: ObliqueTree, options: diagram_content.DiagramOptions, old_path: Sequence[int],
+                  new_path: Sequence[int] | None = None) -> diagram_content.DiagramOptions:
     """``options`` opened down to both leaves, with the old path drawn blue and the new one green."""
     paths = [(tuple(old_path), OLD_PATH_COLOR)] + ([(tuple(new_path), NEW_PATH_COLOR)] if new_path else [])
     for path, _ in paths:
-        options = diagram.reveal(tree, options, path[-1])
+        options = diagram_content.reveal(tree, options, path[-1])
     return replace(options, paths=tuple(paths))
 
 

@@ -174,7 +174,7 @@ def test_parquet_keeps_a_named_index_and_checks_its_size_before_decoding(monkeyp
     buffer = io.BytesIO()
     frame.to_parquet(buffer)
     assert list(reading.read_table(buffer.getvalue(), "homes.parquet").columns) == ["house_id", "a", "y"]
-    monkeypatch.setattr(reading, "MAX_ROWS", 20)
+    monkeypatch.setattr(reading.limits, "MAX_ROWS", 20)
     import pyarrow.parquet
 
     monkeypatch.setattr(pyarrow.parquet, "read_table", lambda *a, **k: pytest.fail("decoded a file over the limit"))
@@ -412,14 +412,14 @@ def test_unreadable_or_unsupported_files_are_refused(name, content, message):
 
 
 def test_the_row_column_and_cell_limits_are_enforced(monkeypatch, table):
-    monkeypatch.setattr(reading, "MAX_ROWS", 30)
+    monkeypatch.setattr(reading.limits, "MAX_ROWS", 30)
     with pytest.raises(DataError, match="more than 30 rows"):
         reading.read_table(csv_bytes(table), "big.csv")
-    monkeypatch.setattr(reading, "MAX_COLUMNS", 3)
+    monkeypatch.setattr(reading.limits, "MAX_COLUMNS", 3)
     with pytest.raises(DataError, match="4 columns; the limit is 3"):
         reading.read_table(csv_bytes(table.head(25)), "wide.csv")
-    monkeypatch.setattr(reading, "MAX_COLUMNS", 200)
-    monkeypatch.setattr(reading, "MAX_CELLS", 99)
+    monkeypatch.setattr(reading.limits, "MAX_COLUMNS", 200)
+    monkeypatch.setattr(reading.limits, "MAX_CELLS", 99)
     with pytest.raises(DataError, match="25 rows x 4 columns; the limit is 99 cells"):
         reading.read_table(csv_bytes(table.head(25)), "many.csv")
 

@@ -103,7 +103,7 @@ def _with_dimension(content: bytes, ref: str) -> bytes:
 
 def test_a_sheet_declaring_two_and_a_half_million_rows_is_refused_before_anything_parses_it(no_openpyxl,
                                                                                              monkeypatch):
-    monkeypatch.setattr(reading.upload_bounds, "scan_xml", lambda *a, **k: pytest.fail("the sheet was streamed"))
+    monkeypatch.setattr(reading.excel.upload_bounds, "scan_xml", lambda *a, **k: pytest.fail("the sheet was streamed"))
     buffer = io.BytesIO()
     pd.DataFrame({"x": range(30), "y": range(30)}).to_excel(buffer, index=False)
     content = _with_dimension(buffer.getvalue(), "A1:S2500000")
@@ -134,7 +134,7 @@ def test_a_csv_of_more_than_100000_rows_is_read_within_the_bounded_readers_limit
 
 
 def test_a_parquet_file_of_more_than_a_million_rows_is_refused_from_its_footer():
-    content = hostile.numeric_parquet(reading.MAX_ROWS + 1, 1)
+    content = hostile.numeric_parquet(reading.limits.MAX_ROWS + 1, 1)
     refused(content, "tall.parquet", "more than 1,000,000 rows")
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from get_core.views import diagram
+from get_core.views import diagram, diagram_content
 from tests.e2e.streamlit_app import browser_page
 from tests.e2e.test_tree_click import app  # noqa: F401  (the fixture: the app on a store with a depth-4 run)
 
@@ -129,7 +129,7 @@ def test_tab_reaches_a_named_node_enter_selects_it_and_arrows_walk_the_tree(app,
         const g = view.getRootNode().activeElement;
         return {id: g.id, label: g.getAttribute('aria-label'), role: g.getAttribute('role'),
                 outline: getComputedStyle(g).outlineStyle}; }""")
-    assert focused == {"id": "get-node-2", "label": diagram.node_name(tree, 2), "role": "button",
+    assert focused == {"id": "get-node-2", "label": diagram_content.node_name(tree, 2), "role": "button",
                        "outline": "solid"}
     assert focused["label"].startswith("split 2: left if ")
     page.keyboard.press("Enter")

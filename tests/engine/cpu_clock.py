@@ -13,9 +13,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from get_core.engine import node_refit, optimize, polish, progress, race, train
+from get_core import budget
+from get_core.engine import node_refit, optimize, progress, race, train
 
-ENGINE_MODULES = (node_refit, optimize, polish, progress, race, train)  # every engine module that reads a clock
+#: every module whose clock a fit reads (``get_core.budget.now`` serves the budgets, polish's among them)
+ENGINE_MODULES = (budget, node_refit, optimize, progress, race, train)
 
 
 def use_cpu_clock(monkeypatch: pytest.MonkeyPatch) -> None:

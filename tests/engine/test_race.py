@@ -15,25 +15,15 @@ from get_core.estimator import GETRegressor, GETRegressorCV
 from get_core.engine.optimize import CHECKPOINTS_PER_STAGE, _checkpoints, Problems, alpha_schedule, initial_params, run_stages
 from get_core.engine.progress import Reporter
 import get_core.engine.race as race_module
-from get_core.engine.race import Costs, Race, RacePlan, plan, refit_seconds, split_budget
+from get_core.budget import refit_seconds, split_budget
+from get_core.engine.race import Costs, Race, RacePlan, plan
 from get_core.engine.train import train
+from tests.clock import Clock
 from tests.engine.cpu_clock import use_cpu_clock
 from tests.planted import noise_ceiling, planted_depth2, planted_oblique
 
 FREE = Costs(((1, 1e-6),), ((1, 1e-6),))
 MS = Costs(((1, 1e-3),), ((1, 0.0),))  # a millisecond per start-epoch, free checkpoints
-
-
-class Clock:
-    """The race's clock, moved by the test (``get_core.engine.race`` reads only ``time.monotonic``)."""
-
-    START = 100.0
-
-    def __init__(self):
-        self.now = self.START
-
-    def monotonic(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -294,13 +284,3 @@ def test_a_budget_with_polish_shares_it_between_the_optimization_and_the_polish(
     assert time.process_time() - start < 3 * 3.0
     assert tree.meta["polish_nodes_visited"] > 0
     assert np.isfinite(tree.predict(X)).all()
-
-
-def test_a_search_fits_share_of_a_budget_never_falls_under_its_floor():
-    from get_core.config import MIN_SEARCH_FIT_SECONDS, search_seconds
-    from get_core.engine.race import split_budget
-
-    per_fit, base = split_budget(10.0, 40)
-    assert per_fit == MIN_SEARCH_FIT_SECONDS and base == pytest.approx(10.0 / 3)
-    assert split_budget(60.0, 4)[0] == pytest.approx(10.0)  # two thirds of 60 s over 4 fits
-    assert search_seconds(10.0, 40) == pytest.approx(40 + 10.0 / 3) and search_seconds(60.0, 4) == 60.0

@@ -16,7 +16,7 @@ from get_core.data.encoding import DataSpec
 from get_core.runs.records import RunStatus
 from get_core.runs.store import RunStore
 from get_core.runs.training import MAIN_SHARE, train_run
-from pages import common
+from pages import run_panel
 from tests.runs.test_search_run import RecordingChannel
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "examples" / "airfoil_self_noise.csv"
@@ -58,5 +58,5 @@ def test_time_left_is_the_budgets_rest_for_a_budgeted_run_and_none_during_an_unb
     assert plain.eta_seconds(now=plain.started_at + 60) is None  # was 7 min 20 s, growing, at a standing 12%
     training = dataclasses.replace(plain, phase="optimize")
     assert training.eta_seconds(now=plain.started_at + 10) == pytest.approx(10 * 0.88 / 0.12)
-    text = common.progress_text(dataclasses.replace(plain, started_at=time.time() - 60))
+    text = run_panel.progress_text(dataclasses.replace(plain, started_at=time.time() - 60))
     assert "fitting the baselines" in text and "left" not in text

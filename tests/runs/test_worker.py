@@ -103,13 +103,6 @@ def test_split_rows_is_a_seeded_partition():
     assert np.array_equal(again[1], test) and not np.array_equal(training.split_rows(100, 0.25, seed=2)[1], test)
 
 
-def test_regression_scores_match_their_definitions():
-    y, pred = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0, 5.0])
-    r2, rmse = training.regression_scores(y, pred)
-    assert r2 == pytest.approx(1 - 1 / 5) and rmse == pytest.approx(0.5)
-    assert training.regression_scores(np.array([2.0]), np.array([1.0]))[0] is None
-
-
 def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     run_id = submit(store, TINY)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from get_core.views import diagram, labels
+from get_core.views import diagram, diagram_content, labels
 from get_core.views.diagram import DiagramOptions
 from tests.trees import make_tree, stump
 
@@ -19,31 +19,31 @@ needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot
 
 def test_visible_nodes_shows_top_levels_and_expands_under_a_node():
     tree, _, _ = make_tree(depth=6, p=2)
-    assert diagram.visible_nodes(tree, DiagramOptions(levels=1)) == [1]
-    assert diagram.visible_nodes(tree, DiagramOptions(levels=3)) == [1, 2, 3, 4, 5, 6, 7]
-    expanded = diagram.visible_nodes(tree, DiagramOptions(levels=2, expanded=frozenset({3})))
+    assert diagram_content.visible_nodes(tree, DiagramOptions(levels=1)) == [1]
+    assert diagram_content.visible_nodes(tree, DiagramOptions(levels=3)) == [1, 2, 3, 4, 5, 6, 7]
+    expanded = diagram_content.visible_nodes(tree, DiagramOptions(levels=2, expanded=frozenset({3})))
     assert expanded == [1, 2, 3, 6, 7, 12, 13, 14, 15]
-    assert diagram.visible_nodes(tree, DiagramOptions(levels=2, root=5)) == [5, 10, 11]
+    assert diagram_content.visible_nodes(tree, DiagramOptions(levels=2, root=5)) == [5, 10, 11]
 
 
 def test_visible_nodes_of_a_deep_tree_stay_few():
     tree, _, _ = make_tree(depth=12, p=2, n_rows=500)
-    assert len(diagram.visible_nodes(tree, DiagramOptions(levels=4))) == 15
+    assert len(diagram_content.visible_nodes(tree, DiagramOptions(levels=4))) == 15
 
 
 def test_empty_subtrees_are_pruned_and_hidden_nodes_counted():
     tree, _, _ = make_tree(depth=3, p=2, empty_subtree=True)
     assert tree.is_empty(3)
-    shown = diagram.visible_nodes(tree, DiagramOptions(levels=3))
+    shown = diagram_content.visible_nodes(tree, DiagramOptions(levels=3))
     assert shown == [1, 2, 3, 4, 5]
-    assert diagram.hidden_count(tree, 4, set(shown)) == 2
-    assert diagram.hidden_count(tree, 1, set(shown)) == 0
+    assert diagram_content.hidden_count(tree, 4, set(shown)) == 2
+    assert diagram_content.hidden_count(tree, 1, set(shown)) == 0
     assert "empty" in diagram.node_label(tree, 3)
 
 
 def test_invalid_view_root_is_refused():
     with pytest.raises(ValueError, match="does not exist"):
-        diagram.visible_nodes(stump(), DiagramOptions(root=9))
+        diagram_content.visible_nodes(stump(), DiagramOptions(root=9))
 
 
 def test_branch_label_puts_largest_terms_first_in_original_units():
@@ -89,7 +89,7 @@ def test_a_rounded_sentence_says_so_and_its_hover_text_routes_every_row_as_the_m
     assert "numbers rounded to 3 significant digits" in dot
     for t in range(1, tree.n_branches + 1):
         assert labels.rounds(tree, t, 3) and not labels.rounds(tree, t, None)
-        text = diagram.node_tooltip(tree, t).split(": left if ")[1]
+        text = diagram_content.node_tooltip(tree, t).split(": left if ")[1]
         assert labels.ELLIPSIS not in text and text.count("*") == 2
         assert np.array_equal(_sentence_holds(text, X), tree.margins(X)[:, t - 1] <= 0)
 
@@ -117,9 +117,9 @@ def test_linear_leaf_label_summarizes_the_model():
 
 
 def test_leaf_colors_run_from_low_to_high_value():
-    colors = diagram.leaf_colors(stump())
-    assert colors == {2: diagram.color_scale(0.0), 3: diagram.color_scale(1.0)}
-    assert diagram.color_scale(0.0) == "#c6dbef" and diagram.color_scale(1.0) == "#fdae61"
+    colors = diagram_content.leaf_colors(stump())
+    assert colors == {2: diagram_content.color_scale(0.0), 3: diagram_content.color_scale(1.0)}
+    assert diagram_content.color_scale(0.0) == "#c6dbef" and diagram_content.color_scale(1.0) == "#fdae61"
 
 
 def test_dot_escapes_feature_names_with_html_and_quotes():
@@ -219,10 +219,10 @@ def test_every_drawn_node_is_focusable_and_named_for_a_screen_reader():
     assert sorted(groups) == list(range(1, 8))
     for node, group in groups.items():
         assert (group.get("tabindex"), group.get("role")) == ("0", "button")
-        assert group.get("aria-label") == diagram.node_name(tree, node)  # entities decoded: names verbatim
+        assert group.get("aria-label") == diagram_content.node_name(tree, node)  # entities decoded: names verbatim
     assert groups[1].get("aria-label").startswith("split 1: left if ")
     assert any(n in groups[1].get("aria-label") for n in names)
-    assert groups[5].get("aria-label") == f"leaf 5: y = {labels.leaf_text(tree, 5, 3, diagram.ARIA_TERMS)}"
+    assert groups[5].get("aria-label") == f"leaf 5: y = {labels.leaf_text(tree, 5, 3, diagram_content.ARIA_TERMS)}"
     assert groups[7].get("aria-label") == "leaf 7: empty, no training row reaches it"  # the root sends all left
     assert groups[3].get("aria-label") == "split 3: empty, no training row reaches it"
 
@@ -235,7 +235,7 @@ def test_node_names_of_any_feature_names_read_back_verbatim_from_the_svg(names):
     root = ET.fromstring(diagram.clickable_svg(tree, DiagramOptions(levels=2)))
     labels_read = {diagram.node_id_from_element_id(g.get("id")): g.get("aria-label") for g in root.iter(f"{SVG}g")
                    if "get-node" in (g.get("class") or "").split()}
-    assert labels_read == {n: diagram.node_name(tree, n) for n in (1, 2, 3)}
+    assert labels_read == {n: diagram_content.node_name(tree, n) for n in (1, 2, 3)}
 
 
 @needs_dot
@@ -287,7 +287,7 @@ def test_component_assets_are_readable():
 
 def test_reveal_expands_the_ancestors_of_a_deep_node():
     tree, _, _ = make_tree(depth=8, p=2, n_rows=2000)
-    options = diagram.reveal(tree, DiagramOptions(levels=2), 2 * 2 * 2 * 2 * 2 + 1)  # node 33, level 5
-    assert 33 in diagram.visible_nodes(tree, options)
-    assert diagram.reveal(tree, DiagramOptions(levels=3), 5) == DiagramOptions(levels=3)
-    assert diagram.reveal(tree, DiagramOptions(levels=2, root=3), 4).root == 1
+    options = diagram_content.reveal(tree, DiagramOptions(levels=2), 2 * 2 * 2 * 2 * 2 + 1)  # node 33, level 5
+    assert 33 in diagram_content.visible_nodes(tree, options)
+    assert diagram_content.reveal(tree, DiagramOptions(levels=3), 5) == DiagramOptions(levels=3)
+    assert diagram_content.reveal(tree, DiagramOptions(levels=2, root=3), 4).root == 1

@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from get_core.views import diagram, labels
+from get_core.views import diagram, diagram_content, labels
 from tests.trees import class_stump, make_class_tree
 
 
@@ -27,7 +27,7 @@ def test_every_node_is_filled_by_its_class_and_the_title_names_the_colours():
         if tree.is_empty(node):
             assert node not in colors
             continue
-        strength = diagram.CLASS_TINT["leaf" if tree.is_leaf(node) else "branch"]
+        strength = diagram_content.CLASS_TINT["leaf" if tree.is_leaf(node) else "branch"]
         assert colors[node] == diagram.class_color(labels.node_class(tree, node), strength)
     assert "fill: orange class 0, sky blue class 1, green class 2" in diagram.to_dot(tree)
     assert diagram.class_color(0) == "#e69f00" and diagram.class_color(7) == diagram.class_color(0)

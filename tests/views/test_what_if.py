@@ -7,7 +7,7 @@ import pytest
 
 from get_core.data.encoding import Encoding
 from get_core.model.counterfactual import Change, Counterfactual
-from get_core.views import diagram, what_if
+from get_core.views import diagram, diagram_content, what_if
 from tests import trees
 
 
@@ -52,7 +52,7 @@ def test_both_paths_are_drawn_in_their_colours_and_opened_on_a_deep_tree():
     tree, X, _ = trees.make_tree(depth=6, p=3, seed=2, n_rows=2000)
     old, new = what_if.path_of(tree, X[0]), what_if.path_of(tree, X[1])
     options = what_if.paths_options(tree, diagram.DiagramOptions(levels=2), old, new)
-    shown = diagram.visible_nodes(tree, options)
+    shown = diagram_content.visible_nodes(tree, options)
     assert old[-1] in shown and new[-1] in shown
     dot = diagram.to_dot(tree, options)
     for path, colour in ((old, what_if.OLD_PATH_COLOR), (new, what_if.NEW_PATH_COLOR)):

@@ -37,7 +37,7 @@ def test_a_table_without_features_is_refused(capsys, argv, message):
 
 
 def test_the_apps_refusal_of_the_generated_table_is_reported(monkeypatch, capsys):
-    monkeypatch.setattr(data_path.reading, "MAX_ROWS", 30)
+    monkeypatch.setattr(data_path.reading.limits, "MAX_ROWS", 30)
     with pytest.raises(SystemExit) as exit_:
         data_path.main(["--rows", "50", "--numeric", "1", "--text", "0", "--repeats", "1"])
     assert exit_.value.code == 2 and "has more than 30 rows" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import pytest
 
 from bench.paper import run as paper
 from bench.studies import sparse_path
-from get_core.estimator import SPLIT_FEATURE_PATH
+from get_core.config import SPLIT_FEATURE_PATH
 from tests.bench.shared import tables
 
 
