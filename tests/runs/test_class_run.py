@@ -71,12 +71,11 @@ def test_the_stratified_split_tests_every_class_and_trains_on_every_class():
     assert np.array_equal(again[1], test)
 
 
-def cancelled_before_baselines(store: RunStore, table: pd.DataFrame, extra: dict | None = None) -> int:
-    """A class run as the worker leaves it when cancelled between its tree and its baselines: a real run's
-    artifacts, all but the baselines, copied to a second run of the same table and params, then cancelled."""
-    done = class_run(store, table, extra)
-    assert worker.execute(store, done, hard_stop=False) is RunStatus.FINISHED
-    run_id = class_run(store, table, extra)
+def cancelled_before_baselines(store: RunStore, done: int, table: pd.DataFrame, **params) -> int:
+    """A class run as the worker leaves it when cancelled between its tree and its baselines: the finished run
+    ``done``'s artifacts, all but the baselines, copied to a new run of the same ``table`` and ``params``
+    (``class_run``'s), then cancelled."""
+    run_id = class_run(store, table, **params)
     store.start_run(run_id)
     for name in set(store.list_artifacts(done)) - {"baselines", "baselines_error"}:
         store.put_json(run_id, name, store.get_json(done, name))
@@ -86,7 +85,9 @@ def cancelled_before_baselines(store: RunStore, table: pd.DataFrame, extra: dict
 
 def test_a_class_run_cancelled_before_its_baselines_gets_class_baselines_on_demand(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
-    run_id = cancelled_before_baselines(store, three_classes(), extra={"class_weight": "balanced"})
+    done = class_run(store, three_classes(), extra={"class_weight": "balanced"})
+    assert worker.execute(store, done, hard_stop=False) is RunStatus.FINISHED
+    run_id = cancelled_before_baselines(store, done, three_classes(), extra={"class_weight": "balanced"})
     assert "baselines" not in store.list_artifacts(run_id)
     worker.fit_missing_baselines(store, run_id)
     results = load_results(store, run_id)
