@@ -112,7 +112,8 @@ def test_the_leaves_that_err_most_name_every_true_class_they_miss_most_first_and
     wrong_rows = (tree.predict(X) != y) & (tree.apply(X) == 6)
     assert first.wrong == int(wrong_rows.sum()) and {str(c) for c in tree.predict(X[wrong_rows])} == {first.label}
     errs = summary.summarize(tree, X_test=X, y_test=y).sentences()[-1]
-    assert errs == "It errs most in leaf 6: it predicts 'no' there, and 5 of its 6 test rows (83.3%) are 'yes' (3) or 'maybe' (2)."
+    assert errs == ("It errs most in leaf 6: it predicts 'no' there, and 5 of its 6 test rows (83.3%) are 'yes' (3) "
+                    "or 'maybe' (2).")
     assert summary.misclassified_leaves(tree, X[6:], y[6:]) == []
     assert summary.summarize(tree, X_test=X[6:], y_test=y[6:]).sentences()[-1] == (
         "It classifies every test row correctly.")
