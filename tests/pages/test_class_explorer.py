@@ -121,7 +121,7 @@ def test_compare_puts_get_beside_cart_the_forest_and_boosting_with_confusion_mat
 def test_a_class_run_cancelled_before_its_baselines_fits_class_baselines_from_compare(store):
     at = page("compare", run=CANCELLED)
     ok(at)
-    assert any("ended before its CART and random-forest baselines" in i.value for i in at.info)
+    assert any("ended before its baselines (CART, random forest, HistGradientBoosting)" in i.value for i in at.info)
     at.button(key="fit_baselines").click().run()
     ok(at)
     assert store.get_json(CANCELLED, "baselines")["task"] == "classification"
