@@ -131,7 +131,8 @@ def _offer_baselines(results) -> None:
                 + ("this run did not store them." if results.has_data else "its rows could not be rebuilt."))
         return
     st.info(f"Run #{results.run.run_id} ended before its baselines (CART, random forest, HistGradientBoosting) were "
-            "fitted. They can be fitted now on the run's own train/test split (as the worker would have; usually a few seconds).")
+            "fitted. They can be fitted now on the run's own train/test split (as the worker would have; usually a "
+            "few seconds).")
     if st.button("Fit the baselines now", key="fit_baselines", type="primary"):
         with st.spinner("Fitting CART and a random forest on the run's training rows..."):
             worker.fit_missing_baselines(common.get_store(), results.run.run_id)
