@@ -456,8 +456,8 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
     starts, epochs = decisions.answer("race", probed, lambda v: (
         isinstance(v, list) and len(v) == 2 and v[0] in LADDER and isinstance(v[1], int)
         and MIN_EPOCHS <= v[1] <= MAX_EPOCHS))
-    return (replace(config, n_starts=starts, n_epochs=epochs), RacePlan(starts, epochs, n_stages, CHECKPOINTS_PER_STAGE),
-            measured[0] if measured else None)
+    race_plan = RacePlan(starts, epochs, n_stages, CHECKPOINTS_PER_STAGE)
+    return replace(config, n_starts=starts, n_epochs=epochs), race_plan, measured[0] if measured else None
 
 
 def _probed(problems: Problems, config: GETConfig, depth: int, seconds: float, probe_gen: torch.Generator,

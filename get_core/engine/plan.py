@@ -168,7 +168,8 @@ def _check_layout(replay: Any) -> None:
                 "threads": _is_int, "decisions": _are_decisions}
     for key, ok in expected.items():
         if key not in replay:
-            raise PlanError(f"replay_plan is not a recorded plan: it has no {key!r} (a fitted tree's meta['plan'] has).")
+            raise PlanError(f"replay_plan is not a recorded plan: it has no {key!r} (a fitted tree's meta['plan'] "
+                            "has).")
         if not ok(replay[key]):
             hint = (f" (this engine replays plans of version {PLAN_VERSION}, engine {ENGINE_VERSION})"
                     if key in ("version", "engine") else "")
