@@ -198,7 +198,7 @@ def _progress_reporter(channel: Channel, window: FitWindow, share: float, reache
         offset = window.first_stage
         metrics = [MetricPoint(progress.phase, r.start, offset + progress.stage, progress.epoch,
                                (offset + progress.stage) * progress.n_epochs + progress.epoch, r.alpha, r.soft_loss,
-                               r.hard_loss) for r in progress.records]
+                               r.hard_loss, r.hard_accuracy) for r in progress.records]
         stop = channel.report(progress=reached[0], phase=window.label or progress.phase, stage=progress.stage,
                               n_stages=progress.n_stages, epoch=progress.epoch, n_epochs=progress.n_epochs,
                               best_hard_r2=progress.best_hard_r2, metrics=metrics)
