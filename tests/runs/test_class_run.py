@@ -54,6 +54,9 @@ def test_a_class_run_trains_a_classification_tree_and_stores_its_scores_and_base
         assert np.asarray(entry["test_proba"]).shape == (len(results.y_test), 3)
     predictions = store.get_json(run_id, "predictions")
     assert predictions["y_pred"] == tree.predict(results.X_test).tolist() and predictions["classes"] == tree.classes
+    live = [p.hard_accuracy for p in store.list_metrics(run_id, "optimize")]
+    assert live and all(a is not None and 0 <= a <= 1 for a in live)  # at every report: the last checkpoint's
+    assert max(live) >= 1 / 3  # the hard splits' majority classes beat a guess among three classes
 
 
 def test_a_class_run_chooses_its_depth_by_validation_accuracy_and_refits_the_choice(tmp_path):
@@ -77,6 +80,10 @@ def test_a_class_run_chooses_its_depth_by_validation_accuracy_and_refits_the_cho
     scores = store.get_json(run_id, "class_scores")
     assert scores["accuracy"] == pytest.approx(np.mean(results.tree.predict(results.X_test) == results.y_test))
     assert store.get_json(run_id, "baselines")["depth"] == chosen["depth"]
+    fits = store.get_json(run_id, "fits")
+    assert [f["name"] for f in fits] == ["depth 1", "depth 2", f"refit, depth {chosen['depth']}"]
+    stages = {p.stage for p in store.list_metrics(run_id, "optimize") if p.hard_accuracy is not None}
+    assert max(stages) >= fits[-1]["first_stage"]  # every fit's accuracy reached the curves, the refit's too
 
 
 def test_a_class_run_chooses_its_features_per_split_on_the_path(tmp_path):
