@@ -116,7 +116,8 @@ def _class_metrics(store: RunStore, run: Run, metrics: list) -> None:
     shown = lambda v, f: "–" if v is None else format(v, f)  # noqa: E731
     columns[0].metric("Elapsed", "–" if run.duration() is None else format_seconds(run.duration()))
     columns[1].metric("Train accuracy", shown(train_accuracy, ".1%"),
-                      help="the share of training rows the tree's own (hard) splits classify correctly")
+                      help="the share of training rows the tree's own (hard) splits classify correctly; while it "
+                           "trains, the best reached at a checkpoint so far")
     columns[2].metric("Test accuracy", shown(scores.get("accuracy"), ".1%"),
                       help="the share of the test rows set aside before training that the tree classifies correctly")
     columns[3].metric("Balanced accuracy", shown(scores.get("balanced_accuracy"), ".1%"),

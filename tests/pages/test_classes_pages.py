@@ -112,3 +112,6 @@ def test_a_class_run_trains_from_the_pages_and_its_panel_speaks_of_accuracy(db):
     assert accuracy.endswith("%") and float(accuracy[:-1]) == pytest.approx(
         100 * RunStore(db).get_json(1, "class_scores")["accuracy"], abs=0.06)
     assert any("Brier score on the training rows" in c for c in texts(at, "caption"))
+    curves = next(c for c in at.get("plotly_chart") if "curves" in c.proto.id)
+    assert "training accuracy of the tree's own (hard) splits" in curves.proto.spec
+    assert "accuracy (%)" in curves.proto.spec and "RMSE" not in curves.proto.spec
