@@ -126,8 +126,8 @@ def _status(search: Mapping[str, Any], spec: Mapping[str, Any], score: str = R2)
     if status == "done" and chosen:
         return (f"Chosen: {point_label({**chosen, 'n_parameters': _params_of(search, chosen)}, True)}, then refit "
                 f"on all training rows. Each tree was fitted on {FIT_PART} of the training rows and scored on "
-                f"{SCORE_PART}; the star marks the choice (the smallest within {tolerance_text(score)} of the best when "
-                "features per split were chosen). A shallower tree nearly as good is easier to read: open it.")
+                f"{SCORE_PART}; the star marks the choice (the smallest within {tolerance_text(score)} of the best "
+                "when features per split were chosen). A shallower tree nearly as good is easier to read: open it.")
     if status == "cancelled":
         return f"Cancelled during the search ({tried}); the best validated tree is kept."
     if status == "refitting":

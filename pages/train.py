@@ -175,9 +175,9 @@ def _depth_widgets(column, classify: bool = False) -> None:
     score = "accuracy" if classify else "R²"
     column.radio("Depth", list(DEPTH_MODES), key="cfg_depth_mode", horizontal=True, format_func=DEPTH_MODES.get,
                  help=f"choose for me: trees of depth 1, 2, ... are fitted on {FIT_PART} of the training rows and "
-                      f"scored ({score}) on {SCORE_PART} until {SEARCH_PATIENCE} depths in a row stop improving it (the "
-                      "paper's protocol); the best depth is refit on all training rows. Every depth's tree is kept, so "
-                      "you can open a shallower one that is nearly as good.")
+                      f"scored ({score}) on {SCORE_PART} until {SEARCH_PATIENCE} depths in a row stop improving it "
+                      "(the paper's protocol); the best depth is refit on all training rows. Every depth's tree is "
+                      "kept, so you can open a shallower one that is nearly as good.")
     choosing = st.session_state.cfg_depth_mode == "choose"
     column.slider("Deepest depth to try" if choosing else "Fixed depth", ALLOWED["depth"].low,
                   ALLOWED["depth"].high, key="cfg_depth")

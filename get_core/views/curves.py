@@ -80,7 +80,8 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     if classes:
         figure.update_yaxes(type="linear", title_text=ACCURACY_AXIS, ticksuffix="%", row=len(plots), col=1)
     figure.update_xaxes(title_text="epoch (all stages)", row=len(plots), col=1)
-    figure.update_layout(height=height + (ACCURACY_HEIGHT if classes else 0), margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
+    figure.update_layout(height=height + (ACCURACY_HEIGHT if classes else 0),
+                         margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
                          title=title, legend={"orientation": "h", "yanchor": "top", "y": -0.18},  # below the x title
                          uirevision="keep-zoom")
     if not by_start:

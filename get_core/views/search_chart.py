@@ -1,8 +1,9 @@
 """The search chart of a run whose depth or features per split were chosen for the user (``runs.search``): plain
 points in, a plotly figure out (no streamlit here).
 
-Validation R2, or a class target's validation accuracy in % (left axis, solid) and the parameters a reader has to check (right axis, dotted) against depth, one
-colour per number of features per split; when only k varies (a fixed depth), against k. The chosen point is a star.
+Validation R2, or a class target's validation accuracy in % (left axis, solid) and the parameters a reader has to
+check (right axis, dotted) against depth, one colour per number of features per split; when only k varies (a fixed
+depth), against k. The chosen point is a star.
 Every marker carries its tree key as ``customdata``, so a click can open that tree.
 """
 
