@@ -56,6 +56,7 @@ class LeafFit:
     node_means: Tensor  # (M, 2L-1) mean target per node, NaN where no row; (M, 2L-1, C) class shares
     lower: Tensor | None = None  # (M, L) a leaf's prediction is clamped to [lower, upper]; None: no clamp
     upper: Tensor | None = None
+    accuracy: Tensor | None = None  # (M,) a classifier's hard training accuracy (``hard_accuracy``); None: regression
 
 
 def route(weights: Tensor, thresholds: Tensor, Xat: Tensor, starts: int) -> Tensor:
@@ -254,6 +255,15 @@ def hard_loss(leaf: Tensor, fit: LeafFit, X: Tensor, y: Tensor, w: Tensor, start
     if squared.dim() == 3:
         squared = squared.sum(dim=2)
     return (squared * _per_model(w, starts)).sum(dim=1)
+
+
+def hard_accuracy(leaf: Tensor, fit: LeafFit, y: Tensor, w: Tensor, starts: int) -> Tensor:
+    """Weighted share (M,) of the rows whose leaf's largest class share is their own class (one-hot y): the hard-split
+    tree's training accuracy, which the run's live curves show beside the Brier score."""
+    predicted = fit.intercepts.argmax(dim=2).gather(1, leaf)
+    hits = (_per_model(y, starts).argmax(dim=2) == predicted).to(w.dtype)
+    wm = _per_model(w, starts)
+    return ((hits * wm).sum(dim=1) / wm.sum(dim=1).clamp(min=1e-300)).double()
 
 
 def refit_tree_leaves(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, linear_rule: str = "gcv",

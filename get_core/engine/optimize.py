@@ -192,6 +192,8 @@ def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], d
                    linear: str | None, clip: bool) -> tuple[leaves.LeafFit, torch.Tensor]:
     leaf = _route(params, problems, chunks, starts)
     fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts, clip)
+    if fit.intercepts.dim() == 3:  # a classifier: its hard accuracy travels with the progress (``Reporter``)
+        fit.accuracy = leaves.hard_accuracy(leaf, fit, problems.y, problems.w, starts)
     return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
 
 
@@ -257,6 +259,7 @@ class _Stages:
         self.N = params.weights.shape[1]
         self.chunks, self.workspaces = problems.chunks(params.weights.shape[0], self.N), {}
         fit, self.hard = self.evaluate(params)
+        self.accuracy = fit.accuracy  # (M,) a classifier's hard training accuracy at the latest checkpoint
         self.params = _with_leaves(params, fit, problems.class_loss)
         self.best, self.best_loss = self.params.clone(), self.hard.clone()
         self.sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense
@@ -315,6 +318,7 @@ class _Stages:
         """Score the current splits (and their top-k projection), keep each start's best; returns each problem's
         best hard loss so far."""
         fit, self.hard = self.evaluate(self.params)
+        self.accuracy = fit.accuracy
         if masked:
             _keep_best(self.kept, self.kept_loss, self.params, fit, self.hard, self.problems.class_loss)
         else:
@@ -326,7 +330,7 @@ class _Stages:
 
     def _report(self, stage: int, epoch: int, column: int, soft: torch.Tensor, problem_best: torch.Tensor) -> None:
         self.reporter.report(stage, len(self.plan), epoch, self.config.n_epochs, self.alphas[:, column], soft,
-                             self.hard, problem_best, self.starts, *_race_view(self.race))
+                             self.hard, problem_best, self.starts, *_race_view(self.race), accuracy=self.accuracy)
 
     def _cut(self, position: int, adam: _Adam) -> bool:
         """The race's rung at ``position``: every per-model state narrowed to the models it keeps (in place for the
@@ -344,6 +348,7 @@ class _Stages:
         if self.sparsity is not None:
             self.sparsity.keep(keep)
         self.alphas, self.device_alphas, self.hard = self.alphas[keep.cpu()], self.device_alphas[keep], self.hard[keep]
+        self.accuracy = None if self.accuracy is None else self.accuracy[keep]
         self.starts, self.workspaces = len(keep) // self.problems.n_problems, {}
         self.chunks = self.problems.chunks(len(keep), self.N)
         return True
