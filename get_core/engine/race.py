@@ -29,10 +29,11 @@ the starts that lead.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, replace
 
 import torch
+
+from get_core.budget import now
 
 
 #: Start counts a plan may choose, fewest first.
@@ -146,14 +147,14 @@ class Race:
         self.rungs = race_plan.rungs()
         self.ids = torch.arange(race_plan.n_starts)
         self.n_starts = race_plan.n_starts
-        self._last = (time.monotonic(), 0.0)  # (clock, position) of the last rung or the start
+        self._last = (now(), 0.0)  # (clock, position) of the last rung or the start
 
     def start(self) -> None:
         """The race's epochs begin now: the first rung's pace counts from here, not from the CART start's fit."""
-        self._last = (time.monotonic(), 0.0)
+        self._last = (now(), 0.0)
 
     def out_of_time(self) -> bool:
-        return time.monotonic() > self.deadline + (HARD_LIMIT - 1.0) * self.budget
+        return now() > self.deadline + (HARD_LIMIT - 1.0) * self.budget
 
     def survivors(self, position: int, losses: torch.Tensor, starts: int) -> torch.Tensor | None:
         """At a checkpoint: the models to keep (indices into the M = B x ``starts`` current ones: each problem's
@@ -181,15 +182,15 @@ class Race:
         128 -> 16 starts, then the race ended at 49 s). Never at the last rung: it falls at the last stage's start,
         whose epochs can cost several times the ones just measured, once the splits soften again (planted depth 3,
         10 s: the last rung kept 8 starts, the second stage ran 5x slower per start-epoch, the fit took 13 s)."""
-        now = time.monotonic()
+        at = now()
         clock, last = self._last
-        self._last = (now, float(position))
+        self._last = (at, float(position))
         span = position - last
         predicted = self.costs.seconds(span, span * self.plan.checkpoints_per_stage / self.plan.n_epochs, starts)
-        slowdown = (now - clock) / max(predicted, 1e-9)
+        slowdown = (at - clock) / max(predicted, 1e-9)
 
         def fits(keep: int) -> bool:
-            return now + slowdown * self.plan.seconds(self.costs, keep + informed, position) <= self.deadline
+            return at + slowdown * self.plan.seconds(self.costs, keep + informed, position) <= self.deadline
 
         if self.rungs and fits(starts - informed):
             return starts - informed

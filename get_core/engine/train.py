@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from get_core.budget import Budget, now
+from get_core.budget import Budget, Counting, counting, now
 from get_core.engine import classes as class_task
 from get_core.engine import leaves
 from get_core.config import GETConfig, polishes, soft_rows
@@ -70,15 +70,28 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
           sample_weight: np.ndarray | None = None, classes: Sequence | None = None,
           class_loss: str = class_task.SOFT_LOSS) -> ObliqueTree:
     """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
+    A time budget counts the seconds the fit was not kept waiting for a core (``budget.counting``).
 
     ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
     start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
     ``classes`` (the C labels, ``np.unique`` order) makes it a classification tree: y then holds each row's class
     index 0..C-1, and ``class_loss`` is the soft loss per leaf (``classes``). ``sample_weight`` (n,) >= 0, not all 0.
     """
+    wall, cpu0 = time.monotonic(), time.process_time()
+    with counting() as clock:
+        tree = _train(X, y, config, on_progress, feature_names, warm_start, sample_weight, classes, class_loss)
+        tree.meta["fit_seconds"] = time.monotonic() - wall
+        tree.meta.update(cpu_record(clock, time.process_time() - cpu0, tree.meta["fit_seconds"], config))
+    return tree
+
+
+def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
+           feature_names: Sequence[str] | None, warm_start: ObliqueTree | None, sample_weight: np.ndarray | None,
+           classes: Sequence | None, class_loss: str) -> ObliqueTree:
+    """``train``'s fit, its budget on the fit's clock."""
     X = np.asarray(X, dtype=np.float64)
     refuse_oversized_fit(*X.shape, config)  # a sentence now rather than torch's "can't allocate" later
-    t0, cpu0 = now(), time.process_time()
+    t0 = now()
     fit = None if config.time_budget is None else Budget(config.time_budget, t0)
     if classes is None:
         y = np.asarray(y, dtype=np.float64).ravel()
@@ -122,21 +135,22 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     if tree.is_classifier:
         hits = (tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == np.argmax(ys, axis=1)).astype(float)
         tree.meta["train_accuracy"] = float(np.average(hits, weights=sw))
-    tree.meta["fit_seconds"] = now() - t0
-    tree.meta.update(cpu_record(time.process_time() - cpu0, tree.meta["fit_seconds"], config))
     return tree
 
 
-#: A budgeted fit that got less than this share of the CPU its threads could use was starved: other processes held
-#: the cores, so its budget bought less search than on a free machine (at load 5-9 on 2 cores a 10-s fit on a planted
-#: depth-3 tree fell from 98% of the noise ceiling to 47%); the app says so.
+#: A budgeted fit whose thread ran less than this share of its wall time (it waited for a core the rest) was
+#: starved: its budget's clock ran at its floor (``budget.STRETCH``), so it bought less search than on a free machine
+#: (under 0.5: less than 0.9 of it); the app says so.
 STARVED_SHARE = 0.5
 
 
-def cpu_record(cpu_seconds: float, wall_seconds: float, config: GETConfig) -> dict:
-    """``cpu_share``: the process's CPU seconds over the wall seconds its torch threads could have run, and for a
-    budgeted fit ``starved`` (under ``STARVED_SHARE``)."""
-    share = cpu_seconds / max(wall_seconds * torch.get_num_threads(), 1e-9)
+def cpu_record(clock: Counting, cpu_seconds: float, wall_seconds: float, config: GETConfig) -> dict:
+    """``cpu_share``: the share of the fit's wall seconds its thread was not kept waiting for a core
+    (``Counting.run_share``; where the machine does not say, the process's CPU seconds over the wall seconds its
+    torch threads could have run), and for a budgeted fit ``starved`` (under ``STARVED_SHARE``)."""
+    share = clock.run_share()
+    if share is None:
+        share = cpu_seconds / max(wall_seconds * torch.get_num_threads(), 1e-9)
     return {"cpu_share": share, **({"starved": share < STARVED_SHARE} if config.time_budget is not None else {})}
 
 

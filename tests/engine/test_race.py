@@ -14,7 +14,7 @@ from get_core.config import GETConfig
 from get_core.estimator import GETRegressor, GETRegressorCV
 from get_core.engine.optimize import CHECKPOINTS_PER_STAGE, _checkpoints, Problems, alpha_schedule, initial_params, run_stages
 from get_core.engine.progress import Reporter
-import get_core.engine.race as race_module
+import get_core.budget as budget_module
 from get_core.budget import refit_seconds, split_budget
 from get_core.engine.race import Costs, Race, RacePlan, plan
 from get_core.engine.train import train
@@ -29,7 +29,7 @@ MS = Costs(((1, 1e-3),), ((1, 0.0),))  # a millisecond per start-epoch, free che
 @pytest.fixture
 def clock(monkeypatch) -> Clock:
     fake = Clock()
-    monkeypatch.setattr(race_module, "time", fake)
+    monkeypatch.setattr(budget_module, "time", fake)
     return fake
 
 
