@@ -352,8 +352,10 @@ def _checkpoints(n_epochs: int, stage: int, race: Race | None) -> set[int]:
     """The epochs of ``stage`` that check the hard loss: ``CHECKPOINTS_PER_STAGE`` spread evenly, and the race's
     rungs that fall in the stage. Why the rungs too: a rung waiting for the next even checkpoint lets all the starts
     overspend their share (abalone, depth 8, 60 s, 2,773 epochs per stage: the rungs at epochs 44 and 131 both
-    waited for epoch 139, so 128 starts ran 3x their share and the rung had to drop 8x to keep to the deadline)."""
-    even = np.linspace(n_epochs / CHECKPOINTS_PER_STAGE, n_epochs, CHECKPOINTS_PER_STAGE).round().astype(int)
+    waited for epoch 139, so 128 starts ran 3x their share and the rung had to drop 8x to keep to the deadline).
+    A race's plan may check fewer times per stage (``race.plan``: when its smallest race would overrun)."""
+    count = CHECKPOINTS_PER_STAGE if race is None else race.plan.checkpoints_per_stage
+    even = np.linspace(n_epochs / count, n_epochs, count).round().astype(int)
     rungs = [] if race is None else [math.ceil(r - stage * n_epochs) for r in race.plan.rungs()]
     return set(even.tolist()) | {r for r in rungs if 0 < r <= n_epochs}
 

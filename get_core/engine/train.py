@@ -110,7 +110,8 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
     polishing = polishes(config, len(ys))
     planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, protected=1 + (warm is not None))
-    params = initial_params(problems, data, planned, config.depth, gen, warm=warm)
+    params = initial_params(problems, data if fit is None else _cart_rows(data, config.random_state), planned,
+                            config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
     y_var = _total_variance(ys, sw)
     span = (0.0, 0.5 if polishing else 1.0)
@@ -152,6 +153,20 @@ def cpu_record(clock: Counting, cpu_seconds: float, wall_seconds: float, config:
     if share is None:
         share = cpu_seconds / max(wall_seconds * torch.get_num_threads(), 1e-9)
     return {"cpu_share": share, **({"starved": share < STARVED_SHARE} if config.time_budget is not None else {})}
+
+
+#: A budgeted fit's CART start sees at most this many rows (a sample, the same for a seed). On every row it was not in
+#: the budget's plan: 7.3 s of a 10-s fit on 300,000 x 19 at depth 4 (a busy 2-core machine), before the race began.
+CART_START_ROWS = 50_000
+
+
+def _cart_rows(data: list[tuple[np.ndarray, ...]], random_state: int | None) -> list[tuple[np.ndarray, ...]]:
+    """Each problem's rows for the CART start of a budgeted fit: all of them, or ``CART_START_ROWS`` drawn without
+    replacement (by ``random_state``; in their order)."""
+    rng = np.random.default_rng(random_state)
+    return [part if len(part[1]) <= CART_START_ROWS else
+            tuple(a[np.sort(rng.choice(len(part[1]), CART_START_ROWS, replace=False))] for a in part)
+            for part in data]
 
 
 def _mean_one(sample_weight: np.ndarray) -> np.ndarray:
