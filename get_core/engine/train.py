@@ -23,6 +23,7 @@ from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data.columns import ROBUST_PERCENTILES
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
 from get_core.engine.polish import polish
+from get_core.engine.starts import cart_splits
 from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import POLISH_SHARE, REFIT_SHARE, Race
 from get_core.engine.soft import Params
@@ -110,8 +111,8 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
     polishing = polishes(config, len(ys))
     planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, protected=1 + (warm is not None))
-    params = initial_params(problems, data if fit is None else _cart_rows(data, config.random_state), planned,
-                            config.depth, gen, warm=warm)
+    cart_data = data if fit is None else _cart_rows(data, config, CART_SHARE * fit.seconds)
+    params = initial_params(problems, cart_data, planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
     y_var = _total_variance(ys, sw)
     span = (0.0, 0.5 if polishing else 1.0)
@@ -128,7 +129,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
         alphas=alphas.tolist(), device=str(device), optimize_seconds=now() - t0,
         cancelled=reporter.cancelled,
     )
-    if polishing and not reporter.cancelled and not (race is not None and race.out_of_time()):
+    if polishing and not reporter.cancelled and (fit is None or fit.left() > 0):  # a race cut short leaves it time
         tree = polish(tree, X, y if classes is None else ys, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw)
     loss = float(np.mean(leaves.row_losses(tree, X, ys, sw)))
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
@@ -155,18 +156,32 @@ def cpu_record(clock: Counting, cpu_seconds: float, wall_seconds: float, config:
     return {"cpu_share": share, **({"starved": share < STARVED_SHARE} if config.time_budget is not None else {})}
 
 
-#: A budgeted fit's CART start sees at most this many rows (a sample, the same for a seed). On every row it was not in
-#: the budget's plan: 7.3 s of a 10-s fit on 300,000 x 19 at depth 4 (a busy 2-core machine), before the race began.
-CART_START_ROWS = 50_000
+#: A budgeted fit's CART start costs at most about this share of its budget: it runs before the race and cannot be
+#: paced. On every row of 300,000 x 19 at depth 4 it took 7.3 s of a 10-s fit (a busy 2-core machine), outside the
+#: race's plan. ``CART_PROBE_ROWS`` rows time its cost first.
+CART_SHARE = 0.1
+CART_PROBE_ROWS = 2_000
 
 
-def _cart_rows(data: list[tuple[np.ndarray, ...]], random_state: int | None) -> list[tuple[np.ndarray, ...]]:
-    """Each problem's rows for the CART start of a budgeted fit: all of them, or ``CART_START_ROWS`` drawn without
-    replacement (by ``random_state``; in their order)."""
-    rng = np.random.default_rng(random_state)
-    return [part if len(part[1]) <= CART_START_ROWS else
-            tuple(a[np.sort(rng.choice(len(part[1]), CART_START_ROWS, replace=False))] for a in part)
-            for part in data]
+def _cart_rows(data: list[tuple[np.ndarray, ...]], config: GETConfig, seconds: float) -> list[tuple[np.ndarray, ...]]:
+    """Each problem's rows for the CART start of a budgeted fit: all of them, or the most that a CART fits in
+    ``seconds`` on the fit's clock (timed on ``CART_PROBE_ROWS`` of them, its cost taken as rows x log(rows)), drawn
+    without replacement (by ``random_state``, in their order)."""
+    rng = np.random.default_rng(config.random_state)
+    chosen = []
+    for part in data:
+        n = len(part[1])
+        if n > CART_PROBE_ROWS:
+            probe = np.sort(rng.choice(n, CART_PROBE_ROWS, replace=False))
+            clock = now()
+            cart_splits(*(a[probe] for a in part[:2]), config.depth, config.random_state,
+                        None if len(part) < 3 else part[2][probe])
+            per_row = max(now() - clock, 1e-9) / CART_PROBE_ROWS
+            rows = int(seconds / per_row * np.log(CART_PROBE_ROWS) / np.log(n))
+            if rows < n:
+                part = tuple(a[np.sort(rng.choice(n, max(rows, CART_PROBE_ROWS), replace=False))] for a in part)
+        chosen.append(part)
+    return chosen
 
 
 def _mean_one(sample_weight: np.ndarray) -> np.ndarray:

@@ -12,7 +12,8 @@ from get_core.budget import STRETCH
 from get_core.config import GETConfig
 from get_core.engine import optimize
 from get_core.engine.race import HARD_LIMIT
-from get_core.engine.train import CART_START_ROWS, train
+from get_core.engine import train as train_module
+from get_core.engine.train import CART_PROBE_ROWS, CART_SHARE, train
 from tests.clock import Clock
 from tests.planted import planted_depth2
 
@@ -39,7 +40,8 @@ def busy_machine(monkeypatch, run_share: float) -> tuple[Clock, list[int]]:
 
     monkeypatch.setattr(optimize, "_soft_pass", costs(optimize._soft_pass, lambda *a: SOFT_PASS))
     monkeypatch.setattr(optimize, "_hard_evaluate", costs(optimize._hard_evaluate, lambda *a: EVALUATION))
-    monkeypatch.setattr(optimize, "cart_splits", costs(optimize.cart_splits, cart_seconds))
+    monkeypatch.setattr(optimize, "cart_splits", costs(optimize.cart_splits, cart_seconds))  # the CART start
+    monkeypatch.setattr(train_module, "cart_splits", costs(train_module.cart_splits, cart_seconds))  # its probe
     return clock, cart_rows
 
 
@@ -63,16 +65,18 @@ def test_a_busy_machine_makes_the_same_budgeted_tree_as_a_free_one_in_more_wall_
 
 def test_a_starved_fit_with_a_slow_cart_start_ends_within_twice_its_budget(monkeypatch):
     """A quarter of the wall time on a core, on a table whose CART start on every row would cost more than the whole
-    budget: the CART start sees a sample, the clock runs at its floor, the race stops short of twice the budget."""
+    budget: the CART start sees the rows its share of the budget buys, the clock runs at its floor, the race stops
+    short of twice the budget."""
     rng = np.random.default_rng(0)
-    X = rng.random((2 * CART_START_ROWS, 3))
+    X = rng.random((100_000, 3))
     y = X[:, 0] + (X[:, 1] > 0.5) + rng.normal(scale=0.1, size=len(X))
     budget = 4.0
     assert CART_PER_ROW * len(X) >= budget
     clock, cart_rows = busy_machine(monkeypatch, 0.25)
     tree = train(X, y, GETConfig(depth=2, time_budget=budget, random_state=0))
-    assert cart_rows == [CART_START_ROWS]
+    assert len(cart_rows) == 2 and cart_rows[0] == CART_PROBE_ROWS  # timed on a few rows, then fitted on its share
+    assert CART_PROBE_ROWS < cart_rows[1] and CART_PER_ROW * cart_rows[1] <= CART_SHARE * budget
     assert clock.now - Clock.START <= HARD_LIMIT * budget
-    assert tree.meta["optimize_seconds"] >= CART_PER_ROW * CART_START_ROWS  # the CART start on the fit's count
+    assert tree.meta["optimize_seconds"] >= CART_PER_ROW * sum(cart_rows)  # the CART start on the fit's count
     assert tree.meta["starved"] is True and tree.meta["cpu_share"] == pytest.approx(0.25)
     assert 1.0 / STRETCH > 0.25 and np.isfinite(tree.predict(X)).all()
