@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from get_core.budget import now
 from get_core.engine import leaves
 from get_core.engine.plan import Plan
 from get_core.model.tree import ObliqueTree
@@ -54,7 +55,7 @@ def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, 
                 clip: bool = True, passes: int = PASSES, deadline: float | None = None,
                 sample_weight: np.ndarray | None = None, decisions: Plan | None = None) -> ObliqueTree:
     """Refit ``tree``'s splits in place (see the module docstring); returns it. ``y_scaled`` in the tree's units.
-    ``deadline`` (``time.monotonic``): no pass starts after it; the first always runs. Whether a pass still starts
+    ``deadline`` (``budget.now``): no pass starts after it; the first always runs. Whether a pass still starts
     is ``decisions``' "refit_stop" question (a budgeted fit's ``plan``)."""
     t0 = time.perf_counter()
     decisions = Plan() if decisions is None else decisions
@@ -62,7 +63,7 @@ def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, 
     ys = np.asarray(y_scaled, dtype=np.float64)
     accepted = swept = 0
     for sweep in range(passes):
-        if sweep and deadline is not None and decisions.stops("refit_stop", sweep, lambda: time.monotonic() > deadline):
+        if sweep and deadline is not None and decisions.stops("refit_stop", sweep, lambda: now() > deadline):
             break
         changed = sum(_refit_level(tree, X, Xs, ys, level, k, linear_rule, clip, sample_weight)
                       for level in reversed(range(tree.depth)))

@@ -59,6 +59,8 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
     span_lo, span_hi = reporter.span
     levels = polished_levels(tree.depth, config.time_budget is not None)
     for done, level in enumerate(levels):
+        if fit is not None and fit.left() <= 0:  # a level's probes and CART starts alone would overrun the budget
+            break
         path = tree.decision_path(X)[:, level]
         errors = leaves.row_losses(tree, X, ys, sw)
         nodes = [t for t in range(2 ** level, 2 ** (level + 1))

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from get_core.budget import Budget, now
+from get_core.budget import Budget, Counting, counting, now
 from get_core.engine import classes as class_task
 from get_core.engine import leaves
 from get_core.config import GETConfig, polishes, soft_rows
@@ -24,6 +24,7 @@ from get_core.data.columns import ROBUST_PERCENTILES
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
 from get_core.engine.plan import Plan, fit_header, record, replay_config, replayed
 from get_core.engine.polish import polish
+from get_core.engine.starts import cart_splits
 from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import POLISH_SHARE, REFIT_SHARE, Race
 from get_core.engine.soft import Params
@@ -75,6 +76,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
           sample_weight: np.ndarray | None = None, classes: Sequence | None = None,
           class_loss: str = class_task.SOFT_LOSS, replay_plan: dict | None = None) -> ObliqueTree:
     """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
+    A time budget counts the seconds the fit was not kept waiting for a core (``budget.counting``).
 
     ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
     start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
@@ -84,12 +86,25 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     ``random_state=None`` it draws a seed and records it); ``replay_plan``, such a record, makes the fit take them
     from it instead (its budget and seed where ``config`` leaves them None), and so return the recorded tree.
     """
+    wall, cpu0 = time.monotonic(), time.process_time()
+    with counting() as clock:
+        tree = _train(X, y, config, on_progress, feature_names, warm_start, sample_weight, classes, class_loss,
+                      replay_plan)
+        tree.meta["fit_seconds"] = time.monotonic() - wall
+        tree.meta.update(cpu_record(clock, time.process_time() - cpu0, tree.meta["fit_seconds"], config))
+    return tree
+
+
+def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
+           feature_names: Sequence[str] | None, warm_start: ObliqueTree | None, sample_weight: np.ndarray | None,
+           classes: Sequence | None, class_loss: str, replay_plan: dict | None) -> ObliqueTree:
+    """``train``'s fit, its budget on the fit's clock."""
     X = np.asarray(X, dtype=np.float64)
     config = config if replay_plan is None else replay_config(config, replay_plan)
     if config.time_budget is not None and config.random_state is None:
         config = replace(config, random_state=fresh_seed())  # recorded with its plan: a replay draws the same
     refuse_oversized_fit(*X.shape, config)  # a sentence now rather than torch's "can't allocate" later
-    t0, cpu0 = now(), time.process_time()
+    t0 = now()
     fit = None if config.time_budget is None else Budget(config.time_budget, t0)
     if classes is None:
         y = np.asarray(y, dtype=np.float64).ravel()
@@ -111,7 +126,8 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     polishing = polishes(config, len(ys))
     planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, decisions,
                                              protected=1 + (warm is not None))
-    params = initial_params(problems, data, planned, config.depth, gen, warm=warm)
+    cart_data = data if fit is None else _cart_rows(data, config, CART_SHARE * fit.seconds, decisions)
+    params = initial_params(problems, cart_data, planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
     y_var = _total_variance(ys, sw)
     span = (0.0, 0.5 if polishing else 1.0)
@@ -129,8 +145,8 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
         alphas=alphas.tolist(), device=str(device), optimize_seconds=now() - t0,
         cancelled=reporter.cancelled,
     )
-    if polishing and not reporter.cancelled and (race is None or decisions.answer(
-            "polish", lambda: not race.past_limit(), lambda v: isinstance(v, bool))):
+    if polishing and not reporter.cancelled and (fit is None or decisions.answer(
+            "polish", lambda: fit.left() > 0, lambda v: isinstance(v, bool))):  # a race cut short leaves it time
         tree = polish(tree, X, y if classes is None else ys, config, gen,
                       Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw, decisions)
     loss = float(np.mean(leaves.row_losses(tree, X, ys, sw)))
@@ -139,25 +155,63 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     if tree.is_classifier:
         hits = (tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == np.argmax(ys, axis=1)).astype(float)
         tree.meta["train_accuracy"] = float(np.average(hits, weights=sw))
-    tree.meta["fit_seconds"] = now() - t0
     if header is not None and not tree.meta["cancelled"]:  # a cancelled fit stopped where no plan can say
         decisions.finish()
         tree.meta["plan"] = record(header, decisions)
-    tree.meta.update(cpu_record(time.process_time() - cpu0, tree.meta["fit_seconds"], config))
     return tree
 
 
-#: A budgeted fit that got less than this share of the CPU its threads could use was starved: other processes held
-#: the cores, so its budget bought less search than on a free machine (at load 5-9 on 2 cores a 10-s fit on a planted
-#: depth-3 tree fell from 98% of the noise ceiling to 47%); the app says so.
+#: A budgeted fit whose thread ran less than this share of its wall time (it waited for a core the rest) was
+#: starved: its budget's clock ran at its floor (``budget.STRETCH``), so it bought less search than on a free machine
+#: (under 0.5: less than 0.9 of it); the app says so.
 STARVED_SHARE = 0.5
 
 
-def cpu_record(cpu_seconds: float, wall_seconds: float, config: GETConfig) -> dict:
-    """``cpu_share``: the process's CPU seconds over the wall seconds its torch threads could have run, and for a
-    budgeted fit ``starved`` (under ``STARVED_SHARE``)."""
-    share = cpu_seconds / max(wall_seconds * torch.get_num_threads(), 1e-9)
+def cpu_record(clock: Counting, cpu_seconds: float, wall_seconds: float, config: GETConfig) -> dict:
+    """``cpu_share``: the share of the fit's wall seconds its thread was not kept waiting for a core
+    (``Counting.run_share``; where the machine does not say, the process's CPU seconds over the wall seconds its
+    torch threads could have run), and for a budgeted fit ``starved`` (under ``STARVED_SHARE``)."""
+    share = clock.run_share()
+    if share is None:
+        share = cpu_seconds / max(wall_seconds * torch.get_num_threads(), 1e-9)
     return {"cpu_share": share, **({"starved": share < STARVED_SHARE} if config.time_budget is not None else {})}
+
+
+#: A budgeted fit's CART start costs at most about this share of its budget: it runs before the race and cannot be
+#: paced. On every row of 300,000 x 19 at depth 4 it took 7.3 s of a 10-s fit (a busy 2-core machine), outside the
+#: race's plan. ``CART_PROBE_ROWS`` rows time its cost first.
+CART_SHARE = 0.1
+CART_PROBE_ROWS = 2_000
+
+
+def _cart_rows(data: list[tuple[np.ndarray, ...]], config: GETConfig, seconds: float,
+               decisions: Plan) -> list[tuple[np.ndarray, ...]]:
+    """Each problem's rows for the CART start of a budgeted fit: all of them, or the most that a CART fits in
+    ``seconds`` on the fit's clock (``decisions``' "cart_rows" answer, ``_affordable_rows``), drawn without
+    replacement (by ``random_state``, in their order)."""
+    rng = np.random.default_rng(config.random_state)
+    chosen = []
+    for part in data:
+        n = len(part[1])
+        if n > CART_PROBE_ROWS:
+            rows = decisions.answer("cart_rows", lambda: _affordable_rows(part, config, seconds),
+                                    lambda v: isinstance(v, int) and CART_PROBE_ROWS <= v <= n)
+            if rows < n:
+                part = tuple(a[np.sort(rng.choice(n, rows, replace=False))] for a in part)
+        chosen.append(part)
+    return chosen
+
+
+def _affordable_rows(part: tuple[np.ndarray, ...], config: GETConfig, seconds: float) -> int:
+    """The rows of ``part`` a CART start fits in ``seconds`` on the fit's clock (timed on ``CART_PROBE_ROWS`` of
+    them drawn by their own generator, its cost taken as rows x log(rows)), at least ``CART_PROBE_ROWS``."""
+    n = len(part[1])
+    probe = np.sort(np.random.default_rng([config.random_state, 1]).choice(n, CART_PROBE_ROWS, replace=False))
+    clock = now()
+    cart_splits(*(a[probe] for a in part[:2]), config.depth, config.random_state,
+                None if len(part) < 3 else part[2][probe])
+    per_row = max(now() - clock, 1e-9) / CART_PROBE_ROWS
+    return int(min(n, max(CART_PROBE_ROWS, seconds / per_row * np.log(CART_PROBE_ROWS) / np.log(n))))
 
 
 def _mean_one(sample_weight: np.ndarray) -> np.ndarray:
