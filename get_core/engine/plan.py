@@ -8,13 +8,15 @@ the model file); a fit given that record (``replayed``) takes its answers from i
 the same computations and returns the same tree, bit for bit, on the same machine, device and thread count.
 
 The decisions (question: answer), in a fit's order:
-- ``"race"``: [starts, epochs per stage] that the probes chose (``optimize.budgeted``): the optimization's race,
-  then each polish level's;
+- ``"race"``: [starts, epochs per stage, checkpoints per stage] that the probes chose (``optimize.budgeted``): the
+  optimization's race, then each polish level's;
+- ``"cart_rows"``: the rows a CART start can fit in its share of the budget (``train._cart_rows``), per problem;
 - ``"keep"``: at a rung, how many of the starts that may be dropped go on (``race.Race.survivors``);
 - ``"stop"``: the position (epochs over all stages) where a race passed its hard limit (``race.Race.out_of_time``).
   It is asked every epoch, so only a stop is written (``Plan.stops``);
 - ``"refit_stop"``: the node refit pass that its deadline kept from starting (``node_refit``), likewise;
-- ``"polish"``: whether the optimization left time to polish (``train``).
+- ``"polish"``: whether the optimization left time to polish (``train``);
+- ``"polish_stop"``: the polish level that the spent budget kept from starting (``polish``), written as a stop.
 The seed is part of the record: a budgeted fit with ``random_state=None`` draws one and records it.
 """
 
@@ -36,8 +38,8 @@ from get_core.errors import GETExplorerError
 T = TypeVar("T")
 
 #: The record's layout; a record of another version is refused.
-PLAN_VERSION = 1
-QUESTIONS = ("race", "keep", "stop", "refit_stop", "polish")
+PLAN_VERSION = 2
+QUESTIONS = ("race", "cart_rows", "keep", "stop", "refit_stop", "polish", "polish_stop")
 #: Settings that a budgeted fit does not train by (the plan chooses starts and epochs) or that do not change its
 #: decisions (the device: ``replayed`` warns when it differs, since the floats then may). The budget and the seed
 #: are checked apart: a replay may leave them None and take the plan's.

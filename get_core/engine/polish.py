@@ -29,6 +29,7 @@ from get_core.engine.plan import Plan
 from get_core.engine.progress import Reporter
 from get_core.engine.race import Race
 from get_core.engine.soft import Params
+from get_core.model import routing
 from get_core.model.tree import ObliqueTree
 
 
@@ -59,10 +60,10 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
     span_lo, span_hi = reporter.span
     levels = polished_levels(tree.depth, config.time_budget is not None)
     for done, level in enumerate(levels):
-        if fit is not None and fit.left() <= 0:  # a level's probes and CART starts alone would overrun the budget
-            break
-        path = tree.decision_path(X)[:, level]
-        errors = leaves.row_losses(tree, X, ys, sw)
+        if fit is not None and decisions.stops("polish_stop", level, lambda: fit.left() <= 0):
+            break  # a level's probes and CART starts alone would overrun the budget
+        path = routing.decision_path(tree, Xs, scaled=True)[:, level]
+        errors = leaves.row_losses(tree, Xs, ys, sw, scaled=True)
         nodes = [t for t in range(2 ** level, 2 ** (level + 1))
                  if np.count_nonzero(path == t) >= 2 and np.ptp(ys[path == t], axis=0).any()]
         if not nodes:
@@ -84,7 +85,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
                       span_lo + (span_hi - span_lo) * (done + 1) / len(levels))
         level_reporter = Reporter(reporter.on_progress, reporter.y_var, "polish", level_span, share, outside)
         result = run_stages(problems, params, alphas, level_config, level_config.n_starts, level_reporter, race)
-        accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config, sw)
+        accepted += _accept(tree, Xs, ys, nodes, rows, ids, result.best, errors, config, sw)
         if level_reporter.cancelled:
             reporter.cancelled = True
             break
@@ -116,16 +117,17 @@ def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Ge
     return level_config, Race(race_plan, costs, share.end, share.seconds, 2, decisions)
 
 
-def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
+def _accept(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
             ids: np.ndarray, best: Params, errors: np.ndarray, config: GETConfig, sw: np.ndarray | None) -> int:
-    """Write every polished subtree into ``tree``, then revert those that did not lower their rows' float64 loss."""
+    """Write every polished subtree into ``tree``, then revert those that did not lower their rows' float64 loss
+    (``Xs``: the rows scaled once)."""
     old_w, old_t = tree.weights[ids].copy(), tree.thresholds[ids].copy()
     tree.weights[ids] = best.weights.double().cpu().numpy()
     tree.thresholds[ids] = best.thresholds.double().cpu().numpy()
-    leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves, sw)
-    new_errors = leaves.row_losses(tree, X, ys, sw)
+    leaves.refit_tree_leaves(tree, Xs, ys, config.linear_leaves, config.clip_leaves, sw, scaled=True)
+    new_errors = leaves.row_losses(tree, Xs, ys, sw, scaled=True)
     worse = [b for b, r in enumerate(rows) if new_errors[r].sum() >= errors[r].sum()]
     if worse:
         tree.weights[ids[worse]], tree.thresholds[ids[worse]] = old_w[worse], old_t[worse]
-        leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves, sw)
+        leaves.refit_tree_leaves(tree, Xs, ys, config.linear_leaves, config.clip_leaves, sw, scaled=True)
     return len(nodes) - len(worse)

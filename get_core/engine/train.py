@@ -28,6 +28,7 @@ from get_core.engine.starts import cart_splits
 from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import POLISH_SHARE, REFIT_SHARE, Race
 from get_core.engine.soft import Params
+from get_core.model import routing
 from get_core.model.tree import CLASS_LEAVES, ObliqueTree
 
 #: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
@@ -133,13 +134,13 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     span = (0.0, 0.5 if polishing else 1.0)
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
-    tree = tree_from_params(result.best, scaling, feature_names, config, X, ys, classes, sw)
+    tree = tree_from_params(result.best, scaling, feature_names, config, Xs, ys, classes, sw, scaled=True)
     k = min(config.max_split_features or X.shape[1], X.shape[1])
     if ((k < X.shape[1] or race is not None) and not reporter.cancelled
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
-        refit_nodes(tree, X, ys, k, config.linear_leaves, config.clip_leaves,
+        refit_nodes(tree, Xs, ys, k, config.linear_leaves, config.clip_leaves,
                     *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw,
-                    decisions=decisions)
+                    decisions=decisions, scaled=True)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=now() - t0,
@@ -149,11 +150,12 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
             "polish", lambda: fit.left() > 0, lambda v: isinstance(v, bool))):  # a race cut short leaves it time
         tree = polish(tree, X, y if classes is None else ys, config, gen,
                       Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw, decisions)
-    loss = float(np.mean(leaves.row_losses(tree, X, ys, sw)))
+    loss = float(np.mean(leaves.row_losses(tree, Xs, ys, sw, scaled=True)))
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
     tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed
     if tree.is_classifier:
-        hits = (tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == np.argmax(ys, axis=1)).astype(float)
+        leaf = routing.leaves(tree, Xs, scaled=True) - tree.n_leaves
+        hits = (tree.leaf_class_index[leaf] == np.argmax(ys, axis=1)).astype(float)
         tree.meta["train_accuracy"] = float(np.average(hits, weights=sw))
     if header is not None and not tree.meta["cancelled"]:  # a cancelled fit stopped where no plan can say
         decisions.finish()
@@ -262,9 +264,9 @@ def scaled_splits(a: np.ndarray, c: np.ndarray, scaling: MinMax, dtype: torch.dt
 
 def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, config: GETConfig,
                      X: np.ndarray, y_scaled: np.ndarray, classes: Sequence | None = None,
-                     sample_weight: np.ndarray | None = None) -> ObliqueTree:
-    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing
-    (a classifier's with ``classes``: y_scaled one-hot)."""
+                     sample_weight: np.ndarray | None = None, scaled: bool = False) -> ObliqueTree:
+    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own hard routing (a
+    classifier's with ``classes``: y_scaled one-hot). ``scaled``: X is already in ``scaling``'s units."""
     weights = best.weights[0].double().cpu().numpy()
     p, L = weights.shape[1], weights.shape[0] + 1
     labels = {} if classes is None else dict(
@@ -275,4 +277,5 @@ def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str]
                        scaling.x_scale, scaling.y_min, scaling.y_scale,
                        list(feature_names) if feature_names is not None else [],
                        config.leaf if classes is None else CLASS_LEAVES, **labels)
-    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves, sample_weight)
+    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves, sample_weight,
+                                   scaled)
