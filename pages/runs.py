@@ -9,7 +9,7 @@ from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
 from get_core.runs.store import Run, StoreError
 from get_core.views.curves import loss_curves_figure
-from pages import common, run_panel
+from pages import common, run_panel, session_url
 
 #: Session keys of the Compare and Rename / delete tabs' choices (their pickers' own keys change with the labels).
 COMPARE_CHOICE, MANAGE_CHOICE = "compare_choice", "manage_choice"
@@ -17,6 +17,7 @@ COMPARE_CHOICE, MANAGE_CHOICE = "compare_choice", "manage_choice"
 
 def runs_page() -> None:
     st.title("Runs")
+    session_url.carry()  # a reload here keeps the dataset (issue 35)
     common.refresh_queue()
     store = common.get_store()
     runs = store.list_runs()

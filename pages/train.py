@@ -42,7 +42,8 @@ SPLIT_FEATURES = (*(str(k) for k in SPLIT_FEATURE_PATH if k is not None), "any",
 def train_page() -> None:
     st.title("Train")
     common.refresh_queue()
-    ready = st.session_state.get("data_ready") or session_url.restore(DEFAULTS)  # a reload: from the URL
+    ready = st.session_state.get("data_ready") or session_url.restore_table()  # a reload: from the URL
+    session_url.restore_settings(DEFAULTS)
     st.session_state["data_ready"] = ready
     if ready is None:
         st.info("Choose a dataset and its target on the Data page first.")

@@ -21,7 +21,7 @@ from get_core import baselines as baseline_models, export, schedule
 from get_core.config import DEFAULTS
 from get_core.model.tree import ObliqueTree
 from get_core.views import class_node, diagram, diagram_content, labels, node, summary, teaching
-from pages import common, diagram_widget, results_ui, what_if_ui
+from pages import common, diagram_widget, results_ui, session_url, what_if_ui
 from pages.results_ui import ModelSource
 
 MAX_LEVELS = diagram.MAX_OPEN_LEVELS  # more levels than this make an unreadable picture; deeper: "Expand"
@@ -31,6 +31,7 @@ VIEWS = common.SAVED_VIEWS
 
 def tree_page() -> None:
     st.title("Tree")
+    session_url.carry()  # a reload here keeps the dataset (issue 35)
     source = results_ui.choose_model()
     if source is None:
         return
