@@ -275,3 +275,13 @@ def test_a_table_no_run_uses_is_dropped_a_week_after_its_last_put(store, monkeyp
     with pytest.raises(StoreError):
         store.find_dataset(old)
     assert store.find_dataset(kept).data == DATASET and store.get_dataset(used).data == DATASET
+
+
+def test_a_new_run_named_like_another_gets_a_suffix(store):
+    """Issue 35: Start twice with the same settings gave two runs of one name, which the pickers could not tell apart."""
+    first, second, third = (new_run(store, name="toy.csv · depth 4") for _ in range(3))
+    names = [store.get_run(i).name for i in (first, second, third)]
+    assert names == ["toy.csv · depth 4", "toy.csv · depth 4 (2)", "toy.csv · depth 4 (3)"]
+    store.rename_run(second, "renamed")
+    assert store.get_run(new_run(store, name="toy.csv · depth 4")).name == "toy.csv · depth 4 (2)"
+    assert store.get_run(new_run(store)).name.startswith("run ")  # the default name stays as it was
