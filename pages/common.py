@@ -63,7 +63,7 @@ def download(where: Any, label: str, data: Any, file_name: str, mime: str, *, ke
     callable) under a new id and drops the old ones, so with Streamlit's default (rerun on click) a second export
     clicked while the first click's rerun ran asked for a dropped file (``Deferred file ... not found``) and
     nothing came (issue 35)."""
-    where.download_button(label, data, file_name, mime, key=key, help=help, on_click="ignore")
+    where.download_button(label, data, file_name, mime, key=key, help=help, on_click="ignore", width="stretch")
 
 
 # ------------------------------------------------------------------------------------------ router handover

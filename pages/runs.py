@@ -60,11 +60,12 @@ def _runs_table(active: bool) -> None:
 def _row(run: Run) -> dict:
     config = run.params.get("config", {})
     duration = run.duration()
-    return {"id": run.run_id, "name": run.name, "status": run.status.value.lower(),
-            "progress": run.progress, "dataset": run.dataset_name, "rows": run.n_rows,
+    return {"id": run.run_id, "name": run.name,
+            "test R²": run.test_r2, "test RMSE": run.test_rmse,  # the key columns first: clipped last (issue 35)
+            "status": run.status.value.lower(), "progress": run.progress, "dataset": run.dataset_name,
+            "rows": run.n_rows,
             "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}",  # one column: the table fits
             "budget": _budget(config),
-            "test R²": run.test_r2, "test RMSE": run.test_rmse,
             "duration": format_seconds(duration) if duration is not None else "",
             "created": pd.Timestamp(run.created_at, unit="s", tz="UTC").tz_convert(None).strftime("%Y-%m-%d %H:%M")}
 

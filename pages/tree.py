@@ -346,8 +346,9 @@ def _forest_tab(tree: ObliqueTree, selected: int, results, x_std) -> None:
         st.plotly_chart(node.forest_importance_figure(tree, selected, importances, x_std), key="forest_importance")
 
 
-FOREST_COLUMNS = {"rows": "rows", "n": "reaching this node", "tree_rmse": "tree RMSE", "forest_rmse": "forest RMSE",
-                  "tree_mae": "tree MAE", "forest_mae": "forest MAE"}
+# The errors first: a narrow panel clipped the last columns, "forest RMSE" among them (issue 35).
+FOREST_COLUMNS = {"rows": "rows", "tree_rmse": "tree RMSE", "forest_rmse": "forest RMSE", "tree_mae": "tree MAE",
+                  "forest_mae": "forest MAE", "n": "reaching this node"}
 
 
 def _forest_table(rows: list[dict]) -> pd.DataFrame:
@@ -358,7 +359,8 @@ def _forest_table(rows: list[dict]) -> pd.DataFrame:
 
 
 def _teaching_link() -> None:
-    st.page_link("pages/teaching.py", label="How GET trained this split: the Teaching page", icon=":material/school:")
+    st.caption("How GET trained this split, stage by stage: the Teaching page (in the sidebar) shows its soft "
+               "routing for the node selected here.")
 
 
 # ---------------------------------------------------------------------------------------------- exports
@@ -366,7 +368,7 @@ def _exports(source: ModelSource, options: diagram_content.DiagramOptions) -> No
     tree, results = source.tree, source.results
     st.subheader("Export")
     stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"
-    cols = st.columns(6)
+    cols = st.columns(3) + st.columns(3)  # 3 a row: six in one row cut their labels in a 1000 px window (issue 35)
     encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
     common.download(cols[0], "Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
                     f"{stem}.json", "application/json", key="dl_json",

@@ -74,4 +74,4 @@ def test_the_tree_page_links_to_the_teaching_page_instead_of_a_tab(store):
     at.switch_page("pages/tree.py").run()
     assert not at.exception
     assert not any(tab.label == "Teaching" for tab in at.tabs)
-    assert any("Teaching page" in link.label for link in at.get("page_link"))
+    assert any("Teaching page" in caption.value for caption in at.caption)
