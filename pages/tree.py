@@ -109,11 +109,13 @@ def _diagram_options(tree: ObliqueTree, selected: int) -> diagram_content.Diagra
 def _in_words(source: ModelSource) -> summary.Summary:
     """The plain-language summary with whatever the source has: a run's rows and baselines, or the model alone."""
     results = source.results
+    encoding = results.encoding if results is not None else model_file.model_encoding(source.tree)
+    categories = tuple(encoding.categories) if encoding is not None else ()
     if results is None or not results.has_data:
         return summary.summarize(source.tree, baselines=results.baselines if results is not None else None,
-                                 target=results.target if results is not None else None)
-    return summary.summarize(source.tree, results.X_train, results.X_test, results.y_test, results.baselines,
-                             results.target)
+                                 target=results.target if results is not None else None, categories=categories)
+    return summary.summarize(source.tree, results.X_test, results.y_test, results.baselines, results.target,
+                             categories)
 
 
 def _summary(source: ModelSource) -> None:
