@@ -13,7 +13,8 @@ from get_core.views import class_compare, node
 from pages import common, results_ui
 
 # The key columns first (the scores, then prediction time): a 1000 px window clipped the last ones (issue 35).
-COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE", "predict_ms_per_10k": "Prediction ms / 10,000 rows",
+COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE",
+           "predict_ms_per_10k": "Prediction ms / 10,000 rows",
            "n_parameters": "Parameters", "features_per_split": "Features per split (most)",
            "parameter_bytes": "Parameter bytes (8 each)", "size_bytes": "Size (bytes, pickled)",
            "fit_seconds": "Fit seconds"}

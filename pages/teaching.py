@@ -24,9 +24,10 @@ def teaching_page() -> None:
     results = source.results if source is not None else None
     alphas = (results.alphas if results is not None else
               schedule.stage_midpoints(DEFAULTS.alpha_range, DEFAULTS.n_alphas))
+    whose = "this run's stages" if results is not None else "the default stages"
+    stages = "\n".join(f"- {s}" for s in teaching.stage_labels(alphas))
     st.markdown("Training raises the scale **α** stage by stage, until the soft splits act like the hard splits of "
-                "the tree GET returns" + (" (this run's stages):" if results is not None else " (the default "
-                                         "stages):") + "\n" + "\n".join(f"- {s}" for s in teaching.stage_labels(alphas)))
+                f"the tree GET returns ({whose}):\n{stages}")
     st.caption("The plots put the margin a·x − b (that is, −m) on the x axis: the hard split sends a row left when "
                "it is at most 0.")
     st.plotly_chart(teaching.sigmoid_figure(alphas, names=teaching.stage_labels(alphas, roles=False)), key="sigmoid")

@@ -22,7 +22,8 @@ def test_the_summary_counts_the_rules_and_the_longest_rules_terms():
     assert (s.n_rules, s.n_empty, s.n_conditions, s.longest_terms) == (3, 1, 2, 3)
     first = s.sentences()[0]
     assert first.startswith("The tree predicts yield with 3 rules, one per leaf: a row answers 2 yes/no questions")
-    assert "longest rule's questions weigh 3 features in all (a feature asked twice counts twice)" in first and "1 more leaf received no training row" in first
+    assert "longest rule's questions weigh 3 features in all (a feature asked twice counts twice)" in first
+    assert "1 more leaf received no training row" in first
 
 
 def test_feature_shares_are_weighted_by_the_rows_each_split_sorts():
