@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from get_core.engine import leaves
+from get_core.engine.plan import Plan
 from get_core.model.tree import ObliqueTree
 
 #: Bottom-up sweeps over the levels: after fixed-budget sparse fits, and at most after budgeted fits (deadline).
@@ -51,15 +52,17 @@ MIN_GAIN = 1e-9
 
 def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, linear_rule: str = "gcv",
                 clip: bool = True, passes: int = PASSES, deadline: float | None = None,
-                sample_weight: np.ndarray | None = None) -> ObliqueTree:
+                sample_weight: np.ndarray | None = None, decisions: Plan | None = None) -> ObliqueTree:
     """Refit ``tree``'s splits in place (see the module docstring); returns it. ``y_scaled`` in the tree's units.
-    ``deadline`` (``time.monotonic``): no pass starts after it; the first always runs."""
+    ``deadline`` (``time.monotonic``): no pass starts after it; the first always runs. Whether a pass still starts
+    is ``decisions``' "refit_stop" question (a budgeted fit's ``plan``)."""
     t0 = time.perf_counter()
+    decisions = Plan() if decisions is None else decisions
     Xs = tree.scale_X(X)
     ys = np.asarray(y_scaled, dtype=np.float64)
     accepted = swept = 0
     for sweep in range(passes):
-        if sweep and deadline is not None and time.monotonic() > deadline:
+        if sweep and deadline is not None and decisions.stops("refit_stop", sweep, lambda: time.monotonic() > deadline):
             break
         changed = sum(_refit_level(tree, X, Xs, ys, level, k, linear_rule, clip, sample_weight)
                       for level in reversed(range(tree.depth)))

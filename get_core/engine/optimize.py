@@ -19,7 +19,8 @@ import torch
 from get_core.engine import classes, leaves, native
 from get_core.config import GETConfig, soft_rows
 from get_core.engine.progress import Reporter
-from get_core.engine.race import LADDER, Costs, Race, RacePlan, plan
+from get_core.engine.plan import Plan
+from get_core.engine.race import LADDER, MAX_EPOCHS, MIN_EPOCHS, Costs, Race, RacePlan, plan
 from get_core.schedule import alpha_stage_bounds
 from get_core.engine.soft import Params, Workspace, soft_loss_and_grad
 from get_core.engine.sparse import Sparsifier
@@ -306,7 +307,7 @@ class _Stages:
                 self._report(stage, epoch, column, soft, problem_best)
             if at_checkpoint and self.race is not None and self._cut(stage * n_epochs + epoch, adam):
                 alpha = self.device_alphas[:, column].contiguous()
-            if self.reporter.cancelled or (self.race is not None and self.race.out_of_time()):
+            if self.reporter.cancelled or (self.race is not None and self.race.out_of_time(stage * n_epochs + epoch)):
                 return True
         return False
 
@@ -435,16 +436,34 @@ PROBE_MODELS = 8
 PROBE_SHARE = 0.05
 
 
-def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator
-             ) -> tuple[GETConfig, RacePlan, Costs]:
+def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator,
+             decisions: Plan) -> tuple[GETConfig, RacePlan, Costs | None]:
     """The config (starts and epochs), race plan and measured costs that fill ``seconds`` on these problems. Probes
     of random trees (from a generator seeded by one draw of ``gen``) time ``PROBE_MODELS`` and one start per
     problem, then the planned start count (or the most of ``race.LADDER`` that ``PROBE_SHARE`` of the budget can
-    time), and the plan is made again from all three."""
+    time), and the plan is made again from all three. The starts and epochs are ``decisions``' "race" answer: when
+    it replays a recorded plan, no probe runs (and the costs are None)."""
     probe_gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen)))
-    clock = time.perf_counter()
     sparse = Sparsifier.of(config.max_split_features, problems.X, problems.w, 1) is not None
     n_stages = config.n_alphas + int(sparse)  # one stage more, and each checkpoint also scores the top-k projection
+    measured: list[Costs] = []
+
+    def probed() -> list[int]:
+        costs, race_plan = _probed(problems, config, depth, seconds, probe_gen, n_stages, sparse)
+        measured.append(costs)
+        return [race_plan.n_starts, race_plan.n_epochs]
+
+    starts, epochs = decisions.answer("race", probed, lambda v: (
+        isinstance(v, list) and len(v) == 2 and v[0] in LADDER and isinstance(v[1], int)
+        and MIN_EPOCHS <= v[1] <= MAX_EPOCHS))
+    race_plan = RacePlan(starts, epochs, n_stages, CHECKPOINTS_PER_STAGE)
+    return replace(config, n_starts=starts, n_epochs=epochs), race_plan, measured[0] if measured else None
+
+
+def _probed(problems: Problems, config: GETConfig, depth: int, seconds: float, probe_gen: torch.Generator,
+            n_stages: int, sparse: bool) -> tuple[Costs, RacePlan]:
+    """``budgeted``'s probes, timed: the costs they measured and the race that fills ``seconds`` at them."""
+    clock = time.perf_counter()
 
     def probe(starts: int) -> Costs:
         settings = replace(config, n_starts=starts)
@@ -463,7 +482,7 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
     if affordable:
         costs = costs.merged(probe(affordable[-1]))
         race_plan = planned(costs)
-    return replace(config, n_starts=race_plan.n_starts, n_epochs=race_plan.n_epochs), race_plan, costs
+    return costs, race_plan
 
 
 class _SoftRows:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from get_core.engine.plan import Plan
 
 #: Start counts a plan may choose, fewest first.
 LADDER = (4, 8, 16, 32, 64, 128)
@@ -138,11 +139,15 @@ def plan(seconds: float, costs: Costs, n_stages: int, checkpoints_per_stage: int
 
 class Race:
     """The halving and pacing of one ``run_stages`` call (see the module docstring); positions are epochs counted
-    over all stages. ``ids`` are the surviving starts' original numbers (what progress reports as ``start``)."""
+    over all stages. ``ids`` are the surviving starts' original numbers (what progress reports as ``start``). Its
+    clock-dependent decisions (how many starts a rung keeps, where it is out of time) go through ``decisions``
+    (``plan``: recorded, or replayed without the clock; then ``costs`` may be None)."""
 
-    def __init__(self, race_plan: RacePlan, costs: Costs, deadline: float, budget: float, protected: int = 1):
+    def __init__(self, race_plan: RacePlan, costs: Costs | None, deadline: float, budget: float, protected: int = 1,
+                 decisions: Plan | None = None):
         self.plan, self.costs, self.deadline, self.budget = race_plan, costs, deadline, budget
         self.protected = protected
+        self.decisions = Plan() if decisions is None else decisions
         self.rungs = race_plan.rungs()
         self.ids = torch.arange(race_plan.n_starts)
         self.n_starts = race_plan.n_starts
@@ -152,7 +157,12 @@ class Race:
         """The race's epochs begin now: the first rung's pace counts from here, not from the CART start's fit."""
         self._last = (time.monotonic(), 0.0)
 
-    def out_of_time(self) -> bool:
+    def out_of_time(self, position: int) -> bool:
+        """Whether the race stops at ``position`` (epochs over all stages): past ``HARD_LIMIT`` times its budget."""
+        return self.decisions.stops("stop", position, self.past_limit)
+
+    def past_limit(self) -> bool:
+        """The clock is past ``HARD_LIMIT`` times the budget."""
         return time.monotonic() > self.deadline + (HARD_LIMIT - 1.0) * self.budget
 
     def survivors(self, position: int, losses: torch.Tensor, starts: int) -> torch.Tensor | None:
@@ -164,7 +174,9 @@ class Race:
         while self.rungs and position >= self.rungs[0]:
             self.rungs.pop(0)
         informed = int((self.ids < self.protected).sum())  # protected starts alive: each problem's first columns
-        keep = informed + self._keep(position, starts, informed)
+        droppable = starts - informed
+        keep = informed + self.decisions.answer("keep", lambda: self._keep(position, starts, informed),
+                                                lambda k: _is_count(k) and k <= max(1, droppable))
         if keep >= starts:
             return None
         ranked = losses.view(-1, starts)[:, informed:].argsort(dim=1, stable=True) + informed
@@ -197,3 +209,8 @@ class Race:
         while keep > 1 and not fits(keep):
             keep //= 2
         return keep
+
+
+def _is_count(value: object) -> bool:
+    """A whole number of starts, at least one (what a replayed plan may answer)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

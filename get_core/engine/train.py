@@ -8,7 +8,7 @@ fits), optional subtree polish (``polish``), and the final ``ObliqueTree`` in th
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -22,6 +22,7 @@ from get_core.engine.memory import refuse_oversized_fit
 from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data.columns import ROBUST_PERCENTILES
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
+from get_core.engine.plan import Plan, fit_header, record, replay_config, replayed
 from get_core.engine.polish import polish
 from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import POLISH_SHARE, REFIT_SHARE, Race
@@ -61,22 +62,32 @@ class MinMax:
 
 
 def make_generator(random_state: int | None) -> torch.Generator:
-    seed = random_state if random_state is not None else int(np.random.SeedSequence().entropy % (2 ** 63))
-    return torch.Generator().manual_seed(int(seed))
+    return torch.Generator().manual_seed(int(fresh_seed() if random_state is None else random_state))
+
+
+def fresh_seed() -> int:
+    """A seed from fresh entropy."""
+    return int(np.random.SeedSequence().entropy % (2 ** 63))
 
 
 def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
           feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None,
           sample_weight: np.ndarray | None = None, classes: Sequence | None = None,
-          class_loss: str = class_task.SOFT_LOSS) -> ObliqueTree:
+          class_loss: str = class_task.SOFT_LOSS, replay_plan: dict | None = None) -> ObliqueTree:
     """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
 
     ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
     start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
     ``classes`` (the C labels, ``np.unique`` order) makes it a classification tree: y then holds each row's class
     index 0..C-1, and ``class_loss`` is the soft loss per leaf (``classes``). ``sample_weight`` (n,) >= 0, not all 0.
+    A budgeted fit records every decision it took from the clock in ``tree.meta["plan"]`` (``plan``; with
+    ``random_state=None`` it draws a seed and records it); ``replay_plan``, such a record, makes the fit take them
+    from it instead (its budget and seed where ``config`` leaves them None), and so return the recorded tree.
     """
     X = np.asarray(X, dtype=np.float64)
+    config = config if replay_plan is None else replay_config(config, replay_plan)
+    if config.time_budget is not None and config.random_state is None:
+        config = replace(config, random_state=fresh_seed())  # recorded with its plan: a replay draws the same
     refuse_oversized_fit(*X.shape, config)  # a sentence now rather than torch's "can't allocate" later
     t0, cpu0 = now(), time.process_time()
     fit = None if config.time_budget is None else Budget(config.time_budget, t0)
@@ -95,8 +106,11 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     data = [(Xs, ys) if sw is None else (Xs, ys, sw)]
     problems = Problems.from_arrays(data, device, class_loss=class_loss)
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
+    header = None if fit is None else fit_header(X, y, config, device.type, sw, warm)
+    decisions = Plan() if replay_plan is None else replayed(replay_plan, header)
     polishing = polishes(config, len(ys))
-    planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, protected=1 + (warm is not None))
+    planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, decisions,
+                                             protected=1 + (warm is not None))
     params = initial_params(problems, data, planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
     y_var = _total_variance(ys, sw)
@@ -108,14 +122,17 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     if ((k < X.shape[1] or race is not None) and not reporter.cancelled
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
         refit_nodes(tree, X, ys, k, config.linear_leaves, config.clip_leaves,
-                    *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw)
+                    *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw,
+                    decisions=decisions)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=now() - t0,
         cancelled=reporter.cancelled,
     )
-    if polishing and not reporter.cancelled and not (race is not None and race.out_of_time()):
-        tree = polish(tree, X, y if classes is None else ys, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw)
+    if polishing and not reporter.cancelled and (race is None or decisions.answer(
+            "polish", lambda: not race.past_limit(), lambda v: isinstance(v, bool))):
+        tree = polish(tree, X, y if classes is None else ys, config, gen,
+                      Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw, decisions)
     loss = float(np.mean(leaves.row_losses(tree, X, ys, sw)))
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
     tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed
@@ -123,6 +140,9 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
         hits = (tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == np.argmax(ys, axis=1)).astype(float)
         tree.meta["train_accuracy"] = float(np.average(hits, weights=sw))
     tree.meta["fit_seconds"] = now() - t0
+    if header is not None and not tree.meta["cancelled"]:  # a cancelled fit stopped where no plan can say
+        decisions.finish()
+        tree.meta["plan"] = record(header, decisions)
     tree.meta.update(cpu_record(time.process_time() - cpu0, tree.meta["fit_seconds"], config))
     return tree
 
@@ -154,18 +174,19 @@ def _total_variance(ys: np.ndarray, sw: np.ndarray | None) -> float:
 
 
 def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.Generator, fit: Budget | None,
-             protected: int) -> tuple[GETConfig, Race | None, float | None]:
+             decisions: Plan, protected: int) -> tuple[GETConfig, Race | None, float | None]:
     """With the ``fit``'s budget: the starts and epochs a race fills it with (``race``), the race, and when the node
     refit after it should end (the race leaves it ``REFIT_SHARE`` of the optimization's seconds); else ``config`` as
     given, no race and no deadline. ``protected``: how many first starts (warm, CART) the race never drops.
-    ``polishing``: a polish follows, which takes the last ``POLISH_SHARE`` of the budget."""
+    ``polishing``: a polish follows, which takes the last ``POLISH_SHARE`` of the budget. The race's clock-dependent
+    decisions go through ``decisions``."""
     if fit is None:
         return config, None, None
     optimizing = fit.first(1.0 - POLISH_SHARE) if polishing else fit
     left = optimizing.left()  # before the probes: their time comes out of the budget
-    planned, race_plan, costs = budgeted(problems, config, config.depth, left * (1.0 - REFIT_SHARE), gen)
+    planned, race_plan, costs = budgeted(problems, config, config.depth, left * (1.0 - REFIT_SHARE), gen, decisions)
     race = Race(race_plan, costs, optimizing.end - left * REFIT_SHARE, optimizing.seconds * (1.0 - REFIT_SHARE),
-                protected)
+                protected, decisions)
     return planned, race, optimizing.end
 
 

@@ -1,4 +1,4 @@
-"""A budgeted fit timed by this process's CPU seconds instead of the wall clock, for tests.
+"""A budgeted fit timed by this process's CPU seconds instead of the wall clock (or by a ticking fake clock), for tests.
 
 A time budget is wall-clock seconds by design, so on a busy machine (other processes sharing the cores) a budgeted
 fit gets less work done and its plan goes wrong: a test of what a budget buys would then test the machine's load.
@@ -15,6 +15,7 @@ import pytest
 
 from get_core import budget
 from get_core.engine import node_refit, optimize, progress, race, train
+from tests.clock import Ticking
 
 #: every module whose clock a fit reads (``get_core.budget.now`` serves the budgets, polish's among them)
 ENGINE_MODULES = (budget, node_refit, optimize, progress, race, train)
@@ -25,3 +26,13 @@ def use_cpu_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     cpu = SimpleNamespace(monotonic=time.process_time, perf_counter=time.process_time, process_time=time.process_time)
     for module in ENGINE_MODULES:
         monkeypatch.setattr(module, "time", cpu)
+
+
+def use_ticking_clock(monkeypatch: pytest.MonkeyPatch, tick: float) -> None:
+    """Every clock the engine reads becomes a ``Ticking`` one (its CPU share stays the process's): its decisions
+    depend on ``tick`` and the code alone."""
+    clock = Ticking(tick)
+    ticking = SimpleNamespace(monotonic=clock.monotonic, perf_counter=clock.perf_counter,
+                              process_time=time.process_time)
+    for module in ENGINE_MODULES:
+        monkeypatch.setattr(module, "time", ticking)

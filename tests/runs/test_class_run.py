@@ -69,3 +69,33 @@ def test_the_stratified_split_tests_every_class_and_trains_on_every_class():
     assert set(labels[train]) == {"a", "b", "c"}
     again = stratified_split(labels, 0.25, seed=4)
     assert np.array_equal(again[1], test)
+
+
+def cancelled_before_baselines(store: RunStore, done: int, table: pd.DataFrame, **params) -> int:
+    """A class run as the worker leaves it when cancelled between its tree and its baselines: the finished run
+    ``done``'s artifacts, all but the baselines, copied to a new run of the same ``table`` and ``params``
+    (``class_run``'s), then cancelled."""
+    run_id = class_run(store, table, **params)
+    store.start_run(run_id)
+    for name in set(store.list_artifacts(done)) - {"baselines", "baselines_error"}:
+        store.put_json(run_id, name, store.get_json(done, name))
+    store.set_status(run_id, RunStatus.CANCELLED, error="Cancelled by request.")
+    return run_id
+
+
+def test_a_class_run_cancelled_before_its_baselines_gets_class_baselines_on_demand(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    done = class_run(store, three_classes(), extra={"class_weight": "balanced"})
+    assert worker.execute(store, done, hard_stop=False) is RunStatus.FINISHED
+    run_id = cancelled_before_baselines(store, done, three_classes(), extra={"class_weight": "balanced"})
+    assert "baselines" not in store.list_artifacts(run_id)
+    worker.fit_missing_baselines(store, run_id)
+    results = load_results(store, run_id)
+    baselines = store.get_json(run_id, "baselines")
+    assert baselines["task"] == "classification" and baselines["classes"] == results.tree.classes
+    assert {"cart", "random_forest", "hist_gradient_boosting"} <= set(baselines["models"])
+    for entry in baselines["models"].values():  # scored on the run's own test rows, as class labels
+        assert np.asarray(entry["test_proba"]).shape == (len(results.y_test), 3)
+        assert set(entry["test_predictions"]) <= set(results.tree.classes)
+        assert entry["accuracy"] == pytest.approx(np.mean(np.asarray(entry["test_predictions"]) == results.y_test))
+    assert store.get_run(run_id).status is RunStatus.CANCELLED
