@@ -14,6 +14,7 @@ navigation = st.navigation({
         st.Page("pages/tree.py", title="Tree", icon=":material/account_tree:"),
         st.Page("pages/compare.py", title="Compare", icon=":material/compare:"),
         st.Page("pages/predict.py", title="Predict", icon=":material/online_prediction:"),
+        st.Page("pages/teaching.py", title="Teaching", icon=":material/school:"),
     ],
 })
 navigation.run()

@@ -63,7 +63,7 @@ def download(where: Any, label: str, data: Any, file_name: str, mime: str, *, ke
     callable) under a new id and drops the old ones, so with Streamlit's default (rerun on click) a second export
     clicked while the first click's rerun ran asked for a dropped file (``Deferred file ... not found``) and
     nothing came (issue 35)."""
-    where.download_button(label, data, file_name, mime, key=key, help=help, on_click="ignore")
+    where.download_button(label, data, file_name, mime, key=key, help=help, on_click="ignore", width="stretch")
 
 
 # ------------------------------------------------------------------------------------------ router handover
@@ -160,8 +160,16 @@ VIEW_PARAMS = ("node", "expand", "tree")  # query parameters that belong to one 
 SAVED_VIEWS = "_tree_views"  # session key: run id -> its view's query parameters, kept by the Tree page
 
 
+STARTING = "_starting_run"  # session key: the Train page's Start was clicked and its run not yet selected
+
+
 def selected_run_id() -> int | None:
-    """The run the user is looking at: kept in the URL (``?run=ID``) so a reload finds it again."""
+    """The run the user is looking at: kept in the URL (``?run=ID``) so a reload finds it again. Right after Start
+    (the page was left before Start selected its run): the newest run, not the one looked at before."""
+    if st.session_state.pop(STARTING, False):
+        newest = get_store().list_runs()[:1]
+        if newest:
+            select_run(newest[0].run_id)
     value = st.session_state.get("run_id") or st.query_params.get("run")
     try:
         return int(value) if value is not None else None

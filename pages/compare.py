@@ -12,9 +12,13 @@ from get_core.runs.store import RunStatus
 from get_core.views import class_compare, node
 from pages import common, results_ui
 
-COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE", "n_parameters": "Parameters",
-           "features_per_split": "Features per split (most)", "parameter_bytes": "Parameter bytes (8 each)", "size_bytes": "Size (bytes, pickled)",
-           "predict_ms_per_10k": "Prediction ms / 10,000 rows", "fit_seconds": "Fit seconds"}
+# The key columns first (the scores, then prediction time): a 1000 px window clipped the last ones (issue 35).
+COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE",
+           "predict_ms_per_10k": "Prediction ms / 10,000 rows",
+           "n_parameters": "Parameters", "features_per_split": "Features per split (most)",
+           "parameter_bytes": "Parameter bytes (8 each)", "size_bytes": "Size (bytes, pickled)",
+           "fit_seconds": "Fit seconds"}
+PLOTS_PER_ROW = 2  # four side by side were cut in a 1000 px window (issue 35)
 
 
 CLASS_COLUMNS = {"name": "Model", "accuracy": "Test accuracy", "balanced_accuracy": "Balanced accuracy",
@@ -51,7 +55,8 @@ def compare_page() -> None:
         return
     rows = baseline_models.comparison_rows(results.baselines, entry)
     table = pd.DataFrame(rows).rename(columns=COLUMNS)
-    st.dataframe(table, hide_index=True, column_config={  # thousands separators for the large counts
+    st.dataframe(table, hide_index=True, column_order=[c for c in COLUMNS.values() if c in table.columns],
+                 column_config={  # thousands separators for the large counts
         COLUMNS[key]: st.column_config.NumberColumn(format="localized")
         for key in ("n_parameters", "parameter_bytes", "size_bytes")})
     st.caption("Parameters as the paper counts them: CART and each forest tree 2 per branch node (feature and "
@@ -61,10 +66,10 @@ def compare_page() -> None:
     _counterpart_note(results)
     models = {"GET": entry["test_predictions"], **baseline_models.baseline_predictions(results.baselines)}
     st.markdown(f"**Each model's predictions against the actual target, on the {len(results.y_test):,} test rows**")
-    cols = st.columns(len(models))
+    cols = [col for _ in range(0, len(models), PLOTS_PER_ROW) for col in st.columns(PLOTS_PER_ROW)]
     for col, (name, predictions) in zip(cols, models.items()):
         figure = node.predicted_actual_figure(results.y_test, {name: predictions}, results.target)
-        # a quarter of the page is narrow: the model's name alone, on two lines after its comma
+        # half the page: the model's name alone, on two lines after its comma
         figure.update_layout(title={"text": name.replace(", ", ",<br>"), "font": {"size": 14}}, showlegend=False,
                              height=380, margin={"t": 60})
         col.plotly_chart(figure, key=f"pva_{name}")

@@ -39,6 +39,10 @@ def data_page() -> None:
     if dataset is None:
         st.info("Upload a table (CSV, Parquet or Excel) or pick an example dataset to begin.")
         return
+    if dataset.get("source", source) != source:  # the table came from the other source: not shown under this one
+        st.info(f"{'Pick an example' if source == 'Example dataset' else 'Upload a table'} to use it instead. Until "
+                f"then the Train page keeps **{common.plain(dataset['name'])}** as prepared before.")
+        return
     df = dataset["df"]
     infos = columns.describe_columns(df)
     st.caption(f"**{common.plain(dataset['name'])}**: {len(df):,} rows × {df.shape[1]} columns. Row numbers in "
@@ -93,17 +97,18 @@ def _load_upload() -> dict | None:
                                 type=[suffix.lstrip(".") for suffix in reading.SUFFIXES], key="upload")
     if uploaded is None:
         return None
-    return _load(uploaded.getvalue(), uploaded.name, DELIMITERS[delimiter])
+    return _load(uploaded.getvalue(), uploaded.name, DELIMITERS[delimiter], "Upload a file")
 
 
 def _load_example() -> dict | None:
     files = sorted(p.name for p in EXAMPLES.glob("*.csv"))
     name = st.selectbox("Example dataset", files, key="example", placeholder="Choose an example",
                         help="Public regression tables bundled with the app; see data/examples/README.md.")
-    return _load((EXAMPLES / name).read_bytes(), name, None) if name else None
+    return _load((EXAMPLES / name).read_bytes(), name, None, "Example dataset") if name else None
 
 
-def _load(content: bytes, name: str, delimiter: str | None) -> dict:
+def _load(content: bytes, name: str, delimiter: str | None, source: str) -> dict:
+    """The table read from ``content``, with the ``source`` (the Source radio's option) it came from."""
     token = f"{columns.fingerprint(content)[:12]}-{delimiter!r}"
     current = st.session_state.get("dataset")
     if current is not None and current["token"] == token:
@@ -115,7 +120,7 @@ def _load(content: bytes, name: str, delimiter: str | None) -> dict:
             st.session_state.pop(key, None)
         st.error(common.plain(exc))
         st.stop()
-    return {"name": name, "df": df, "token": token}
+    return {"name": name, "df": df, "token": token, "source": source}
 
 
 def _column_table(infos: list[columns.ColumnInfo]) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
 from get_core.runs.store import Run, StoreError
 from get_core.views.curves import loss_curves_figure
-from pages import common, run_panel
+from pages import common, run_panel, session_url
 
 #: Session keys of the Compare and Rename / delete tabs' choices (their pickers' own keys change with the labels).
 COMPARE_CHOICE, MANAGE_CHOICE = "compare_choice", "manage_choice"
@@ -17,6 +17,7 @@ COMPARE_CHOICE, MANAGE_CHOICE = "compare_choice", "manage_choice"
 
 def runs_page() -> None:
     st.title("Runs")
+    session_url.carry()  # a reload here keeps the dataset (issue 35)
     common.refresh_queue()
     store = common.get_store()
     runs = store.list_runs()
@@ -59,11 +60,12 @@ def _runs_table(active: bool) -> None:
 def _row(run: Run) -> dict:
     config = run.params.get("config", {})
     duration = run.duration()
-    return {"id": run.run_id, "name": run.name, "status": run.status.value.lower(),
-            "progress": run.progress, "dataset": run.dataset_name, "rows": run.n_rows,
+    return {"id": run.run_id, "name": run.name,
+            "test R²": run.test_r2, "test RMSE": run.test_rmse,  # the key columns first: clipped last (issue 35)
+            "status": run.status.value.lower(), "progress": run.progress, "dataset": run.dataset_name,
+            "rows": run.n_rows,
             "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}",  # one column: the table fits
             "budget": _budget(config),
-            "test R²": run.test_r2, "test RMSE": run.test_rmse,
             "duration": format_seconds(duration) if duration is not None else "",
             "created": pd.Timestamp(run.created_at, unit="s", tz="UTC").tz_convert(None).strftime("%Y-%m-%d %H:%M")}
 

@@ -7,7 +7,8 @@ Streamlit forgets a session when the page reloads; the URL survives. The Train p
   * ``onehot`` (a JSON list), ``missing`` and ``task`` (``classification``): the rest of the ``DataSpec``, when not the
     defaults;
   * ``train``: the Train settings that differ from their defaults, as ``depth:5,leaf:linear``.
-A new session that finds ``data`` restores the table (on the Data page too), the choices and the settings. A wrong or
+A new session that finds ``data`` restores the table (on the Data page too), the choices and the settings; the Runs and
+Tree pages keep these parameters too, so a reload there restores the table as well. A wrong or
 unknown value is said in words and dropped; nothing else is lost.
 """
 
@@ -29,6 +30,8 @@ from pages import common
 FINGERPRINT_CHARS = 16
 RESTORED = "_url_restored"  # session key: this session has read its URL once
 STORED = "_stored_tables"  # session key: data choice -> fingerprint of its table in the store
+SETTINGS_TEXT = "_url_train"  # session key: the ``train`` text the URL keeps (written by the Train page)
+PENDING = "_url_train_pending"  # session key: a restored URL's ``train`` text, not yet given to the Train widgets
 
 # The Train page's settings that the URL carries: widget key -> the values its widget takes (low, high) or options.
 # tests/pages/test_session_url.py checks these against the widgets, so a value from the URL never breaks one.
@@ -104,11 +107,26 @@ def keep(ready: dict, settings: dict[str, Any], defaults: dict[str, Any]) -> Non
     if fingerprint is None:  # once per choice: 1.5-2.4 s for 200,000 rows x 20 columns on the shared machine
         fingerprint = common.get_store().put_dataset(columns.to_parquet_bytes(ready["table"]), ready["name"])
     ready["fingerprint"] = stored[choice] = fingerprint
-    wanted = {"data": fingerprint[:FINGERPRINT_CHARS],
+    st.session_state[SETTINGS_TEXT] = encode_settings(settings, defaults) or None
+    _write(ready)
+
+
+def carry() -> None:
+    """On the Runs and Tree pages: restore the table a reload's URL names (a new session), and keep the session's
+    table, data choices and Train settings in the URL, so that a reload there does not lose them (issue 35)."""
+    ready = st.session_state.get("data_ready") or restore_table()
+    st.session_state["data_ready"] = ready
+    if ready is not None and ready.get("fingerprint"):
+        _write(ready)
+
+
+def _write(ready: dict) -> None:
+    spec = ready["spec"]
+    wanted = {"data": ready["fingerprint"][:FINGERPRINT_CHARS],
               "onehot": json.dumps(list(spec.get("categorical", []))) if spec.get("categorical") else None,
               "missing": spec.get("missing") if spec.get("missing", "drop") != "drop" else None,
               "task": spec.get("task") if spec.get("task", "regression") != "regression" else None,
-              "train": encode_settings(settings, defaults) or None}
+              "train": st.session_state.get(SETTINGS_TEXT)}
     for name, value in wanted.items():  # written on every run: a page switch may have cleared the browser's URL
         if value is None:
             st.query_params.pop(name, None)
@@ -116,9 +134,10 @@ def keep(ready: dict, settings: dict[str, Any], defaults: dict[str, Any]) -> Non
             st.query_params[name] = value
 
 
-def restore(defaults: dict[str, Any]) -> dict | None:
-    """In a new session, the table, choices and settings the URL names (see the module docstring), as the Data page
-    would have left them; None when it names none or they cannot be restored (said in words)."""
+def restore_table() -> dict | None:
+    """In a new session, the table and data choices the URL names (see the module docstring), as the Data page would
+    have left them; None when it names none or they cannot be restored (said in words). The URL's settings wait for
+    the Train page (``restore_settings``)."""
     if st.session_state.get(RESTORED):
         return None
     st.session_state[RESTORED] = True
@@ -138,7 +157,8 @@ def restore(defaults: dict[str, Any]) -> dict | None:
         st.warning(f"This page's address names a stored dataset that cannot be read ({type(exc).__name__}). Choose "
                    "a dataset on the Data page.")
         return None
-    _restore_settings(defaults)
+    st.session_state[PENDING] = st.query_params.get("train", "")
+    st.session_state[SETTINGS_TEXT] = st.query_params.get("train") or None
     token = f"{fingerprint[:12]}-stored"
     st.session_state["dataset"] = {"name": stored.name, "df": table, "token": token}
     st.session_state["data_choices"] = {"token": token, **spec.to_dict()}
@@ -188,8 +208,12 @@ def _flat_json_list(text: str) -> list | None:
         return None
 
 
-def _restore_settings(defaults: dict[str, Any]) -> None:
-    values, problems = decode_settings(st.query_params.get("train", ""), defaults)
+def restore_settings(defaults: dict[str, Any]) -> None:
+    """The Train settings a restored URL named (kept by ``restore_table``), given to the Train widgets once."""
+    text = st.session_state.pop(PENDING, None)
+    if text is None:
+        return
+    values, problems = decode_settings(text, defaults)
     st.session_state.setdefault("_remembered", {}).update(values)  # what common.remember gives the widgets
     if problems:
         st.warning("Some training settings in this page's address were left at their defaults: "

@@ -41,17 +41,18 @@ SPLIT_FEATURES = (*(str(k) for k in SPLIT_FEATURE_PATH if k is not None), "any",
 def train_page() -> None:
     st.title("Train")
     common.refresh_queue()
-    ready = st.session_state.get("data_ready") or session_url.restore(DEFAULTS)  # a reload: from the URL
+    ready = st.session_state.get("data_ready") or session_url.restore_table()  # a reload: from the URL
+    session_url.restore_settings(DEFAULTS)
     st.session_state["data_ready"] = ready
     if ready is None:
         st.info("Choose a dataset and its target on the Data page first.")
         st.page_link("pages/data.py", label="Go to Data", icon=":material/table:")
     else:
         _form(ready)
-    run_id = common.selected_run_id()
-    if run_id is not None:
+    newest = common.get_store().list_runs()[:1]  # the run just started, not the one last opened elsewhere (issue 35)
+    if newest:
         st.divider()
-        run_panel.run_panel(run_id)
+        run_panel.run_panel(newest[0].run_id)
 
 
 def _apply_preset(name: str) -> None:
@@ -233,9 +234,11 @@ def _submit(ready: dict, config: dict) -> None:
     if is_classification(ready) and s.cfg_class_weight == "balanced":
         params["class_weight"] = "balanced"
     name = f"{ready['name']} · {common.describe_choice(params, leaf=config['leaf'])}"
+    st.session_state[common.STARTING] = True  # until selected below: a page left sooner opens the newest run
     run_id = launch.submit_run(common.get_store(), params, columns.to_parquet_bytes(ready["table"]), ready["name"],
                                n_rows=ready["n_rows"], n_features=ready["n_features"], name=name)
     common.select_run(run_id)
+    st.session_state.pop(common.STARTING, None)
     st.toast(f"Run #{run_id} started.")
     # The button sits at the bottom of a long form, where a rerun would keep the view: open the run on the Runs page,
     # which starts at the top with the new run's live panel, instead of leaving it below the fold.

@@ -1,5 +1,5 @@
-"""Tree page: the clickable diagram with the selected node's panel beside it (below it in a narrow window), the
-teaching view and the exports.
+"""Tree page: the clickable diagram with the selected node's panel beside it (below it in a narrow window), a
+link to the Teaching page and the exports.
 
 The selected node lives in the URL (``?node=``), with the expanded subtrees (``?expand=``), so a reload keeps both.
 A page link drops the query string, so the session keeps them too, per run, and puts them back.
@@ -17,11 +17,10 @@ import streamlit as st
 from get_core.model import codegen, model_file
 from get_core.model.onnx_graph import to_onnx
 
-from get_core import baselines as baseline_models, export, schedule
-from get_core.config import DEFAULTS
+from get_core import baselines as baseline_models, export
 from get_core.model.tree import ObliqueTree
-from get_core.views import class_node, diagram, diagram_content, labels, node, summary, teaching
-from pages import common, diagram_widget, results_ui, what_if_ui
+from get_core.views import class_node, diagram, diagram_content, labels, node, summary
+from pages import common, diagram_widget, results_ui, session_url, what_if_ui
 from pages.results_ui import ModelSource
 
 MAX_LEVELS = diagram.MAX_OPEN_LEVELS  # more levels than this make an unreadable picture; deeper: "Expand"
@@ -31,6 +30,7 @@ VIEWS = common.SAVED_VIEWS
 
 def tree_page() -> None:
     st.title("Tree")
+    session_url.carry()  # a reload here keeps the dataset (issue 35)
     source = results_ui.choose_model()
     if source is None:
         return
@@ -109,11 +109,13 @@ def _diagram_options(tree: ObliqueTree, selected: int) -> diagram_content.Diagra
 def _in_words(source: ModelSource) -> summary.Summary:
     """The plain-language summary with whatever the source has: a run's rows and baselines, or the model alone."""
     results = source.results
+    encoding = results.encoding if results is not None else model_file.model_encoding(source.tree)
+    categories = tuple(encoding.categories) if encoding is not None else ()
     if results is None or not results.has_data:
         return summary.summarize(source.tree, baselines=results.baselines if results is not None else None,
-                                 target=results.target if results is not None else None)
-    return summary.summarize(source.tree, results.X_train, results.X_test, results.y_test, results.baselines,
-                             results.target)
+                                 target=results.target if results is not None else None, categories=categories)
+    return summary.summarize(source.tree, results.X_test, results.y_test, results.baselines, results.target,
+                             categories)
 
 
 def _summary(source: ModelSource) -> None:
@@ -189,8 +191,7 @@ def _node_panel(source: ModelSource, selected: int) -> None:
         _class_node(tree, selected, results if has_data else None)
         return
     _node_metrics(tree, selected, results if has_data else None)
-    tabs = st.tabs(["Weights", "Projection" if kind == "branch" else "Observed vs fitted", "Random forest",
-                    "Teaching"])
+    tabs = st.tabs(["Weights", "Projection" if kind == "branch" else "Observed vs fitted", "Random forest"])
     x_std = node.feature_std(results.X_train) if has_data else None
     with tabs[0]:
         if kind == "branch" and has_data:
@@ -208,8 +209,7 @@ def _node_panel(source: ModelSource, selected: int) -> None:
                                                  results.y_test, results.target), key="leaf_fit")
     with tabs[2]:
         _forest_tab(tree, selected, results, x_std)
-    with tabs[3]:
-        _teaching_tab(tree, selected, results)
+    _teaching_link()
     if kind != "branch":
         what_if_ui.way_into_leaf(tree, selected, results.X_train if has_data else None,
                                  results.encoding if results is not None else model_file.model_encoding(tree))
@@ -217,7 +217,8 @@ def _node_panel(source: ModelSource, selected: int) -> None:
 
 def _class_node(tree: ObliqueTree, selected: int, results) -> None:
     """A classification tree's node: its class shares as a bar, its rows' class counts, the tree's accuracy there
-    (and the forest's), a branch's rows on its split by class, and the split's weights and teaching view."""
+    (and the forest's), a branch's rows on its split by class, and the split's weights (the Teaching page shows its
+    routing)."""
     st.plotly_chart(class_node.shares_figure(tree, selected), key="class_shares")
     X_train, y_train, X_test, y_test = ((results.X_train, results.y_train, results.X_test, results.y_test)
                                         if results is not None else (None, None, None, None))
@@ -230,7 +231,7 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
     st.markdown("**Class counts** at this node")
     st.dataframe(class_node.class_table(tree, selected, X_train, y_train, X_test, y_test), hide_index=True,
                  key="class_counts")
-    tabs = st.tabs(["Weights", "Projection", "Random forest", "Teaching"])
+    tabs = st.tabs(["Weights", "Projection", "Random forest"])
     x_std = node.feature_std(X_train) if results is not None else None
     with tabs[0]:
         if tree.is_leaf(selected):
@@ -253,8 +254,7 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
             row = class_node.forest_rows(tree, selected, X_test, y_test, forest["test_predictions"])
             st.dataframe(pd.DataFrame([{k: ("–" if v is None else f"{v:.1%}") if "accuracy" in k else v
                                         for k, v in row.items()}]), hide_index=True, key="class_forest")
-    with tabs[3]:
-        _teaching_tab(tree, selected, results)
+    _teaching_link()
 
 
 def _class_terms(tree: ObliqueTree, selected: int, X_train) -> None:
@@ -348,8 +348,9 @@ def _forest_tab(tree: ObliqueTree, selected: int, results, x_std) -> None:
         st.plotly_chart(node.forest_importance_figure(tree, selected, importances, x_std), key="forest_importance")
 
 
-FOREST_COLUMNS = {"rows": "rows", "n": "reaching this node", "tree_rmse": "tree RMSE", "forest_rmse": "forest RMSE",
-                  "tree_mae": "tree MAE", "forest_mae": "forest MAE"}
+# The errors first: a narrow panel clipped the last columns, "forest RMSE" among them (issue 35).
+FOREST_COLUMNS = {"rows": "rows", "tree_rmse": "tree RMSE", "forest_rmse": "forest RMSE", "tree_mae": "tree MAE",
+                  "forest_mae": "forest MAE", "n": "reaching this node"}
 
 
 def _forest_table(rows: list[dict]) -> pd.DataFrame:
@@ -359,17 +360,9 @@ def _forest_table(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(shown, columns=list(FOREST_COLUMNS.values()))
 
 
-def _teaching_tab(tree: ObliqueTree, selected: int, results) -> None:
-    alphas = (results.alphas if results is not None else
-              schedule.stage_midpoints(DEFAULTS.alpha_range, DEFAULTS.n_alphas))
-    st.caption("GET trains with soft splits (a scaled sigmoid) and raises alpha until they act like the hard splits "
-               "of the tree it returns.")
-    st.plotly_chart(teaching.sigmoid_figure(alphas), key="sigmoid")
-    if tree.is_leaf(selected) or results is None or not results.has_data:
-        st.info("Select a branch node of a run to see its rows' soft routing harden.")
-        return
-    shown = sorted(set([1.0] + alphas))
-    st.plotly_chart(teaching.soft_routing_figure(tree, selected, results.X_train, shown), key="soft_routing")
+def _teaching_link() -> None:
+    st.caption("How GET trained this split, stage by stage: the Teaching page (in the sidebar) shows its soft "
+               "routing for the node selected here.")
 
 
 # ---------------------------------------------------------------------------------------------- exports
@@ -377,7 +370,7 @@ def _exports(source: ModelSource, options: diagram_content.DiagramOptions) -> No
     tree, results = source.tree, source.results
     st.subheader("Export")
     stem = f"get_run{results.run.run_id}{_search_suffix(results, '_')}" if results is not None else "get_model"
-    cols = st.columns(6)
+    cols = st.columns(3) + st.columns(3)  # 3 a row: six in one row cut their labels in a 1000 px window (issue 35)
     encoding = results.encoding if results is not None else None  # so the file scores the run's raw columns
     common.download(cols[0], "Model JSON", lambda: model_file.model_json(tree, indent=1, encoding=encoding),
                     f"{stem}.json", "application/json", key="dl_json",

@@ -193,7 +193,7 @@ def test_html_report_is_self_contained_and_escapes_user_strings():
 
 def test_html_report_opens_with_the_summary_in_plain_words_escaped():
     tree, X, y = make_tree(depth=2, p=3, names=["<b>temp</b>", "b", "c"], seed=5)
-    in_words = summary.summarize(tree, X[:150], X[150:], y[150:], target="yield & co")
+    in_words = summary.summarize(tree, X[150:], y[150:], target="yield & co")
     html = export.html_report(tree, created="now", in_words=in_words)
     section = html.split("<h2>In plain words</h2>", 1)[1].split("<h2>", 1)[0]
     assert section.count("<li>") == len(in_words.sentences()) == 4

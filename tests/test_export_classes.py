@@ -110,7 +110,7 @@ def test_the_report_of_a_classifier_lists_its_classes_compares_accuracy_and_embe
     baselines = {"get": {"name": "GET", "accuracy": 0.91, "log_loss": 0.3},
                  "models": {"cart": {"name": "CART", "accuracy": 0.8, "balanced_accuracy": 0.75, "roc_auc": 0.85}}}
     html = export.html_report(tree, created="now", baselines=baselines,
-                              in_words=summary.summarize(tree, X[:150], X[150:], y[150:]))
+                              in_words=summary.summarize(tree, X[150:], y[150:]))
     assert "<b>bad" not in html and "&lt;b&gt;bad&lt;/b&gt;, good" in html  # the Classes row, escaped
     assert "<th>Test accuracy</th><th>Balanced accuracy</th><th>Log loss</th><th>ROC AUC</th>" in html
     assert "R\u00b2" not in html and '<td>CART</td><td class="num">0.8</td><td class="num">0.75</td>' in html

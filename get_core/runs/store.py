@@ -226,7 +226,8 @@ class RunStore:
     # ------------------------------------------------------------------------------------------ app writes
     def create_run(self, params: Mapping[str, Any], dataset: bytes, dataset_name: str, *, n_rows: int,
                    n_features: int, name: str | None = None, media_type: str = PARQUET) -> int:
-        """Queue a new run; ``dataset`` (the training table) is stored once per fingerprint."""
+        """Queue a new run; ``dataset`` (the training table) is stored once per fingerprint. A ``name`` another run
+        has gets a suffix (" (2)", " (3)"...), so that the Runs page's pickers tell the runs apart."""
         digest = hashlib.sha256(dataset).hexdigest()  # equals get_core.data.columns.fingerprint
         now = time.time()
         with self._transaction(write=True) as db:
@@ -238,7 +239,9 @@ class RunStore:
                 (RunStatus.QUEUED.value, json.dumps(dict(params), sort_keys=True), dataset_name, digest,
                  int(n_rows), int(n_features), now))
             run_id = int(cursor.lastrowid)
-            db.execute("UPDATE runs SET name = ? WHERE run_id = ?", (name or f"run {run_id}", run_id))
+            taken = {row[0] for row in db.execute("SELECT name FROM runs WHERE run_id != ?", (run_id,))}
+            db.execute("UPDATE runs SET name = ? WHERE run_id = ?",
+                       (unique_name(name or f"run {run_id}", taken), run_id))
         return run_id
 
     def rename_run(self, run_id: int, name: str) -> None:
@@ -491,6 +494,15 @@ class RunStore:
 def _drop_old_unused_datasets(db: sqlite3.Connection, now: float) -> None:
     db.execute("DELETE FROM datasets WHERE created_at < ? AND fingerprint NOT IN "
                "(SELECT dataset_fingerprint FROM runs)", (now - KEEP_UNUSED_DATASET_S,))
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name (2)``, ``name (3)``... : the first not in ``taken``."""
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{name} ({n})"
+    return candidate
 
 
 def _to_run(row: Sequence[Any]) -> Run:

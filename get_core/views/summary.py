@@ -18,7 +18,7 @@ Nothing here calls streamlit; sentences are plain text (callers escape them for 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -83,8 +83,7 @@ class Summary:
     n_conditions: int  # conditions in every rule: the depth
     longest_terms: int  # feature terms along the longest rule
     leaf_type: str
-    shares: list[tuple[str, float]]  # (feature, % of the splits' standardized weight), largest first
-    standardized: bool  # shares from the rows' standard deviations (else per training range)
+    shares: list[tuple[str, float]]  # (feature, % of the splits' weight over training ranges), largest first
     tree_scores: tuple[float | None, float | None] | None  # test (R2, RMSE); None without test rows
     forest_scores: tuple[float | None, float | None] | None  # the stored forest baseline's; None without one
     n_test: int
@@ -125,8 +124,8 @@ class Summary:
             self.leaf_type, "each leaf predicts with a straight-line formula of the features")
         text = (f"The tree predicts {self.target} with {self.n_rules:,} rule{_s(self.n_rules)}, one per leaf: a row "
                 f"answers {self.n_conditions} yes/no question{_s(self.n_conditions)} from the top of the tree down "
-                f"to its leaf, and {leaves}. The longest rule uses {self.longest_terms:,} feature "
-                f"term{_s(self.longest_terms)} in all.")
+                f"to its leaf, and {leaves}. The longest rule's questions weigh {self.longest_terms:,} "
+                f"feature{_s(self.longest_terms)} in all (a feature asked twice counts twice).")
         if self.n_empty:
             one = self.n_empty == 1
             text += (f" {self.n_empty:,} more {'leaf' if one else 'leaves'} received no training row and "
@@ -138,8 +137,7 @@ class Summary:
         if not top:
             return "No split uses any feature with a non-zero weight."
         listed = _join([f"{name} ({share:.0f}%)" for name, share in top])
-        how = ("each feature's weight times its spread (standard deviation) on the rows each question sorts"
-               if self.standardized else "each feature's weight over its training range")
+        how = "each feature's weight over its training range, a one-hot column's levels together"
         return (f"The feature{'s' if len(top) > 1 else ''} that matter{'' if len(top) > 1 else 's'} most "
                 f"{'are' if len(top) > 1 else 'is'} {listed}: the share of the questions' weight, counting {how}, "
                 "with busier questions counting more.")
@@ -208,15 +206,18 @@ class Summary:
         return f"It is least accurate in {listed}{tail}."
 
 
-def summarize(tree: ObliqueTree, X_train: Any = None, X_test: Any = None, y_test: Any = None,
-              baselines: Mapping[str, Any] | None = None, target: str | None = None) -> Summary:
-    """The summary of ``tree`` (the run's training rows for the feature shares, its test rows for the scores and
-    the weakest leaves, its stored ``baselines`` for the forest; each optional)."""
+def summarize(tree: ObliqueTree, X_test: Any = None, y_test: Any = None,
+              baselines: Mapping[str, Any] | None = None, target: str | None = None,
+              categories: Sequence[str] = ()) -> Summary:
+    """The summary of ``tree`` (its test rows for the scores and the weakest leaves, its stored ``baselines`` for the
+    forest; each optional). The feature shares come from the model alone, so a run and the same model loaded from
+    its JSON name the same top features (issue 35); the levels of each one-hot column in ``categories`` count as one
+    feature."""
     has_test = X_test is not None and y_test is not None and len(np.ravel(y_test)) > 0
     leaves = range(tree.n_leaves, 2 * tree.n_leaves)
     empty = sum(tree.is_empty(t) for t in leaves)
     if tree.is_classifier:
-        return _class_summary(tree, X_train, X_test if has_test else None, y_test, baselines, target, empty)
+        return _class_summary(tree, X_test if has_test else None, y_test, baselines, target, empty, categories)
     tree_scores = weakest = None
     if has_test:
         X_test = np.asarray(X_test, dtype=np.float64)
@@ -226,7 +227,7 @@ def summarize(tree: ObliqueTree, X_train: Any = None, X_test: Any = None, y_test
     forest = (baselines or {}).get("models", {}).get("random_forest")
     return Summary(n_rules=tree.n_leaves - empty, n_empty=empty, n_conditions=tree.depth,
                    longest_terms=longest_rule_terms(tree), leaf_type=tree.leaf_type,
-                   shares=feature_shares(tree, X_train), standardized=X_train is not None, tree_scores=tree_scores,
+                   shares=grouped_shares(feature_shares(tree), categories), tree_scores=tree_scores,
                    forest_scores=(forest.get("r2"), forest.get("rmse")) if forest and has_test else None,
                    n_test=len(y_test) if has_test else 0, weakest=weakest or [],
                    target=str(target or tree.meta.get("target") or "the target"),
@@ -240,8 +241,8 @@ def _starved_share(meta: Mapping[str, Any]) -> float | None:
     return float(share) if starved and np.isfinite(share) else None
 
 
-def _class_summary(tree: ObliqueTree, X_train: Any, X_test: Any, y_test: Any,
-                   baselines: Mapping[str, Any] | None, target: str | None, empty: int) -> Summary:
+def _class_summary(tree: ObliqueTree, X_test: Any, y_test: Any, baselines: Mapping[str, Any] | None,
+                   target: str | None, empty: int, categories: Sequence[str]) -> Summary:
     """``summarize`` for a classification tree (``X_test`` None without test rows)."""
     used = [t for t in range(tree.n_leaves, 2 * tree.n_leaves) if not tree.is_empty(t)]
     predicted = [labels.node_class(tree, t) for t in used]
@@ -262,7 +263,7 @@ def _class_summary(tree: ObliqueTree, X_train: Any, X_test: Any, y_test: Any,
         forest_accuracy = forest.get("accuracy")
     return Summary(n_rules=tree.n_leaves - empty, n_empty=empty, n_conditions=tree.depth,
                    longest_terms=longest_rule_terms(tree), leaf_type=tree.leaf_type,
-                   shares=feature_shares(tree, X_train), standardized=X_train is not None, tree_scores=None,
+                   shares=grouped_shares(feature_shares(tree), categories), tree_scores=None,
                    forest_scores=None, n_test=0 if X_test is None else len(X_test), weakest=[],
                    target=str(target or tree.meta.get("target") or "the target"), groups=tuple(groups),
                    largest=group, accuracy=accuracy, forest_accuracy=forest_accuracy, wrong=tuple(wrong))
@@ -291,6 +292,17 @@ def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, fl
     shares = 100.0 * total / weight if weight > 0 else total
     order = np.argsort(-shares, kind="stable")
     return [(tree.feature_names[j], float(shares[j])) for j in order]
+
+
+def grouped_shares(shares: list[tuple[str, float]], categories: Sequence[str]) -> list[tuple[str, float]]:
+    """``shares`` with the one-hot inputs ``column=level`` of each column in ``categories`` summed into one entry
+    ``column (one-hot)``, largest first (text only: the model and its exports keep one input per level)."""
+    total: dict[str, float] = {}
+    for name, share in shares:
+        column = next((c for c in categories if name.startswith(f"{c}=")), None)
+        key = name if column is None else f"{column} (one-hot)"
+        total[key] = total.get(key, 0.0) + share
+    return sorted(total.items(), key=lambda item: -item[1])
 
 
 def longest_rule_terms(tree: ObliqueTree) -> int:

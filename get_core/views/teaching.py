@@ -1,4 +1,6 @@
-"""The teaching view: the scaled sigmoid against the step function, and soft routing hardening as alpha grows.
+"""The teaching view (the Teaching page): the formula, the scaled sigmoid against the step function for each alpha
+stage, soft routing hardening as alpha grows, and for a class tree the class shares of the rows a split sends left
+and right. No streamlit here.
 
 GET trains with soft splits: at branch node t a row goes left with weight ``S(b_t - a_t·xs) =
 1 / (1 + exp(-alpha (b_t - a_t·xs)))`` (the paper's eq. for the approximated branching test), in scaled units, and
@@ -11,12 +13,45 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from get_core.model.tree import ObliqueTree
+from get_core.views import labels
 from get_core.views.node import reaches
 
 UNDECIDED = (0.05, 0.95)  # a soft weight strictly between these is "undecided"
+#: The soft split in LaTeX: the weight of the left branch for a row x at a split a·x <= b (scaled units).
+FORMULA = (r"w_{\text{left}}(x) = \sigma(\alpha \cdot m) = \frac{1}{1 + e^{-\alpha m}}, \qquad "
+           r"m = b - a \cdot x")
+
+
+def stage_labels(alphas: Sequence[float], roles: bool = True) -> list[str]:
+    """One label per alpha stage, in the order GET runs them, with (``roles``) what each stage does to the splits."""
+    alphas = _check_alphas(alphas)
+    n = len(alphas)
+    stage_roles = ["soft: the splits move freely" if i == 0 and n > 1 else
+                   "nearly hard: the splits settle into the tree returned" if i == n - 1 else "hardening"
+                   for i in range(n)]
+    return [f"stage {i + 1} of {n}, \u03b1 = {alpha:.3g}" + (f" ({role})" if roles else "")
+            for i, (alpha, role) in enumerate(zip(alphas, stage_roles))]
+
+
+def split_class_shares(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
+    """A class tree's branch ``node``: per class, the rows of ``X``/``y`` reaching it that the hard split sends left
+    and right, and each side's class shares."""
+    if tree.is_leaf(node):
+        raise ValueError(f"Node {node} is a leaf; only a split sends rows left and right.")
+    X = np.asarray(X, dtype=np.float64)
+    mask = reaches(tree, X, node)
+    at = np.asarray(y, dtype=object)[mask]
+    left = tree.margins(X[mask])[:, node - 1] <= 0 if mask.any() else np.zeros(0, dtype=bool)
+    table: dict[str, list] = {"class": [labels.class_name(c) for c in tree.classes]}
+    for side, rows in (("left", at[left]), ("right", at[~left])):
+        counts = [int(np.sum(rows == c)) for c in tree.classes]
+        table[f"rows going {side}"] = counts
+        table[f"share {side}"] = [labels.percent(c / len(rows)) if len(rows) else "–" for c in counts]
+    return pd.DataFrame(table)
 
 
 def soft_left(margin: Any, alpha: float) -> np.ndarray:
@@ -30,16 +65,19 @@ def soft_left(margin: Any, alpha: float) -> np.ndarray:
     return out
 
 
-def sigmoid_figure(alphas: Sequence[float], half_width: float | None = None) -> go.Figure:
-    """The step function (hard split) and the scaled sigmoid for each alpha, against the margin."""
+def sigmoid_figure(alphas: Sequence[float], half_width: float | None = None,
+                   names: Sequence[str] | None = None) -> go.Figure:
+    """The step function (hard split) and the scaled sigmoid for each alpha (named by ``names``, e.g. the stage
+    labels), against the margin."""
     alphas = _check_alphas(alphas)
+    names = list(names) if names is not None else [f"alpha = {alpha:g}" for alpha in alphas]
     if half_width is None:
         half_width = float(np.clip(6.0 / min(alphas), 0.05, 2.0))  # the smoothest curve reaches ~0.998 at the edge
     m = np.linspace(-half_width, half_width, 801)
     fig = go.Figure(go.Scatter(x=[-half_width, 0, 0, half_width], y=[1, 1, 0, 0], mode="lines",
                                name="hard split (step)", line=dict(color="#222", width=3)))
-    for alpha in alphas:
-        fig.add_trace(go.Scatter(x=m, y=soft_left(m, alpha), mode="lines", name=f"alpha = {alpha:g}"))
+    for alpha, name in zip(alphas, names):
+        fig.add_trace(go.Scatter(x=m, y=soft_left(m, alpha), mode="lines", name=name))
     fig.update_layout(title="Scaled sigmoid S(b \u2212 a\u00b7x) against the step it approximates",
                       xaxis_title="margin a\u00b7x \u2212 b (scaled units)", yaxis_title="weight of the left branch",
                       yaxis_range=[-0.05, 1.05], margin=dict(l=10, r=10, t=50, b=40))
@@ -68,16 +106,17 @@ def soft_routing(tree: ObliqueTree, node: int, X: Any, alphas: Sequence[float]) 
 
 
 def soft_routing_figure(tree: ObliqueTree, node: int, X: Any, alphas: Sequence[float],
-                        max_points: int = 1500) -> go.Figure:
-    """For each alpha, every row's soft left weight at ``node`` (jittered strip), coloured by its hard side;
-    the share still undecided is in the axis labels."""
+                        max_points: int = 1500, names: Sequence[str] | None = None) -> go.Figure:
+    """For each alpha (named by ``names``), every row's soft left weight at ``node`` (jittered strip), coloured by
+    its hard side; the share still undecided is in the axis labels."""
     routing = soft_routing(tree, node, X, alphas)
+    names = list(names) if names is not None else [f"alpha {alpha:g}" for alpha in routing["alphas"]]
     n = routing["margins"].size
     keep = np.arange(n) if n <= max_points else np.sort(np.random.default_rng(0).choice(n, max_points, False))
     jitter = np.random.default_rng(1).uniform(-0.3, 0.3, size=keep.size)
     fig = go.Figure()
     ticks = []
-    for i, alpha in enumerate(routing["alphas"]):
+    for i in range(len(routing["alphas"])):
         w = routing["weights"][i, keep]
         side = routing["hard_left"][keep]
         for goes_left, color, name in ((True, "#1f77b4", "goes left (hard)"), (False, "#d62728", "goes right (hard)")):
@@ -85,7 +124,7 @@ def soft_routing_figure(tree: ObliqueTree, node: int, X: Any, alphas: Sequence[f
             fig.add_trace(go.Scattergl(x=i + jitter[sel], y=w[sel], mode="markers", name=name, legendgroup=name,
                                        showlegend=i == 0, marker=dict(color=color, size=4, opacity=0.5)))
         share = routing["undecided"][i]
-        ticks.append(f"alpha {alpha:g}" + ("" if share is None else f"<br>{100 * share:.0f}% undecided"))
+        ticks.append(names[i] + ("" if share is None else f"<br>{100 * share:.0f}% undecided"))
     fig.update_layout(title=f"Node {node}: soft routing of its {n:,} rows hardens as alpha grows",
                       xaxis=dict(tickmode="array", tickvals=list(range(len(ticks))), ticktext=ticks),
                       yaxis_title="soft weight of the left branch", yaxis_range=[-0.05, 1.05],

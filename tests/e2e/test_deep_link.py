@@ -20,7 +20,7 @@ from tests.e2e.test_tree_click import _expect_node_panel, app, page  # noqa: F40
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROUTER_PAGES = ["Data", "Train", "Runs", "Tree", "Compare", "Predict"]  # app.py's st.navigation, in order
+ROUTER_PAGES = ["Data", "Train", "Runs", "Tree", "Compare", "Predict", "Teaching"]  # app.py's st.navigation, in order
 HELPER_MODULES = ["common", "results ui", "diagram widget", "app"]  # what the legacy mode would list
 
 

@@ -57,6 +57,21 @@ def test_switching_to_the_examples_loads_none_until_one_is_picked():
     assert at.session_state["data_ready"]["name"] == "mine.csv"
 
 
+def test_the_examples_do_not_show_the_old_upload_and_name_their_columns():
+    """Issue 35: with "Example dataset" chosen the uploaded table stayed on screen; airfoil's columns were in1...in5."""
+    at = upload(app(), "mine.csv", small_table())
+    assert any("**mine.csv**" in c for c in texts(at, "caption")) and at.dataframe
+    widget(at.radio, "Source").set_value("Example dataset").run()
+    assert not any("**mine.csv**" in c for c in texts(at, "caption")) and not at.dataframe
+    assert any("Pick an example" in i and "mine.csv" in i for i in texts(at, "info"))
+    widget(at.selectbox, "Example dataset").set_value("airfoil_self_noise.csv").run()
+    assert_no_traceback(at)
+    features = widget(at.multiselect, "Features").options
+    assert "frequency_hz" in features and not any(name.startswith("in") and name[2:].isdigit() for name in features)
+    widget(at.radio, "Source").set_value("Upload a file").run()  # the uploader is empty: the example is not shown
+    assert not any("**airfoil_self_noise.csv**" in c for c in texts(at, "caption"))
+
+
 def test_the_chosen_delimiter_survives_other_pages():
     at = app()
     widget(at.selectbox, "Delimiter (text files)").set_value("; semicolon").run()

@@ -152,3 +152,28 @@ def test_a_deeply_nested_onehot_in_the_address_is_said_in_words_not_a_recursion_
     assert not any("went wrong" in e for e in texts(at, "error")), texts(at, "error")
     assert any("'onehot' must list some of the table's feature columns" in w for w in texts(at, "warning")), \
         texts(at, "warning")
+
+
+@pytest.mark.parametrize("page", ["pages/runs.py", "pages/tree.py"])
+def test_a_reload_on_runs_or_tree_keeps_the_dataset_and_settings(db, page):
+    """Issue 35: Start opened Runs with only ``?run=`` in the URL, so a reload there (or on Tree) lost the table."""
+    address = _address_after_choosing(db)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for key, value in address.items():
+        at.query_params[key] = value
+    at.switch_page("pages/train.py").run()
+    at.query_params.clear()  # what Start's switch to Runs, or a click in the sidebar, leaves of the address
+    at.switch_page(page).run()  # the page writes the dataset and settings back
+    assert at.query_params["data"] in (address["data"], [address["data"]])
+    kept = {key: (value[0] if isinstance(value, list) else value) for key, value in at.query_params.items()}
+
+    reloaded = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)  # a reload there: a new session
+    for key, value in kept.items():
+        reloaded.query_params[key] = value
+    reloaded.switch_page(page).run()
+    assert_no_traceback(reloaded)
+    reloaded.switch_page("pages/train.py").run()
+    assert_no_traceback(reloaded)
+    assert not any("Data page first" in i for i in texts(reloaded, "info"))
+    assert any("Dataset **noise.csv**: 80 rows, 2 model inputs" in c for c in texts(reloaded, "caption"))
+    assert reloaded.slider(key="cfg_depth").value == 3 and reloaded.radio(key="cfg_scaling").value == "robust"

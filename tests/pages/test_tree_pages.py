@@ -228,7 +228,7 @@ def test_node_metrics_and_the_forest_table_show_rounded_values_under_readable_na
     metrics = {m.label: m.value for m in at.metric}
     assert {"RMSE train", "RMSE test"} <= set(metrics) and not [v for v in metrics.values() if " / " in v]
     forest = at.dataframe[-1].value
-    assert list(forest.columns) == ["rows", "reaching this node", "tree RMSE", "forest RMSE", "tree MAE", "forest MAE"]
+    assert list(forest.columns) == ["rows", "tree RMSE", "forest RMSE", "tree MAE", "forest MAE", "reaching this node"]
     digits = [len(v.replace(",", "").replace(".", "").replace("-", "").lstrip("0")) for v in forest["tree RMSE"]]
     assert digits and max(digits) <= 4, forest["tree RMSE"].tolist()
 

@@ -297,3 +297,13 @@ def test_a_store_written_before_metric_points_had_an_accuracy_gains_the_column_a
     assert [p.hard_accuracy for p in reopened.list_metrics(run_id)] == [None, 0.8]
     reopened.close()
     assert RunStore(path).list_metrics(run_id)[-1].hard_accuracy == 0.8  # opening again adds nothing twice
+
+
+def test_a_new_run_named_like_another_gets_a_suffix(store):
+    """Issue 35: Start twice with the same settings gave two runs of one name, which the pickers could not tell apart."""
+    first, second, third = (new_run(store, name="toy.csv · depth 4") for _ in range(3))
+    names = [store.get_run(i).name for i in (first, second, third)]
+    assert names == ["toy.csv · depth 4", "toy.csv · depth 4 (2)", "toy.csv · depth 4 (3)"]
+    store.rename_run(second, "renamed")
+    assert store.get_run(new_run(store, name="toy.csv · depth 4")).name == "toy.csv · depth 4 (2)"
+    assert store.get_run(new_run(store)).name.startswith("run ")  # the default name stays as it was

@@ -10,7 +10,7 @@ import pytest
 from get_core.metrics import r2
 from get_core.model.tree import ObliqueTree
 from get_core.views import explain, labels, node, teaching
-from tests.trees import make_tree, stump
+from tests.trees import make_class_tree, make_tree, stump
 
 ROWS = np.array([[1.0, 0.0], [1.0, 1.0], [3.0, 0.0], [2.0, 2.0], [4.0, 1.0]])  # 2*temp - pressure: 2 1 6 2 7
 Y = np.array([9.0, 11.0, 19.0, 10.0, 21.0])
@@ -132,6 +132,27 @@ def test_sigmoid_figure_has_the_step_and_one_curve_per_alpha():
     assert [t.name for t in fig.data] == ["hard split (step)", "alpha = 5", "alpha = 150"]
     with pytest.raises(ValueError, match="positive"):
         teaching.sigmoid_figure([0])
+
+
+def test_stage_labels_name_each_stage_and_what_it_does():
+    assert teaching.stage_labels([150, 15]) == [
+        "stage 1 of 2, \u03b1 = 15 (soft: the splits move freely)",
+        "stage 2 of 2, \u03b1 = 150 (nearly hard: the splits settle into the tree returned)"]
+    assert teaching.stage_labels([5, 50, 500], roles=False)[1] == "stage 2 of 3, \u03b1 = 50"
+    fig = teaching.sigmoid_figure([5, 150], names=["first", "second"])
+    assert [t.name for t in fig.data] == ["hard split (step)", "first", "second"]
+
+
+def test_split_class_shares_count_each_class_on_each_side_of_the_hard_split():
+    tree, X, y = make_class_tree(depth=2, seed=3)
+    table = teaching.split_class_shares(tree, 2, X, y)
+    at = node.reaches(tree, X, 2)
+    left = node.reaches(tree, X, 4)  # node 2's left child
+    for i, label in enumerate(tree.classes):
+        assert table["rows going left"][i] == int(np.sum(np.asarray(y)[left] == label))
+        assert table["rows going right"][i] == int(np.sum(np.asarray(y)[at & ~left] == label))
+    with pytest.raises(ValueError, match="leaf"):
+        teaching.split_class_shares(tree, 4, X, y)
 
 
 # ---------------------------------------------------------------------------------------------- explain

@@ -22,7 +22,8 @@ def test_the_summary_counts_the_rules_and_the_longest_rules_terms():
     assert (s.n_rules, s.n_empty, s.n_conditions, s.longest_terms) == (3, 1, 2, 3)
     first = s.sentences()[0]
     assert first.startswith("The tree predicts yield with 3 rules, one per leaf: a row answers 2 yes/no questions")
-    assert "longest rule uses 3 feature terms" in first and "1 more leaf received no training row" in first
+    assert "longest rule's questions weigh 3 features in all (a feature asked twice counts twice)" in first
+    assert "1 more leaf received no training row" in first
 
 
 def test_feature_shares_are_weighted_by_the_rows_each_split_sorts():
@@ -34,7 +35,24 @@ def test_feature_shares_are_weighted_by_the_rows_each_split_sorts():
     standardized = dict(summary.feature_shares(known_tree(), X))
     assert standardized["pressure"] < 15.0  # pressure spreads less than temp on node 2's rows: a smaller share
     assert sum(standardized.values()) == pytest.approx(100.0)
-    assert "temp (" in summary.summarize(known_tree(), X).sentences()[1]
+    assert "temp (65%)" in summary.summarize(known_tree()).sentences()[1]
+
+
+def test_the_summary_names_the_same_top_features_with_or_without_the_runs_rows():
+    """Issue 35: a run's summary (with its rows) and the same model loaded from its JSON (none) named different top
+    features; both now come from the model alone."""
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.uniform(0, 10, 200), rng.uniform(0, 1, 200), rng.uniform(0, 1, 200)])
+    with_rows = summary.summarize(known_tree(), X[:100], np.zeros(100), target="yield")
+    alone = summary.summarize(known_tree(), target="yield")
+    assert with_rows.shares == alone.shares and with_rows.sentences()[1] == alone.sentences()[1]
+
+
+def test_one_hot_levels_are_ranked_as_one_feature_by_their_combined_share():
+    shares = [("carat", 35.0), ("clarity=SI2", 25.0), ("depth", 20.0), ("clarity=VS1", 20.0)]
+    assert summary.grouped_shares(shares, ["clarity"]) == [("clarity (one-hot)", 45.0), ("carat", 35.0),
+                                                           ("depth", 20.0)]
+    assert summary.grouped_shares(shares, []) == shares
 
 
 def test_the_weakest_leaves_are_those_with_the_largest_test_error_and_the_forest_is_compared():
