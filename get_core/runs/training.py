@@ -15,8 +15,10 @@ chosen for the user runs ``GETRegressorCV`` instead of one fit (``get_core.runs.
 chosen depth.
 
 A budgeted run's seconds (the Train page's "about 10 s") are the whole run's, baselines included (issue 35): its GET
-fit gets ``MAIN_SHARE`` of them, then CART and the forest run, and the GET counterpart gets what is left of the
-budget (at least ``COUNTERPART_MIN_S``). Only a forest slower than the rest of the budget makes the run overrun.
+fit gets ``MAIN_SHARE`` of them, then CART and the forest run (the forest grows ``FOREST_STEP`` trees at a time while
+its ``forest_seconds`` last, ``baselines.grow_forest``), and the GET counterpart gets what is left of the budget (at
+least ``COUNTERPART_MIN_S``). Only a forest whose first ``FOREST_STEP`` trees outlast the budget makes the run
+overrun much.
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ from get_core.runs.search import FitWindow, search_fit, search_spec
 MAIN_SHARE = 0.6
 #: The fewest seconds the counterpart of a budgeted run gets when the forest took the rest of the budget.
 COUNTERPART_MIN_S = 1.0
+#: The forest's share of a budgeted run's seconds left after the GET fit (and CART); the counterpart has the rest.
+#: With a counterpart to fit: 0.6 of 40% of the budget; without one, the forest has all that is left.
+FOREST_SHARE = 0.6
+
+
+def forest_seconds(deadline: float | None, now: float, counterpart: bool) -> float | None:
+    """The seconds a budgeted run's forest may grow trees in (None: no budget, all ``FOREST_TREES``): its share of
+    what is left until the run's ``deadline`` (``time.monotonic``), never below zero (then it has ``FOREST_STEP``)."""
+    if deadline is None:
+        return None
+    return max(0.0, deadline - now) * (FOREST_SHARE if counterpart else 1.0)
+
 
 BASELINES_SKIPPED = ("Cancelled by request while fitting the baselines: the trained tree and its test scores are kept; "
                      "the baseline comparison was skipped.")
@@ -241,14 +255,15 @@ def fit_all_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
                                     fit_class_baselines)  # the supervisor
     from get_core.engine.train import train  # torch: only the worker loads it
 
+    other = counterpart_config(config, X_train.shape[1])
     if classify:  # y holds class labels; the baselines are classifiers weighted by ``class_weight``
         result = fit_class_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
                                      feature_names=feature_names, class_weight=class_weight)
         evaluate_tree = evaluate_class_tree  # noqa: F811 (the counterpart below is scored as a classifier)
     else:
         result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
-                               feature_names=feature_names)
-    other = counterpart_config(config, X_train.shape[1])
+                               feature_names=feature_names,
+                               forest_seconds=forest_seconds(deadline, time.monotonic(), other is not None))
     if other is None:
         return result
     if deadline is not None and other.time_budget is not None:

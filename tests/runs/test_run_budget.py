@@ -60,3 +60,12 @@ def test_time_left_is_the_budgets_rest_for_a_budgeted_run_and_none_during_an_unb
     assert training.eta_seconds(now=plain.started_at + 10) == pytest.approx(10 * 0.88 / 0.12)
     text = run_panel.progress_text(dataclasses.replace(plain, started_at=time.time() - 60))
     assert "fitting the baselines" in text and "left" not in text
+
+
+def test_the_forest_has_its_share_of_what_is_left_of_the_budget_and_all_of_it_without_a_counterpart():
+    from get_core.runs.training import FOREST_SHARE, forest_seconds
+
+    assert forest_seconds(None, now=5.0, counterpart=True) is None  # no budget: the whole forest
+    assert forest_seconds(10.0, now=6.0, counterpart=True) == pytest.approx(4.0 * FOREST_SHARE)
+    assert forest_seconds(10.0, now=6.0, counterpart=False) == pytest.approx(4.0)
+    assert forest_seconds(10.0, now=12.0, counterpart=True) == 0.0  # overrun: the forest's first step only
