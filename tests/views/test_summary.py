@@ -96,3 +96,12 @@ def test_a_classification_summary_states_accuracy_beside_the_forest_and_the_leav
     assert errs == "It errs most in leaf 4 (2 of its 4 test rows misclassified), leaf 5 (1 of 2) and leaf 6 (1 of 3)."
     without = " ".join(summary.summarize(class_tree(), X_test=X, y_test=y).sentences())
     assert "no random forest was fitted" in without
+
+
+def test_a_forest_the_budget_cut_short_is_named_with_its_trees_and_why():
+    X = np.array([[1, 0, 0]] * 4 + [[4, 0, 0]] * 2 + [[9, 0, 0]] * 3, dtype=float)
+    y = np.array([9, 11, 9, 11, 17, 23, 28, 32, 30], dtype=float)
+    forest = {"models": {"random_forest": {"r2": 0.99, "rmse": 0.5, "n_trees": 30}}}
+    comparison = summary.summarize(known_tree(), X_test=X, y_test=y, baselines=forest).sentences()[2]
+    assert "a random forest of 30 trees (as many as the run's time budget allowed) explains 99%" in comparison
+    assert "gives up" in comparison  # where the forest still wins, said plainly
