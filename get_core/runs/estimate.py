@@ -38,7 +38,7 @@ from get_core.budget import search_seconds
 from get_core.config import soft_rows
 from get_core.runs import launch
 from get_core.runs.store import default_db_path
-from get_core.runs.training import COUNTERPART_MIN_S, FOREST_SHARE, MAIN_SHARE, has_counterpart
+from get_core.runs.training import COUNTERPART_MIN_S, MAIN_SHARE, forest_seconds, has_counterpart
 
 MEASURE_ROWS = 10_000  # covers the usual table exactly; larger ones extrapolate linearly
 BASELINE_ROWS = 4000
@@ -185,9 +185,8 @@ def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: i
     if budget is not None:  # the forest grows while its share of the budget's rest lasts, its first trees at least
         from get_core.baselines import FOREST_STEP, FOREST_TREES  # numpy only; scikit-learn loads when fitting
 
-        rest = float(budget) - training
         baselines = max(baselines * FOREST_STEP / FOREST_TREES,
-                        min(baselines, rest * (FOREST_SHARE if counterpart else 1.0)))
+                        min(baselines, forest_seconds(float(budget), float(budget) - training, counterpart)))
     if counterpart:
         # the same GET fit with the other kind of splits (training.fit_all_baselines): the budget's rest, if any
         baselines += training if budget is None else max(COUNTERPART_MIN_S, float(budget) - training - baselines)
