@@ -149,11 +149,15 @@ def parameters_doc(init: Callable, own: dict[str, tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def _documented(own: dict[str, tuple[str, str]], attributes: str = "") -> Callable[[type], type]:
+def _documented(own: dict[str, tuple[str, str]], attributes: str = "",
+                entries: str | None = None) -> Callable[[type], type]:
     """A class decorator: the Parameters section (``parameters_doc``) before the Attributes section of the class's
-    docstring, and ``attributes`` (numpydoc entries, indented) after that section's first entry."""
+    docstring, and ``attributes`` (numpydoc entries, indented) after that section's first entry; ``entries``, when
+    given, are the section's entries in place of the docstring's own."""
     def document(cls: type) -> type:
         head, marker, tail = cls.__doc__.partition("\n    Attributes\n")
+        if entries is not None:
+            tail = f"    ----------\n{entries}"
         if attributes:
             first, _, rest = tail.partition("\n    n_features_in_ :")
             tail = f"{first}\n{attributes}    n_features_in_ :{rest}"
@@ -534,6 +538,17 @@ _CV_CLASS_PARAMETERS = {
                                     "give up (the default: half a point)."),
     **_CLASS_PARAMETERS,
 }
+
+
+def _accuracy_attributes(regressor_doc: str) -> str:
+    """GETRegressorCV's Attributes entries with validation accuracy where it has validation R2: GETClassifierCV's."""
+    entries = regressor_doc.partition("\n    Attributes\n    ----------\n")[2]
+    for r2, accuracy in (("validation_r2", "validation_accuracy"), ("train_r2", "train_accuracy"),
+                         ("validation R2", "validation accuracy")):
+        entries = entries.replace(r2, accuracy)
+    return entries
+
+
 #: What both classifiers' ``fit`` sets beside the tree, in numpydoc form.
 _CLASS_ATTRIBUTES = """    classes_ : ndarray of shape (n_classes_,)
         The class labels, sorted; ``predict`` returns them and ``predict_proba``'s columns follow their order.
@@ -616,7 +631,7 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         return self
 
 
-@_documented(_CV_CLASS_PARAMETERS, _CLASS_ATTRIBUTES)
+@_documented(_CV_CLASS_PARAMETERS, _CLASS_ATTRIBUTES, _accuracy_attributes(GETRegressorCV.__doc__))
 class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
     """GETClassifier whose depth is chosen as GETRegressorCV chooses it, by validation accuracy on a stratified 2:1
     split (plain when a class has a single row), then refit on all rows. ``cv_results_`` and ``path_results_`` hold
@@ -626,30 +641,7 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
 
     Attributes
     ----------
-    tree_ : ObliqueTree
-        The refit on all training data of the chosen depth, L1 and features per split.
-    best_depth_ : int
-        The chosen depth.
-    best_l1_ : float
-        The chosen L1 penalty (``l1`` itself when it is one value).
-    best_max_split_features_ : int or None
-        The chosen features per split (None: dense splits).
-    best_validation_accuracy_ : float
-        The validation accuracy of the chosen depth, L1 and features per split.
-    validated_tree_ : ObliqueTree
-        The search's tree of that choice, fitted on the train part.
-    cv_results_ : list of dict
-        One entry per search fit, in order: its ``depth``, ``l1``, ``max_split_features``, ``validation_accuracy``
-        and ``train_accuracy``.
-    search_trees_ : list of ObliqueTree
-        The tree of each entry of ``cv_results_`` (same order; fitted on the train part).
-    path_results_ : list of dict
-        Per k of features per split tried: its chosen ``depth`` and ``l1``, ``validation_accuracy`` and the
-        parameters a reader has to check (as GETRegressorCV's).
-    n_features_in_ : int
-        Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features seen during ``fit``; only when X has string column names.
+    GETRegressorCV's, validation accuracy in place of validation R2 (``_accuracy_attributes``).
     """
 
     _score_key, _train_key = "validation_accuracy", "train_accuracy"

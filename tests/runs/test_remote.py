@@ -13,6 +13,7 @@ import pytest
 
 from get_core.runs import launch
 from get_core.runs.store import RunStatus, RunStore
+from tests.runs.test_class_run import class_run, three_classes
 from tests.runs.test_worker import CANCEL_MARGIN_S, LONG, TINY, stop_everything, submit, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,6 +59,18 @@ def test_two_runs_on_a_dask_cluster_stream_progress_and_the_cancelled_one_ends_c
     assert cancelled.status is RunStatus.CANCELLED, cancelled.error
     assert cancelled.error.startswith("Cancelled by request") and 0 < cancelled.progress < 1
     assert "model" in store.list_artifacts(long) and took < CANCEL_MARGIN_S, f"Cancel took {took:.1f} s"
+
+
+def test_a_class_run_on_a_dask_cluster_ends_with_its_classification_tree_and_scores(store, cluster, monkeypatch):
+    monkeypatch.setenv(launch.DASK_ENV, cluster.scheduler_address)
+    run_id = class_run(store, three_classes())
+    launch.dispatch(store)
+    wait_for(lambda: store.get_run(run_id).status.is_finished(), 120)
+    run = store.get_run(run_id)
+    assert run.status is RunStatus.FINISHED and run.worker_pid is None, run.error  # ran on the cluster, not locally
+    scores = store.get_json(run_id, "class_scores")
+    assert 0.5 < scores["accuracy"] <= 1 and store.get_json(run_id, "baselines")["task"] == "classification"
+    assert store.get_json(run_id, "predictions")["classes"] == ["high", "low", "mid"]
 
 
 def test_an_unreachable_scheduler_fails_the_queued_run_with_one_sentence_the_runs_page_shows(store, monkeypatch):
