@@ -1,18 +1,32 @@
 """Time budgets (``time_budget=seconds``): one clock, and the rules that share a budget's seconds out.
 
-One clock, ``time.monotonic``: a deadline must not move when the wall clock is set, the race's pacing
-(``engine.race``), the progress reports and the worker's heartbeats already read it, and the race tests move it
-through ``race.time``. (``time.perf_counter`` reads the same clock on Linux; what matters is that no subtraction
-mixes two.) A ``Budget`` is seconds counted from a start on that clock: the fit's (``engine.train``), the
-optimization's first part of it, a polish level's share (``engine.polish``). GETRegressorCV's search shares its
-budget over its fits in advance (``split_budget``), so its shares are seconds, not clocks. Torch-free: the run-time
-estimate (``runs.estimate``) reads ``search_seconds`` without the trainer.
+One clock, ``now()``. Outside a fit it is ``time.monotonic`` (a deadline must not move when the wall clock is set).
+Inside one (``counting``, which ``engine.train`` holds for the whole fit) it counts the seconds the fit's thread was
+not kept waiting for a core: wall seconds minus the thread's run-queue delay (Linux's ``schedstat``; where that is
+not readable, wall seconds). On a free machine the two clocks agree; on a busy one a budget second takes more wall
+seconds and buys the same work, so the race's plan (``engine.race``) holds: at load 5-9 on 2 cores a wall-clock
+``time_budget=10`` on a planted depth-3 tree fell from 98% of its noise ceiling to 47%, CART's level (issue 34).
+Why not the process's CPU seconds: a fit's threads run in parallel only part of the time (on 2 cores, 1.0 to 2.0
+cores' worth), so CPU seconds over threads runs slower than the wall clock even on a free machine, and the thread's
+own CPU seconds miss its waits for its helper threads. The clock never runs slower than ``1 / STRETCH`` of the wall
+clock, so a fit still ends by about ``STRETCH`` times its budget however busy the machine (the race stops past
+``race.HARD_LIMIT``); below that share the budget buys less work and the fit is marked starved (``train``).
+The race's pacing, the probes, the node refit's deadline and the polish's shares all read ``now()``; the worker's
+heartbeats and the progress reports' rate stay on the wall clock. A ``Budget`` is seconds counted from a start on
+that clock: the fit's (``engine.train``), the optimization's first part of it, a polish level's share
+(``engine.polish``); a budget is read on the thread that counts it. GETRegressorCV's search shares its budget over
+its fits in advance (``split_budget``), so its shares are seconds, not clocks. Torch-free: the run-time estimate
+(``runs.estimate``) reads ``search_seconds`` without the trainer.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import os
 import time
 from dataclasses import dataclass, field
+from typing import Iterator
 
 #: The share of a GETRegressorCV budget that its search fits split equally; the refit, the returned tree, gets the
 #: rest (and the shares of the fits the early stop skipped).
@@ -22,9 +36,86 @@ SEARCH_SHARE = 2.0 / 3.0
 MIN_SEARCH_FIT_SECONDS = 1.0
 
 
+#: The most wall seconds one budget second takes: the clock runs at least at 1 / STRETCH of the wall clock. Below
+#: ``race.HARD_LIMIT`` (2), so that what follows the race's deadline (leaf refits, the last scores) still ends
+#: within twice the budget.
+STRETCH = 1.8
+#: This thread's scheduler statistics: seconds on a core, seconds waiting on a run queue, time slices (nanoseconds).
+SCHEDSTAT = "/proc/thread-self/schedstat"
+
+
+class ThreadWaits:
+    """The seconds this thread has waited for a core (its ``SCHEDSTAT``, read again at each call); the descriptor
+    stays this thread's whichever thread reads it. ``open`` gives None where the machine does not say."""
+
+    def __init__(self, descriptor: int):
+        self.descriptor = descriptor
+
+    @classmethod
+    def open(cls) -> "ThreadWaits | None":
+        try:
+            waits = cls(os.open(SCHEDSTAT, os.O_RDONLY))
+        except OSError:
+            return None
+        try:
+            waits()
+        except (OSError, ValueError, IndexError):
+            waits.close()
+            return None
+        return waits
+
+    def __call__(self) -> float:
+        return int(os.pread(self.descriptor, 128, 0).split()[1]) / 1e9
+
+    def close(self) -> None:
+        os.close(self.descriptor)
+
+
+@dataclass(frozen=True)
+class Counting:
+    """Where a fit's clock started: the wall clock, and the thread's waits for a core then (``waits``: None where
+    the machine does not say, and the clock is the wall clock)."""
+
+    wall: float
+    waited: float
+    waits: ThreadWaits | None
+
+    def elapsed(self) -> float:
+        """Budget seconds since the start: the wall seconds not spent waiting, at least 1 / ``STRETCH`` of them."""
+        wall = time.monotonic() - self.wall
+        waited = 0.0 if self.waits is None else self.waits() - self.waited
+        return max(wall - waited, wall / STRETCH)
+
+    def run_share(self) -> float | None:
+        """The share of the wall seconds since the start that the thread was not kept waiting for a core (1 on a
+        free machine); None where the machine does not say."""
+        wall = time.monotonic() - self.wall
+        if self.waits is None:
+            return None
+        return 1.0 - (self.waits() - self.waited) / wall if wall > 0 else 1.0
+
+
+_counting: contextvars.ContextVar[Counting | None] = contextvars.ContextVar("budget_counting", default=None)
+
+
+@contextlib.contextmanager
+def counting() -> Iterator[Counting]:
+    """Within it, ``now()`` on this thread counts the seconds it was not kept waiting for a core (module docstring)."""
+    waits = ThreadWaits.open()
+    start = Counting(time.monotonic(), 0.0 if waits is None else waits(), waits)
+    token = _counting.set(start)
+    try:
+        yield start
+    finally:
+        _counting.reset(token)
+        if waits is not None:
+            waits.close()
+
+
 def now() -> float:
-    """The budgets' clock."""
-    return time.monotonic()
+    """The budgets' clock (module docstring): the wall clock, or within ``counting`` the fit's own seconds."""
+    start = _counting.get()
+    return time.monotonic() if start is None else start.wall + start.elapsed()
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,18 @@ _CV_PARAMETERS = {
 }
 
 
+#: The single-tree estimators' own parameter: name -> (numpydoc type, meaning).
+_REPLAY_PARAMETER = {
+    "replay_plan": ("dict or None",
+                    "Not in the paper: the plan a time-budgeted fit recorded (``tree_.meta['plan']``: its starts and "
+                    "epochs, which starts each rung kept, where it ran out of time, its seed; ``engine.plan``). "
+                    "Given it, ``fit`` takes those decisions from the plan instead of the clock and returns the "
+                    "recorded tree, bit for bit on the same machine, device and thread count. The other parameters "
+                    "and the data must be the recording fit's; ``time_budget`` and ``random_state`` left None take "
+                    "the plan's. A plan of other data or settings is refused with a sentence saying which."),
+}
+
+
 def _doc_type(allowed: Allowed) -> str:
     """The numpydoc type of one of GETConfig's rules."""
     match allowed:
@@ -233,9 +245,11 @@ class _GETEstimator(BaseEstimator):
     def _train(self, X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
                names: list[str] | None, sample_weight: np.ndarray | None,
                checkpoint: SearchCheckpoint | None = None, warm_start: ObliqueTree | None = None) -> ObliqueTree:
-        """One fit of this estimator's kind (a classifier's on ``classes_``), from ``checkpoint`` when stored."""
+        """One fit of this estimator's kind (a classifier's on ``classes_``), from ``checkpoint`` when stored,
+        replaying ``replay_plan`` where the estimator has one."""
         classes = list(self.classes_) if self._is_classifier else None
-        return _search_fit(X, y, config, on_progress, names, checkpoint, warm_start, sample_weight, classes)
+        return _search_fit(X, y, config, on_progress, names, checkpoint, warm_start, sample_weight, classes,
+                           getattr(self, "replay_plan", None))
 
     def _warn_if_squeezed(self, X: np.ndarray) -> None:
         squeezed = squeezed_features(X) if self.scaling == "minmax" else []
@@ -269,7 +283,7 @@ class _GETEstimator(BaseEstimator):
         return self.tree_.decision_path(X)
 
 
-@_documented({})
+@_documented(_REPLAY_PARAMETER)
 class GETRegressor(RegressorMixin, _GETEstimator):
     """An oblique regression tree trained by gradient-based entire-tree optimization (GET / GET-Linear).
 
@@ -281,7 +295,8 @@ class GETRegressor(RegressorMixin, _GETEstimator):
     ----------
     tree_ : ObliqueTree
         The fitted tree (``get_core.model.tree``), in the data's original units; ``tree_.meta`` records the
-        settings the fit used (with a time budget: the starts and epochs it chose), its timings and training R2.
+        settings the fit used (with a time budget: the starts and epochs it chose, and in ``meta["plan"]`` every
+        decision it took from the clock, for ``replay_plan``), its timings and training R2.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -295,7 +310,8 @@ class GETRegressor(RegressorMixin, _GETEstimator):
                  device: str = DEFAULTS.device, linear_leaves: str = DEFAULTS.linear_leaves,
                  clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling,
                  max_split_features: int | None = DEFAULTS.max_split_features,
-                 time_budget: float | None = DEFAULTS.time_budget, batch_rows: int | None = DEFAULTS.batch_rows):
+                 time_budget: float | None = DEFAULTS.time_budget, batch_rows: int | None = DEFAULTS.batch_rows,
+                 replay_plan: dict | None = None):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -313,8 +329,9 @@ class GETRegressor(RegressorMixin, _GETEstimator):
         self.max_split_features = max_split_features
         self.time_budget = time_budget
         self.batch_rows = batch_rows
+        self.replay_plan = replay_plan
 
-    _parameter_constraints: dict = config_constraints(__init__)
+    _parameter_constraints: dict = {**config_constraints(__init__), "replay_plan": [dict, None]}
 
     def fit(self, X, y, sample_weight=None, on_progress: ProgressCallback | None = None) -> "GETRegressor":
         """Train on X (n, p) and y (n,), rows weighted by ``sample_weight`` (n,) (None: equally; an integer weight
@@ -524,7 +541,7 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
     }
 
 _CLASS_WEIGHT = [None, StrOptions({"balanced"}), dict]
-#: The classifiers' own parameter: name -> (numpydoc type, meaning).
+#: The classifiers' own parameters: name -> (numpydoc type, meaning).
 _CLASS_PARAMETERS = {
     "class_weight": ("dict, 'balanced' or None",
                      "How much each class counts: None, every row once; 'balanced', each class as much as any other "
@@ -574,7 +591,7 @@ class _ClassifierOutputs:
         return len(self.classes_)
 
 
-@_documented(_CLASS_PARAMETERS, _CLASS_ATTRIBUTES)
+@_documented({**_CLASS_PARAMETERS, **_REPLAY_PARAMETER}, _CLASS_ATTRIBUTES)
 class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
     """An oblique classification tree trained by gradient-based entire-tree optimization (GET).
 
@@ -604,7 +621,7 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
                  device: str = DEFAULTS.device, scaling: str = DEFAULTS.scaling,
                  max_split_features: int | None = DEFAULTS.max_split_features,
                  time_budget: float | None = DEFAULTS.time_budget, batch_rows: int | None = DEFAULTS.batch_rows,
-                 class_weight: str | dict | None = None):
+                 class_weight: str | dict | None = None, replay_plan: dict | None = None):
         self.depth = depth
         self.n_starts = n_starts
         self.n_epochs = n_epochs
@@ -620,8 +637,10 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         self.time_budget = time_budget
         self.batch_rows = batch_rows
         self.class_weight = class_weight
+        self.replay_plan = replay_plan
 
-    _parameter_constraints: dict = {**config_constraints(__init__), "class_weight": _CLASS_WEIGHT}
+    _parameter_constraints: dict = {**config_constraints(__init__), "class_weight": _CLASS_WEIGHT,
+                                    "replay_plan": [dict, None]}
 
     def fit(self, X, y, sample_weight=None, on_progress: ProgressCallback | None = None) -> "GETClassifier":
         """Train on X (n, p) and labels y (n,), rows weighted by ``sample_weight`` times ``class_weight``;
@@ -716,10 +735,10 @@ class DepthSearch:
 def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
                 names: list[str] | None, checkpoint: SearchCheckpoint | None,
                 warm_start: ObliqueTree | None = None, sample_weight: np.ndarray | None = None,
-                classes: list | None = None) -> ObliqueTree:
-    """One fit (of the depth search, its refit, or a plain estimator's), taken from ``checkpoint`` when an earlier
-    search stored it (a cancelled fit is never stored)."""
-    task = dict(warm_start=warm_start, sample_weight=sample_weight, classes=classes)
+                classes: list | None = None, replay_plan: dict | None = None) -> ObliqueTree:
+    """One fit (of the depth search, its refit, or a plain estimator's, ``replay_plan`` replayed), taken from
+    ``checkpoint`` when an earlier search stored it (a cancelled fit is never stored)."""
+    task = dict(warm_start=warm_start, sample_weight=sample_weight, classes=classes, replay_plan=replay_plan)
     if checkpoint is None:
         return train(X, y, config, on_progress, names, **task)
     key = fit_fingerprint(X, y, config, names, warm_start, sample_weight, classes)

@@ -33,11 +33,12 @@ def r2(y_true: np.ndarray, y_pred: np.ndarray) -> float | None:
 
 def search_r2(y_true: np.ndarray, y_pred: np.ndarray, weights: np.ndarray | None = None) -> float:
     """R² for ranking trees: ``scores``' R² (with ``weights``, the rows' weighted R²), and where that is undefined
-    scikit-learn's finite stand-in (1.0 when every prediction is exact, else 0.0)."""
+    scikit-learn's finite stand-in (1.0 when no squared error is left, else 0.0)."""
     r2 = scores(y_true, y_pred)[0] if weights is None else _weighted_r2(y_true, y_pred, weights)
     if r2 is not None:
         return r2
-    return 1.0 if np.array_equal(np.ravel(y_true), np.ravel(y_pred)) else 0.0
+    exact = float(np.sum((np.ravel(y_true) - np.ravel(y_pred)) ** 2)) == 0  # as r2_score: no squared error left
+    return 1.0 if exact else 0.0
 
 
 def _weighted_r2(y_true: np.ndarray, y_pred: np.ndarray, weights: np.ndarray) -> float | None:

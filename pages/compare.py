@@ -124,14 +124,16 @@ def _counterpart_note(results) -> None:
 def _offer_baselines(results) -> None:
     """No baselines stored: say why, and for a run that stopped before them, offer to fit them now."""
     if results.baselines_error:
-        st.info(f"No CART / random-forest baselines for this run: {common.plain(results.baselines_error)}.")
+        st.info("No baselines (CART, random forest, HistGradientBoosting) for this run: "
+                f"{common.plain(results.baselines_error)}.")
         return
     if results.run.status is RunStatus.FINISHED or not results.has_data:
-        st.info("No CART / random-forest baselines for this run: "
+        st.info("No baselines (CART, random forest, HistGradientBoosting) for this run: "
                 + ("this run did not store them." if results.has_data else "its rows could not be rebuilt."))
         return
-    st.info(f"Run #{results.run.run_id} ended before its CART and random-forest baselines were fitted. They can be "
-            "fitted now on the run's own train/test split (as the worker would have; usually a few seconds).")
+    st.info(f"Run #{results.run.run_id} ended before its baselines (CART, random forest, HistGradientBoosting) were "
+            "fitted. They can be fitted now on the run's own train/test split (as the worker would have; usually a "
+            "few seconds).")
     if st.button("Fit the baselines now", key="fit_baselines", type="primary"):
         with st.spinner("Fitting CART and a random forest on the run's training rows..."):
             worker.fit_missing_baselines(common.get_store(), results.run.run_id)

@@ -63,8 +63,9 @@ def _panel_body(run: Run) -> None:
                 f"(at most {launch.max_running()} at once).")
     st.progress(min(1.0, max(0.0, run.progress)), text=progress_text(run))
     classify = is_class_run(run)
+    metrics = store.list_metrics(run.run_id)
     if classify:
-        _class_metrics(store, run)
+        _class_metrics(store, run, metrics)
     else:
         columns = st.columns(4)
         columns[0].metric("Best train R² so far", "–" if run.best_hard_r2 is None else f"{run.best_hard_r2:.4f}",
@@ -85,13 +86,14 @@ def _panel_body(run: Run) -> None:
     else:
         st.success(f"Finished in {format_seconds(run.duration() or 0)}.")
     search_ui.search_section(run)  # a run whose depth or features per split are chosen for the user: its chart
-    figure = loss_curves_figure(store.list_metrics(run.run_id), n_epochs=run.n_epochs,
+    figure = loss_curves_figure(metrics, n_epochs=run.n_epochs,
                                 n_stages=run.n_stages, y_scale=target_scale(store, run.run_id),
                                 fits=store.get_json(run.run_id, FITS), classes=classify)
     if classify:
         st.caption("The curves show the Brier score on the training rows: the squared distance between the class "
                    "shares a row's leaf gives and the row's own class (0 is perfect; guessing every class's share "
-                   "equally gives 1 − 1/classes). Lower is better; accuracy follows it.")
+                   "equally gives 1 − 1/classes). Lower is better. Below them, the accuracy of the tree's own "
+                   "(hard) splits on the training rows, measured at each checkpoint of the training.")
     st.plotly_chart(figure, key=f"curves-{run.run_id}")
 
 
@@ -100,17 +102,22 @@ def is_class_run(run: Run) -> bool:
     return (run.params.get("data") or {}).get("task") == "classification"
 
 
-def _class_metrics(store: RunStore, run: Run) -> None:
-    """A class run's figures in words: elapsed time, then (once known) the share of test rows classified correctly,
-    balanced accuracy, log loss and the training rows' accuracy."""
+def _class_metrics(store: RunStore, run: Run, metrics: list) -> None:
+    """A class run's figures in words: elapsed time, the training rows' accuracy (live: the best at a checkpoint so
+    far, from the metric points; once ended: the run's tree's), then the share of test rows classified correctly,
+    balanced accuracy and log loss."""
     scores = store.get_json(run.run_id, "class_scores") or {}
     model = store.get_json(run.run_id, "model") if run.status.is_finished() else None
     train_accuracy = ((model or {}).get("meta") or {}).get("train_accuracy")
+    live = [p.hard_accuracy for p in metrics if p.phase == "optimize" and p.hard_accuracy is not None]
+    if train_accuracy is None and live:
+        train_accuracy = max(live)
     columns = st.columns(5)
     shown = lambda v, f: "–" if v is None else format(v, f)  # noqa: E731
     columns[0].metric("Elapsed", "–" if run.duration() is None else format_seconds(run.duration()))
     columns[1].metric("Train accuracy", shown(train_accuracy, ".1%"),
-                      help="the share of training rows the tree's own (hard) splits classify correctly")
+                      help="the share of training rows the tree's own (hard) splits classify correctly; while it "
+                           "trains, the best reached at a checkpoint so far")
     columns[2].metric("Test accuracy", shown(scores.get("accuracy"), ".1%"),
                       help="the share of the test rows set aside before training that the tree classifies correctly")
     columns[3].metric("Balanced accuracy", shown(scores.get("balanced_accuracy"), ".1%"),

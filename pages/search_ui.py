@@ -14,7 +14,8 @@ import streamlit as st
 from get_core.config import SEARCH_PATIENCE, validation_split_words
 from get_core.runs.search import SEARCH
 from get_core.runs.store import Run, RunStore
-from get_core.views.search_chart import features_label, path_text, point_label, search_figure, tolerance_text
+from get_core.views.search_chart import (ACCURACY, R2, SCORE_NAMES, features_label, path_text, point_label,
+                                         search_figure, tolerance_text)
 from pages import common
 
 #: The search's split in words (config.VALIDATION_FRACTION), for the text that explains it.
@@ -31,11 +32,12 @@ def search_section(run: Run) -> None:
         return
     search = common.get_store().get_json(run.run_id, SEARCH) or {}
     points, chosen = search.get("points", []), search.get("chosen")
-    st.markdown(f"**{_title(spec)}**")
-    st.caption(_status(search, spec))
+    score = search.get("score") or _run_score(run)
+    st.markdown(f"**{_title(spec, score)}**")
+    st.caption(_status(search, spec, score))
     chart, picker = st.columns([3, 1])
     openable = run.status.is_finished() and bool(points)
-    event = chart.plotly_chart(search_figure(points, chosen), key=f"search-chart-{run.run_id}",
+    event = chart.plotly_chart(search_figure(points, chosen, score=score), key=f"search-chart-{run.run_id}",
                                on_select="rerun" if openable else "ignore", selection_mode="points")
     clicked = [p.get("customdata") for p in (event.selection.points if openable and event else [])]
     if clicked and clicked[0]:
@@ -106,21 +108,26 @@ def _own_tree(search: Mapping[str, Any]) -> str:
     return f"the run's tree ({what}, chosen by the search and refit on all training rows)"
 
 
-def _title(spec: Mapping[str, Any]) -> str:
+def _run_score(run: Run) -> str:
+    """The score a run's search is chosen by, before its first point: a class target's accuracy, else R2."""
+    return ACCURACY if (run.params.get("data") or {}).get("task") == "classification" else R2
+
+
+def _title(spec: Mapping[str, Any], score: str = R2) -> str:
     depth, features = len(spec.get("depths", ())) > 1, bool(spec.get("split_features"))
     what = " and ".join(name for name, on in (("Depth", depth), ("features per split", features)) if on)
-    return f"{what[0].upper()}{what[1:]} chosen for you: validation R\u00b2 of each tree the search fitted"
+    return f"{what[0].upper()}{what[1:]} chosen for you: {SCORE_NAMES[score]} of each tree the search fitted"
 
 
-def _status(search: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
+def _status(search: Mapping[str, Any], spec: Mapping[str, Any], score: str = R2) -> str:
     points, status = search.get("points", []), search.get("status")
     tried = f"{len(points)} tree(s) scored so far" if points else "no tree scored yet"
     chosen = search.get("chosen")
     if status == "done" and chosen:
         return (f"Chosen: {point_label({**chosen, 'n_parameters': _params_of(search, chosen)}, True)}, then refit "
                 f"on all training rows. Each tree was fitted on {FIT_PART} of the training rows and scored on "
-                f"{SCORE_PART}; the star marks the choice (the smallest within {tolerance_text()} of the best when "
-                "features per split were chosen). A shallower tree nearly as good is easier to read: open it.")
+                f"{SCORE_PART}; the star marks the choice (the smallest within {tolerance_text(score)} of the best "
+                "when features per split were chosen). A shallower tree nearly as good is easier to read: open it.")
     if status == "cancelled":
         return f"Cancelled during the search ({tried}); the best validated tree is kept."
     if status == "refitting":
@@ -129,7 +136,7 @@ def _status(search: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
     if len(depths) == 1:
         return f"Searching ({tried}): {path_text()} features per split at depth {depths[0]}."
     return (f"Searching ({tried}): depths {depths[0]} to {depths[-1]}, stopping once {SEARCH_PATIENCE} depths in a "
-            "row stop improving the validation R\u00b2.")
+            f"row stop improving the {SCORE_NAMES[score]}.")
 
 
 def _params_of(search: Mapping[str, Any], chosen: Mapping[str, Any]) -> int:

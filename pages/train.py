@@ -9,9 +9,8 @@ from get_core.config import (ALLOWED, APP_DEFAULTS, SEARCH_PATIENCE, SPLIT_FEATU
                              validation_split_words)
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
-from get_core.runs.training import NO_CLASS_SEARCH
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN, alpha_stage_bounds
-from get_core.views.search_chart import path_text, tolerance_text
+from get_core.views.search_chart import ACCURACY, R2, SCORE_NAMES, path_text, tolerance_text
 from pages import common, run_panel, session_url
 
 #: The search's split in words (config.VALIDATION_FRACTION), for the text that explains it.
@@ -69,8 +68,8 @@ def _form(ready: dict) -> None:
                f"inputs, {what} '{common.plain(ready['spec']['target'])}'.")
     c1, c2, c3 = st.columns(3)
     _budget_choice(c1, c2)
-    _depth_widgets(c1)
-    _split_features_widget(c1)
+    _depth_widgets(c1, classify)
+    _split_features_widget(c1, classify)
     if classify:
         c1.radio("Class weights", ("none", "balanced"), key="cfg_class_weight", horizontal=True,
                  format_func={"none": "as in the data", "balanced": "balanced"}.get,
@@ -114,9 +113,6 @@ def _form(ready: dict) -> None:
     c3.number_input("Seed", 0, 2**31 - 1, key="cfg_seed")
     session_url.keep(ready, {key: st.session_state[key] for key in DEFAULTS if key in st.session_state}, DEFAULTS)
     config = _config(classify)
-    if classify and _search() is not None:
-        st.warning(NO_CLASS_SEARCH)
-        return
     try:
         GETConfig(**config)  # GET's own check of the settings (alpha min above alpha max, say) before anything runs
     except ValueError as exc:
@@ -174,24 +170,26 @@ def _config(classify: bool = False) -> dict:
             "max_split_features": int(s.cfg_split_features) if s.cfg_split_features.isdigit() else None}
 
 
-def _depth_widgets(column) -> None:
+def _depth_widgets(column, classify: bool = False) -> None:
     """A fixed depth, or the depth chosen for the user (the paper's protocol, ``runs.search``) up to a deepest one."""
+    score = "accuracy" if classify else "R²"
     column.radio("Depth", list(DEPTH_MODES), key="cfg_depth_mode", horizontal=True, format_func=DEPTH_MODES.get,
                  help=f"choose for me: trees of depth 1, 2, ... are fitted on {FIT_PART} of the training rows and "
-                      f"scored (R²) on {SCORE_PART} until {SEARCH_PATIENCE} depths in a row stop improving it (the "
-                      "paper's protocol); the best depth is refit on all training rows. Every depth's tree is kept, so "
-                      "you can open a shallower one that is nearly as good.")
+                      f"scored ({score}) on {SCORE_PART} until {SEARCH_PATIENCE} depths in a row stop improving it "
+                      "(the paper's protocol); the best depth is refit on all training rows. Every depth's tree is "
+                      "kept, so you can open a shallower one that is nearly as good.")
     choosing = st.session_state.cfg_depth_mode == "choose"
     column.slider("Deepest depth to try" if choosing else "Fixed depth", ALLOWED["depth"].low,
                   ALLOWED["depth"].high, key="cfg_depth")
 
 
-def _split_features_widget(column) -> None:
+def _split_features_widget(column, classify: bool = False) -> None:
+    score = ACCURACY if classify else R2
     column.radio("Features per split", SPLIT_FEATURES, key="cfg_split_features", horizontal=True,
                  format_func=lambda v: "choose for me" if v == "auto" else v,
                  help="how many inputs a split may weigh: 1 gives an axis-aligned tree optimized as a whole, any is "
                       f"GET's dense hyperplane. Choose for me tries {path_text()}, and keeps the fewest whose "
-                      f"validation R² is within {tolerance_text()} of the best.")
+                      f"{SCORE_NAMES[score]} is within {tolerance_text(score)} of the best.")
 
 
 def _search() -> dict | None:

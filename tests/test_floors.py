@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FLOORS = (
     ("get_core",),  # the package itself: re-exports, and loads the estimators when asked for them
     ("get_core.runs",),  # the run store, worker and supervisor
-    ("get_core.estimator",),  # the scikit-learn estimators
+    ("get_core.estimator", "get_core.skl2onnx_converter"),  # the scikit-learn estimators, their skl2onnx converters
     ("get_core.engine",),  # training: the only wing that imports torch
     # what is shown and written of a fitted model, and the what-if questions asked of it
     ("get_core.export", "get_core.views", "get_core.baselines", "get_core.model.counterfactual",

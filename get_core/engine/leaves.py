@@ -56,6 +56,7 @@ class LeafFit:
     node_means: Tensor  # (M, 2L-1) mean target per node, NaN where no row; (M, 2L-1, C) class shares
     lower: Tensor | None = None  # (M, L) a leaf's prediction is clamped to [lower, upper]; None: no clamp
     upper: Tensor | None = None
+    accuracy: Tensor | None = None  # (M,) a classifier's hard training accuracy (``hard_accuracy``); None: regression
 
 
 def route(weights: Tensor, thresholds: Tensor, Xat: Tensor, starts: int) -> Tensor:
@@ -256,14 +257,25 @@ def hard_loss(leaf: Tensor, fit: LeafFit, X: Tensor, y: Tensor, w: Tensor, start
     return (squared * _per_model(w, starts)).sum(dim=1)
 
 
+def hard_accuracy(leaf: Tensor, fit: LeafFit, y: Tensor, w: Tensor, starts: int) -> Tensor:
+    """Weighted share (M,) of the rows whose leaf's largest class share is their own class (one-hot y): the hard-split
+    tree's training accuracy, which the run's live curves show beside the Brier score."""
+    predicted = fit.intercepts.argmax(dim=2).gather(1, leaf)
+    hits = (_per_model(y, starts).argmax(dim=2) == predicted).to(w.dtype)
+    wm = _per_model(w, starts)
+    return ((hits * wm).sum(dim=1) / wm.sum(dim=1).clamp(min=1e-300)).double()
+
+
 def refit_tree_leaves(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, linear_rule: str = "gcv",
-                      clip: bool = True, sample_weight: np.ndarray | None = None) -> ObliqueTree:
+                      clip: bool = True, sample_weight: np.ndarray | None = None, scaled: bool = False) -> ObliqueTree:
     """Set ``tree``'s leaves, node counts and node means from its own float64 routing of the training rows
-    (``linear_rule`` and ``clip`` apply to a linear-leaf tree; a classifier's ``y_scaled`` is one-hot (n, C))."""
+    (``linear_rule`` and ``clip`` apply to a linear-leaf tree; a classifier's ``y_scaled`` is one-hot (n, C)).
+    ``scaled``: X is already ``tree.scale_X(X)`` (the trainer scales its rows once per fit, not once per call)."""
+    Xs = X if scaled else tree.scale_X(X)
     if tree.is_classifier:
-        return _refit_class_leaves(tree, X, y_scaled, sample_weight)
-    leaf = torch.as_tensor(tree.apply(X) - tree.n_leaves).view(1, -1)
-    Xs = torch.as_tensor(tree.scale_X(X)).unsqueeze(0)
+        return _refit_class_leaves(tree, Xs, y_scaled, sample_weight)
+    leaf = torch.as_tensor(routing.leaves(tree, Xs, scaled=True) - tree.n_leaves).view(1, -1)
+    Xs = torch.as_tensor(Xs).unsqueeze(0)
     y = torch.as_tensor(np.asarray(y_scaled, dtype=np.float64)).view(1, -1)
     w = torch.as_tensor(_normalized(sample_weight, y.shape[1])).view(1, -1)
     linear = tree.leaf_type == "linear"
@@ -286,13 +298,13 @@ def _normalized(sample_weight: np.ndarray | None, n: int) -> np.ndarray:
     return sw / sw.sum()
 
 
-def _refit_class_leaves(tree: ObliqueTree, X: np.ndarray, Y: np.ndarray,
+def _refit_class_leaves(tree: ObliqueTree, Xs: np.ndarray, Y: np.ndarray,
                         sample_weight: np.ndarray | None) -> ObliqueTree:
     """A classifier's node counts (weighted, in sample-weight units), smoothed leaf probabilities (a leaf no
-    training row reaches takes its nearest reached ancestor's), row counts and majority shares."""
+    training row reaches takes its nearest reached ancestor's), row counts and majority shares; Xs scaled."""
     sw = np.ones(len(Y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     L = tree.n_leaves
-    leaf = tree.apply(X) - L
+    leaf = routing.leaves(tree, Xs, scaled=True) - L
     counts = np.zeros((2 * L - 1, Y.shape[1]))
     rows = np.zeros(2 * L - 1, dtype=np.int64)
     np.add.at(counts, leaf + L - 1, Y * sw[:, None])
@@ -322,11 +334,12 @@ def leaf_values(tree: ObliqueTree) -> np.ndarray:
 
 
 def row_losses(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray,
-               sample_weight: np.ndarray | None = None) -> np.ndarray:
+               sample_weight: np.ndarray | None = None, scaled: bool = False) -> np.ndarray:
     """Each training row's hard loss (n,), times its weight: squared error, or a classifier's Brier score at the
-    leaves' raw class shares (its sum is the leaves' weighted Gini impurity)."""
+    leaves' raw class shares (its sum is the leaves' weighted Gini impurity). ``scaled``: X is ``tree.scale_X(X)``."""
+    Xs = X if scaled else tree.scale_X(X)
     if tree.is_classifier:
-        losses = classes.brier_rows(leaf_values(tree)[tree.apply(X) - tree.n_leaves], y_scaled)
+        losses = classes.brier_rows(leaf_values(tree)[routing.leaves(tree, Xs, scaled=True) - tree.n_leaves], y_scaled)
     else:
-        losses = (tree.predict_scaled(X) - y_scaled) ** 2
+        losses = (routing.predict_scaled(tree, Xs, scaled=True)[1] - y_scaled) ** 2
     return losses if sample_weight is None else losses * sample_weight

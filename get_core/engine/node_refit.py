@@ -29,7 +29,10 @@ import time
 
 import numpy as np
 
+from get_core.budget import now
 from get_core.engine import leaves
+from get_core.engine.plan import Plan
+from get_core.model import routing
 from get_core.model.tree import ObliqueTree
 
 #: Bottom-up sweeps over the levels: after fixed-budget sparse fits, and at most after budgeted fits (deadline).
@@ -51,17 +54,21 @@ MIN_GAIN = 1e-9
 
 def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, linear_rule: str = "gcv",
                 clip: bool = True, passes: int = PASSES, deadline: float | None = None,
-                sample_weight: np.ndarray | None = None) -> ObliqueTree:
+                sample_weight: np.ndarray | None = None, decisions: Plan | None = None,
+                scaled: bool = False) -> ObliqueTree:
     """Refit ``tree``'s splits in place (see the module docstring); returns it. ``y_scaled`` in the tree's units.
-    ``deadline`` (``time.monotonic``): no pass starts after it; the first always runs."""
+    ``deadline`` (``budget.now``): no pass starts after it; the first always runs. Whether a pass still starts
+    is ``decisions``' "refit_stop" question (a budgeted fit's ``plan``). ``scaled``: X is already
+    ``tree.scale_X(X)``; every routing below reuses these scaled rows."""
     t0 = time.perf_counter()
-    Xs = tree.scale_X(X)
+    decisions = Plan() if decisions is None else decisions
+    Xs = X if scaled else tree.scale_X(X)
     ys = np.asarray(y_scaled, dtype=np.float64)
     accepted = swept = 0
     for sweep in range(passes):
-        if sweep and deadline is not None and time.monotonic() > deadline:
+        if sweep and deadline is not None and decisions.stops("refit_stop", sweep, lambda: now() > deadline):
             break
-        changed = sum(_refit_level(tree, X, Xs, ys, level, k, linear_rule, clip, sample_weight)
+        changed = sum(_refit_level(tree, Xs, ys, level, k, linear_rule, clip, sample_weight)
                       for level in reversed(range(tree.depth)))
         accepted, swept = accepted + changed, swept + 1
         if not changed:
@@ -71,17 +78,18 @@ def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, 
     return tree
 
 
-def _refit_level(tree: ObliqueTree, X: np.ndarray, Xs: np.ndarray, ys: np.ndarray, level: int, k: int,
-                 linear_rule: str, clip: bool, sw: np.ndarray | None) -> int:
-    """Propose a split for every node of ``level``, keep the ones that lower their rows' loss; returns how many."""
-    at = tree.decision_path(X)[:, level]
+def _refit_level(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, level: int, k: int, linear_rule: str,
+                 clip: bool, sw: np.ndarray | None) -> int:
+    """Propose a split for every node of ``level``, keep the ones that lower their rows' loss; returns how many.
+    ``Xs``: the rows scaled once (``tree.scale_X``), routed as the model routes them (``routing``)."""
+    at = routing.decision_path(tree, Xs, scaled=True)[:, level]
     bottom_means = level == tree.depth - 1 and tree.leaf_type == "constant" and sw is None
     l_left = _loss_from(tree, Xs, ys, 2 * at, level + 1, sw)
     l_right = _loss_from(tree, Xs, ys, 2 * at + 1, level + 1, sw)
     proposals: dict[int, tuple[np.ndarray, float]] = {}
     for t in range(2 ** level, 2 ** (level + 1)):
         rows = np.flatnonzero(at == t)
-        if len(rows) < (2 if k < X.shape[1] else DENSE_MIN_ROWS_PER_FEATURE * (X.shape[1] + 1)):
+        if len(rows) < (2 if k < Xs.shape[1] else DENSE_MIN_ROWS_PER_FEATURE * (Xs.shape[1] + 1)):
             continue
         found = _best_split(Xs[rows], ys[rows], l_left[rows], l_right[rows], tree.weights[t - 1],
                             tree.thresholds[t - 1], k, bottom_means)
@@ -90,16 +98,16 @@ def _refit_level(tree: ObliqueTree, X: np.ndarray, Xs: np.ndarray, ys: np.ndarra
     if not proposals:
         return 0
     nodes = np.array(sorted(proposals)) - 1
-    errors = leaves.row_losses(tree, X, ys, sw)
+    errors = leaves.row_losses(tree, Xs, ys, sw, scaled=True)
     old_w, old_b = tree.weights[nodes].copy(), tree.thresholds[nodes].copy()
     for t, (w, b) in proposals.items():
         tree.weights[t - 1], tree.thresholds[t - 1] = w, b
-    leaves.refit_tree_leaves(tree, X, ys, linear_rule, clip, sw)
-    new_errors = leaves.row_losses(tree, X, ys, sw)
+    leaves.refit_tree_leaves(tree, Xs, ys, linear_rule, clip, sw, scaled=True)
+    new_errors = leaves.row_losses(tree, Xs, ys, sw, scaled=True)
     worse = [i for i, t in enumerate(nodes + 1) if new_errors[at == t].sum() >= errors[at == t].sum()]
     if worse:
         tree.weights[nodes[worse]], tree.thresholds[nodes[worse]] = old_w[worse], old_b[worse]
-        leaves.refit_tree_leaves(tree, X, ys, linear_rule, clip, sw)
+        leaves.refit_tree_leaves(tree, Xs, ys, linear_rule, clip, sw, scaled=True)
     return len(nodes) - len(worse)
 
 

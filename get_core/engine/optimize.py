@@ -9,17 +9,19 @@ training loss. ``initial_params`` builds the starts (a warm start, CART, random 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
+from get_core.budget import now
 from get_core.engine import classes, leaves, native
 from get_core.config import GETConfig, soft_rows
 from get_core.engine.progress import Reporter
-from get_core.engine.race import LADDER, Costs, Race, RacePlan, plan
+from get_core.engine.plan import Plan
+from get_core.engine.race import (LADDER, MAX_EPOCHS, MIN_CHECKPOINTS, MIN_EPOCHS, Costs, Race, RacePlan,
+                                  plan)
 from get_core.schedule import alpha_stage_bounds
 from get_core.engine.soft import Params, Workspace, soft_loss_and_grad
 from get_core.engine.sparse import Sparsifier
@@ -191,6 +193,8 @@ def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], d
                    linear: str | None, clip: bool) -> tuple[leaves.LeafFit, torch.Tensor]:
     leaf = _route(params, problems, chunks, starts)
     fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts, clip)
+    if fit.intercepts.dim() == 3:  # a classifier: its hard accuracy travels with the progress (``Reporter``)
+        fit.accuracy = leaves.hard_accuracy(leaf, fit, problems.y, problems.w, starts)
     return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
 
 
@@ -256,6 +260,7 @@ class _Stages:
         self.N = params.weights.shape[1]
         self.chunks, self.workspaces = problems.chunks(params.weights.shape[0], self.N), {}
         fit, self.hard = self.evaluate(params)
+        self.accuracy = fit.accuracy  # (M,) a classifier's hard training accuracy at the latest checkpoint
         self.params = _with_leaves(params, fit, problems.class_loss)
         self.best, self.best_loss = self.params.clone(), self.hard.clone()
         self.sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense
@@ -306,7 +311,7 @@ class _Stages:
                 self._report(stage, epoch, column, soft, problem_best)
             if at_checkpoint and self.race is not None and self._cut(stage * n_epochs + epoch, adam):
                 alpha = self.device_alphas[:, column].contiguous()
-            if self.reporter.cancelled or (self.race is not None and self.race.out_of_time()):
+            if self.reporter.cancelled or (self.race is not None and self.race.out_of_time(stage * n_epochs + epoch)):
                 return True
         return False
 
@@ -314,6 +319,7 @@ class _Stages:
         """Score the current splits (and their top-k projection), keep each start's best; returns each problem's
         best hard loss so far."""
         fit, self.hard = self.evaluate(self.params)
+        self.accuracy = fit.accuracy
         if masked:
             _keep_best(self.kept, self.kept_loss, self.params, fit, self.hard, self.problems.class_loss)
         else:
@@ -325,7 +331,7 @@ class _Stages:
 
     def _report(self, stage: int, epoch: int, column: int, soft: torch.Tensor, problem_best: torch.Tensor) -> None:
         self.reporter.report(stage, len(self.plan), epoch, self.config.n_epochs, self.alphas[:, column], soft,
-                             self.hard, problem_best, self.starts, *_race_view(self.race))
+                             self.hard, problem_best, self.starts, *_race_view(self.race), accuracy=self.accuracy)
 
     def _cut(self, position: int, adam: _Adam) -> bool:
         """The race's rung at ``position``: every per-model state narrowed to the models it keeps (in place for the
@@ -343,6 +349,7 @@ class _Stages:
         if self.sparsity is not None:
             self.sparsity.keep(keep)
         self.alphas, self.device_alphas, self.hard = self.alphas[keep.cpu()], self.device_alphas[keep], self.hard[keep]
+        self.accuracy = None if self.accuracy is None else self.accuracy[keep]
         self.starts, self.workspaces = len(keep) // self.problems.n_problems, {}
         self.chunks = self.problems.chunks(len(keep), self.N)
         return True
@@ -352,8 +359,10 @@ def _checkpoints(n_epochs: int, stage: int, race: Race | None) -> set[int]:
     """The epochs of ``stage`` that check the hard loss: ``CHECKPOINTS_PER_STAGE`` spread evenly, and the race's
     rungs that fall in the stage. Why the rungs too: a rung waiting for the next even checkpoint lets all the starts
     overspend their share (abalone, depth 8, 60 s, 2,773 epochs per stage: the rungs at epochs 44 and 131 both
-    waited for epoch 139, so 128 starts ran 3x their share and the rung had to drop 8x to keep to the deadline)."""
-    even = np.linspace(n_epochs / CHECKPOINTS_PER_STAGE, n_epochs, CHECKPOINTS_PER_STAGE).round().astype(int)
+    waited for epoch 139, so 128 starts ran 3x their share and the rung had to drop 8x to keep to the deadline).
+    A race's plan may check fewer times per stage (``race.plan``: when its smallest race would overrun)."""
+    count = CHECKPOINTS_PER_STAGE if race is None else race.plan.checkpoints_per_stage
+    even = np.linspace(n_epochs / count, n_epochs, count).round().astype(int)
     rungs = [] if race is None else [math.ceil(r - stage * n_epochs) for r in race.plan.rungs()]
     return set(even.tolist()) | {r for r in rungs if 0 < r <= n_epochs}
 
@@ -389,9 +398,11 @@ def _take(params: Params, keep: torch.Tensor) -> Params:
 def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GETConfig, starts: int,
            seconds: float, max_calls: int) -> tuple[float, float]:
     """The fastest seconds per hard evaluation and per epoch (soft pass and Adam step) of these models, timed after
-    one untimed call (at least 3 calls, up to ``max_calls`` within ``seconds``); ``params`` is not modified. Why the
-    fastest: a plan that proves too slow is corrected at the race's rungs (more starts dropped), one that proves too
-    cautious is not (dropped starts do not come back)."""
+    one untimed call (up to ``max_calls`` within ``seconds``, one when it takes longer); ``params`` is not modified.
+    Why the fastest: a plan that proves too slow is corrected at the race's rungs (more starts dropped), one that
+    proves too cautious is not (dropped starts do not come back). Why one long call: on 300,000 x 19 at depth 4 the
+    probes took 2.2 s of a 10-s budget (each evaluation scores every row, 8 of them), and a long call's time varies
+    little."""
     params = params.clone()
     depth = (params.weights.shape[1] + 1).bit_length() - 1
     chunks, workspaces = problems.chunks(params.weights.shape[0], params.weights.shape[1]), {}
@@ -411,11 +422,11 @@ def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GET
     fastest = []
     for call in (evaluate, step):
         call()
-        times, begin = [], time.perf_counter()
-        while len(times) < 3 or (time.perf_counter() - begin < seconds and len(times) < max_calls):
-            clock = time.perf_counter()
+        times, begin = [], now()
+        while not times or (now() - begin < seconds and len(times) < max_calls):
+            clock = now()
             call()
-            times.append(time.perf_counter() - clock)
+            times.append(now() - clock)
         fastest.append(min(times))  # a shared machine only adds time; a race that runs slow drops more starts
     return fastest[0], fastest[1]
 
@@ -435,16 +446,34 @@ PROBE_MODELS = 8
 PROBE_SHARE = 0.05
 
 
-def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator
-             ) -> tuple[GETConfig, RacePlan, Costs]:
+def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator,
+             decisions: Plan) -> tuple[GETConfig, RacePlan, Costs | None]:
     """The config (starts and epochs), race plan and measured costs that fill ``seconds`` on these problems. Probes
     of random trees (from a generator seeded by one draw of ``gen``) time ``PROBE_MODELS`` and one start per
     problem, then the planned start count (or the most of ``race.LADDER`` that ``PROBE_SHARE`` of the budget can
-    time), and the plan is made again from all three."""
+    time), and the plan is made again from all three. The starts and epochs are ``decisions``' "race" answer: when
+    it replays a recorded plan, no probe runs (and the costs are None)."""
     probe_gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen)))
-    clock = time.perf_counter()
     sparse = Sparsifier.of(config.max_split_features, problems.X, problems.w, 1) is not None
     n_stages = config.n_alphas + int(sparse)  # one stage more, and each checkpoint also scores the top-k projection
+    measured: list[Costs] = []
+
+    def probed() -> list[int]:
+        costs, race_plan = _probed(problems, config, depth, seconds, probe_gen, n_stages, sparse)
+        measured.append(costs)
+        return [race_plan.n_starts, race_plan.n_epochs, race_plan.checkpoints_per_stage]
+
+    starts, epochs, checkpoints = decisions.answer("race", probed, lambda v: (
+        isinstance(v, list) and len(v) == 3 and v[0] in LADDER and all(isinstance(x, int) for x in v[1:])
+        and MIN_EPOCHS <= v[1] <= MAX_EPOCHS and MIN_CHECKPOINTS <= v[2] <= CHECKPOINTS_PER_STAGE))
+    race_plan = RacePlan(starts, epochs, n_stages, checkpoints)
+    return replace(config, n_starts=starts, n_epochs=epochs), race_plan, measured[0] if measured else None
+
+
+def _probed(problems: Problems, config: GETConfig, depth: int, seconds: float, probe_gen: torch.Generator,
+            n_stages: int, sparse: bool) -> tuple[Costs, RacePlan]:
+    """``budgeted``'s probes, timed: the costs they measured and the race that fills ``seconds`` at them."""
+    clock = now()
 
     def probe(starts: int) -> Costs:
         settings = replace(config, n_starts=starts)
@@ -454,7 +483,7 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
         return replace(measured, evaluation=tuple((s, 2 * t) for s, t in measured.evaluation)) if sparse else measured
 
     def planned(costs: Costs) -> RacePlan:
-        return plan(seconds - (time.perf_counter() - clock), costs, n_stages, CHECKPOINTS_PER_STAGE)
+        return plan(seconds - (now() - clock), costs, n_stages, CHECKPOINTS_PER_STAGE)
 
     costs = probe(PROBE_MODELS)
     race_plan = planned(costs)
@@ -463,7 +492,7 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
     if affordable:
         costs = costs.merged(probe(affordable[-1]))
         race_plan = planned(costs)
-    return replace(config, n_starts=race_plan.n_starts, n_epochs=race_plan.n_epochs), race_plan, costs
+    return costs, race_plan
 
 
 class _SoftRows:

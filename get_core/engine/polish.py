@@ -25,9 +25,11 @@ from get_core.budget import Budget, now
 from get_core.engine import leaves
 from get_core.config import GETConfig
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
+from get_core.engine.plan import Plan
 from get_core.engine.progress import Reporter
 from get_core.engine.race import Race
 from get_core.engine.soft import Params
+from get_core.model import routing
 from get_core.model.tree import ObliqueTree
 
 
@@ -39,12 +41,14 @@ def subtree_nodes(root: int, depth: int) -> np.ndarray:
 
 
 def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, gen: torch.Generator,
-           reporter: Reporter, fit: Budget | None = None, sample_weight: np.ndarray | None = None) -> ObliqueTree:
+           reporter: Reporter, fit: Budget | None = None, sample_weight: np.ndarray | None = None,
+           decisions: Plan | None = None) -> ObliqueTree:
     """Polish ``tree`` (trained on X, y in original units; a classifier's y one-hot (n, C)) in place of a copy;
     returns the polished tree. With ``config.time_budget``, the polish ends about at the end of the ``fit``'s budget
-    (default: that many seconds from now), its levels racing their starts (``race``). ``sample_weight``: the
-    training rows' weights, mean 1."""
+    (default: that many seconds from now), its levels racing their starts (``race``), their clock-dependent
+    decisions through ``decisions`` (the fit's ``plan``). ``sample_weight``: the training rows' weights, mean 1."""
     sw = sample_weight
+    decisions = Plan() if decisions is None else decisions
     t0 = now()
     if fit is None and config.time_budget is not None:
         fit = Budget(config.time_budget, t0)
@@ -56,8 +60,10 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
     span_lo, span_hi = reporter.span
     levels = polished_levels(tree.depth, config.time_budget is not None)
     for done, level in enumerate(levels):
-        path = tree.decision_path(X)[:, level]
-        errors = leaves.row_losses(tree, X, ys, sw)
+        if fit is not None and decisions.stops("polish_stop", level, lambda: fit.left() <= 0):
+            break  # a level's probes and CART starts alone would overrun the budget
+        path = routing.decision_path(tree, Xs, scaled=True)[:, level]
+        errors = leaves.row_losses(tree, Xs, ys, sw, scaled=True)
         nodes = [t for t in range(2 ** level, 2 ** (level + 1))
                  if np.count_nonzero(path == t) >= 2 and np.ptp(ys[path == t], axis=0).any()]
         if not nodes:
@@ -70,7 +76,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
         ids = np.stack([subtree_nodes(t, sub_depth) - 1 for t in nodes])  # (B, 2^sub_depth - 1) weight rows
         warm = Params(torch.as_tensor(tree.weights[ids], dtype=torch.float32),
                       torch.as_tensor(tree.thresholds[ids], dtype=torch.float32), None, None)
-        level_config, race = _level_plan(problems, config, sub_depth, gen, fit, level)
+        level_config, race = _level_plan(problems, config, sub_depth, gen, fit, level, decisions)
         params = initial_params(problems, subsets, level_config, sub_depth, gen, warm=warm)
         alphas = alpha_schedule(len(nodes) * level_config.n_starts, level_config, gen)
         share = torch.tensor([len(r) / len(ys) for r in rows], dtype=torch.float64)
@@ -79,7 +85,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
                       span_lo + (span_hi - span_lo) * (done + 1) / len(levels))
         level_reporter = Reporter(reporter.on_progress, reporter.y_var, "polish", level_span, share, outside)
         result = run_stages(problems, params, alphas, level_config, level_config.n_starts, level_reporter, race)
-        accepted += _accept(tree, X, ys, nodes, rows, ids, result.best, errors, config, sw)
+        accepted += _accept(tree, Xs, ys, nodes, rows, ids, result.best, errors, config, sw)
         if level_reporter.cancelled:
             reporter.cancelled = True
             break
@@ -101,26 +107,27 @@ def level_seconds(left: float, depth: int, level: int) -> float:
 
 
 def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Generator, fit: Budget | None,
-                level: int) -> tuple[GETConfig, Race | None]:
+                level: int, decisions: Plan) -> tuple[GETConfig, Race | None]:
     """With the ``fit``'s budget, this level's race: its share (``level_seconds``) of the seconds left until the
     budget's end, from now (before the probes: their time comes out of the share); else ``config`` and no race."""
     if fit is None:
         return config, None
     share = Budget(level_seconds(fit.left(), config.depth, level))
-    level_config, race_plan, costs = budgeted(problems, config, depth, share.seconds, gen)
-    return level_config, Race(race_plan, costs, share.end, share.seconds, protected=2)
+    level_config, race_plan, costs = budgeted(problems, config, depth, share.seconds, gen, decisions)
+    return level_config, Race(race_plan, costs, share.end, share.seconds, 2, decisions)
 
 
-def _accept(tree: ObliqueTree, X: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
+def _accept(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, nodes: list[int], rows: list[np.ndarray],
             ids: np.ndarray, best: Params, errors: np.ndarray, config: GETConfig, sw: np.ndarray | None) -> int:
-    """Write every polished subtree into ``tree``, then revert those that did not lower their rows' float64 loss."""
+    """Write every polished subtree into ``tree``, then revert those that did not lower their rows' float64 loss
+    (``Xs``: the rows scaled once)."""
     old_w, old_t = tree.weights[ids].copy(), tree.thresholds[ids].copy()
     tree.weights[ids] = best.weights.double().cpu().numpy()
     tree.thresholds[ids] = best.thresholds.double().cpu().numpy()
-    leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves, sw)
-    new_errors = leaves.row_losses(tree, X, ys, sw)
+    leaves.refit_tree_leaves(tree, Xs, ys, config.linear_leaves, config.clip_leaves, sw, scaled=True)
+    new_errors = leaves.row_losses(tree, Xs, ys, sw, scaled=True)
     worse = [b for b, r in enumerate(rows) if new_errors[r].sum() >= errors[r].sum()]
     if worse:
         tree.weights[ids[worse]], tree.thresholds[ids[worse]] = old_w[worse], old_t[worse]
-        leaves.refit_tree_leaves(tree, X, ys, config.linear_leaves, config.clip_leaves, sw)
+        leaves.refit_tree_leaves(tree, Xs, ys, config.linear_leaves, config.clip_leaves, sw, scaled=True)
     return len(nodes) - len(worse)

@@ -22,6 +22,7 @@ class StartRecord:
     alpha: float
     soft_loss: float  # MSE on the min-max scaled target under soft routing
     hard_loss: float  # MSE on the scaled target of the hard-split tree at the last checkpoint
+    hard_accuracy: float | None = None  # a classifier's: training accuracy of that tree; None for regression
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Progress:
     best_hard_loss: float
     best_hard_r2: float
     started: int | None = None  # racing (``race``): the starts the race began with; ``records`` are those alive
+    best_hard_accuracy: float | None = None  # a classifier's: the highest hard training accuracy at a checkpoint so far
 
 
 ProgressCallback = Callable[[Progress], "bool | None"]
@@ -55,6 +57,7 @@ class Reporter:
         self.problem_weights, self.offset = problem_weights, offset
         self.cancelled = False
         self._last = 0.0
+        self.best_accuracy: float | None = None
 
     def due(self) -> bool:
         return self.on_progress is not None and time.monotonic() - self._last >= REPORT_INTERVAL
@@ -67,21 +70,26 @@ class Reporter:
 
     def report(self, stage: int, n_stages: int, epoch: int, n_epochs: int, alphas: torch.Tensor, soft: torch.Tensor,
                hard: torch.Tensor, best: torch.Tensor, starts: int, ids: torch.Tensor | None = None,
-               started: int | None = None) -> None:
+               started: int | None = None, accuracy: torch.Tensor | None = None) -> None:
         """In a race (``race``), ``ids`` are the alive starts' own numbers (else 0..starts-1) and ``started`` how
-        many it began with."""
+        many it began with. A classifier's ``accuracy`` (M,) at the latest checkpoint goes out per start and as the
+        best so far; not in a polish, whose per-subtree accuracies are no whole tree's."""
         if self.on_progress is None:
             return
         done = (stage + epoch / max(1, n_epochs)) / n_stages
         fraction = self.span[0] + (self.span[1] - self.span[0]) * min(1.0, done)
         alpha = alphas.view(-1, starts)[0].tolist()
         numbers = range(starts) if ids is None else ids.tolist()
-        records = tuple(StartRecord(i, a, s, h) for i, a, s, h in zip(
-            numbers, alpha, self._per_start(soft, starts), self._per_start(hard, starts)))
+        per_start = ([None] * len(alpha) if accuracy is None or self.problem_weights is not None else
+                     accuracy.view(-1, starts)[0].tolist())
+        records = tuple(StartRecord(i, a, s, h, c) for i, a, s, h, c in zip(
+            numbers, alpha, self._per_start(soft, starts), self._per_start(hard, starts), per_start))
+        if per_start and per_start[0] is not None:
+            self.best_accuracy = max(per_start + ([] if self.best_accuracy is None else [self.best_accuracy]))
         best_loss = float(best.min() if self.problem_weights is None else
                           (best.double().cpu() * self.problem_weights).sum() + self.offset)
         progress = Progress(self.phase, stage, n_stages, epoch, n_epochs, fraction, records, best_loss,
-                            1.0 - best_loss / self.y_var, started)
+                            1.0 - best_loss / self.y_var, started, self.best_accuracy)
         self._last = time.monotonic()
         if self.on_progress(progress):
             self.cancelled = True

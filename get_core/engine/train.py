@@ -8,13 +8,13 @@ fits), optional subtree polish (``polish``), and the final ``ObliqueTree`` in th
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 import numpy as np
 import torch
 
-from get_core.budget import Budget, now
+from get_core.budget import Budget, Counting, counting, now
 from get_core.engine import classes as class_task
 from get_core.engine import leaves
 from get_core.config import GETConfig, polishes, soft_rows
@@ -22,10 +22,13 @@ from get_core.engine.memory import refuse_oversized_fit
 from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data.columns import ROBUST_PERCENTILES
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
+from get_core.engine.plan import Plan, fit_header, record, replay_config, replayed
 from get_core.engine.polish import polish
+from get_core.engine.starts import cart_splits
 from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import POLISH_SHARE, REFIT_SHARE, Race
 from get_core.engine.soft import Params
+from get_core.model import routing
 from get_core.model.tree import CLASS_LEAVES, ObliqueTree
 
 #: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
@@ -61,24 +64,48 @@ class MinMax:
 
 
 def make_generator(random_state: int | None) -> torch.Generator:
-    seed = random_state if random_state is not None else int(np.random.SeedSequence().entropy % (2 ** 63))
-    return torch.Generator().manual_seed(int(seed))
+    return torch.Generator().manual_seed(int(fresh_seed() if random_state is None else random_state))
+
+
+def fresh_seed() -> int:
+    """A seed from fresh entropy."""
+    return int(np.random.SeedSequence().entropy % (2 ** 63))
 
 
 def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
           feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None,
           sample_weight: np.ndarray | None = None, classes: Sequence | None = None,
-          class_loss: str = class_task.SOFT_LOSS) -> ObliqueTree:
+          class_loss: str = class_task.SOFT_LOSS, replay_plan: dict | None = None) -> ObliqueTree:
     """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
+    A time budget counts the seconds the fit was not kept waiting for a core (``budget.counting``).
 
     ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
     start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
     ``classes`` (the C labels, ``np.unique`` order) makes it a classification tree: y then holds each row's class
     index 0..C-1, and ``class_loss`` is the soft loss per leaf (``classes``). ``sample_weight`` (n,) >= 0, not all 0.
+    A budgeted fit records every decision it took from the clock in ``tree.meta["plan"]`` (``plan``; with
+    ``random_state=None`` it draws a seed and records it); ``replay_plan``, such a record, makes the fit take them
+    from it instead (its budget and seed where ``config`` leaves them None), and so return the recorded tree.
     """
+    wall, cpu0 = time.monotonic(), time.process_time()
+    with counting() as clock:
+        tree = _train(X, y, config, on_progress, feature_names, warm_start, sample_weight, classes, class_loss,
+                      replay_plan)
+        tree.meta["fit_seconds"] = time.monotonic() - wall
+        tree.meta.update(cpu_record(clock, time.process_time() - cpu0, tree.meta["fit_seconds"], config))
+    return tree
+
+
+def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
+           feature_names: Sequence[str] | None, warm_start: ObliqueTree | None, sample_weight: np.ndarray | None,
+           classes: Sequence | None, class_loss: str, replay_plan: dict | None) -> ObliqueTree:
+    """``train``'s fit, its budget on the fit's clock."""
     X = np.asarray(X, dtype=np.float64)
+    config = config if replay_plan is None else replay_config(config, replay_plan)
+    if config.time_budget is not None and config.random_state is None:
+        config = replace(config, random_state=fresh_seed())  # recorded with its plan: a replay draws the same
     refuse_oversized_fit(*X.shape, config)  # a sentence now rather than torch's "can't allocate" later
-    t0, cpu0 = now(), time.process_time()
+    t0 = now()
     fit = None if config.time_budget is None else Budget(config.time_budget, t0)
     if classes is None:
         y = np.asarray(y, dtype=np.float64).ravel()
@@ -95,49 +122,98 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     data = [(Xs, ys) if sw is None else (Xs, ys, sw)]
     problems = Problems.from_arrays(data, device, class_loss=class_loss)
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
+    header = None if fit is None else fit_header(X, y, config, device.type, sw, warm)
+    decisions = Plan() if replay_plan is None else replayed(replay_plan, header)
     polishing = polishes(config, len(ys))
-    planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, protected=1 + (warm is not None))
-    params = initial_params(problems, data, planned, config.depth, gen, warm=warm)
+    planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, decisions,
+                                             protected=1 + (warm is not None))
+    cart_data = data if fit is None else _cart_rows(data, config, CART_SHARE * fit.seconds, decisions)
+    params = initial_params(problems, cart_data, planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
     y_var = _total_variance(ys, sw)
     span = (0.0, 0.5 if polishing else 1.0)
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
-    tree = tree_from_params(result.best, scaling, feature_names, config, X, ys, classes, sw)
+    tree = tree_from_params(result.best, scaling, feature_names, config, Xs, ys, classes, sw, scaled=True)
     k = min(config.max_split_features or X.shape[1], X.shape[1])
     if ((k < X.shape[1] or race is not None) and not reporter.cancelled
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
-        refit_nodes(tree, X, ys, k, config.linear_leaves, config.clip_leaves,
-                    *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw)
+        refit_nodes(tree, Xs, ys, k, config.linear_leaves, config.clip_leaves,
+                    *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw,
+                    decisions=decisions, scaled=True)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=now() - t0,
         cancelled=reporter.cancelled,
     )
-    if polishing and not reporter.cancelled and not (race is not None and race.out_of_time()):
-        tree = polish(tree, X, y if classes is None else ys, config, gen, Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw)
-    loss = float(np.mean(leaves.row_losses(tree, X, ys, sw)))
+    if polishing and not reporter.cancelled and (fit is None or decisions.answer(
+            "polish", lambda: fit.left() > 0, lambda v: isinstance(v, bool))):  # a race cut short leaves it time
+        tree = polish(tree, X, y if classes is None else ys, config, gen,
+                      Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw, decisions)
+    loss = float(np.mean(leaves.row_losses(tree, Xs, ys, sw, scaled=True)))
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
     tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed
     if tree.is_classifier:
-        hits = (tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == np.argmax(ys, axis=1)).astype(float)
+        leaf = routing.leaves(tree, Xs, scaled=True) - tree.n_leaves
+        hits = (tree.leaf_class_index[leaf] == np.argmax(ys, axis=1)).astype(float)
         tree.meta["train_accuracy"] = float(np.average(hits, weights=sw))
-    tree.meta["fit_seconds"] = now() - t0
-    tree.meta.update(cpu_record(time.process_time() - cpu0, tree.meta["fit_seconds"], config))
+    if header is not None and not tree.meta["cancelled"]:  # a cancelled fit stopped where no plan can say
+        decisions.finish()
+        tree.meta["plan"] = record(header, decisions)
     return tree
 
 
-#: A budgeted fit that got less than this share of the CPU its threads could use was starved: other processes held
-#: the cores, so its budget bought less search than on a free machine (at load 5-9 on 2 cores a 10-s fit on a planted
-#: depth-3 tree fell from 98% of the noise ceiling to 47%); the app says so.
+#: A budgeted fit whose thread ran less than this share of its wall time (it waited for a core the rest) was
+#: starved: its budget's clock ran at its floor (``budget.STRETCH``), so it bought less search than on a free machine
+#: (under 0.5: less than 0.9 of it); the app says so.
 STARVED_SHARE = 0.5
 
 
-def cpu_record(cpu_seconds: float, wall_seconds: float, config: GETConfig) -> dict:
-    """``cpu_share``: the process's CPU seconds over the wall seconds its torch threads could have run, and for a
-    budgeted fit ``starved`` (under ``STARVED_SHARE``)."""
-    share = cpu_seconds / max(wall_seconds * torch.get_num_threads(), 1e-9)
+def cpu_record(clock: Counting, cpu_seconds: float, wall_seconds: float, config: GETConfig) -> dict:
+    """``cpu_share``: the share of the fit's wall seconds its thread was not kept waiting for a core
+    (``Counting.run_share``; where the machine does not say, the process's CPU seconds over the wall seconds its
+    torch threads could have run), and for a budgeted fit ``starved`` (under ``STARVED_SHARE``)."""
+    share = clock.run_share()
+    if share is None:
+        share = cpu_seconds / max(wall_seconds * torch.get_num_threads(), 1e-9)
     return {"cpu_share": share, **({"starved": share < STARVED_SHARE} if config.time_budget is not None else {})}
+
+
+#: A budgeted fit's CART start costs at most about this share of its budget: it runs before the race and cannot be
+#: paced. On every row of 300,000 x 19 at depth 4 it took 7.3 s of a 10-s fit (a busy 2-core machine), outside the
+#: race's plan. ``CART_PROBE_ROWS`` rows time its cost first.
+CART_SHARE = 0.1
+CART_PROBE_ROWS = 2_000
+
+
+def _cart_rows(data: list[tuple[np.ndarray, ...]], config: GETConfig, seconds: float,
+               decisions: Plan) -> list[tuple[np.ndarray, ...]]:
+    """Each problem's rows for the CART start of a budgeted fit: all of them, or the most that a CART fits in
+    ``seconds`` on the fit's clock (``decisions``' "cart_rows" answer, ``_affordable_rows``), drawn without
+    replacement (by ``random_state``, in their order)."""
+    rng = np.random.default_rng(config.random_state)
+    chosen = []
+    for part in data:
+        n = len(part[1])
+        if n > CART_PROBE_ROWS:
+            rows = decisions.answer("cart_rows", lambda: _affordable_rows(part, config, seconds),
+                                    lambda v: isinstance(v, int) and CART_PROBE_ROWS <= v <= n)
+            if rows < n:
+                part = tuple(a[np.sort(rng.choice(n, rows, replace=False))] for a in part)
+        chosen.append(part)
+    return chosen
+
+
+def _affordable_rows(part: tuple[np.ndarray, ...], config: GETConfig, seconds: float) -> int:
+    """The rows of ``part`` a CART start fits in ``seconds`` on the fit's clock (timed on ``CART_PROBE_ROWS`` of
+    them drawn by their own generator, its cost taken as rows x log(rows)), at least ``CART_PROBE_ROWS``."""
+    n = len(part[1])
+    probe = np.sort(np.random.default_rng([config.random_state, 1]).choice(n, CART_PROBE_ROWS, replace=False))
+    clock = now()
+    cart_splits(*(a[probe] for a in part[:2]), config.depth, config.random_state,
+                None if len(part) < 3 else part[2][probe])
+    per_row = max(now() - clock, 1e-9) / CART_PROBE_ROWS
+    return int(min(n, max(CART_PROBE_ROWS, seconds / per_row * np.log(CART_PROBE_ROWS) / np.log(n))))
 
 
 def _mean_one(sample_weight: np.ndarray) -> np.ndarray:
@@ -154,18 +230,19 @@ def _total_variance(ys: np.ndarray, sw: np.ndarray | None) -> float:
 
 
 def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.Generator, fit: Budget | None,
-             protected: int) -> tuple[GETConfig, Race | None, float | None]:
+             decisions: Plan, protected: int) -> tuple[GETConfig, Race | None, float | None]:
     """With the ``fit``'s budget: the starts and epochs a race fills it with (``race``), the race, and when the node
     refit after it should end (the race leaves it ``REFIT_SHARE`` of the optimization's seconds); else ``config`` as
     given, no race and no deadline. ``protected``: how many first starts (warm, CART) the race never drops.
-    ``polishing``: a polish follows, which takes the last ``POLISH_SHARE`` of the budget."""
+    ``polishing``: a polish follows, which takes the last ``POLISH_SHARE`` of the budget. The race's clock-dependent
+    decisions go through ``decisions``."""
     if fit is None:
         return config, None, None
     optimizing = fit.first(1.0 - POLISH_SHARE) if polishing else fit
     left = optimizing.left()  # before the probes: their time comes out of the budget
-    planned, race_plan, costs = budgeted(problems, config, config.depth, left * (1.0 - REFIT_SHARE), gen)
+    planned, race_plan, costs = budgeted(problems, config, config.depth, left * (1.0 - REFIT_SHARE), gen, decisions)
     race = Race(race_plan, costs, optimizing.end - left * REFIT_SHARE, optimizing.seconds * (1.0 - REFIT_SHARE),
-                protected)
+                protected, decisions)
     return planned, race, optimizing.end
 
 
@@ -187,9 +264,9 @@ def scaled_splits(a: np.ndarray, c: np.ndarray, scaling: MinMax, dtype: torch.dt
 
 def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str] | None, config: GETConfig,
                      X: np.ndarray, y_scaled: np.ndarray, classes: Sequence | None = None,
-                     sample_weight: np.ndarray | None = None) -> ObliqueTree:
-    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own (numpy) hard routing
-    (a classifier's with ``classes``: y_scaled one-hot)."""
+                     sample_weight: np.ndarray | None = None, scaled: bool = False) -> ObliqueTree:
+    """The ObliqueTree of model 0 of ``best``, leaves refit in float64 from the tree's own hard routing (a
+    classifier's with ``classes``: y_scaled one-hot). ``scaled``: X is already in ``scaling``'s units."""
     weights = best.weights[0].double().cpu().numpy()
     p, L = weights.shape[1], weights.shape[0] + 1
     labels = {} if classes is None else dict(
@@ -200,4 +277,5 @@ def tree_from_params(best: Params, scaling: MinMax, feature_names: Sequence[str]
                        scaling.x_scale, scaling.y_min, scaling.y_scale,
                        list(feature_names) if feature_names is not None else [],
                        config.leaf if classes is None else CLASS_LEAVES, **labels)
-    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves, sample_weight)
+    return leaves.refit_tree_leaves(tree, X, y_scaled, config.linear_leaves, config.clip_leaves, sample_weight,
+                                   scaled)

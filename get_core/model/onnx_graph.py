@@ -7,7 +7,7 @@ strategy Hummingbird compiles forests with, for one oblique tree:
   margins = xs' @ W.T                                  one MatMul of every row against every split (n, B)
   right = margins > b                                  Greater
   node = 2 node + right[node - 1], depth times         GatherElements: each row's path, root to leaf
-  y = y_min + y_scale * clamp(h[leaf] + k[leaf]·xs)    Gather, Mul, ReduceSum (linear leaves), Where (clamp)
+  y = y_min + y_scale * clamp(h[leaf] + k[leaf]·xs)    Gather, Mul, Split, Add per feature (linear leaves), Where
 
 The NaN rules are ``predict``'s: a split ignores the features it gives weight 0 (a NaN or infinity there cannot
 route the row), a NaN in a feature it uses sends the row left, infinities in the features it uses give the sum of
@@ -16,10 +16,11 @@ infinity replaced by 0); only when the rows hold a non-finite value does an ``If
 MatMuls, which splits each row's NaN and infinities reach. A linear leaf uses all features, as ``predict`` does
 (0 x NaN is NaN).
 
-Precision: float64 (default) computes the same scaling, comparisons and leaf arithmetic as ``predict``, but a MatMul
-and a ReduceSum add in orders of their own, so a split's sum can differ from ``predict``'s in its last bits; a row
-whose margin is within that rounding of zero could take the other branch (none did on the shared datasets'
-models: docs/BENCHMARKS.md, "Prediction speed"). float32 rounds inputs, weights and sums to single precision: rows
+Precision: float64 (default) computes the same scaling, comparisons and leaf arithmetic as ``predict``: a linear
+leaf's terms are added one Add at a time in feature order from 0.0, as ``predict`` adds them, so a row in the same
+leaf gets ``predict``'s value to the last bit. The splits' MatMul adds in an order of its own, so a split's sum can
+differ from ``predict``'s in its last bits; a row whose margin is within that rounding of its threshold could take
+the other branch (none did on the shared datasets' models: docs/BENCHMARKS.md, "Prediction speed"). float32 rounds inputs, weights and sums to single precision: rows
 near a split may change leaves; its error is measured there too.
 """
 
@@ -58,9 +59,11 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
         inits.append(numpy_helper.from_array(np.asarray(value, dtype=as_type or real), name))
         return name
 
-    def op(kind: str, inputs: list[str], output: str, **attrs: Any) -> str:
-        nodes.append(helper.make_node(kind, inputs, [output], name=output, **attrs))
-        return output
+    def op(kind: str, inputs: list[str], output: str | list[str], **attrs: Any) -> str:
+        """Adds a node; its (first) output's name. Several outputs (Split) come as a list."""
+        outputs = output if isinstance(output, list) else [output]
+        nodes.append(helper.make_node(kind, inputs, outputs, name=outputs[0], **attrs))
+        return outputs[0]
 
     weights = tree.weights
     W_T = const("W_T", weights.T)  # (p, B)
@@ -111,8 +114,8 @@ def _regression_output(tree: ObliqueTree, index: str, xs: str, const, op) -> Non
     value = op("Gather", [const("leaf_intercepts", tree.leaf_intercepts), index], "leaf_intercept", axis=0)
     if tree.leaf_type == "linear":
         coefs = op("Gather", [const("leaf_coefs", tree.leaf_coefs), index], "row_coefs", axis=0)
-        linear = op("ReduceSum", [op("Mul", [coefs, xs], "terms"), "axis1"], "linear_sum", keepdims=0)
-        value = op("Add", [value, linear], "leaf_raw")
+        value = op("Add", [value, _ordered_sum(op("Mul", [coefs, xs], "terms"), tree.n_features, const, op)],
+                   "leaf_raw")
     lower = op("Gather", [const("leaf_lower", tree.leaf_lower), index], "lower", axis=0)
     upper = op("Gather", [const("leaf_upper", tree.leaf_upper), index], "upper", axis=0)
     value = op("Where", [op("Less", [value, lower], "below"), lower,  # NaN stays NaN, as np.clip leaves it
@@ -120,6 +123,18 @@ def _regression_output(tree: ObliqueTree, index: str, xs: str, const, op) -> Non
                "clamped")
     op("Add", [const("y_min", tree.y_min), op("Mul", [const("y_scale", tree.y_scale), value], "scaled")],
        "prediction")
+
+
+def _ordered_sum(terms: str, p: int, const, op) -> str:
+    """Per row, 0.0 plus each of the p columns of ``terms`` in feature order, one Add at a time: the order
+    ``predict`` adds a linear leaf's terms in (a ReduceSum adds in an order of its own, which differs in the last
+    bits and, where the terms cancel, by far more relative to the sum)."""
+    columns = [f"term_{j}" for j in range(p)]
+    op("Split", [terms, const("term_widths", np.ones(p), np.int64)], columns, axis=1)
+    total = const("sum_start", 0.0)
+    for j, column in enumerate(columns):
+        total = op("Add", [total, column], f"linear_sum_{j}")
+    return op("Squeeze", [total, "axis1"], "linear_sum")
 
 
 def _class_outputs(tree: ObliqueTree, index: str, const, op, elem: int) -> list:

@@ -119,6 +119,7 @@ class MetricPoint:
     alpha: float
     soft_loss: float | None
     hard_loss: float | None
+    hard_accuracy: float | None = None  # a class run's training accuracy of the hard-split tree; None: regression
 
 
 @dataclass(frozen=True)

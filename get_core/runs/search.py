@@ -1,5 +1,6 @@
-"""Runs whose depth, or features per split, are chosen for the user: the paper's protocol (``GETRegressorCV``) in the
-worker, shown live and kept tree by tree.
+"""Runs whose depth, or features per split, are chosen for the user: the paper's protocol (``GETRegressorCV``, or for a
+class target ``GETClassifierCV``, scored by validation accuracy where the regressor scores R2) in the worker, shown
+live and kept tree by tree.
 
 A run asks for it with ``params["search"] = {"depths": [1, ..., D], "split_features": "auto" | None}``: the depths
 to try (one depth: the config's, fixed) and whether k is chosen on the path of ``config.SPLIT_FEATURE_PATH``
@@ -10,13 +11,14 @@ stops after ``patience`` depths without gain, and refits the chosen depth and k 
 As each search fit is scored, the worker stores (through its ``Channel``):
   * ``search-tree-<key>``: that fit's tree (model JSON). These are the trees the search itself fitted on its train
     part and scored on validation, not refits: refitting every depth on all rows would double the run's time, and
-    they are the trees whose validation R2 the chart shows. Only the chosen one is refit;
-  * ``search``: every point so far (depth, k, L1, validation and search-train R2, parameters a reader checks, widest
-    split, tree key) and, once known, the choice; the run's page draws it live (``views.search_chart``);
-  * ``model``: the tree of the highest validation R2 so far, so a cancel that has to cut the worker off (the hard
+    they are the trees whose validation score the chart shows. Only the chosen one is refit;
+  * ``search``: every point so far (depth, k, L1, validation and search-train score, parameters a reader checks,
+    widest split, tree key), the name of its score (``score``: ``validation_r2`` or ``validation_accuracy``) and, once
+    known, the choice; the run's page draws it live (``views.search_chart``);
+  * ``model``: the tree of the highest validation score so far, so a cancel that has to cut the worker off (the hard
     stop, ``worker.Heartbeat``) still keeps a tree.
 At the end ``model`` is the refit. A search cancelled in time keeps the tree the search chose among the fits so far
-(``GETRegressorCV.validated_tree_``: a deeper tree must beat a shallower one by ``tol``, and a path of k prefers
+(``validated_tree_``: a deeper tree must beat a shallower one by ``tol``, and a path of k prefers
 fewer features within ``sparsity_tolerance``), not its refit: a refit stopped early is no better founded. The
 run's message says which tree it kept.
 """
@@ -84,7 +86,8 @@ class SearchRecorder:
     n_features: int
     points: list[dict] = field(default_factory=list)
     fits: list[dict] = field(default_factory=list)  # per fit begun: its first stage on the curves and its name
-    best: tuple[float, str] | None = None  # (validation R2, tree key) of the best point so far
+    score: str = "validation_r2"  # the search's score in its points: validation_r2, or validation_accuracy
+    best: tuple[float, str] | None = None  # (validation score, tree key) of the best point so far
     _started: int = 0
 
     def fit_started(self, config: GETConfig, refit: bool) -> None:
@@ -109,8 +112,8 @@ class SearchRecorder:
         key = tree_key(result["depth"], result["max_split_features"])
         self.channel.put_json(TREE_PREFIX + key, model_file.to_dict(tree))
         self.points.append({**{k: _plain(v) for k, v in result.items()}, "key": key})
-        if self.best is None or result["validation_r2"] > self.best[0]:
-            self.best = (result["validation_r2"], key)
+        if self.best is None or result[self.score] > self.best[0]:
+            self.best = (result[self.score], key)
             self.channel.put_json("model", model_file.to_dict(tree))
             self.channel.on_stop(_cancelled_ending(self.points, key))
         self._save(status="searching")
@@ -128,26 +131,30 @@ class SearchRecorder:
     def _save(self, status: str, chosen: dict | None = None) -> None:
         self.channel.put_json(SEARCH, {"depths": list(self.spec["depths"]),
                                        "split_features": self.spec.get("split_features"), "status": status,
-                                       "points": self.points, "chosen": chosen})
+                                       "score": self.score, "points": self.points, "chosen": chosen})
 
 
 def search_fit(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig, spec: Mapping[str, Any],
-               feature_names: list[str], channel: Channel, window: FitWindow, on_progress: Any
-               ) -> tuple[ObliqueTree, Ending | None]:
+               feature_names: list[str], channel: Channel, window: FitWindow, on_progress: Any,
+               class_weight: Any = None, classify: bool = False) -> tuple[ObliqueTree, Ending | None]:
     """Run the search; returns the run's tree and, when the search was cancelled, how the run ends (the best
-    validated tree is kept). The baselines take the config the tree records (its depth, k and budget share)."""
+    validated tree is kept). The baselines take the config the tree records (its depth, k and budget share). With
+    ``classify`` y holds class labels and ``GETClassifierCV`` (weighted by ``class_weight``) chooses by validation
+    accuracy."""
     import pandas as pd
 
-    from get_core.estimator import GETRegressorCV
+    from get_core.estimator import GETClassifierCV, GETRegressorCV
 
-    params = {name: getattr(config, name) for name in GETRegressorCV().get_params() if hasattr(config, name)}
+    cls = GETClassifierCV if classify else GETRegressorCV
+    params = {name: getattr(config, name) for name in cls().get_params() if hasattr(config, name)}
     auto = bool(spec.get("split_features"))
-    cv = GETRegressorCV(**{**params, "depths": list(spec["depths"]),
-                           "max_split_features": "auto" if auto else config.max_split_features})
-    recorder = SearchRecorder(channel, window, spec, len(feature_names))
+    cv = cls(**{**params, "depths": list(spec["depths"]),
+                "max_split_features": "auto" if auto else config.max_split_features,
+                **({"class_weight": class_weight} if classify else {})})
+    recorder = SearchRecorder(channel, window, spec, len(feature_names), score=cls._score_key)
     cv.fit(pd.DataFrame(X_train, columns=feature_names), y_train, on_progress=on_progress, observer=recorder)
     chosen = {"depth": cv.best_depth_, "max_split_features": cv.best_max_split_features_, "l1": cv.best_l1_,
-              "validation_r2": cv.best_validation_r2_,
+              cls._score_key: getattr(cv, f"best_{cls._score_key}_"),
               "key": tree_key(cv.best_depth_, cv.best_max_split_features_)}
     if cv.tree_.meta.get("cancelled") or channel.cancelled():
         recorder.finish("cancelled", chosen)
@@ -157,10 +164,12 @@ def search_fit(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig, spec
 
 
 def _cancelled_ending(points: list[dict], key: str) -> Ending:
+    from get_core.views.search_chart import score_text  # plotly: only once there is a point to describe
+
     point = next(p for p in points if p["key"] == key)
     return Ending(RunStatus.CANCELLED, f"Cancelled by request during the search; the best tree validated so far "
-                  f"(depth {point['depth']}{', ' + _features_text(point['max_split_features'])}, validation R² "
-                  f"{point['validation_r2']:.3f}) is kept, fitted on the search's part of the training rows.")
+                  f"(depth {point['depth']}{', ' + _features_text(point['max_split_features'])}, "
+                  f"{score_text(point)}) is kept, fitted on the search's part of the training rows.")
 
 
 def _features_text(k: int | None) -> str:

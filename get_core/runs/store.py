@@ -81,7 +81,7 @@ CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status);
 CREATE TABLE IF NOT EXISTS metrics (
     run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, phase TEXT NOT NULL, start INTEGER NOT NULL,
     stage INTEGER NOT NULL, epoch INTEGER NOT NULL, step INTEGER NOT NULL, alpha REAL, soft_loss REAL,
-    hard_loss REAL, PRIMARY KEY (run_id, phase, start, stage, epoch));
+    hard_loss REAL, hard_accuracy REAL, PRIMARY KEY (run_id, phase, start, stage, epoch));
 CREATE TABLE IF NOT EXISTS artifacts (
     run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, name TEXT NOT NULL,
     media_type TEXT NOT NULL, data BLOB NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (run_id, name));
@@ -91,6 +91,21 @@ _RUN_COLUMNS = ("run_id", "name", "status", "params", "dataset_name", "dataset_f
                 "created_at", "started_at", "finished_at", "heartbeat_at", "worker_pid", "cancel_requested",
                 "progress", "phase", "stage", "n_stages", "epoch", "n_epochs", "best_hard_r2", "test_r2",
                 "test_rmse", "error")
+
+
+#: Columns added to a table after stores were first written: (table, column, SQL type). A store from before gains them
+#: when opened (SQLite's ALTER TABLE ADD COLUMN; the old rows read NULL there).
+_ADDED_COLUMNS = (("metrics", "hard_accuracy", "REAL"),)
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    for table, column, kind in _ADDED_COLUMNS:
+        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            try:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            except sqlite3.OperationalError as exc:  # another process added it between the check and here
+                if "duplicate column" not in str(exc):
+                    raise
 
 
 def default_db_path() -> str:
@@ -130,6 +145,7 @@ class RunStore:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(_SCHEMA)  # executescript commits on its own; the DDL is idempotent
+            _add_missing_columns(conn)
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except BaseException as exc:
             if conn is not None:
@@ -365,14 +381,14 @@ class RunStore:
                         best_hard_r2: float | None = None, metrics: Iterable[MetricPoint] = ()) -> bool:
         """Progress fields plus new metric points, and a heartbeat; returns True when cancellation was requested."""
         rows = [(run_id, m.phase, m.start, m.stage, m.epoch, m.step, _finite(m.alpha), _finite(m.soft_loss),
-                 _finite(m.hard_loss)) for m in metrics]
+                 _finite(m.hard_loss), _finite(m.hard_accuracy)) for m in metrics]
         with self._transaction(write=True) as db:
             self._require_running(db, run_id)
             db.execute("UPDATE runs SET progress = ?, phase = ?, stage = ?, n_stages = ?, epoch = ?, n_epochs = ?, "
                        "best_hard_r2 = COALESCE(?, best_hard_r2), heartbeat_at = ? WHERE run_id = ?",
                        (min(1.0, max(0.0, float(progress))), phase, stage, n_stages, epoch, n_epochs,
                         _finite(best_hard_r2), time.time(), run_id))
-            db.executemany("INSERT OR REPLACE INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT OR REPLACE INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             return bool(db.execute("SELECT cancel_requested FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
 
     def put_artifact(self, run_id: int, name: str, data: bytes | str, media_type: str = "text/plain") -> None:
@@ -431,7 +447,8 @@ class RunStore:
 
     def list_metrics(self, run_id: int, phase: str | None = None) -> list[MetricPoint]:
         """Metric points of a run ordered by phase, step and start."""
-        query = "SELECT phase, start, stage, epoch, step, alpha, soft_loss, hard_loss FROM metrics WHERE run_id = ?"
+        query = ("SELECT phase, start, stage, epoch, step, alpha, soft_loss, hard_loss, hard_accuracy FROM metrics "
+                 "WHERE run_id = ?")
         args: tuple = (run_id,)
         if phase is not None:
             query, args = query + " AND phase = ?", (run_id, phase)

@@ -12,7 +12,7 @@ the same depth and a random forest, ``get_core.baselines.fit_baselines``) and th
 of splits (sparse beside dense, dense beside sparse: ``fit_all_baselines``). Artifacts ``encoding``, ``split``,
 ``model``, ``predictions``, ``baselines`` (or ``baselines_error``). A run whose depth or features per split are
 chosen for the user runs ``GETRegressorCV`` instead of one fit (``get_core.runs.search``), and its baselines take the
-chosen depth.
+chosen depth; a class target's search runs ``GETClassifierCV``, scored by validation accuracy.
 
 A budgeted run's seconds (the Train page's "about 10 s") are the whole run's, baselines included (issue 35): its GET
 fit gets ``MAIN_SHARE`` of them, then CART and the forest run (the forest grows ``FOREST_STEP`` trees at a time while
@@ -123,25 +123,19 @@ def _whole_run_budget(config: GETConfig, started: float) -> tuple[GETConfig, flo
     return replace(config, time_budget=config.time_budget * MAIN_SHARE), started + config.time_budget
 
 
-#: Why a class target's run cannot choose its depth or features per split (the search runs GETRegressorCV).
-NO_CLASS_SEARCH = ("Choosing the depth or the features per split for a class target is not in the app yet: choose a "
-                   "fixed depth and a fixed number of features per split on the Train page.")
-
-
 def _train_classes(df: Any, spec: Any, params: Mapping[str, Any], channel: Channel, share: float,
                    started: float) -> Ending:
     """``train_run`` for a class target: a stratified split (every class in both parts), a classification tree
     (``engine.train`` on the class indices, rows weighted by the run's ``class_weight``), its test scores as the
     ``class_scores`` artifact (accuracy, balanced accuracy, log loss, ROC AUC, confusion matrix) and the
-    classification baselines (``baselines.fit_class_baselines``, with GET's counterpart)."""
+    classification baselines (``baselines.fit_class_baselines``, with GET's counterpart). A run that chooses its depth
+    or features per split runs ``GETClassifierCV`` on the training rows (``runs.search``)."""
     from get_core.baselines import class_metrics
     from get_core.data.classes import class_labels
     from get_core.data.encoding import prepare, usable_rows
     from get_core.engine.train import train
     from get_core.model import model_file
 
-    if search_spec(params) is not None:
-        raise ValueError(NO_CLASS_SEARCH)
     seed = int(params.get("seed", 0))
     rows = usable_rows(df, spec)
     labels = class_labels(df[spec.target])[rows]
@@ -156,19 +150,27 @@ def _train_classes(df: Any, spec: Any, params: Mapping[str, Any], channel: Chann
     classes = np.unique(y_train)
     weights = class_weights(y_train, params.get("class_weight"))
     reached = [0.0]
-    on_progress = _progress_reporter(channel, FitWindow(), share, reached)
-    tree = train(X_train, np.searchsorted(classes, y_train), config, on_progress=on_progress,
-                 feature_names=prepared.feature_names, sample_weight=weights, classes=classes.tolist())
+    window = FitWindow()
+    on_progress = _progress_reporter(channel, window, share, reached)
+    search, stopped = search_spec(params), None
+    if search is None:
+        tree = train(X_train, np.searchsorted(classes, y_train), config, on_progress=on_progress,
+                     feature_names=prepared.feature_names, sample_weight=weights, classes=classes.tolist())
+    else:
+        tree, stopped = search_fit(X_train, y_train, config, search, prepared.feature_names, channel, window,
+                                   on_progress, class_weight=params.get("class_weight"), classify=True)
     tree.meta["target"] = spec.target
     if channel.ended_elsewhere():
         raise RunFinishedError("The run was ended while training.")
     channel.put_json("model", model_file.to_dict(tree))
-    channel.on_stop(Ending(RunStatus.CANCELLED, "Cancelled by request; the best tree found so far is kept."))
+    channel.on_stop(stopped or Ending(RunStatus.CANCELLED, "Cancelled by request; the best tree found so far is kept."))
     y_pred, proba = tree.predict(X_test), tree.predict_proba(X_test)
     metrics = class_metrics(y_test, y_pred, proba, classes)
     channel.put_json("class_scores", metrics)
     channel.put_json("predictions", {"test": test_idx.tolist(), "y_true": y_test.tolist(), "y_pred": y_pred.tolist(),
                                      "proba": proba.tolist(), "classes": classes.tolist()})
+    if stopped is not None:
+        return stopped
     if tree.meta.get("cancelled") or channel.cancelled():
         return Ending(RunStatus.CANCELLED, f"Cancelled by request at {100 * reached[0]:.0f}%; the best tree found "
                       "so far is kept.")
@@ -213,7 +215,7 @@ def _progress_reporter(channel: Channel, window: FitWindow, share: float, reache
         offset = window.first_stage
         metrics = [MetricPoint(progress.phase, r.start, offset + progress.stage, progress.epoch,
                                (offset + progress.stage) * progress.n_epochs + progress.epoch, r.alpha, r.soft_loss,
-                               r.hard_loss) for r in progress.records]
+                               r.hard_loss, r.hard_accuracy) for r in progress.records]
         stop = channel.report(progress=reached[0], phase=window.label or progress.phase, stage=progress.stage,
                               n_stages=progress.n_stages, epoch=progress.epoch, n_epochs=progress.n_epochs,
                               best_hard_r2=progress.best_hard_r2, metrics=metrics)

@@ -227,17 +227,23 @@ def fit_missing_baselines(store: RunStore, run_id: int) -> None:
     """Fit the baselines of a finished run that stopped before them (cancelled while training) on its stored split,
     as the worker would have, and store them (``RunStore.add_baselines``): called by the Compare page. CART and the
     forest only: the GET fit with the other kind of splits (``training.fit_all_baselines``) would hold the page as
-    long as the run that was cancelled, so such a run is compared without it."""
-    from get_core.baselines import fit_baselines  # scikit-learn: only when asked for
+    long as the run that was cancelled, so such a run is compared without it. A class run's are the classification
+    baselines (HistGradientBoosting too), weighted by the run's ``class_weight`` as the worker would have."""
+    from get_core.baselines import fit_baselines, fit_class_baselines  # scikit-learn: only when asked for
 
     results = load_results(store, run_id)
     if not results.has_data:
         raise StoreError(f"Run {run_id}'s rows could not be rebuilt ({results.data_note}), so its baselines cannot "
                          "be fitted.")
     params = results.run.params
-    store.add_baselines(run_id, fit_baselines(results.X_train, results.y_train, results.X_test, results.y_test,
-                                              results.tree.depth, int(params.get("seed", 0)),
-                                              feature_names=results.tree.feature_names))
+    rows = (results.X_train, results.y_train, results.X_test, results.y_test, results.tree.depth,
+            int(params.get("seed", 0)))
+    if results.tree.is_classifier:
+        fitted = fit_class_baselines(*rows, feature_names=results.tree.feature_names,
+                                     class_weight=params.get("class_weight"))
+    else:
+        fitted = fit_baselines(*rows, feature_names=results.tree.feature_names)
+    store.add_baselines(run_id, fitted)
 
 
 def _training_share(store: RunStore, run: Run) -> float:

@@ -2,7 +2,8 @@
 
 Points are any objects with the attributes of ``get_core.runs.store.MetricPoint``: ``phase``, ``start``, ``stage``,
 ``epoch``, ``step`` (stage * n_epochs + epoch, a run-wide epoch axis), ``alpha``, ``soft_loss`` and ``hard_loss``
-(MSE on the min-max scaled target; None where unknown, e.g. the soft loss before a stage's first epoch).
+(MSE on the min-max scaled target; None where unknown, e.g. the soft loss before a stage's first epoch), and for a
+class run ``hard_accuracy`` (the hard-split tree's training accuracy at the engine's checkpoints).
 With the run's ``y_scale`` (the training targets' range, by which the trainer divided them) the curves show RMSE in
 the target's own units, ``sqrt(MSE) * y_scale``, which people can compare with the run's test RMSE.
 """
@@ -22,19 +23,24 @@ POLISH_NOTE_Y = 0.36  # inside the bottom (hard loss) plot, below its title
 LEGEND_STARTS = 10  # more starts than this (a race has up to 128) share legend entries (``legend_groups``)
 DROPPED_OPACITY, DROPPED_RANK = 0.35, 10_000  # dropped starts: faint lines, their entry after the survivors'
 FIT_COLUMNS = 4  # a search's fits: panels per row (fits_figure)
+#: The loss curves' plots: (the point's attribute, the plot's title); a class run's adds ``ACCURACY_PLOT`` below.
+PLOTS = (("soft_loss", "soft loss (sigmoid routing)"), ("hard_loss", "hard loss (the tree's own splits)"))
+ACCURACY_PLOT = ("hard_accuracy", "training accuracy of the tree's own (hard) splits, at each checkpoint")
+ACCURACY_AXIS = "accuracy (%)"
+ACCURACY_HEIGHT = 200  # px added for a class run's accuracy plot
 MAX_POINTS_PER_LINE = 400  # thinned evenly beyond this (always keeping the last point) so live redraws stay cheap
 
 
 def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_stages: int | None = None,
                        title: str | None = None, height: int = 460, y_scale: float | None = None,
                        fits: Sequence[Mapping[str, Any]] | None = None, classes: bool = False) -> go.Figure:
-    """Soft loss (top) and hard loss (bottom) against epochs, one colour per start, stages split by dotted lines;
+    """Soft loss (top) and hard loss (below) against epochs, one colour per start, stages split by dotted lines;
     RMSE in the target's units when ``y_scale`` is given, else MSE of the scaled target; with ``classes`` (a
-    classification run) the Brier score: the squared distance between a row's class shares and its class. A
-    search's several ``fits`` (``runs.search.FITS``: each fit's first stage and name) get a small panel each instead
-    (``fits_figure``)."""
+    classification run) the Brier score: the squared distance between a row's class shares and its class, and a
+    third plot of the hard-split tree's training accuracy in %. A search's several ``fits`` (``runs.search.FITS``:
+    each fit's first stage and name) get a small panel each instead (``fits_figure``)."""
     if fits is not None and len(fits) > 1:
-        return fits_figure(points, fits, y_scale=y_scale)
+        return fits_figure(points, fits, y_scale=y_scale, classes=classes)
     by_start: dict[int, list[Any]] = defaultdict(list)
     polished: list[Any] = []
     for point in points:
@@ -42,32 +48,40 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
             by_start[int(point.start)].append(point)
         elif point.phase == "polish":
             polished.append(point)
-    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                           subplot_titles=("soft loss (sigmoid routing)", "hard loss (the tree's own splits)"))
+    plots = PLOTS + (ACCURACY_PLOT,) if classes else PLOTS
+    figure = make_subplots(rows=len(plots), cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                           subplot_titles=[title for _, title in plots])
     palette = qualitative.Plotly
     legend = legend_groups(by_start)
     for start in sorted(by_start):
         line = _thin(sorted(by_start[start], key=lambda p: p.step))
         color = palette[start % len(palette)]
         group, first_of_group, dropped = legend[start]
-        for row, attribute in ((1, "soft_loss"), (2, "hard_loss")):
-            shown = [p for p in line if getattr(p, attribute) is not None]
+        for row, (attribute, _) in enumerate(plots, start=1):
+            shown = [p for p in line if getattr(p, attribute, None) is not None]
+            plotted = [_percent(p.hard_accuracy) if attribute == "hard_accuracy" else
+                       _plotted(getattr(p, attribute), y_scale) for p in shown]
             figure.add_trace(go.Scatter(
-                x=[p.step for p in shown], y=[_plotted(getattr(p, attribute), y_scale) for p in shown], mode="lines",
+                x=[p.step for p in shown], y=plotted, mode="lines",
                 name=group, legendgroup=group, showlegend=row == 1 and first_of_group,
                 legendrank=DROPPED_RANK if dropped else 1000 + start,  # the survivors' entries first
                 line={"color": color, "width": 1 if dropped else 1.5}, opacity=DROPPED_OPACITY if dropped else 1.0,
                 customdata=[[p.stage + 1, p.epoch, p.alpha] for p in shown],
                 hovertemplate=(f"start {start}<br>stage %{{customdata[0]}}, epoch %{{customdata[1]}}"
-                               "<br>alpha %{customdata[2]:.3g}<br>loss %{y:.4g}<extra></extra>")),
+                               "<br>alpha %{customdata[2]:.3g}<br>"
+                               + ("accuracy %{y:.1f}%" if attribute == "hard_accuracy" else "loss %{y:.4g}")
+                               + "<extra></extra>")),
                 row=row, col=1)
     if n_epochs and n_stages:
         for stage in range(1, n_stages):
             figure.add_vline(x=stage * n_epochs, line={"dash": "dot", "color": "grey", "width": 1})
     figure.update_yaxes(type="log", title_text="Brier score" if classes else
                         "MSE (scaled y)" if y_scale is None else "RMSE (target units)")
-    figure.update_xaxes(title_text="epoch (all stages)", row=2, col=1)
-    figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
+    if classes:
+        figure.update_yaxes(type="linear", title_text=ACCURACY_AXIS, ticksuffix="%", row=len(plots), col=1)
+    figure.update_xaxes(title_text="epoch (all stages)", row=len(plots), col=1)
+    figure.update_layout(height=height + (ACCURACY_HEIGHT if classes else 0),
+                         margin={"l": 10, "r": 10, "t": 50 if title else 30, "b": 10},
                          title=title, legend={"orientation": "h", "yanchor": "top", "y": -0.18},  # below the x title
                          uirevision="keep-zoom")
     if not by_start:
@@ -85,14 +99,16 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
 
 
 def fits_figure(points: Iterable[Any], fits: Sequence[Mapping[str, Any]], *, y_scale: float | None = None,
-                columns: int = FIT_COLUMNS) -> go.Figure:
-    """A search's fits as small multiples: each fit's hard loss in a panel of its own, on its own epochs (a fit's
-    stages are numbered after the earlier fits' on the run's axis, so one shared axis joined fit to fit by diagonal
-    lines, issue 35), one colour per start; the y axes shared, so panels compare."""
+                columns: int = FIT_COLUMNS, classes: bool = False) -> go.Figure:
+    """A search's fits as small multiples: each fit's hard loss (a class run's: its hard training accuracy, in %) in a
+    panel of its own, on its own epochs (a fit's stages are numbered after the earlier fits' on the run's axis, so one
+    shared axis joined fit to fit by diagonal lines, issue 35), one colour per start; the y axes shared, so panels
+    compare."""
+    attribute = "hard_accuracy" if classes else "hard_loss"
     firsts = [int(fit["first_stage"]) for fit in fits]
     lines: dict[tuple[int, int], list[Any]] = defaultdict(list)
     for point in points:
-        if point.phase == "optimize" and point.hard_loss is not None:
+        if point.phase == "optimize" and getattr(point, attribute, None) is not None:
             fit = max(i for i, first in enumerate(firsts) if first <= point.stage or i == 0)
             lines[(fit, int(point.start))].append(point)
     rows = math.ceil(len(fits) / columns)
@@ -102,15 +118,22 @@ def fits_figure(points: Iterable[Any], fits: Sequence[Mapping[str, Any]], *, y_s
     for (fit, start), line in sorted(lines.items()):
         shown = _thin(sorted(line, key=lambda p: p.step))
         figure.add_trace(go.Scatter(
-            x=[_own_epoch(p, firsts[fit]) for p in shown], y=[_plotted(p.hard_loss, y_scale) for p in shown],
+            x=[_own_epoch(p, firsts[fit]) for p in shown],
+            y=[_percent(p.hard_accuracy) if classes else _plotted(p.hard_loss, y_scale) for p in shown],
             mode="lines", showlegend=False, line={"color": palette[start % len(palette)], "width": 1.2},
-            hovertemplate=f"{fits[fit]['name']}, start {start}<br>epoch %{{x}}<br>hard loss %{{y:.4g}}<extra></extra>"),
+            hovertemplate=f"{fits[fit]['name']}, start {start}<br>epoch %{{x}}<br>"
+                          + ("training accuracy %{y:.1f}%" if classes else "hard loss %{y:.4g}") + "<extra></extra>"),
             row=fit // columns + 1, col=fit % columns + 1)
-    figure.update_yaxes(type="log")
-    figure.update_yaxes(title_text="MSE (scaled y)" if y_scale is None else "RMSE (target units)", col=1)
+    if classes:
+        figure.update_yaxes(ticksuffix="%")
+        figure.update_yaxes(title_text=ACCURACY_AXIS, col=1)
+    else:
+        figure.update_yaxes(type="log")
+        figure.update_yaxes(title_text="MSE (scaled y)" if y_scale is None else "RMSE (target units)", col=1)
     figure.update_annotations(font_size=11)
+    what = "training accuracy (hard splits)" if classes else "hard loss"
     figure.update_layout(height=150 * rows + 90, margin={"l": 10, "r": 10, "t": 60, "b": 10}, uirevision="keep-zoom",
-                         title="hard loss of each fit of the search, each on its own epochs (one colour per start)")
+                         title=f"{what} of each fit of the search, each on its own epochs (one colour per start)")
     return figure
 
 
@@ -164,6 +187,10 @@ def race_note(by_start: dict[int, list[Any]]) -> str | None:
     if alive == len(last):
         return None
     return f"racing: {alive} of {len(last)} starts alive; the others were dropped for a worse hard loss"
+
+
+def _percent(share: float) -> float:
+    return 100.0 * share
 
 
 def _plotted(loss: float, y_scale: float | None) -> float:

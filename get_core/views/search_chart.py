@@ -1,8 +1,9 @@
 """The search chart of a run whose depth or features per split were chosen for the user (``runs.search``): plain
 points in, a plotly figure out (no streamlit here).
 
-Validation R2 (left axis, solid) and the parameters a reader has to check (right axis, dotted) against depth, one
-colour per number of features per split; when only k varies (a fixed depth), against k. The chosen point is a star.
+Validation R2, or a class target's validation accuracy in % (left axis, solid) and the parameters a reader has to
+check (right axis, dotted) against depth, one colour per number of features per split; when only k varies (a fixed
+depth), against k. The chosen point is a star.
 Every marker carries its tree key as ``customdata``, so a click can open that tree.
 """
 
@@ -28,21 +29,42 @@ def path_text() -> str:
     return f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def tolerance_text() -> str:
-    """How much validation R² the path of k gives up for fewer features, for people: "0.5 points of R²"."""
-    return f"{100 * SPARSITY_TOLERANCE:g} points of R²"
+R2, ACCURACY = "validation_r2", "validation_accuracy"  # a search's score (``runs.search``): regression, classes
+#: Each score's name for people.
+SCORE_NAMES = {R2: "validation R\u00b2", ACCURACY: "validation accuracy"}
+
+
+def score_of(point: Mapping[str, Any]) -> str:
+    """Which score a search point (or a chosen point) carries: a class target's accuracy, else R2."""
+    return ACCURACY if ACCURACY in point else R2
+
+
+def score_text(point: Mapping[str, Any], digits: int = 3) -> str:
+    """A point's validation score for people: "validation R² 0.812", "validation accuracy 91.3%"."""
+    score = score_of(point)
+    if score == ACCURACY:
+        return f"{SCORE_NAMES[score]} {100 * point[score]:.{max(digits - 2, 0)}f}%"
+    return f"{SCORE_NAMES[score]} {point[score]:.{digits}f}"
+
+
+def tolerance_text(score: str = R2) -> str:
+    """How much validation score the path of k gives up for fewer features, for people: "0.5 points of R²",
+    "0.5 points of accuracy"."""
+    return f"{100 * SPARSITY_TOLERANCE:g} points of {'accuracy' if score == ACCURACY else 'R²'}"
 
 
 def point_label(point: Mapping[str, Any], with_features: bool) -> str:
     """One search fit for a picker: "depth 3, 2 features per split (validation R² 0.812, 17 parameters)"."""
     features = f", {features_label(point['max_split_features'])}" if with_features else ""
-    return (f"depth {point['depth']}{features} (validation R\u00b2 {point['validation_r2']:.3f}, "
-            f"{point['n_parameters']:,} parameters)")
+    return f"depth {point['depth']}{features} ({score_text(point)}, {point['n_parameters']:,} parameters)"
 
 
 def search_figure(points: Sequence[Mapping[str, Any]], chosen: Mapping[str, Any] | None = None,
-                  height: int = 380) -> go.Figure:
-    """Validation R2 and parameter count of every search fit so far; ``chosen`` (a point's depth and k) is starred."""
+                  height: int = 380, score: str | None = None) -> go.Figure:
+    """Validation score and parameter count of every search fit so far; ``chosen`` (a point's depth and k) is
+    starred. ``score`` (``R2`` or ``ACCURACY``, in %; None: the points' own) names the left axis before any point."""
+    score = score or (score_of(points[0]) if points else R2)
+    name_of_score, percent = SCORE_NAMES[score], 100.0 if score == ACCURACY else 1.0
     by_depth = len({p["depth"] for p in points}) > 1 or not points
     figure = make_subplots(specs=[[{"secondary_y": True}]])
     ks = list(dict.fromkeys(p["max_split_features"] for p in points))
@@ -50,14 +72,14 @@ def search_figure(points: Sequence[Mapping[str, Any]], chosen: Mapping[str, Any]
     for i, k in enumerate(ks if by_depth else [None]):
         line = [p for p in points if p["max_split_features"] == k] if by_depth else list(points)
         x = [p["depth"] if by_depth else _k_text(p["max_split_features"]) for p in line]
-        color, name = palette[i % len(palette)], features_label(k) if len(ks) > 1 else "validation R\u00b2"
+        color, name = palette[i % len(palette)], features_label(k) if len(ks) > 1 else name_of_score
         figure.add_trace(go.Scatter(
-            x=x, y=[p["validation_r2"] for p in line], mode="lines+markers", name=name, legendgroup=name,
+            x=x, y=[percent * p[score] for p in line], mode="lines+markers", name=name, legendgroup=name,
             line={"color": color}, marker={"size": [16 if _is(p, chosen) else 9 for p in line],
                                            "symbol": ["star" if _is(p, chosen) else "circle" for p in line]},
             customdata=[p["key"] for p in line],
-            text=[f"depth {p['depth']}, {features_label(p['max_split_features'])}<br>validation R\u00b2 "
-                  f"{p['validation_r2']:.4f}<br>{p['n_parameters']:,} parameters, widest split "
+            text=[f"depth {p['depth']}, {features_label(p['max_split_features'])}<br>{score_text(p, 4)}"
+                  f"<br>{p['n_parameters']:,} parameters, widest split "
                   f"{p['widest_split']} feature(s)" for p in line],
             hovertemplate="%{text}<extra></extra>"), secondary_y=False)
         figure.add_trace(go.Scatter(
@@ -67,7 +89,7 @@ def search_figure(points: Sequence[Mapping[str, Any]], chosen: Mapping[str, Any]
             hovertemplate="%{y:,} parameters<extra></extra>"), secondary_y=True)
     figure.update_xaxes(title_text="depth" if by_depth else "features per split",
                         dtick=1 if by_depth else None, type="linear" if by_depth else "category")
-    figure.update_yaxes(title_text="validation R\u00b2", secondary_y=False)
+    figure.update_yaxes(title_text=f"{name_of_score}{' (%)' if score == ACCURACY else ''}", secondary_y=False)
     figure.update_yaxes(title_text="parameters", secondary_y=True, showgrid=False, rangemode="tozero", tickformat=",d")
     figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10}, uirevision="keep-zoom",
                          legend={"orientation": "h", "y": -0.2}, clickmode="event+select")

@@ -42,11 +42,26 @@ class Weak:
 
 @dataclass(frozen=True)
 class Wrong:
-    """A leaf of a classification tree and the test rows that reach it and that it misclassifies."""
+    """A leaf of a classification tree and the test rows that reach it and that it misclassifies: the class it
+    predicts (``label``) and the true classes of the rows it gets wrong (``truths``: (class, rows), most first)."""
 
     leaf: int
     wrong: int
     n_test: int
+    label: str = ""
+    truths: tuple[tuple[str, int], ...] = ()
+
+    def words(self, first: bool) -> str:
+        """``leaf 4: it predicts 'no' there, and 2 of its 4 test rows (50%) are 'yes'`` (``first``), else the short
+        ``leaf 5 (predicts 'yes'; 1 of its 2 test rows is 'no')``."""
+        truths = _join([f"'{name}'" + (f" ({n:,})" if len(self.truths) > 1 else "") for name, n in self.truths])
+        truths = truths.replace(" and ", " or ") if len(self.truths) > 1 else truths
+        rows = f"{self.wrong:,} of its {self.n_test:,} test row{_s(self.n_test)}"
+        verb = "is" if self.wrong == 1 else "are"
+        if first:
+            return (f"leaf {self.leaf}: it predicts '{self.label}' there, and {rows} "
+                    f"({labels.percent(self.wrong / self.n_test)}) {verb} {truths}")
+        return f"leaf {self.leaf} (predicts '{self.label}'; {rows} {verb} {truths})"
 
 
 @dataclass(frozen=True)
@@ -185,10 +200,9 @@ class Summary:
     def _errs(self) -> str:
         if not self.wrong:
             return "It classifies every test row correctly." if self.accuracy == 1.0 else ""
-        listed = _join([f"leaf {w.leaf} ({w.wrong:,} of its {w.n_test:,} test row{_s(w.n_test)} misclassified)"
-                        if i == 0 else f"leaf {w.leaf} ({w.wrong:,} of {w.n_test:,})"
-                        for i, w in enumerate(self.wrong)])
-        return f"It errs most in {listed}."
+        first, *rest = self.wrong
+        text = f"It errs most in {first.words(True)}."
+        return text + (f" Next come {_join([w.words(False) for w in rest])}." if rest else "")
 
     def _weakest(self) -> str:
         if not self.weakest:
@@ -251,9 +265,7 @@ def _class_summary(tree: ObliqueTree, X_train: Any, X_test: Any, y_test: Any,
         X_test = np.asarray(X_test, dtype=np.float64)
         hit = tree.predict(X_test) == np.asarray(y_test).ravel()
         accuracy = float(hit.mean())
-        leaf = tree.apply(X_test)
-        wrong = sorted((Wrong(int(t), int(np.sum(~hit[leaf == t])), int(np.sum(leaf == t))) for t in np.unique(leaf)
-                        if np.any(~hit[leaf == t])), key=lambda w: (-w.wrong, w.leaf))[:WEAKEST_LEAVES]
+        wrong = misclassified_leaves(tree, X_test, y_test)
         forest = (baselines or {}).get("models", {}).get("random_forest") or {}
         forest_accuracy = forest.get("accuracy")
     return Summary(n_rules=tree.n_leaves - empty, n_empty=empty, n_conditions=tree.depth,
@@ -304,6 +316,25 @@ def weakest_leaves(tree: ObliqueTree, X_test: np.ndarray, y_test: np.ndarray, n:
     error = (tree.predict(X_test) - y_test) ** 2
     found = [Weak(int(t), float(np.sqrt(error[leaf == t].mean())), int(np.sum(leaf == t))) for t in np.unique(leaf)]
     return sorted(found, key=lambda w: (-w.rmse, w.leaf))[:n]
+
+
+def misclassified_leaves(tree: ObliqueTree, X_test: Any, y_test: Any, n: int = WEAKEST_LEAVES) -> list[Wrong]:
+    """The ``n`` leaves of a classification tree with the most misclassified test rows (leaves that err on none are
+    skipped), most first: each with its predicted class and the true classes of the rows it gets wrong. Pass the
+    run's own test rows, so the counts are the ones the Compare page's confusion matrix sums."""
+    X_test = np.asarray(X_test, dtype=np.float64)
+    y_test = np.asarray(y_test).ravel()
+    leaf, predicted = tree.apply(X_test), tree.predict(X_test)
+    miss = predicted != y_test
+    found = []
+    for t in np.unique(leaf[miss]):
+        here = miss & (leaf == t)
+        truths, counts = np.unique(y_test[here], return_counts=True)
+        order = sorted(zip(counts.tolist(), truths.tolist()), key=lambda c: (-c[0], str(c[1])))
+        found.append(Wrong(int(t), int(counts.sum()), int(np.sum(leaf == t)),
+                           labels.class_name(predicted[here][0], 40),
+                           tuple((labels.class_name(c, 40), k) for k, c in order)))
+    return sorted(found, key=lambda w: (-w.wrong, w.leaf))[:n]
 
 
 def _percent(r2: float) -> str:

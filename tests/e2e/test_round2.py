@@ -53,7 +53,7 @@ def test_a_cancelled_runs_baselines_can_be_fitted_from_compare(app, page):
     page.goto(url + "/")
     page.get_by_text("Data", exact=True).first.wait_for(timeout=120_000)
     page.goto(f"{url}/compare?run={run_id}")
-    page.get_by_text("ended before its CART and random-forest baselines were fitted", exact=False).wait_for(
+    page.get_by_text("ended before its baselines (CART, random forest, HistGradientBoosting) were fitted", exact=False).wait_for(
         timeout=180_000)
     page.get_by_role("button", name="Fit the baselines now").click()
     page.get_by_text("predictions against the actual target", exact=False).first.wait_for(timeout=120_000)

@@ -120,3 +120,43 @@ def test_native_cpu_kernel_classifies_like_the_torch_implementation(loss, sharp,
     torch.testing.assert_close(got_loss.double(), want_loss, rtol=1e-4, atol=1e-6)
     for a, b in zip(got.tensors(), want.tensors()):
         torch.testing.assert_close(a.double(), b, rtol=2e-3, atol=1e-5)
+
+
+def test_hard_accuracy_is_the_weighted_share_of_rows_whose_leaf_majority_is_their_class():
+    from get_core.engine import leaves
+
+    rng = np.random.default_rng(3)
+    n, depth, starts, C = 60, 2, 3, 3
+    codes = rng.integers(0, C, n)
+    w = rng.uniform(0.1, 2.0, n)
+    leaf = torch.as_tensor(rng.integers(0, 2 ** depth, (starts, n)))
+    Y = torch.as_tensor(classes.one_hot(codes, C)).unsqueeze(0)
+    W = torch.as_tensor(w / w.sum()).unsqueeze(0)
+    fit = leaves.fit_leaves(leaf, torch.zeros(1, n, 1, dtype=torch.float64), Y, W, depth, None, starts)
+    got = leaves.hard_accuracy(leaf, fit, Y, W, starts).numpy()
+    for m in range(starts):
+        hits = 0.0
+        for lf in range(2 ** depth):
+            rows = leaf[m].numpy() == lf
+            if rows.any():
+                totals = np.bincount(codes[rows], weights=w[rows], minlength=C)
+                hits += totals.max()
+        assert got[m] == pytest.approx(hits / w.sum())
+
+
+def test_a_classifiers_progress_carries_its_hard_accuracy_and_a_regressions_does_not():
+    from get_core.config import GETConfig
+    from get_core.engine.train import train
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(120, 3))
+    codes = (X[:, 0] + X[:, 1] > 1).astype(int) + (X[:, 2] > 0.7)
+    config = GETConfig(depth=2, n_starts=2, n_epochs=10, n_alphas=2, polish=False, device="cpu", random_state=0)
+    seen, plain = [], []
+    tree = train(X, codes, config, on_progress=seen.append, classes=[0, 1, 2])
+    train(X, X[:, 0], config, on_progress=plain.append)
+    accuracies = [r.hard_accuracy for p in seen for r in p.records]
+    assert all(0 <= a <= 1 for a in accuracies) and len(accuracies) > 0
+    assert seen[-1].best_hard_accuracy == pytest.approx(max(accuracies))
+    assert max(accuracies) >= tree.meta["train_accuracy"] - 1e-6  # the kept tree was scored at a checkpoint
+    assert all(r.hard_accuracy is None for p in plain for r in p.records) and plain[-1].best_hard_accuracy is None

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from get_core.engine import leaves
+from get_core.engine import classes, leaves
 from get_core.engine.leaves import refit_tree_leaves
 from get_core.model import routing
-from tests.trees import make_tree
+from tests.trees import make_class_tree, make_tree
 
 
 def test_constant_leaves_are_the_mean_of_their_rows():
@@ -145,3 +145,38 @@ def test_the_compiled_checkpoint_router_gives_torchs_leaves_for_rows_lying_on_th
     assert native is not None
     torch.testing.assert_close(native, leaves.route(weights, thresholds, Xa.transpose(1, 2).contiguous(), starts),
                                rtol=0, atol=0)
+
+
+def _tree_arrays(tree) -> list[np.ndarray]:
+    names = ("leaf_intercepts", "leaf_coefs", "n_samples", "node_values", "leaf_lower", "leaf_upper", "node_counts",
+             "leaf_proba")
+    return [np.asarray(getattr(tree, name)) for name in names if getattr(tree, name, None) is not None]
+
+
+@pytest.mark.parametrize("backend", ["auto", "numpy"])
+@pytest.mark.parametrize("kind", ["constant", "linear", "classes"])
+def test_the_trainers_scaled_rows_route_and_refit_exactly_as_the_models_public_methods(kind, backend, monkeypatch):
+    """The engine routes rows it scaled once (``scaled=True``, the compiled router where it builds, else numpy);
+    every loss and leaf it computes so must equal, bit for bit, what the model's own ``apply``/``predict_scaled`` on
+    the original rows give, or a refit would keep a change the model itself does not make."""
+    if backend == "numpy":
+        monkeypatch.setattr(routing, "library", lambda: None)
+    if kind == "classes":
+        tree, X, labels = make_class_tree(depth=4, p=5, seed=4, n_rows=600)
+        ys = np.eye(tree.n_classes)[np.searchsorted(tree.classes, labels)]
+    else:
+        tree, X, y = make_tree(depth=4, p=5, leaf=kind, seed=4, n_rows=600)
+        ys = (y - tree.y_min) / tree.y_scale
+    X[::7, 1] *= 1e3  # rows far outside the training range: scaled values well beyond [0, 1]
+    sw = np.random.default_rng(4).random(len(X)) + 0.5
+    Xs = tree.scale_X(X)
+    by_model = [np.asarray(a).copy() for a in _tree_arrays(refit_tree_leaves(tree, X, ys, sample_weight=sw))]
+    by_engine = _tree_arrays(refit_tree_leaves(tree, Xs, ys, sample_weight=sw, scaled=True))
+    for a, b in zip(by_model, by_engine, strict=True):
+        np.testing.assert_array_equal(a, b)
+    if kind == "classes":
+        public = classes.brier_rows(leaves.leaf_values(tree)[tree.apply(X) - tree.n_leaves], ys) * sw
+    else:
+        public = (tree.predict_scaled(X) - ys) ** 2 * sw
+    np.testing.assert_array_equal(leaves.row_losses(tree, Xs, ys, sw, scaled=True), public)
+    np.testing.assert_array_equal(leaves.row_losses(tree, X, ys, sw), public)

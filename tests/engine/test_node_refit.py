@@ -113,3 +113,18 @@ def test_a_deadline_ends_the_refit_after_its_first_pass():
     assert free.meta["node_refit_passes"] > 1  # the first pass changed something: without a deadline a second runs
     late = refit_nodes(copy.deepcopy(tree), X, ys, 5, passes=8, deadline=0.0)  # long past
     assert late.meta["node_refit_passes"] == 1 and mse(late, X, ys) < mse(tree, X, ys)
+
+
+@pytest.mark.parametrize("k, leaf", [(2, "constant"), (6, "linear")])
+def test_a_refit_on_rows_scaled_once_writes_the_same_tree_as_one_on_the_original_rows(k, leaf):
+    """The trainer hands the refit its scaled rows (``scaled=True``): every routing inside then reuses them, and the
+    splits and leaves it writes must be the very ones a refit from the original rows writes."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(2000, 6)) * [1, 10, 100, 1, 1, 1e-3]
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] / 1e3 + 0.1 * rng.normal(size=2000)
+    tree, ys = tree_with_splits(X, y, *sparse_splits(rng, 7, 6, min(k, 3)), leaf=leaf)
+    from_original = refit_nodes(copy.deepcopy(tree), X, ys, k, passes=3)
+    from_scaled = refit_nodes(copy.deepcopy(tree), tree.scale_X(X), ys, k, passes=3, scaled=True)
+    assert from_original.meta["node_refit_accepted"] > 0
+    for name in ("weights", "thresholds", "leaf_intercepts", "leaf_coefs", "n_samples", "node_values"):
+        np.testing.assert_array_equal(getattr(from_scaled, name), getattr(from_original, name))

@@ -14,9 +14,9 @@ from get_core.config import GETConfig
 from get_core.estimator import GETRegressor, GETRegressorCV
 from get_core.engine.optimize import CHECKPOINTS_PER_STAGE, _checkpoints, Problems, alpha_schedule, initial_params, run_stages
 from get_core.engine.progress import Reporter
-import get_core.engine.race as race_module
+import get_core.budget as budget_module
 from get_core.budget import refit_seconds, split_budget
-from get_core.engine.race import Costs, Race, RacePlan, plan
+from get_core.engine.race import MIN_CHECKPOINTS, MIN_EPOCHS, Costs, Race, RacePlan, plan
 from get_core.engine.train import train
 from tests.clock import Clock
 from tests.engine.cpu_clock import use_cpu_clock
@@ -29,7 +29,7 @@ MS = Costs(((1, 1e-3),), ((1, 0.0),))  # a millisecond per start-epoch, free che
 @pytest.fixture
 def clock(monkeypatch) -> Clock:
     fake = Clock()
-    monkeypatch.setattr(race_module, "time", fake)
+    monkeypatch.setattr(budget_module, "time", fake)
     return fake
 
 
@@ -112,6 +112,17 @@ def test_a_plan_buys_more_starts_before_more_epochs_and_stays_within_its_seconds
     assert small.n_starts < large.n_starts and large.n_epochs >= 1000
     for chosen, seconds in ((small, 0.5), (large, 200.0)):
         assert chosen.seconds(costs) <= seconds
+
+
+def test_a_plan_whose_smallest_race_overruns_checks_the_hard_loss_less_often():
+    costly = Costs(((1, 1e-3),), ((1, 0.1),))  # a checkpoint costs 100 epochs (a hard evaluation of many rows)
+    small = plan(2.0, costly, 2, CHECKPOINTS_PER_STAGE)
+    assert small.n_starts == 4 and small.n_epochs >= MIN_EPOCHS
+    assert MIN_CHECKPOINTS <= small.checkpoints_per_stage < CHECKPOINTS_PER_STAGE and small.seconds(costly) <= 2.0
+    race = Race(small, costly, 2.0, 2.0)
+    assert len(_checkpoints(small.n_epochs, 0, None)) == CHECKPOINTS_PER_STAGE
+    assert len(_checkpoints(small.n_epochs, 1, race)) <= small.checkpoints_per_stage + len(small.rungs())
+    assert plan(200.0, costly, 2, CHECKPOINTS_PER_STAGE).checkpoints_per_stage == CHECKPOINTS_PER_STAGE
 
 
 class Halving(Race):

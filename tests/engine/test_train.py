@@ -9,11 +9,14 @@ import torch
 from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeRegressor
 
+from get_core import budget
+from get_core.budget import counting
 from get_core.engine import leaves
 from get_core.config import GETConfig
 from get_core.data.columns import squeezed_features
 from get_core.engine.train import MinMax, cpu_record, train
 from get_core.views import summary
+from tests.clock import Clock
 from tests.planted import planted_depth2
 
 
@@ -120,15 +123,23 @@ def test_weight_decay_zero_trains_the_same_tree_and_a_positive_decay_another():
     assert decayed.meta["config"]["weight_decay"] == 0.5
 
 
-def test_a_budgeted_fit_records_its_cpu_share_and_whether_it_was_starved():
+def test_a_budgeted_fit_records_its_cpu_share_and_whether_it_was_starved(monkeypatch):
     budgeted, fixed = GETConfig(depth=2, time_budget=1.0), GETConfig(depth=2, n_starts=2, n_epochs=10)
-    threads = torch.get_num_threads()
-    assert cpu_record(1.0, 10.0, budgeted) == {"cpu_share": pytest.approx(0.1 / threads), "starved": True}
-    assert cpu_record(9.0 * threads, 10.0, budgeted)["starved"] is False
-    assert "starved" not in cpu_record(1.0, 10.0, fixed)  # a fixed budget's work does not depend on the load
+    clock = Clock().install(monkeypatch)
+    with counting() as start:
+        clock.now, clock.waited = clock.now + 10.0, 9.0  # its thread waited for a core 9 of 10 seconds
+        assert cpu_record(start, 0.5, 10.0, budgeted) == {"cpu_share": pytest.approx(0.1), "starved": True}
+        assert "starved" not in cpu_record(start, 0.5, 10.0, fixed)  # a fixed budget's work does not depend on it
+        clock.now += 30.0
+        assert cpu_record(start, 0.5, 40.0, budgeted)["starved"] is False  # 31 of 40 seconds on a core
+    threads = torch.get_num_threads()  # where the machine does not say: CPU seconds over what its threads could use
+    monkeypatch.setattr(budget.ThreadWaits, "open", classmethod(lambda cls: None))
+    with counting() as blind:
+        assert cpu_record(blind, 1.0, 10.0, budgeted) == {"cpu_share": pytest.approx(0.1 / threads), "starved": True}
+    monkeypatch.undo()
     X = np.random.default_rng(1).random((300, 3))
     tree = train(X, X[:, 0] + X[:, 1], fixed)
-    assert 0 < tree.meta["cpu_share"] and "starved" not in tree.meta
+    assert 0 < tree.meta["cpu_share"] <= 1.0 + 1e-9 and "starved" not in tree.meta
 
 
 def test_the_summary_says_when_a_fit_was_starved_and_not_otherwise():

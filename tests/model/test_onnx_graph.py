@@ -1,5 +1,5 @@
-"""The ONNX export run by onnxruntime against ``predict``: the same leaves, predictions within 1e-12 relative in
-float64, ``predict``'s NaN and infinity rules exactly, on random trees, on fits of real tables, and float32 close."""
+"""The ONNX export run by onnxruntime against ``predict``: the same leaves, and in float64 the same predictions to
+the last bit, ``predict``'s NaN and infinity rules exactly, on random trees, on fits of real tables, and float32 close."""
 
 from __future__ import annotations
 
@@ -31,12 +31,12 @@ def run(model, X: np.ndarray, dtype: str = "float64") -> tuple[np.ndarray, np.nd
     return prediction, leaf
 
 
-def assert_close_to_predict(tree: ObliqueTree, X: np.ndarray, rtol: float = 1e-12) -> None:
+def assert_close_to_predict(tree: ObliqueTree, X: np.ndarray) -> None:
+    """The same leaf for every row (the splits' MatMul could only move a row within rounding of a threshold), and
+    then the same doubles: the leaf's arithmetic, a linear leaf's sum order included, is ``predict``'s."""
     prediction, leaf = run(tree, X)
     np.testing.assert_array_equal(leaf, tree.apply(X))
-    expected = tree.predict(X)
-    np.testing.assert_array_equal(np.isnan(prediction), np.isnan(expected))
-    np.testing.assert_allclose(prediction, expected, rtol=rtol, atol=rtol * np.nanmax(np.abs(expected)))
+    np.testing.assert_array_equal(prediction, tree.predict(X))  # NaN where NaN, else to the last bit
 
 
 @pytest.mark.parametrize("leaf", ["constant", "linear"])
@@ -88,7 +88,7 @@ def test_a_fitted_estimator_on_each_bundled_example_exports_and_float32_stays_cl
 @pytest.mark.skipif(not all((SHARED / f"{n}.csv").exists() for n in REGRESSION_SETS),
                     reason=f"no shared datasets in {SHARED}")
 @pytest.mark.parametrize("name", REGRESSION_SETS)
-def test_small_fits_of_the_shared_datasets_export_within_1e_12(name):
+def test_small_fits_of_the_shared_datasets_export_to_the_last_bit(name):
     frame = pd.read_csv(SHARED / f"{name}.csv")
     X, y = frame.drop(columns="target").select_dtypes("number").to_numpy(dtype=float), frame["target"].to_numpy()
     rows = np.random.default_rng(0).permutation(len(y))[:2000]

@@ -71,7 +71,7 @@ def test_the_compiled_router_routes_and_predicts_as_the_numpy_routing_does(tree,
 
 
 @pytest.mark.parametrize("leaf", ["constant", "linear"])
-@pytest.mark.parametrize("depth, p", [(1, 1), (4, 10), (8, 40), (12, 3)])
+@pytest.mark.parametrize("depth, p", [(1, 1), (4, 10), (8, 40), (12, 3), (6, 16), (6, 203)])  # 8-wide blocks, tails
 def test_fitted_like_trees_agree_on_thousands_of_rows_and_through_the_public_methods(depth, p, leaf):
     tree, X, _ = make_tree(depth=depth, p=p, leaf=leaf, seed=depth, n_rows=3001)
     assert_routes_alike(tree, X)

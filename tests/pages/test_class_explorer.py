@@ -11,9 +11,10 @@ from streamlit.testing.v1 import AppTest
 from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
-from tests.runs.test_class_run import class_run, three_classes
+from tests.runs.test_class_run import cancelled_before_baselines, class_run, three_classes
 
 ROOT = Path(__file__).resolve().parents[2]
+CANCELLED = 2  # run 2: run 1 as if cancelled before its baselines
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +23,7 @@ def db(tmp_path_factory) -> Path:
     store = RunStore(path)
     run_id = class_run(store, three_classes(160), config={"depth": 3})
     assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    assert cancelled_before_baselines(store, run_id, three_classes(160), config={"depth": 3}) == CANCELLED
     store.close()
     return path
 
@@ -70,6 +72,25 @@ def test_the_tree_page_of_a_class_run_speaks_of_classes(store):
     assert len(terms) == int(tree.split_widths[0])
 
 
+def test_the_class_summary_says_where_the_tree_errs_on_the_runs_own_test_rows(store):
+    results = load_results(store, 1)
+    tree, X, y = results.tree, results.X_test, results.y_test
+    assert np.array_equal(y, np.asarray(store.get_json(1, "predictions")["y_true"]))  # the run's own test split
+    leaf, miss = tree.apply(X), tree.predict(X) != y
+    assert miss.any(), "the fixture's tree should err on some test rows"
+    most = max(np.unique(leaf[miss]), key=lambda t: (np.sum(miss & (leaf == t)), -t))
+    wrong, rows = int(np.sum(miss & (leaf == most))), int(np.sum(leaf == most))
+    predicted = tree.predict(X[leaf == most])[0]
+    truths = set(y[miss & (leaf == most)])  # the true classes of the rows it gets wrong
+    at = page("tree", run=1, node=1)
+    ok(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert (f"It errs most in leaf {most}: it predicts '{predicted}' there, and {wrong} of its {rows} test "
+            f"row{'s' if rows > 1 else ''}") in text
+    sentence = text.split(f"It errs most in leaf {most}")[1].split(". ")[0]
+    assert all(f"'{c}'" in sentence.split(" there, ")[1] for c in truths), sentence
+
+
 def test_a_leaf_of_a_class_run_reads_its_class_and_every_share(store):
     tree = load_results(store, 1).tree
     leaf = next(t for t in range(tree.n_leaves, 2 * tree.n_leaves) if not tree.is_empty(t))
@@ -95,6 +116,18 @@ def test_compare_puts_get_beside_cart_the_forest_and_boosting_with_confusion_mat
     assert table["Test accuracy"].iloc[0] == pytest.approx(get_accuracy)
     charts = [c for c in at.get("plotly_chart")]
     assert len(charts) == len(table) + 1  # one confusion matrix per model, and the reliability chart
+
+
+def test_a_class_run_cancelled_before_its_baselines_fits_class_baselines_from_compare(store):
+    at = page("compare", run=CANCELLED)
+    ok(at)
+    assert any("ended before its baselines (CART, random forest, HistGradientBoosting)" in i.value for i in at.info)
+    at.button(key="fit_baselines").click().run()
+    ok(at)
+    assert store.get_json(CANCELLED, "baselines")["task"] == "classification"
+    table = next(d.value for d in at.dataframe if "Test accuracy" in d.value.columns)
+    assert {"GET", "CART", "Random forest", "HistGradientBoosting"} <= set(table["Model"])
+    assert len(at.get("plotly_chart")) == len(table) + 1  # confusion matrices and the reliability chart
 
 
 def test_the_confusion_matrix_and_reliability_points_count_the_rows():

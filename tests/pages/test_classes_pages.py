@@ -96,8 +96,9 @@ def test_a_class_run_trains_from_the_pages_and_its_panel_speaks_of_accuracy(db):
 
     at = choose(upload(app(), "kinds.csv", three_class_csv()), "kind")
     at.switch_page("pages/train.py").run()
-    at.radio(key="cfg_depth_mode").set_value("choose").run()
-    assert any("Choosing the depth or the features per split for a class target" in w for w in texts(at, "warning"))
+    at.radio(key="cfg_depth_mode").set_value("choose").run()  # a class target's depth can be chosen too
+    assert_no_traceback(at)
+    assert at.button(key="start") and not texts(at, "warning")
     at.radio(key="cfg_depth_mode").set_value("fixed").run()
     store = train_tiny_run(at, db, depth=2)
     run = store.get_run(1)
@@ -111,3 +112,6 @@ def test_a_class_run_trains_from_the_pages_and_its_panel_speaks_of_accuracy(db):
     assert accuracy.endswith("%") and float(accuracy[:-1]) == pytest.approx(
         100 * RunStore(db).get_json(1, "class_scores")["accuracy"], abs=0.06)
     assert any("Brier score on the training rows" in c for c in texts(at, "caption"))
+    curves = next(c for c in at.get("plotly_chart") if "curves" in c.proto.id)
+    assert "training accuracy of the tree's own (hard) splits" in curves.proto.spec
+    assert "accuracy (%)" in curves.proto.spec and "RMSE" not in curves.proto.spec

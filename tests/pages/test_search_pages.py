@@ -3,6 +3,7 @@ the run's panel draws the search, and the explorer pages open any tree the searc
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,26 @@ def test_predict_scores_a_row_with_the_search_fit_the_url_names():
     assert_no_traceback(at)
     path = next(m.value for m in at.metric if m.label == "Path")
     assert path.count("\u2192") == 1  # the depth-1 tree: the root, then a leaf
+
+
+def test_a_class_runs_search_chart_and_picker_speak_of_validation_accuracy_in_percent():
+    from tests.runs.test_class_run import class_run, three_classes
+
+    store = RunStore(default_db_path())
+    run_id = class_run(store, three_classes(90), extra={"search": {"depths": [1, 2], "split_features": None}},
+                       config={"n_epochs": 5})
+    worker.execute(store, run_id, hard_stop=False)
+    points = store.get_json(run_id, "search")["points"]
+    at = app()
+    at.query_params["run"] = str(run_id)
+    at.switch_page("pages/runs.py").run()
+    assert_no_traceback(at)
+    assert any("Depth chosen for you: validation accuracy" in m for m in texts(at, "markdown"))
+    chart = next(c for c in at.get("plotly_chart") if "validation accuracy" in c.proto.spec)
+    figure = json.loads(chart.proto.spec)
+    assert figure["layout"]["yaxis"]["title"]["text"] == "validation accuracy (%)" and "R²" not in chart.proto.spec
+    assert figure["data"][0]["y"] == pytest.approx([100 * p["validation_accuracy"] for p in points])  # %, not shares
+    picker = widget(at.selectbox, "Tree of the search")
+    assert picker.options[0] == (f"depth 1 (validation accuracy {100 * points[0]['validation_accuracy']:.1f}%, "
+                                 f"{points[0]['n_parameters']:,} parameters)")
+    assert any("validation accuracy" in c for c in texts(at, "caption"))

@@ -163,7 +163,7 @@ def test_a_run_cancelled_before_its_baselines_offers_to_fit_them_and_compare_sho
     run_id = finished_run(store, depth=2, baselines=False, status=RunStatus.CANCELLED)
     at = _page("compare", run=run_id)
     _ok(at)
-    assert "ended before its CART and random-forest baselines were fitted" in at.info[0].value
+    assert "ended before its baselines (CART, random forest, HistGradientBoosting) were fitted" in at.info[0].value
     at.button(key="fit_baselines").click().run()
     _ok(at)
     assert list(at.dataframe[0].value["Model"]) == ["GET", "CART", "Random forest"]
@@ -174,7 +174,7 @@ def test_compare_page_explains_missing_baselines(store):
     bare = finished_run(store, depth=2, names=NAMES, baselines=False)
     at = _page("compare", run=bare)
     _ok(at)
-    assert "No CART / random-forest baselines" in at.info[0].value
+    assert "No baselines (CART, random forest, HistGradientBoosting)" in at.info[0].value
 
 
 def test_predict_page_scores_one_typed_row(run_id, store):

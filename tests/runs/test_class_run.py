@@ -12,7 +12,9 @@ from get_core.data.encoding import DataSpec
 from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
-from get_core.runs.training import NO_CLASS_SEARCH, stratified_split
+from get_core.model import model_file
+from get_core.runs.search import SEARCH, TREE_PREFIX
+from get_core.runs.training import stratified_split
 from tests.runs.test_worker import TINY
 
 
@@ -52,13 +54,47 @@ def test_a_class_run_trains_a_classification_tree_and_stores_its_scores_and_base
         assert np.asarray(entry["test_proba"]).shape == (len(results.y_test), 3)
     predictions = store.get_json(run_id, "predictions")
     assert predictions["y_pred"] == tree.predict(results.X_test).tolist() and predictions["classes"] == tree.classes
+    live = [p.hard_accuracy for p in store.list_metrics(run_id, "optimize")]
+    assert live and all(a is not None and 0 <= a <= 1 for a in live)  # at every report: the last checkpoint's
+    assert max(live) >= 1 / 3  # the hard splits' majority classes beat a guess among three classes
 
 
-def test_a_class_run_that_asks_for_a_search_fails_with_a_sentence(tmp_path):
+def test_a_class_run_chooses_its_depth_by_validation_accuracy_and_refits_the_choice(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
-    run_id = class_run(store, three_classes(), extra={"search": {"depths": [1, 2], "split_features": None}})
-    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FAILED
-    assert NO_CLASS_SEARCH in store.get_run(run_id).error
+    run_id = class_run(store, three_classes(), extra={"search": {"depths": [1, 2], "split_features": None},
+                                                      "class_weight": "balanced"})
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    search = store.get_json(run_id, SEARCH)
+    n_train = len(store.get_json(run_id, "split")["train"])
+    assert search["status"] == "done" and search["score"] == "validation_accuracy"
+    assert [p["depth"] for p in search["points"]] == [1, 2]
+    for point in search["points"]:
+        fitted = model_file.from_dict(store.get_json(run_id, TREE_PREFIX + point["key"]))
+        assert fitted.is_classifier and fitted.depth == point["depth"] and 0 <= point["validation_accuracy"] <= 1
+        assert fitted.n_samples[0] < n_train  # fitted on the search's train part
+    chosen = search["chosen"]
+    assert chosen["validation_accuracy"] == max(p["validation_accuracy"] for p in search["points"])
+    results = load_results(store, run_id)
+    assert results.tree.is_classifier and results.tree.depth == chosen["depth"]
+    assert results.tree.n_samples[0] == n_train and results.tree.meta["target"] == "kind"  # refit on every row
+    scores = store.get_json(run_id, "class_scores")
+    assert scores["accuracy"] == pytest.approx(np.mean(results.tree.predict(results.X_test) == results.y_test))
+    assert store.get_json(run_id, "baselines")["depth"] == chosen["depth"]
+    fits = store.get_json(run_id, "fits")
+    assert [f["name"] for f in fits] == ["depth 1", "depth 2", f"refit, depth {chosen['depth']}"]
+    stages = {p.stage for p in store.list_metrics(run_id, "optimize") if p.hard_accuracy is not None}
+    assert max(stages) >= fits[-1]["first_stage"]  # every fit's accuracy reached the curves, the refit's too
+
+
+def test_a_class_run_chooses_its_features_per_split_on_the_path(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = class_run(store, three_classes(), extra={"search": {"depths": [2], "split_features": "auto"}})
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    search = store.get_json(run_id, SEARCH)
+    assert [p["max_split_features"] for p in search["points"]] == [1, 2, 3, None]  # 5 inputs: k=5 is dense
+    tree = load_results(store, run_id).tree
+    k = search["chosen"]["max_split_features"]
+    assert tree.is_classifier and int(tree.split_widths.max()) <= (k or tree.n_features)
 
 
 def test_the_stratified_split_tests_every_class_and_trains_on_every_class():
@@ -69,3 +105,33 @@ def test_the_stratified_split_tests_every_class_and_trains_on_every_class():
     assert set(labels[train]) == {"a", "b", "c"}
     again = stratified_split(labels, 0.25, seed=4)
     assert np.array_equal(again[1], test)
+
+
+def cancelled_before_baselines(store: RunStore, done: int, table: pd.DataFrame, **params) -> int:
+    """A class run as the worker leaves it when cancelled between its tree and its baselines: the finished run
+    ``done``'s artifacts, all but the baselines, copied to a new run of the same ``table`` and ``params``
+    (``class_run``'s), then cancelled."""
+    run_id = class_run(store, table, **params)
+    store.start_run(run_id)
+    for name in set(store.list_artifacts(done)) - {"baselines", "baselines_error"}:
+        store.put_json(run_id, name, store.get_json(done, name))
+    store.set_status(run_id, RunStatus.CANCELLED, error="Cancelled by request.")
+    return run_id
+
+
+def test_a_class_run_cancelled_before_its_baselines_gets_class_baselines_on_demand(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    done = class_run(store, three_classes(), extra={"class_weight": "balanced"})
+    assert worker.execute(store, done, hard_stop=False) is RunStatus.FINISHED
+    run_id = cancelled_before_baselines(store, done, three_classes(), extra={"class_weight": "balanced"})
+    assert "baselines" not in store.list_artifacts(run_id)
+    worker.fit_missing_baselines(store, run_id)
+    results = load_results(store, run_id)
+    baselines = store.get_json(run_id, "baselines")
+    assert baselines["task"] == "classification" and baselines["classes"] == results.tree.classes
+    assert {"cart", "random_forest", "hist_gradient_boosting"} <= set(baselines["models"])
+    for entry in baselines["models"].values():  # scored on the run's own test rows, as class labels
+        assert np.asarray(entry["test_proba"]).shape == (len(results.y_test), 3)
+        assert set(entry["test_predictions"]) <= set(results.tree.classes)
+        assert entry["accuracy"] == pytest.approx(np.mean(np.asarray(entry["test_predictions"]) == results.y_test))
+    assert store.get_run(run_id).status is RunStatus.CANCELLED

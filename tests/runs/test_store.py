@@ -275,3 +275,25 @@ def test_a_table_no_run_uses_is_dropped_a_week_after_its_last_put(store, monkeyp
     with pytest.raises(StoreError):
         store.find_dataset(old)
     assert store.find_dataset(kept).data == DATASET and store.get_dataset(used).data == DATASET
+
+
+def test_a_store_written_before_metric_points_had_an_accuracy_gains_the_column_and_keeps_its_points(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    store = RunStore(path)
+    run_id = running_run(store)
+    store.record_progress(run_id, progress=0.5, metrics=[MetricPoint("optimize", 0, 0, 1, 1, 5.0, 0.2, 0.1, 0.75)])
+    store.close()
+    with sqlite3.connect(path) as conn:  # the metrics table as stores wrote it before the accuracy column
+        conn.executescript("""
+            CREATE TABLE old_metrics AS SELECT run_id, phase, start, stage, epoch, step, alpha, soft_loss, hard_loss
+                FROM metrics;
+            DROP TABLE metrics;
+            ALTER TABLE old_metrics RENAME TO metrics;""")
+    reopened = RunStore(path)
+    assert reopened.list_metrics(run_id) == [MetricPoint("optimize", 0, 0, 1, 1, 5.0, 0.2, 0.1, None)]
+    reopened.record_progress(run_id, progress=0.6, metrics=[MetricPoint("optimize", 0, 0, 2, 2, 5.0, 0.2, 0.1, 0.8)])
+    assert [p.hard_accuracy for p in reopened.list_metrics(run_id)] == [None, 0.8]
+    reopened.close()
+    assert RunStore(path).list_metrics(run_id)[-1].hard_accuracy == 0.8  # opening again adds nothing twice

@@ -110,3 +110,29 @@ def test_a_searchs_fits_get_a_panel_each_on_their_own_epochs_without_lines_joini
 def test_a_single_fit_keeps_the_soft_and_hard_curves():
     figure = loss_curves_figure(_points(), fits=[{"first_stage": 0, "name": "depth 4"}])
     assert {t.yaxis for t in figure.data} == {"y", "y2"}
+
+
+def _class_points() -> list[MetricPoint]:
+    return [MetricPoint("optimize", 0, 0, epoch, epoch, 5.0, 0.5 / (epoch + 1), 0.4 / (epoch + 1),
+                        0.5 + 0.1 * epoch) for epoch in range(5)]
+
+
+def test_a_class_runs_curves_add_its_hard_training_accuracy_in_percent_in_words():
+    figure = loss_curves_figure(_class_points(), classes=True)
+    accuracy = [t for t in figure.data if t.yaxis == "y3"]
+    assert len(accuracy) == 1 and list(accuracy[0].y) == pytest.approx([50.0, 60.0, 70.0, 80.0, 90.0])
+    assert figure.layout.yaxis3.title.text == "accuracy (%)" and figure.layout.yaxis3.type == "linear"
+    assert figure.layout.yaxis.title.text == "Brier score"
+    assert any("training accuracy" in a.text for a in figure.layout.annotations)
+    assert "y3" not in {t.yaxis for t in loss_curves_figure(_points()).data}  # regression: no accuracy plot
+
+
+def test_a_class_searchs_fit_panels_show_each_fits_training_accuracy():
+    points = [MetricPoint("optimize", 0, stage, epoch, stage * 4 + epoch, 5.0, 0.3, 0.2, 0.6 + 0.05 * stage)
+              for stage in range(4) for epoch in range(1, 5)]
+    fits = [{"first_stage": 0, "name": "depth 1"}, {"first_stage": 2, "name": "depth 2"}]
+    figure = loss_curves_figure(points, fits=fits, classes=True)
+    assert "training accuracy" in figure.layout.title.text
+    assert [list(t.y) for t in figure.data] == [pytest.approx([60.0] * 4 + [65.0] * 4),
+                                                pytest.approx([70.0] * 4 + [75.0] * 4)]
+    assert figure.layout.yaxis.title.text == "accuracy (%)"

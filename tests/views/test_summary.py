@@ -93,7 +93,11 @@ def test_a_classification_summary_states_accuracy_beside_the_forest_and_the_leav
     assert comparison == ("On the 9 test rows set aside before training, the tree classifies 55.6% correctly "
                           "(accuracy 0.556); a random forest of 100 trees classifies 60% correctly, so the single "
                           "readable tree gives up 4 percentage points of accuracy.")
-    assert errs == "It errs most in leaf 4 (2 of its 4 test rows misclassified), leaf 5 (1 of 2) and leaf 6 (1 of 3)."
+    assert [(w.label, w.truths) for w in s.wrong] == [("no", (("yes", 2),)), ("yes", (("no", 1),)),
+                                                      ("no", (("maybe", 1),))]
+    assert errs == ("It errs most in leaf 4: it predicts 'no' there, and 2 of its 4 test rows (50%) are 'yes'. Next "
+                    "come leaf 5 (predicts 'yes'; 1 of its 2 test rows is 'no') and leaf 6 (predicts 'no'; 1 of its "
+                    "3 test rows is 'maybe').")
     without = " ".join(summary.summarize(class_tree(), X_test=X, y_test=y).sentences())
     assert "no random forest was fitted" in without
 
@@ -105,3 +109,20 @@ def test_a_forest_the_budget_cut_short_is_named_with_its_trees_and_why():
     comparison = summary.summarize(known_tree(), X_test=X, y_test=y, baselines=forest).sentences()[2]
     assert "a random forest of 30 trees (as many as the run's time budget allowed) explains 99%" in comparison
     assert "gives up" in comparison  # where the forest still wins, said plainly
+
+
+def test_the_leaves_that_err_most_name_every_true_class_they_miss_most_first_and_agree_with_predict():
+    X = np.array([[9, 0, 0]] * 6 + [[1, 0, 0]] * 2, dtype=float)  # leaf 6 ('no') and leaf 4 ('no')
+    y = np.array(["yes", "maybe", "yes", "no", "maybe", "yes", "no", "no"])
+    tree = class_tree()
+    (first,) = summary.misclassified_leaves(tree, X, y)  # leaf 4 classifies its rows correctly: not listed
+    assert (first.leaf, first.wrong, first.n_test, first.label) == (6, 5, 6, "no")
+    assert first.truths == (("yes", 3), ("maybe", 2))
+    wrong_rows = (tree.predict(X) != y) & (tree.apply(X) == 6)
+    assert first.wrong == int(wrong_rows.sum()) and {str(c) for c in tree.predict(X[wrong_rows])} == {first.label}
+    errs = summary.summarize(tree, X_test=X, y_test=y).sentences()[-1]
+    assert errs == ("It errs most in leaf 6: it predicts 'no' there, and 5 of its 6 test rows (83.3%) are 'yes' (3) "
+                    "or 'maybe' (2).")
+    assert summary.misclassified_leaves(tree, X[6:], y[6:]) == []
+    assert summary.summarize(tree, X_test=X[6:], y_test=y[6:]).sentences()[-1] == (
+        "It classifies every test row correctly.")

@@ -7,7 +7,10 @@
 //     -ffast-math and with -ffp-contract=off: no reassociation and no fused multiply-add. Dense trees on finite rows
 //     take a faster loop over all p weights, 16 rows at a time: a zero weight times a finite value adds a signed zero,
 //     which changes no comparison, so the decisions are the same; a row with a NaN or infinity takes the exact
-//     sparse loop (a split must ignore a NaN in a feature it does not use).
+//     sparse loop (a split must ignore a NaN in a feature it does not use). With AVX-512 the tile of 16 rows is
+//     scaled and transposed in registers (8 x 8 blocks), and each level loads 8 weights of every row's node side by
+//     side and transposes them instead of gathering weight by weight; each row's terms are still added one at a
+//     time in feature order, so every sum rounds as before.
 //   get_route_models: the trainer's batched float32 models (the checkpoints' hard routing). Its margins are what
 //     torch's matmul of [weights, -threshold] with [x, 1] gives on the CPU: one fused multiply-add per feature in
 //     feature order from 0 (engine/leaves.py checks this against torch once per process before the trainer uses it).
@@ -66,21 +69,99 @@ inline bool scaled_row(const Tree& t, const double* x, double* b, const double**
     return ok;
 }
 
+#if defined(__AVX512F__)
+// c[m] = lane k holding v[k][m]: an 8 x 8 block of doubles transposed in registers.
+inline void transpose8(const __m512d* v, __m512d* c) {
+    __m512d a[8], b[8];
+    for (int k = 0; k < 8; k += 2) {
+        a[k] = _mm512_unpacklo_pd(v[k], v[k + 1]);      // rows k, k+1: columns 0 2 4 6
+        a[k + 1] = _mm512_unpackhi_pd(v[k], v[k + 1]);  // columns 1 3 5 7
+    }
+    for (int h = 0; h < 8; h += 4) {  // rows 0-3, then 4-7
+        b[h + 0] = _mm512_shuffle_f64x2(a[h], a[h + 2], 0x88);      // columns 0 4
+        b[h + 1] = _mm512_shuffle_f64x2(a[h], a[h + 2], 0xDD);      // columns 2 6
+        b[h + 2] = _mm512_shuffle_f64x2(a[h + 1], a[h + 3], 0x88);  // columns 1 5
+        b[h + 3] = _mm512_shuffle_f64x2(a[h + 1], a[h + 3], 0xDD);  // columns 3 7
+    }
+    c[0] = _mm512_shuffle_f64x2(b[0], b[4], 0x88);
+    c[4] = _mm512_shuffle_f64x2(b[0], b[4], 0xDD);
+    c[2] = _mm512_shuffle_f64x2(b[1], b[5], 0x88);
+    c[6] = _mm512_shuffle_f64x2(b[1], b[5], 0xDD);
+    c[1] = _mm512_shuffle_f64x2(b[2], b[6], 0x88);
+    c[5] = _mm512_shuffle_f64x2(b[2], b[6], 0xDD);
+    c[3] = _mm512_shuffle_f64x2(b[3], b[7], 0x88);
+    c[7] = _mm512_shuffle_f64x2(b[3], b[7], 0xDD);
+}
+#endif
+
+// 0.0 plus k[j] * xs[j * stride] for j = 0 .. p-1, left to right: a linear leaf's sum.
+inline double linear_sum(const double* k, const double* xs, int64_t stride, int64_t p) {
+    double f = 0.0;
+    for (int64_t j = 0; j < p; ++j) f += k[j] * xs[j * stride];
+    return f;
+}
+
+// Scales R rows starting at X (row-major, p per row) straight into tile[j * R + r] (or only transposes them when
+// the rows are scaled): the same subtraction and division per value as scaled_row. Returns whether every value is
+// finite. With AVX-512, 8 rows x 8 features are scaled as vectors and transposed in registers.
+inline bool scaled_tile(const Tree& t, const double* X, double* tile) {
+    const int64_t p = t.p;
+    int64_t j0 = 0;
+    int ok = 1;
+#if defined(__AVX512F__)
+    static_assert(R % 8 == 0, "blocks of 8 rows");
+    __mmask8 good = 0xFF;
+    for (; j0 + 8 <= p; j0 += 8) {
+        const __m512d lo = t.x_min ? _mm512_loadu_pd(t.x_min + j0) : _mm512_setzero_pd();
+        const __m512d sc = t.x_min ? _mm512_loadu_pd(t.x_scale + j0) : _mm512_setzero_pd();
+        for (int r0 = 0; r0 < R; r0 += 8) {
+            __m512d v[8];
+            for (int k = 0; k < 8; ++k) {
+                v[k] = _mm512_loadu_pd(X + (r0 + k) * p + j0);
+                if (t.x_min) v[k] = _mm512_div_pd(_mm512_sub_pd(v[k], lo), sc);
+                good &= _mm512_cmp_pd_mask(_mm512_sub_pd(v[k], v[k]), _mm512_setzero_pd(), _CMP_EQ_OQ);
+            }
+            __m512d c[8];
+            transpose8(v, c);
+            for (int m = 0; m < 8; ++m) _mm512_storeu_pd(tile + (j0 + m) * R + r0, c[m]);
+        }
+    }
+    ok = good == 0xFF;
+#endif
+    for (int r = 0; r < R; ++r)
+        for (int64_t j = j0; j < p; ++j) {
+            const double x = X[r * p + j];
+            const double v = t.x_min ? (x - t.x_min[j]) / t.x_scale[j] : x;
+            tile[j * R + r] = v;
+            ok &= (v - v == 0.0);
+        }
+    return ok;
+}
+
 // s[r] += dense[off[r] + j] * tile[j * R + r] for j = 0 .. p-1, in that order for every row r: each row's weights
 // gathered from its own node. The compiler builds the gathers from scalar loads, so with AVX-512 or AVX2 they are
 // written out (a separate multiply and add per term: no fused multiply-add, as everywhere in this file).
 inline void gathered_sums(const double* dense, int64_t p, const int64_t* off, const double* tile, double* s) {
 #if defined(__AVX512F__)
     static_assert(R == 16, "two 8-lane vectors of rows");
+    __m512d acc[2] = {_mm512_loadu_pd(s), _mm512_loadu_pd(s + 8)};
+    int64_t j = 0;
+    for (; j + 8 <= p; j += 8)  // 8 weights of each row's node loaded side by side and transposed: no gathers
+        for (int h = 0; h < 2; ++h) {
+            __m512d v[8], c[8];
+            for (int k = 0; k < 8; ++k) v[k] = _mm512_loadu_pd(dense + off[8 * h + k] + j);
+            transpose8(v, c);
+            for (int m = 0; m < 8; ++m)
+                acc[h] = _mm512_add_pd(acc[h], _mm512_mul_pd(c[m], _mm512_loadu_pd(tile + (j + m) * R + 8 * h)));
+        }
     const __m512i i0 = _mm512_loadu_si512(off), i1 = _mm512_loadu_si512(off + 8);
-    __m512d s0 = _mm512_loadu_pd(s), s1 = _mm512_loadu_pd(s + 8);
-    for (int64_t j = 0; j < p; ++j) {
+    for (; j < p; ++j) {
         const __m512d w0 = _mm512_i64gather_pd(i0, dense + j, 8), w1 = _mm512_i64gather_pd(i1, dense + j, 8);
-        s0 = _mm512_add_pd(s0, _mm512_mul_pd(w0, _mm512_loadu_pd(tile + j * R)));
-        s1 = _mm512_add_pd(s1, _mm512_mul_pd(w1, _mm512_loadu_pd(tile + j * R + 8)));
+        acc[0] = _mm512_add_pd(acc[0], _mm512_mul_pd(w0, _mm512_loadu_pd(tile + j * R)));
+        acc[1] = _mm512_add_pd(acc[1], _mm512_mul_pd(w1, _mm512_loadu_pd(tile + j * R + 8)));
     }
-    _mm512_storeu_pd(s, s0);
-    _mm512_storeu_pd(s + 8, s1);
+    _mm512_storeu_pd(s, acc[0]);
+    _mm512_storeu_pd(s + 8, acc[1]);
 #elif defined(__AVX2__)
     static_assert(R == 16, "four 4-lane vectors of rows");
     __m256i idx[4];
@@ -139,26 +220,22 @@ void tree_rows(const Tree& t, const double* X, int64_t lo, int64_t hi, int64_t* 
     for (int64_t i0 = lo; i0 < hi; i0 += R) {
         const int rows = int(std::min<int64_t>(R, hi - i0));
         const double* xs[R];
-        bool finite = true;
-        for (int r = 0; r < rows; ++r) finite &= scaled_row(t, X + (i0 + r) * p, buf.data() + r * width, &xs[r]);
         int64_t node[R];
         int64_t* paths[R];
         for (int r = 0; r < R; ++r) paths[r] = path && r < rows ? path + (i0 + r) * (D + 1) : nullptr;
-        if (t.dense && finite && rows == R) {
-            for (int64_t j = 0; j < p; ++j)
-                for (int r = 0; r < R; ++r) tile[j * R + r] = xs[r][j];
+        if (t.dense && rows == R && scaled_tile(t, X + i0 * p, tile.data())) {
             descend_dense(t, tile.data(), node, paths);
-        } else {
-            for (int r = 0; r < rows; ++r) node[r] = descend_sparse(t, xs[r], paths[r]);
+            for (int r = 0; r < R; ++r) {  // the same scaled values as the row-major path, read down the tile
+                if (leaf) leaf[i0 + r] = node[r];
+                if (lin) lin[i0 + r] = linear_sum(t.leaf_coefs + (node[r] - L) * p, tile.data() + r, R, p);
+            }
+            continue;
         }
+        for (int r = 0; r < rows; ++r) scaled_row(t, X + (i0 + r) * p, buf.data() + r * width, &xs[r]);
+        for (int r = 0; r < rows; ++r) node[r] = descend_sparse(t, xs[r], paths[r]);
         for (int r = 0; r < rows; ++r) {
             if (leaf) leaf[i0 + r] = node[r];
-            if (lin) {
-                const double* k = t.leaf_coefs + (node[r] - L) * p;
-                double f = 0.0;
-                for (int64_t j = 0; j < p; ++j) f += k[j] * xs[r][j];
-                lin[i0 + r] = f;
-            }
+            if (lin) lin[i0 + r] = linear_sum(t.leaf_coefs + (node[r] - L) * p, xs[r], 1, p);
         }
     }
 }
