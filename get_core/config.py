@@ -288,11 +288,12 @@ ALLOWED: dict[str, Allowed] = {f.name: f.metadata["allowed"] for f in fields(GET
 #: The defaults, as a config.
 DEFAULTS = GETConfig()
 #: The app's default run (the Train page's starting settings; ``bench.studies.app_default`` measures it): GET-Linear
-#: at depth 5 with a budget of 10 s for the whole run, baselines included (``runs.training``). The library keeps the
-#: paper's GET (``DEFAULTS``). Why (docs/BENCHMARKS.md, "The app's default run", seed 0 of the 12 shared datasets,
-#: through the worker's code path, on a heavily shared machine): depth 4 with constant leaves trailed the same run's
-#: forest by 7.2 points of test R2 on average (airfoil 76 against 92), linear leaves at depth 5 by 1.7 (airfoil 90),
-#: at depth 6 by about as much (abalone over-fitted: -8.7). The cost is readability: 32 leaves, each a line in every
-#: feature, instead of 16 numbers (the diagram opens with the levels that stay readable; constant leaves, fewer
-#: features per split or a shallower depth are one click away).
+#: at depth 5 with a budget of 10 s for the whole run, baselines included (``runs.training``: the forest grows trees
+#: while its share lasts). The library keeps the paper's GET (``DEFAULTS``). Why (docs/BENCHMARKS.md, "The app's
+#: default run", seed 0 of the 12 shared datasets, through the worker's code path, on a heavily shared machine): depth
+#: 4 with constant leaves trailed the forest by 7.2 points of test R2 on average (airfoil 76 against 92); linear
+#: leaves at depth 5 trail the 100-tree forest by about 1.5 (airfoil 91); depth 6 was no better (abalone over-fits)
+#: and neither was a 30-s budget on the seven datasets measured. The cost is readability: 32 leaves, each a line in
+#: every feature, instead of 16 numbers (the diagram opens with the levels that stay readable; constant leaves,
+#: fewer features per split or a shallower depth are one click away).
 APP_DEFAULTS = replace(DEFAULTS, depth=5, leaf="linear", time_budget=10.0)

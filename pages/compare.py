@@ -36,7 +36,8 @@ def _get_entry(db_path: str, run_id: int, search_tree: str | None) -> dict:
 def compare_page() -> None:
     st.title("Compare")
     st.caption("GET's single oblique tree against the same GET fit with sparse (or dense) splits, CART of the same "
-               "depth and a random forest (100 trees, scikit-learn defaults), trained and tested on the run's own "
+               "depth and a random forest (scikit-learn defaults, 100 trees; a budgeted run grows as many as its share "
+               "of the budget allows, and the table names them), trained and tested on the run's own "
                "split, as in the paper's Tables 1 and 5.")
     source = results_ui.choose_model(allow_file=False)
     if source is None:

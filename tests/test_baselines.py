@@ -109,3 +109,61 @@ def test_a_large_tables_forest_grows_each_tree_on_a_bounded_sample_of_rows(monke
     per_tree = bounded["n_parameters"] / baseline_models.FOREST_TREES
     assert per_tree <= 3 * (2 * 100 - 1)  # at most 100 distinct rows: at most 199 nodes, 3 parameters each at most
     assert bounded["n_parameters"] < 0.4 * whole["n_parameters"]
+
+
+class TickingClock:
+    """A fake clock that moves ``tick`` seconds each time it is read: a forest's pace without wall time."""
+
+    def __init__(self, tick: float):
+        self.now, self.tick = 0.0, tick
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now - self.tick
+
+
+def test_more_trees_grows_while_the_next_step_at_the_pace_so_far_ends_within_the_seconds():
+    step = baseline_models.FOREST_STEP
+    assert baseline_models.more_trees(elapsed=1.0, n_trees=step, seconds=2.0)  # next step ends at 2.0
+    assert not baseline_models.more_trees(elapsed=1.0, n_trees=step, seconds=1.9)
+    assert baseline_models.more_trees(elapsed=2.0, n_trees=4 * step, seconds=2.5)  # a quarter second a step
+    assert not baseline_models.more_trees(elapsed=0.0, n_trees=baseline_models.FOREST_TREES, seconds=100.0)
+
+
+def test_a_budgeted_forest_grows_in_steps_until_its_seconds_are_spent_and_has_at_least_one_step():
+    from sklearn.ensemble import RandomForestRegressor
+
+    Xtr, ytr, _, _ = _data()
+    step = baseline_models.FOREST_STEP
+    # each clock read is one second later: started 0, first step done at 1, second at 2, third at 3 (pace 1 a step)
+    grown = baseline_models.grow_forest(RandomForestRegressor(n_estimators=baseline_models.FOREST_TREES,
+                                                              random_state=0), Xtr, ytr, 3.5, TickingClock(1.0))
+    assert len(grown.estimators_) == 3 * step  # a fourth step would end at 4 > 3.5
+    none_left = baseline_models.grow_forest(RandomForestRegressor(random_state=0), Xtr, ytr, 0.0, TickingClock(1.0))
+    assert len(none_left.estimators_) == step
+    plenty = baseline_models.grow_forest(RandomForestRegressor(random_state=0), Xtr, ytr, 1e9, TickingClock(1e-3))
+    assert len(plenty.estimators_) == baseline_models.FOREST_TREES  # never more than the unbudgeted forest
+
+
+def test_a_forest_cut_short_by_its_budget_says_how_many_trees_it_has():
+    Xtr, ytr, Xte, yte = _data()
+    out = baseline_models.fit_baselines(Xtr, ytr, Xte, yte, depth=2, random_state=0, n_repeats=1,
+                                        forest_seconds=0.0)["models"]["random_forest"]
+    assert out["n_trees"] == baseline_models.FOREST_STEP
+    assert out["name"] == f"Random forest ({baseline_models.FOREST_STEP} trees)"
+    whole = baseline_models.fit_baselines(Xtr, ytr, Xte, yte, depth=2, random_state=0, n_repeats=1)
+    assert whole["models"]["random_forest"]["name"] == "Random forest"
+    assert whole["models"]["random_forest"]["n_trees"] == baseline_models.FOREST_TREES
+
+
+def test_out_of_bag_predictions_match_sklearns_and_are_missing_for_rows_every_tree_drew():
+    from sklearn.ensemble import RandomForestRegressor
+
+    Xtr, ytr, _, _ = _data()
+    forest = RandomForestRegressor(n_estimators=30, oob_score=True, random_state=0).fit(Xtr, ytr)
+    np.testing.assert_allclose(baseline_models.oob_predictions(forest, Xtr), forest.oob_prediction_, rtol=1e-6)
+    one = RandomForestRegressor(n_estimators=1, random_state=0).fit(Xtr, ytr)
+    missing = np.isnan(baseline_models.oob_predictions(one, Xtr))
+    drawn = np.zeros(len(Xtr), dtype=bool)
+    drawn[one.estimators_samples_[0]] = True
+    assert missing.any() and np.array_equal(missing, drawn)

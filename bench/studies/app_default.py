@@ -31,7 +31,8 @@ from get_core.config import APP_DEFAULTS as DEFAULTS
 from get_core.data.columns import to_parquet_bytes
 from get_core.data.encoding import DataSpec, prepare, usable_rows
 from get_core.runs.channel import Ending
-from get_core.runs.training import regression_scores, split_rows, train_run
+from get_core.metrics import scores as regression_scores
+from get_core.runs.training import split_rows, train_run
 
 RESULTS = RESULTS_DIR / "app-default.jsonl"
 APP_BUDGET_S = DEFAULTS.time_budget  # the Train page's default budget, "about 10 s" (pages/train.py BUDGETS)
@@ -104,6 +105,7 @@ def run_cell(path: Path, seed: int, overrides: dict, budget: float = APP_BUDGET_
             "get_r2": ending.scores[0], "forest_r2": models["random_forest"]["r2"], "cart_r2": models["cart"]["r2"],
             "hgb_r2": regression_scores(prepared.y[test_idx], hgb.predict(prepared.X[test_idx]))[0],
             "counterpart_r2": next((models[k]["r2"] for k in ("get_sparse", "get_dense") if k in models), None),
+            "forest_trees": models["random_forest"].get("n_trees", 100),
             "wall_s": wall, "features_per_split": float(widths.mean()), "max_features_per_split": int(widths.max()),
             "progress_backwards": bool(np.any(np.diff(progress) < -1e-9)),
             "longest_still_s": longest_still(channel.reports, wall), "n_rows": len(frame)}
@@ -120,11 +122,12 @@ def parse_overrides(items: Sequence[str]) -> dict:
 
 
 def report(records: list[dict]) -> str:
-    lines = ["| dataset | seed | budget s | depth, leaves | GET | forest | HGB | CART | GET - forest | wall s | still s | "
-             "features/split |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| dataset | seed | budget s | depth, leaves | GET | forest (trees) | HGB | CART | GET - forest | wall s | "
+             "still s | features/split |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         lines.append(f"| {r['dataset']} | {r['seed']} | {r.get('budget', APP_BUDGET_S):g} | {r['depth']}, {r['leaf']} "
-                     f"| {100 * r['get_r2']:.2f} | {100 * r['forest_r2']:.2f} | {100 * r['hgb_r2']:.2f} | "
+                     f"| {100 * r['get_r2']:.2f} | {100 * r['forest_r2']:.2f} ({r.get('forest_trees', 100)}) | "
+                     f"{100 * r['hgb_r2']:.2f} | "
                      f"{100 * r['cart_r2']:.2f} | {100 * (r['get_r2'] - r['forest_r2']):+.2f} | {r['wall_s']:.1f} | "
                      f"{r['longest_still_s']:.1f} | {r['features_per_split']:.1f} |")
     by = {}

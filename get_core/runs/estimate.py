@@ -38,7 +38,7 @@ from get_core.budget import search_seconds
 from get_core.config import soft_rows
 from get_core.runs import launch
 from get_core.runs.store import default_db_path
-from get_core.runs.training import COUNTERPART_MIN_S, MAIN_SHARE, has_counterpart
+from get_core.runs.training import COUNTERPART_MIN_S, MAIN_SHARE, forest_seconds, has_counterpart
 
 MEASURE_ROWS = 10_000  # covers the usual table exactly; larger ones extrapolate linearly
 BASELINE_ROWS = 4000
@@ -181,7 +181,13 @@ def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: i
     if budget is not None:  # the whole run's seconds: its GET fit races to end near its share (race.py, training.py)
         training = float(budget) * MAIN_SHARE
     baselines = machine["baselines"] + machine["baselines_per_row"] * n_rows
-    if has_counterpart(config.get("max_split_features"), n_features):
+    counterpart = has_counterpart(config.get("max_split_features"), n_features)
+    if budget is not None:  # the forest grows while its share of the budget's rest lasts, its first trees at least
+        from get_core.baselines import FOREST_STEP, FOREST_TREES  # numpy only; scikit-learn loads when fitting
+
+        baselines = max(baselines * FOREST_STEP / FOREST_TREES,
+                        min(baselines, forest_seconds(float(budget), float(budget) - training, counterpart)))
+    if counterpart:
         # the same GET fit with the other kind of splits (training.fit_all_baselines): the budget's rest, if any
         baselines += training if budget is None else max(COUNTERPART_MIN_S, float(budget) - training - baselines)
     return Estimate(machine["startup"] + training + baselines, machine["startup"], training, baselines)

@@ -15,8 +15,10 @@ chosen for the user runs ``GETRegressorCV`` instead of one fit (``get_core.runs.
 chosen depth; a class target's search runs ``GETClassifierCV``, scored by validation accuracy.
 
 A budgeted run's seconds (the Train page's "about 10 s") are the whole run's, baselines included (issue 35): its GET
-fit gets ``MAIN_SHARE`` of them, then CART and the forest run, and the GET counterpart gets what is left of the
-budget (at least ``COUNTERPART_MIN_S``). Only a forest slower than the rest of the budget makes the run overrun.
+fit gets ``MAIN_SHARE`` of them, then CART and the forest run (the forest grows ``FOREST_STEP`` trees at a time while
+its ``forest_seconds`` last, ``baselines.grow_forest``), and the GET counterpart gets what is left of the budget (at
+least ``COUNTERPART_MIN_S``). Only a forest whose first ``FOREST_STEP`` trees outlast the budget makes the run
+overrun much.
 """
 
 from __future__ import annotations
@@ -39,6 +41,20 @@ from get_core.runs.search import FitWindow, search_fit, search_spec
 MAIN_SHARE = 0.6
 #: The fewest seconds the counterpart of a budgeted run gets when the forest took the rest of the budget.
 COUNTERPART_MIN_S = 1.0
+#: The forest's share of a budgeted run's seconds left after the GET fit (and CART); the counterpart has the rest.
+#: With a counterpart to fit: 0.6 of 40% of the budget; without one, the forest has all that is left.
+FOREST_SHARE = 0.6
+
+
+def forest_seconds(budget: float | None, left: float, counterpart: bool) -> float | None:
+    """The seconds a budgeted run's forest may grow trees in (None: no budget, all ``FOREST_TREES``): its share of
+    the ``left`` seconds until the run's deadline, and never less than its share of a run whose GET fit kept to its
+    ``MAIN_SHARE``, so a GET fit that overran does not shrink the forest it is compared with."""
+    if budget is None:
+        return None
+    share = FOREST_SHARE if counterpart else 1.0
+    return share * max(left, budget * (1.0 - MAIN_SHARE))
+
 
 BASELINES_SKIPPED = ("Cancelled by request while fitting the baselines: the trained tree and its test scores are kept; "
                      "the baseline comparison was skipped.")
@@ -91,7 +107,8 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
                       "so far is kept.", scores)
     channel.on_stop(Ending(RunStatus.CANCELLED, BASELINES_SKIPPED, scores))
     ran = GETConfig(**tree.meta["config"])  # with a time budget, the starts and epochs the race chose
-    _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share, deadline)
+    _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share, deadline,
+                   budget=params["config"].get("time_budget"))
     if channel.cancelled():
         return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
                       "the trained tree, its test scores and the baseline comparison are kept.", scores)
@@ -209,9 +226,10 @@ def _progress_reporter(channel: Channel, window: FitWindow, share: float, reache
 
 def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                    y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float,
-                   deadline: float | None = None, classify: bool = False, class_weight: Any = None) -> None:
+                   deadline: float | None = None, classify: bool = False, class_weight: Any = None,
+                   budget: float | None = None) -> None:
     """CART and random forest on the same split (issue 5), then the GET counterpart (``counterpart_config``), by
-    ``deadline`` (``time.monotonic``) when the run has a budget; a failing baseline never fails the run."""
+    ``deadline`` (``time.monotonic``) when the run has a ``budget``; a failing baseline never fails the run."""
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
     done = {"phase": "baselines", "stage": config.n_alphas - 1, "n_stages": config.n_alphas,
             "epoch": config.n_epochs, "n_epochs": config.n_epochs}
@@ -223,7 +241,7 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
 
     try:
         result = fit_all_baselines(X_train, y_train, X_test, y_test, config, feature_names, on_progress, deadline,
-                                   classify, class_weight)
+                                   classify, class_weight, budget)
     except Exception as exc:
         traceback.print_exc()
         channel.put_json("baselines_error", {"error": describe(exc)})
@@ -233,24 +251,28 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
 
 def fit_all_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
                       config: GETConfig, feature_names: list[str], on_progress: Any = None,
-                      deadline: float | None = None, classify: bool = False, class_weight: Any = None) -> dict:
+                      deadline: float | None = None, classify: bool = False, class_weight: Any = None,
+                      budget: float | None = None) -> dict:
     """``compare.fit_baselines`` (CART and the forest) plus, under ``models["get_sparse"]`` or
     ``models["get_dense"]``, the run's GET fit again with the other kind of splits (``counterpart_config``), on the
     same split. The counterpart is left out when it would be the same tree or when it was cancelled part way. With a
-    ``deadline`` (``time.monotonic``) a budgeted counterpart gets the seconds left until then (at least
+    ``deadline`` (``time.monotonic``) and the run's whole ``budget`` (seconds), the forest grows trees for
+    ``forest_seconds`` and a budgeted counterpart gets the seconds left until the deadline (at least
     ``COUNTERPART_MIN_S``)."""
     from get_core.baselines import (evaluate_class_tree, evaluate_tree, fit_baselines,  # scikit-learn: kept out of
                                     fit_class_baselines)  # the supervisor
     from get_core.engine.train import train  # torch: only the worker loads it
 
+    other = counterpart_config(config, X_train.shape[1])
     if classify:  # y holds class labels; the baselines are classifiers weighted by ``class_weight``
         result = fit_class_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
                                      feature_names=feature_names, class_weight=class_weight)
         evaluate_tree = evaluate_class_tree  # noqa: F811 (the counterpart below is scored as a classifier)
     else:
         result = fit_baselines(X_train, y_train, X_test, y_test, config.depth, config.random_state,
-                               feature_names=feature_names)
-    other = counterpart_config(config, X_train.shape[1])
+                               feature_names=feature_names,
+                               forest_seconds=forest_seconds(budget, (deadline or 0.0) - time.monotonic(),
+                                                             other is not None))
     if other is None:
         return result
     if deadline is not None and other.time_budget is not None:

@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from get_core.baselines import FOREST_TREES
 from get_core.metrics import scores
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels, node
@@ -90,6 +91,7 @@ class Summary:
     weakest: list[Weak]
     target: str
     starved_share: float | None = None  # a time-budgeted fit's share of the CPU when it was starved (train.py)
+    forest_trees: int = FOREST_TREES  # the forest's trees: fewer when the run's budget stopped it (baselines.py)
 
     # a classification tree: leaves per predicted class (class, leaves), most first; the largest group; test and
     # forest accuracy; the leaves with the most misclassified test rows
@@ -153,10 +155,15 @@ class Summary:
         if self.forest_scores is None:
             return text + "; no random forest was fitted for this run, so there is no comparison."
         forest_r2, forest_rmse = self.forest_scores
-        text += ("; a random forest of 100 trees " + (f"explains {_percent(forest_r2)}" if forest_r2 is not None
+        text += (f"; {self._forest()} " + (f"explains {_percent(forest_r2)}" if forest_r2 is not None
                                                       else "was fitted") + f" (typical error {_num(forest_rmse)})")
         gap = _gap(r2, forest_r2)
         return text + (f", {gap}." if gap else ".")
+
+    def _forest(self) -> str:
+        """The forest as it is: its trees, and why when the run's time budget grew fewer than the default."""
+        cut = " (as many as the run's time budget allowed)" if self.forest_trees < FOREST_TREES else ""
+        return f"a random forest of {self.forest_trees} trees{cut}"
 
     def _groups(self) -> str:
         counted = [f"'{name}' in {n:,}" + (f" of its {self.n_rules:,} groups" if i == 0 else "")
@@ -181,7 +188,7 @@ class Summary:
         if self.forest_accuracy is None:
             return text + "; no random forest was fitted for this run, so there is no comparison."
         points = 100 * (self.forest_accuracy - self.accuracy)
-        text += f"; a random forest of 100 trees classifies {labels.percent(self.forest_accuracy)} correctly"
+        text += f"; {self._forest()} classifies {labels.percent(self.forest_accuracy)} correctly"
         if abs(points) < 0.5:
             return text + ", so the single readable tree is as accurate as the forest."
         if points > 0:
@@ -231,7 +238,8 @@ def summarize(tree: ObliqueTree, X_test: Any = None, y_test: Any = None,
                    forest_scores=(forest.get("r2"), forest.get("rmse")) if forest and has_test else None,
                    n_test=len(y_test) if has_test else 0, weakest=weakest or [],
                    target=str(target or tree.meta.get("target") or "the target"),
-                   starved_share=_starved_share(tree.meta))
+                   starved_share=_starved_share(tree.meta),
+                   forest_trees=int(forest.get("n_trees", FOREST_TREES)) if forest else FOREST_TREES)
 
 
 def _starved_share(meta: Mapping[str, Any]) -> float | None:

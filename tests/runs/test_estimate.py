@@ -9,6 +9,7 @@ import time
 import pytest
 
 from get_core.runs import estimate, launch
+from get_core.baselines import FOREST_STEP, FOREST_TREES
 from get_core.runs.training import COUNTERPART_MIN_S, MAIN_SHARE
 from tests.runs.test_worker import wait_for
 
@@ -114,7 +115,8 @@ def test_a_long_budgeted_search_is_estimated_at_its_fits_least_share_not_at_the_
 
 def test_a_budgeted_run_is_estimated_at_its_budget_baselines_included(tmp_path):
     """Issue 35: "about 10 s" is the whole run; the GET fit gets its share and the counterpart what the forest
-    leaves; only a forest slower than the rest of the budget makes the run longer."""
+    leaves; the forest grows trees while its share lasts, so only a forest whose first ``FOREST_STEP`` trees are
+    slower than the rest of the budget makes the run longer."""
     cache, config = budgeted_calibration(tmp_path, 3)
     found = estimate.search_estimate(500, 6, {"config": config}, cache)
     assert found.training == pytest.approx(10.0 * MAIN_SHARE)
@@ -123,5 +125,10 @@ def test_a_budgeted_run_is_estimated_at_its_budget_baselines_included(tmp_path):
     assert 0.5 < found.training_share < 0.7  # the bar's share for the GET fit
     estimate.save_measurement(cache, estimate.shape_key(3, "constant", 2, 6, 500), {"per_epoch": 0.01,
                               "per_stage": 0.5}, {"startup": 3.0, "baselines": 30.0, "baselines_per_row": 0.0})
+    bounded = estimate.search_estimate(500, 6, {"config": config}, cache)
+    assert bounded.training + bounded.baselines == pytest.approx(10.0)  # 100 trees in 30 s: it stops at 4 s's share
+    estimate.save_measurement(cache, estimate.shape_key(3, "constant", 2, 6, 500), {"per_epoch": 0.01,
+                              "per_stage": 0.5}, {"startup": 3.0, "baselines": 100.0, "baselines_per_row": 0.0})
     slow = estimate.search_estimate(500, 6, {"config": config}, cache)
-    assert slow.baselines == pytest.approx(30.0 + COUNTERPART_MIN_S)  # a slow forest: said, not hidden
+    first_trees = 100.0 * FOREST_STEP / FOREST_TREES
+    assert slow.baselines == pytest.approx(first_trees + COUNTERPART_MIN_S)  # a slow forest: said, not hidden

@@ -60,3 +60,15 @@ def test_time_left_is_the_budgets_rest_for_a_budgeted_run_and_none_during_an_unb
     assert training.eta_seconds(now=plain.started_at + 10) == pytest.approx(10 * 0.88 / 0.12)
     text = run_panel.progress_text(dataclasses.replace(plain, started_at=time.time() - 60))
     assert "fitting the baselines" in text and "left" not in text
+
+
+def test_the_forest_has_its_share_of_what_is_left_of_the_budget_and_all_of_it_without_a_counterpart():
+    from get_core.runs.training import FOREST_SHARE, forest_seconds
+
+    planned = 10.0 * (1 - MAIN_SHARE)  # what is left when the GET fit kept to its share
+    assert forest_seconds(None, left=4.0, counterpart=True) is None  # no budget: the whole forest
+    assert forest_seconds(10.0, left=planned, counterpart=True) == pytest.approx(planned * FOREST_SHARE)
+    assert forest_seconds(10.0, left=planned, counterpart=False) == pytest.approx(planned)
+    # a GET fit that overran (nothing left, or less than planned) does not shrink the forest it is compared with
+    assert forest_seconds(10.0, left=-2.0, counterpart=True) == pytest.approx(planned * FOREST_SHARE)
+    assert forest_seconds(10.0, left=planned + 2, counterpart=True) == pytest.approx((planned + 2) * FOREST_SHARE)
