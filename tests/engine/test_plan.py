@@ -23,7 +23,6 @@ from get_core.engine.plan import Plan, PlanError
 from get_core.engine.race import Race, RacePlan
 from get_core.engine.train import train
 from get_core.model.model_file import load_model_json, model_json
-import get_core.engine.race as race_module
 from tests.clock import Clock
 from tests.engine.cpu_clock import use_ticking_clock
 from tests.engine.test_node_refit import tree_with_splits
@@ -84,6 +83,17 @@ def test_a_budgeted_fit_replayed_from_its_plan_is_the_same_tree_bit_for_bit(monk
         same_tree(first.tree_, again.tree_)
         np.testing.assert_array_equal(first.predict(X), again.predict(X))
         assert again.tree_.meta["plan"] == plan  # a replay records the plan it followed: it replays again
+
+
+def test_a_fit_whose_budget_ran_out_before_a_polish_level_replays_that_stop(monkeypatch, data):
+    """A slower recording clock: the spent budget keeps a polish level from starting ("polish_stop")."""
+    X, y, _ = data
+    model = GETRegressor(depth=3, time_budget=2.0, random_state=7)
+    use_ticking_clock(monkeypatch, 0.05)
+    first = clone(model).fit(X, y)
+    assert "polish_stop" in {question for question, _ in first.tree_.meta["plan"]["decisions"]}
+    use_ticking_clock(monkeypatch, OTHER_TICKS[1])
+    same_tree(first.tree_, clone(model).set_params(replay_plan=first.tree_.meta["plan"]).fit(X, y).tree_)
 
 
 def test_a_budgeted_classifier_replayed_from_its_plan_is_the_same_tree_bit_for_bit(monkeypatch):
@@ -166,8 +176,8 @@ def test_something_that_is_no_plan_is_refused_by_name(replay, words):
 
 
 @pytest.mark.parametrize("edit, words", [
-    (lambda d: d[:-2], "decision 7 should answer 'race', but the plan has its end there"),
-    (lambda d: d + [["keep", 1]], "made 8 of its 9 decisions and ended"),
+    (lambda d: d[:-2], "decision 8 should answer 'race', but the plan has its end there"),
+    (lambda d: d + [["keep", 1]], "made 9 of its 10 decisions and ended"),
     (lambda d: [["keep", 1]] + d[1:], "decision 1 should answer 'race', but the plan has 'keep' there"),
     (lambda d: [["race", [5, 100]]] + d[1:], "decision 1 ('race') is [5, 100], which this fit cannot take"),
     (lambda d: [["race", [4, 10 ** 9]]] + d[1:], "which this fit cannot take"),
@@ -178,8 +188,8 @@ def test_something_that_is_no_plan_is_refused_by_name(replay, words):
 ])
 def test_an_edited_plan_is_refused_with_a_sentence_never_a_traceback(monkeypatch, plan_of_7, edit, words):
     X, y, _ = planted_depth2(300, seed=1)
-    assert [q for q, _ in plan_of_7["decisions"]] == ["race", "keep", "refit_stop", "polish", "race", "stop", "race",
-                                                     "stop"]  # the record these edits expect
+    assert [q for q, _ in plan_of_7["decisions"]] == ["race", "keep", "stop", "refit_stop", "polish", "race", "stop",
+                                                     "race", "stop"]  # the record these edits expect
     use_ticking_clock(monkeypatch, RECORD_TICK)
     with pytest.raises(PlanError) as refused:
         GETRegressor(depth=3, random_state=7, replay_plan=edited(plan_of_7, decisions=edit(plan_of_7["decisions"]))
@@ -214,9 +224,7 @@ def test_replay_plan_is_a_parameter_stored_as_given(plan_of_7):
 # --- the decision points, one at a time, under the race tests' fake clock --------------------------------------------
 @pytest.fixture
 def clock(monkeypatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(race_module, "time", fake)
-    return fake
+    return Clock().install(monkeypatch)  # the race reads budget.now
 
 
 def race_at(clock: Clock, decisions: Plan) -> Race:
