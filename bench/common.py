@@ -17,7 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -104,6 +104,23 @@ def add_sample_options(parser: argparse.ArgumentParser) -> None:
                                                         for b in BUDGETS.values()) + " (default: fast)")
     parser.add_argument("--max-rows", type=int_in(MIN_ROWS),
                         help="use at most this many rows of each dataset (a fixed sample)")
+
+
+def add_cell_options(parser: argparse.ArgumentParser, results: Path) -> None:
+    """A small study's cell file (``--out``) and ``--report``."""
+    parser.add_argument("--out", type=Path, default=results, help="JSON-lines cell file (default: %(default)s)")
+    parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
+
+
+def finished_cells(args: argparse.Namespace,
+                   report: Callable[[list[dict]], str]) -> tuple[CellStore, dict] | None:
+    """The cell file's store and its finished cells by key; with ``--report``, print their table and give None."""
+    store = CellStore(args.out)
+    done = store.load()
+    if args.report:
+        print(report(list(done.values())))
+        return None
+    return store, done
 
 
 def unique(values: list) -> list:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from pathlib import Path
 from statistics import median
 
 import numpy as np
@@ -30,7 +29,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import r2_score
 from sklearn.svm import LinearSVC
 
-from bench.common import RESULTS_DIR, CellStore, command_parser, thread_limit
+from bench.common import RESULTS_DIR, add_cell_options, command_parser, finished_cells, thread_limit
 from bench.studies.time_budget import PLANTED_NOISE, PLANTED_TEST_ROWS
 from get_core import ENGINE_VERSION
 from get_core.config import GETConfig
@@ -126,14 +125,12 @@ def main() -> None:
     parser.add_argument("--rows", nargs="+", type=int, default=[6000], help="training rows (default: 6000)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2], help="planted trees (default: 0 1 2)")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
-    parser.add_argument("--out", type=Path, default=RESULTS, help="JSON-lines cell file (default: %(default)s)")
-    parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
+    add_cell_options(parser, RESULTS)
     args = parser.parse_args()
-    store = CellStore(args.out)
-    done = store.load()
-    if args.report:
-        print(report(list(done.values())))
+    cells = finished_cells(args, report)
+    if cells is None:
         return
+    store, done = cells
     with thread_limit(1):
         for rows in args.rows:
             for seed in args.seeds:

@@ -22,13 +22,12 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 from statistics import median
 from typing import Iterator
 
 from sklearn.metrics import r2_score
 
-from bench.common import RESULTS_DIR, CellStore, command_parser
+from bench.common import RESULTS_DIR, add_cell_options, command_parser, finished_cells
 from bench.studies.time_budget import PLANTED_NOISE, PLANTED_ROWS, PLANTED_TEST_ROWS
 from get_core import ENGINE_VERSION, budget
 from get_core.config import GETConfig
@@ -113,14 +112,12 @@ def main() -> None:
     parser = command_parser(__doc__, "bench.studies.under_load")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2], help="planted trees (default: 0 1 2)")
     parser.add_argument("--clocks", nargs="+", choices=CLOCKS, default=list(CLOCKS))
-    parser.add_argument("--out", type=Path, default=RESULTS, help="JSON-lines cell file (default: %(default)s)")
-    parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
+    add_cell_options(parser, RESULTS)
     args = parser.parse_args()
-    store = CellStore(args.out)
-    done = store.load()
-    if args.report:
-        print(report(list(done.values())))
+    cells = finished_cells(args, report)
+    if cells is None:
         return
+    store, done = cells
     for seed in args.seeds:
         for clock_name in args.clocks:
             for condition in CONDITIONS:  # back to back: the same machine but for the loops

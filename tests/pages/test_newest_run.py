@@ -11,17 +11,15 @@ from streamlit.testing.v1 import AppTest
 from get_core.runs.store import RunStatus, RunStore
 from pages import common
 from tests.pages.test_app import assert_no_traceback
+from tests.pages.test_session_url import db  # noqa: F401  (the fixture: a store's path, no measurement)
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch) -> RunStore:
+def store(db) -> RunStore:
     """A store with two finished runs, #1 and #2 (the newest)."""
-    path = tmp_path / "runs.sqlite"
-    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
-    (tmp_path / "calibration.measuring").write_text("held by the test")  # no run-time measurement starts
-    runs = RunStore(path)
+    runs = RunStore(db)
     for name in ("older", "newer"):
         params = {"config": {"depth": 2, "leaf": "constant", "n_starts": 2, "n_epochs": 20, "n_alphas": 2},
                   "seed": 0, "data": {"target": "y", "features": ["x"]}}

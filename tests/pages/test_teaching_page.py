@@ -6,26 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from get_core.runs import worker
 from get_core.runs.results import load_results
-from get_core.runs.store import RunStatus, RunStore
+from get_core.runs.store import RunStatus
 from get_core.views import node
 from tests.explorer_runs import finished_run
+from tests.pages.test_tree_pages import store  # noqa: F401  (the fixture: a store the pages open)
 from tests.runs.test_class_run import class_run, three_classes
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    path = tmp_path / "runs.sqlite"
-    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
-    store = RunStore(path)
-    yield store
-    store.close()
 
 
 def _teaching(**params) -> AppTest:
