@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
+from get_core.config import ENGINE_VERSION
 from get_core.engine.train import MinMax
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -112,15 +113,21 @@ def add_cell_options(parser: argparse.ArgumentParser, results: Path) -> None:
     parser.add_argument("--report", action="store_true", help="print the Markdown table of the finished cells")
 
 
-def finished_cells(args: argparse.Namespace,
-                   report: Callable[[list[dict]], str]) -> tuple[CellStore, dict] | None:
-    """The cell file's store and its finished cells by key; with ``--report``, print their table and give None."""
+def fill_cells(args: argparse.Namespace, report: Callable[[list[dict]], str],
+               cells: Iterable[tuple[str, Callable[[], dict], Callable[[dict], str]]]) -> None:
+    """A small study's loop: with ``--report`` print the table of the cell file's finished cells; otherwise fit
+    each ``(key, fit, describe)`` whose key the file lacks (``fit()`` -> record fields), append it and print
+    ``describe(record)``. ``cells`` is lazy, so nothing is fitted for a report."""
     store = CellStore(args.out)
     done = store.load()
     if args.report:
         print(report(list(done.values())))
-        return None
-    return store, done
+        return
+    for key, fit, describe in cells:
+        if key not in done:
+            record = {"key": key, "engine": ENGINE_VERSION, **fit()}
+            store.append(record)
+            print(describe(record), flush=True)
 
 
 def unique(values: list) -> list:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from functools import partial
 from statistics import median
 
 import numpy as np
@@ -29,7 +30,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import r2_score
 from sklearn.svm import LinearSVC
 
-from bench.common import RESULTS_DIR, add_cell_options, command_parser, finished_cells, thread_limit
+from bench.common import RESULTS_DIR, add_cell_options, command_parser, fill_cells, thread_limit
 from bench.studies.time_budget import PLANTED_NOISE, PLANTED_TEST_ROWS
 from get_core import ENGINE_VERSION
 from get_core.config import GETConfig
@@ -127,20 +128,11 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     add_cell_options(parser, RESULTS)
     args = parser.parse_args()
-    cells = finished_cells(args, report)
-    if cells is None:
-        return
-    store, done = cells
     with thread_limit(1):
-        for rows in args.rows:
-            for seed in args.seeds:
-                for method in args.methods:
-                    key = f"{rows}|{seed}|{method}|v{ENGINE_VERSION}"
-                    if key not in done:
-                        record = {"key": key, "engine": ENGINE_VERSION, **cell(rows, seed, method)}
-                        store.append(record)
-                        print(f"{key}: {record['share_of_ceiling']:.1f}% of the ceiling, train R2 "
-                              f"{record['train_r2']:.2f}", flush=True)
+        fill_cells(args, report, (
+            (f"{rows}|{seed}|{method}|v{ENGINE_VERSION}", partial(cell, rows, seed, method),
+             lambda r: f"{r['key']}: {r['share_of_ceiling']:.1f}% of the ceiling, train R2 {r['train_r2']:.2f}")
+            for rows in args.rows for seed in args.seeds for method in args.methods))
 
 
 if __name__ == "__main__":

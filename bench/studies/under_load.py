@@ -22,12 +22,13 @@ import os
 import subprocess
 import sys
 import time
+from functools import partial
 from statistics import median
 from typing import Iterator
 
 from sklearn.metrics import r2_score
 
-from bench.common import RESULTS_DIR, add_cell_options, command_parser, finished_cells
+from bench.common import RESULTS_DIR, add_cell_options, command_parser, fill_cells
 from bench.studies.time_budget import PLANTED_NOISE, PLANTED_ROWS, PLANTED_TEST_ROWS
 from get_core import ENGINE_VERSION, budget
 from get_core.config import GETConfig
@@ -114,19 +115,12 @@ def main() -> None:
     parser.add_argument("--clocks", nargs="+", choices=CLOCKS, default=list(CLOCKS))
     add_cell_options(parser, RESULTS)
     args = parser.parse_args()
-    cells = finished_cells(args, report)
-    if cells is None:
-        return
-    store, done = cells
-    for seed in args.seeds:
-        for clock_name in args.clocks:
-            for condition in CONDITIONS:  # back to back: the same machine but for the loops
-                key = f"{seed}|{clock_name}|{condition}|v{ENGINE_VERSION}"
-                if key not in done:
-                    record = {"key": key, "engine": ENGINE_VERSION, **cell(seed, clock_name, condition)}
-                    store.append(record)
-                    print(f"{key}: {record['share_of_ceiling']:.1f}% of the ceiling in {record['wall_seconds']:.1f} s "
-                          f"(cpu_share {record['cpu_share']:.2f})", flush=True)
+    fill_cells(args, report, (
+        (f"{seed}|{clock_name}|{condition}|v{ENGINE_VERSION}", partial(cell, seed, clock_name, condition),
+         lambda r: f"{r['key']}: {r['share_of_ceiling']:.1f}% of the ceiling in {r['wall_seconds']:.1f} s "
+                   f"(cpu_share {r['cpu_share']:.2f})")
+        for seed in args.seeds for clock_name in args.clocks
+        for condition in CONDITIONS))  # back to back: the same machine but for the loops
 
 
 if __name__ == "__main__":
