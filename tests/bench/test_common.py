@@ -95,3 +95,22 @@ def test_the_shared_options_refuse_out_of_range_values_in_one_line(capsys, argv,
     with pytest.raises(SystemExit) as exit_:
         parser.parse_args(argv)
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_fill_cells_fits_each_missing_cell_once_and_reports_the_finished_ones(tmp_path, capsys):
+    import argparse
+
+    from bench.common import fill_cells
+
+    fitted = []
+
+    def cells():
+        for key in ("a", "b"):
+            yield key, (lambda k=key: fitted.append(k) or {"value": len(fitted)}), (lambda r: f"{r['key']} done")
+
+    args = argparse.Namespace(out=tmp_path / "cells.jsonl", report=False)
+    fill_cells(args, lambda records: "unused", cells())
+    fill_cells(args, lambda records: "unused", cells())  # a rerun skips the finished cells
+    assert fitted == ["a", "b"] and capsys.readouterr().out.splitlines() == ["a done", "b done"]
+    fill_cells(argparse.Namespace(out=args.out, report=True), lambda records: f"{len(records)} cells", cells())
+    assert capsys.readouterr().out.strip() == "2 cells" and fitted == ["a", "b"]
