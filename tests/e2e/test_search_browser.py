@@ -13,7 +13,7 @@ import pytest
 
 from get_core.model import model_file
 from get_core.runs.search import SEARCH
-from get_core.runs.store import RunStore
+from get_core.runs.store import RunStatus, RunStore
 from get_core.views import labels
 from tests.e2e.streamlit_app import browser_page, require_chromium, serve_training_app
 
@@ -53,8 +53,9 @@ def _number(page, label: str, value: int) -> None:
     page.wait_for_timeout(700)
 
 
-def _train(page, url: str, csv, choices, starts: int = 1) -> int:
-    """Upload ``csv``, set a tiny budget and ``choices`` on the Train page, start; the finished run's id."""
+def _train(page, url: str, db, csv, choices, starts: int = 1) -> int:
+    """Upload ``csv``, set a tiny budget and ``choices`` on the Train page, start; the finished run's id (the
+    store's newest: the Train page shows the newest run, so an earlier test's finished run may be on screen)."""
     page.goto(url + "/")
     page.locator("input[type=file]").first.set_input_files(str(csv))
     page.get_by_text("Ready: 200 rows, 4 model inputs", exact=False).wait_for(timeout=180_000)
@@ -65,9 +66,22 @@ def _train(page, url: str, csv, choices, starts: int = 1) -> int:
     _number(page, "Epochs per alpha stage", 60)
     for label, option in choices:
         _radio(page, label, option)
+    before = {run.run_id for run in RunStore(db).list_runs()}
     page.get_by_role("button", name="Start training").click()
+    page.wait_for_url(lambda address: any(f"run={new}" in address for new in _new_runs(db, before)),
+                      timeout=180_000)
+    run_id = int(page.url.split("run=")[1].split("&")[0])
+    for _ in range(360):  # the run itself, not a finished one on screen: up to 180 s
+        if RunStore(db).get_run(run_id).status.is_finished():
+            break
+        page.wait_for_timeout(500)
+    assert RunStore(db).get_run(run_id).status is RunStatus.FINISHED, RunStore(db).get_run(run_id).error
     page.get_by_text("FINISHED · dataset", exact=False).first.wait_for(timeout=180_000)
-    return int(page.url.split("run=")[1].split("&")[0])
+    return run_id
+
+
+def _new_runs(db, before: set[int]) -> set[int]:
+    return {run.run_id for run in RunStore(db).list_runs()} - before
 
 
 def _chart_keys(page) -> list[str]:
@@ -80,7 +94,7 @@ def _chart_keys(page) -> list[str]:
 
 def test_depth_chosen_for_me_charts_each_depth_and_opens_a_shallower_tree(server, page):
     url, db, csv = server
-    run_id = _train(page, url, csv, [("Depth", "choose for me")])
+    run_id = _train(page, url, db, csv, [("Depth", "choose for me")])
     page.get_by_text("Depth chosen for you", exact=False).first.wait_for(timeout=120_000)
     search = RunStore(db).get_json(run_id, SEARCH)
     depths = [p["depth"] for p in search["points"]]
@@ -102,7 +116,7 @@ def test_depth_chosen_for_me_charts_each_depth_and_opens_a_shallower_tree(server
 
 def test_two_features_per_split_read_as_a_whole_sentence_on_a_clicked_node(server, page):
     url, db, csv = server
-    run_id = _train(page, url, csv, [("Features per split", "2")], starts=2)  # one start is CART's (1 feature)
+    run_id = _train(page, url, db, csv, [("Features per split", "2")], starts=2)  # one start is CART's (1 feature)
     tree = model_file.from_dict(RunStore(db).get_json(run_id, "model"))
     widths = {t: int(np.count_nonzero(tree.weights[t - 1])) for t in range(1, 2 ** tree.depth)}
     assert max(widths.values()) <= 2
