@@ -7,23 +7,16 @@ import torch
 
 from get_core.engine import classes
 from get_core.engine.soft import Params, soft_loss_and_grad
+from tests.engine.test_soft import path_probabilities
 
 
 def reference_loss(params: Params, alpha, X, Y, w, starts, loss):
     """The soft tree's loss as explicit path products over ancestors, per model: sum_i w_i sum_l P_l(x_i) R_l(y_i)."""
-    M, N, p = params.weights.shape
-    L = N + 1
     out = []
-    for m in range(M):
+    for m in range(params.weights.shape[0]):
         b = m // starts
-        s = torch.sigmoid(alpha[m] * (params.thresholds[m] - X[b] @ params.weights[m].T))  # (n, N)
         total = 0.0
-        for leaf in range(L):
-            node, prob = leaf + L, torch.ones(X.shape[1], dtype=X.dtype)
-            while node > 1:
-                parent = node // 2
-                prob = prob * (s[:, parent - 1] if node % 2 == 0 else 1 - s[:, parent - 1])
-                node = parent
+        for leaf, prob in enumerate(path_probabilities(params, alpha, X, m, starts)):
             F = params.intercepts[m, leaf]
             if loss == "brier":
                 R = ((Y[b] - F) ** 2).sum(dim=1)

@@ -6,21 +6,29 @@ import torch
 from get_core.engine.soft import Params, soft_loss_and_grad
 
 
+def path_probabilities(params: Params, alpha, X, m: int, starts: int) -> list[torch.Tensor]:
+    """Model ``m``'s soft routing: each leaf's probability per row, as explicit products over its ancestors."""
+    L = params.weights.shape[1] + 1
+    b = m // starts
+    s = torch.sigmoid(alpha[m] * (params.thresholds[m] - X[b] @ params.weights[m].T))  # (n, N)
+    probabilities = []
+    for leaf in range(L):
+        node, prob = leaf + L, torch.ones(X.shape[1], dtype=X.dtype)
+        while node > 1:
+            parent = node // 2
+            prob = prob * (s[:, parent - 1] if node % 2 == 0 else 1 - s[:, parent - 1])
+            node = parent
+        probabilities.append(prob)
+    return probabilities
+
+
 def reference_loss(params: Params, alpha, X, y, w, starts):
     """Eq. (3) with the scaled sigmoid, path probabilities as explicit products over ancestors, per model."""
-    M, N, p = params.weights.shape
-    L = N + 1
     losses = []
-    for m in range(M):
+    for m in range(params.weights.shape[0]):
         b = m // starts
-        s = torch.sigmoid(alpha[m] * (params.thresholds[m] - X[b] @ params.weights[m].T))  # (n, N)
         total = 0.0
-        for leaf in range(L):
-            node, prob = leaf + L, torch.ones(X.shape[1], dtype=X.dtype)
-            while node > 1:
-                parent = node // 2
-                prob = prob * (s[:, parent - 1] if node % 2 == 0 else 1 - s[:, parent - 1])
-                node = parent
+        for leaf, prob in enumerate(path_probabilities(params, alpha, X, m, starts)):
             pred = params.intercepts[m, leaf]
             if params.coefs is not None:
                 pred = pred + X[b] @ params.coefs[m, leaf]
