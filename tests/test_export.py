@@ -96,18 +96,24 @@ int main(void) {
 """
 
 
-@needs_gcc
-def test_c_source_compiles_cleanly_and_reproduces_predict(model, tmp_path):
-    tree, rows = model
+def run_c_model(tree, harness: str, header: str, rows: np.ndarray, tmp_path: Path) -> list[str]:
+    """The lines ``harness`` (a C main) prints when compiled strictly with the tree's C source and fed ``header``
+    then ``rows``, one per line, in full precision."""
     (tmp_path / "model.c").write_text(codegen.c_source(tree), encoding="utf-8")
-    (tmp_path / "main.c").write_text(HARNESS)
+    (tmp_path / "main.c").write_text(harness)
     exe = tmp_path / "predict"
     subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
                     str(tmp_path / "model.c"), str(tmp_path / "main.c"), "-o", str(exe)], check=True,
                    capture_output=True)
-    stdin = f"{len(rows)} {rows.shape[1]}\n" + "\n".join(" ".join(repr(float(v)) for v in r) for r in rows)
+    stdin = f"{header}\n" + "\n".join(" ".join(repr(float(v)) for v in r) for r in rows)
     out = subprocess.run([str(exe)], input=stdin.encode(), capture_output=True, check=True).stdout.decode("utf-8")
-    lines = out.splitlines()
+    return out.splitlines()
+
+
+@needs_gcc
+def test_c_source_compiles_cleanly_and_reproduces_predict(model, tmp_path):
+    tree, rows = model
+    lines = run_c_model(tree, HARNESS, f"{len(rows)} {rows.shape[1]}", rows, tmp_path)
     pairs = [line.split() for line in lines[: len(rows)]]
     _assert_same_predictions(tree, rows, [int(a) for a, _ in pairs], np.array([float(b) for _, b in pairs]))
     assert lines[len(rows):] == NASTY  # names survive as C string literals, byte for byte

@@ -1,7 +1,6 @@
 """Exports of a classification tree: Python and C predict exactly the classes and probabilities ``predict`` and
 ``predict_proba`` give; the rules, DOT, report and summary speak of classes."""
 
-import subprocess
 from html import escape
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 
 from get_core import export
 from get_core.model import codegen
-from tests.test_export import NASTY, _rows, needs_gcc
+from tests.test_export import NASTY, _rows, needs_gcc, run_c_model
 from tests.trees import class_stump, make_class_tree
 
 LABELS = {"text": ["bad credit", 'say "no"', "ünï", "a\\b", "*/"], "int": [-7, 0, 3], "float": [0.5, 2.0],
@@ -65,16 +64,7 @@ int main(void) {
 @needs_gcc
 def test_c_source_returns_the_class_index_and_fills_the_probabilities(model, tmp_path):
     tree, rows = model
-    (tmp_path / "model.c").write_text(codegen.c_source(tree), encoding="utf-8")
-    (tmp_path / "main.c").write_text(HARNESS)
-    exe = tmp_path / "predict"
-    subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
-                    str(tmp_path / "model.c"), str(tmp_path / "main.c"), "-o", str(exe)], check=True,
-                   capture_output=True)
-    stdin = f"{len(rows)} {rows.shape[1]} {tree.n_classes}\n" + "\n".join(
-        " ".join(repr(float(v)) for v in r) for r in rows)
-    out = subprocess.run([str(exe)], input=stdin.encode(), capture_output=True, check=True).stdout.decode("utf-8")
-    lines = out.splitlines()
+    lines = run_c_model(tree, HARNESS, f"{len(rows)} {rows.shape[1]} {tree.n_classes}", rows, tmp_path)
     values = [line.split() for line in lines[: len(rows)]]
     np.testing.assert_array_equal([int(v[0]) for v in values], tree.apply(rows))
     assert [tree.classes[int(v[1])] for v in values] == tree.predict(rows).tolist()
