@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -259,15 +258,12 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
 
 def _class_terms(tree: ObliqueTree, selected: int, X_train) -> None:
     """A class tree's split terms ranked by their share in standardized units on the rows reaching the node."""
-    at = node.reaches(tree, X_train, selected)
-    terms, share = node.term_shares(tree, selected, X_train[at] if at.sum() >= 2 else X_train)
-    order = np.argsort(-np.nan_to_num(share), kind="stable")
-    w, _ = tree.split_in_original_units(selected)
+    table = node.ranked_terms(tree, selected, X_train)
     st.markdown("**Terms of the split**, largest share first")
-    st.dataframe(pd.DataFrame({TERM_COLUMNS["feature"]: [tree.feature_names[terms[i]] for i in order],
-                               TERM_COLUMNS["weight"]: [common.number(w[terms[i]]) for i in order],
-                               TERM_COLUMNS["share"]: ["\u2013" if np.isnan(share[i]) else f"{share[i]:.1f}%"
-                                                       for i in order]}), hide_index=True, key="class_terms")
+    st.dataframe(pd.DataFrame({TERM_COLUMNS["feature"]: table["feature"],
+                               TERM_COLUMNS["weight"]: [common.number(v) for v in table["weight"]],
+                               TERM_COLUMNS["share"]: ["\u2013" if pd.isna(v) else f"{v:.1f}%"
+                                                       for v in table["share"]]}), hide_index=True, key="class_terms")
 
 
 def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:

@@ -98,7 +98,6 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
     mask = reaches(tree, X, node)
     rows, targets = X[mask], y[mask]
     terms, share = term_shares(tree, node, rows if len(rows) >= 2 else X)
-    w, _ = tree.split_in_original_units(node)
     before = r2(targets, tree.predict(rows)) if len(rows) else None
     costs: list[float | None] = [None] * terms.size
     if before is not None:
@@ -108,8 +107,23 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
         for i, j in enumerate(terms):
             weights, threshold = _dropped_split(tree, node, int(j), rows)
             costs[i] = before - r2(targets, np.where(_split_sum(weights, xs) > threshold, right, left))
+    return _ranked(tree, node, terms, share, r2_cost=costs)
+
+
+def ranked_terms(tree: ObliqueTree, node: int, X: Any) -> pd.DataFrame:
+    """``term_table`` without the R2 cost (a class tree has no R2): feature, weight (original units) and share (%)
+    on the rows of ``X`` that reach ``node`` (all of ``X`` when fewer than two do), largest share first."""
+    X = np.asarray(X, dtype=np.float64)
+    rows = X[reaches(tree, X, node)]
+    terms, share = term_shares(tree, node, rows if len(rows) >= 2 else X)
+    return _ranked(tree, node, terms, share)
+
+
+def _ranked(tree: ObliqueTree, node: int, terms: np.ndarray, share: np.ndarray, **columns: list) -> pd.DataFrame:
+    """The terms' table (feature, weight in original units, share, then ``columns``), largest share first."""
+    w, _ = tree.split_in_original_units(node)
     table = pd.DataFrame({"feature": [tree.feature_names[j] for j in terms], "weight": w[terms], "share": share,
-                          "r2_cost": costs})
+                          **columns})
     return table.iloc[np.argsort(-np.nan_to_num(share), kind="stable")].reset_index(drop=True)
 
 

@@ -291,6 +291,13 @@ def test_the_term_table_is_for_branches_and_says_none_where_r2_is_undefined():
     assert constant["r2_cost"].isna().all() and constant["share"].notna().all()
 
 
+def test_ranked_terms_are_the_term_table_without_its_r2_cost():
+    tree, X, y = make_tree(depth=3, p=5, seed=4, n_rows=200)
+    for t in (1, 2, 5):
+        pd.testing.assert_frame_equal(node.ranked_terms(tree, t, X),
+                                      node.term_table(tree, t, X, y).drop(columns="r2_cost"))
+
+
 def test_the_drop_costs_equal_re_routing_each_dropped_tree_in_full():
     tree, X, y = make_tree(depth=4, p=6, seed=2, n_rows=300)
     for t in (1, 3, 6):
