@@ -32,8 +32,9 @@ from get_core.config import (ALLOWED, DEFAULTS, SEARCH_PATIENCE, SPARSITY_TOLERA
                              Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed, Span, split_feature_path)
 from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.data.encoding import MAX_ABS, refuse_too_large
+from get_core.engine.plan import PlanError, SearchReplay, search_record
 from get_core.engine.progress import ProgressCallback
-from get_core.engine.train import train
+from get_core.engine.train import fresh_seed, train
 from get_core.metrics import search_r2
 from get_core.model.tree import ObliqueTree, feature_name_problem
 
@@ -110,6 +111,13 @@ _CV_PARAMETERS = {
                     "the refit, the returned tree, gets the rest plus the shares of the fits the early stop skipped "
                     "(``budget.split_budget``). Each share is fixed in advance, so a checkpointed search resumes "
                     "with the same keys."),
+    "replay_plan": ("dict or None",
+                    "Not in the paper: the plan a time-budgeted search recorded (``plan_``, also in "
+                    "``tree_.meta['search_plan']``: its budget, its seed, and each search fit's and the refit's "
+                    "plan, ``engine.plan``). Given it, every fit takes its clock's decisions from the plan, so the "
+                    "search scores, chooses and refits as recorded and returns the recorded tree, bit for bit on the "
+                    "same machine, device and thread count. The other parameters and the data must be the recording "
+                    "search's; ``time_budget`` and ``random_state`` left None take the plan's."),
 }
 
 
@@ -244,12 +252,13 @@ class _GETEstimator(BaseEstimator):
 
     def _train(self, X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
                names: list[str] | None, sample_weight: np.ndarray | None,
-               checkpoint: SearchCheckpoint | None = None, warm_start: ObliqueTree | None = None) -> ObliqueTree:
+               checkpoint: SearchCheckpoint | None = None, warm_start: ObliqueTree | None = None,
+               replay_plan: dict | None = None) -> ObliqueTree:
         """One fit of this estimator's kind (a classifier's on ``classes_``), from ``checkpoint`` when stored,
-        replaying ``replay_plan`` where the estimator has one."""
+        replaying ``replay_plan`` (one fit's recorded plan) when given."""
         classes = list(self.classes_) if self._is_classifier else None
         return _search_fit(X, y, config, on_progress, names, checkpoint, warm_start, sample_weight, classes,
-                           getattr(self, "replay_plan", None))
+                           replay_plan)
 
     def _warn_if_squeezed(self, X: np.ndarray) -> None:
         squeezed = squeezed_features(X) if self.scaling == "minmax" else []
@@ -338,7 +347,7 @@ class GETRegressor(RegressorMixin, _GETEstimator):
         counts like that many copies of the row); ``on_progress`` receives ``progress.Progress`` and may return
         True to stop."""
         X, y, names, weights = self._training_data(X, y, sample_weight)
-        self.tree_ = self._train(X, y, self._config(), on_progress, names, weights)
+        self.tree_ = self._train(X, y, self._config(), on_progress, names, weights, replay_plan=self.replay_plan)
         return self
 
 
@@ -384,15 +393,16 @@ class _SearchCV(_GETEstimator):
             raise ValueError(f"depths must be integers from {_DEPTH.low} to {_DEPTH.high}; got {given}.")
         depths = sorted(set(int(d) for d in given))
         l1s = _l1_values(self.l1)
-        seed = _seed(self.random_state)
+        replay = None if self.replay_plan is None else SearchReplay(self.replay_plan, self._search_settings(depths, l1s))
+        budget, seed = self._budget_and_seed(replay)
         split = self._split(X, y, weights, seed)
         self.cv_results_, self.path_results_, self.search_trees_ = [], [], []
         chosen = {}  # k -> (depth, l1, validated tree) of its depth search
         n_search_fits = len(split_feature_path(self.max_split_features, X.shape[1])) * len(depths) * len(l1s)
-        fit_seconds, refit_base = split_budget(self.time_budget, n_search_fits)
+        fit_seconds, refit_base = split_budget(budget, n_search_fits)
         for k in split_feature_path(self.max_split_features, X.shape[1]):
             search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
-                                                                  checkpoint, fit_seconds, observer)
+                                                                  checkpoint, fit_seconds, seed, observer, replay)
             chosen[k] = (search.best_depth, l1, validated)
             self.path_results_.append({"max_split_features": k, "depth": search.best_depth, "l1": l1,
                                        self._score_key: search.best_score,
@@ -406,25 +416,57 @@ class _SearchCV(_GETEstimator):
         setattr(self, f"best_{self._score_key}_",
                 next(r[self._score_key] for r in self.path_results_ if r["max_split_features"] == k))
         warm_start = validated if self.refit_from_search else None
-        refit_budget = (None if self.time_budget is None else
+        refit_budget = (None if budget is None else
                         refit_seconds(fit_seconds, refit_base, n_search_fits, len(self.cv_results_)))
         config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k,
                               time_budget=refit_budget)
         if observer is not None:
             observer.fit_started(config, refit=True)
-        self.tree_ = self._train(X, y, config, on_progress, names, weights, checkpoint, warm_start)
+        self.tree_ = self._train(X, y, config, on_progress, names, weights, checkpoint, warm_start,
+                                 None if replay is None else replay.refit())
+        self.plan_ = self._search_plan(budget, seed, self._search_settings(depths, l1s))
+        if self.plan_ is not None:
+            self.tree_.meta["search_plan"] = self.plan_  # the model file keeps it
         return self
+
+    def _budget_and_seed(self, replay: SearchReplay | None) -> tuple[float | None, int | None]:
+        """The search's budget and seed: the parameters', or a replayed plan's where they are None (a plan recorded
+        with others is refused); a budgeted search without a seed draws one (recorded in ``plan_``)."""
+        budget, seed = self.time_budget, _seed(self.random_state)
+        if replay is not None:
+            for name, given, recorded in (("time_budget", budget, replay.budget), ("random_state", seed, replay.seed)):
+                if given is not None and given != recorded:
+                    raise PlanError(f"The plan was recorded with {name}={recorded!r}; this search has {name}="
+                                    f"{given!r}. Leave {name}=None to take the plan's, or give the same value.")
+            budget, seed = replay.budget, replay.seed
+        if budget is not None and seed is None:
+            seed = fresh_seed()
+        return budget, seed
+
+    def _search_settings(self, depths: list[int], l1s: list[float]) -> dict:
+        """The search's own settings that decide which fits it makes (each fit's plan checks the fit's settings)."""
+        return {"depths": depths, "l1": l1s, "patience": self.patience, "tol": self.tol,
+                "validation_fraction": self.validation_fraction, "max_split_features": self.max_split_features,
+                "sparsity_tolerance": self.sparsity_tolerance, "refit_from_search": self.refit_from_search}
+
+    def _search_plan(self, budget: float | None, seed: int | None, settings: dict) -> dict | None:
+        """The record of a budgeted search's plans (``engine.plan.search_record``), for ``replay_plan``; None
+        without a budget, or when a fit recorded none (a cancelled one)."""
+        plans = [tree.meta.get("plan") for tree in self.search_trees_]
+        refit = self.tree_.meta.get("plan")
+        if budget is None or refit is None or any(p is None for p in plans):
+            return None
+        return search_record(budget, seed, settings, plans, refit)
 
     def _search_depth(self, split: list, depths: list[int], l1s: list[float], k: int | None,
                       on_progress: ProgressCallback | None, names: list[str] | None,
-                      checkpoint: SearchCheckpoint | None, seconds: float | None,
-                      observer: SearchObserver | None = None) -> tuple["DepthSearch", ObliqueTree, float, bool]:
+                      checkpoint: SearchCheckpoint | None, seconds: float | None, seed: int | None,
+                      observer: SearchObserver | None = None, replay: SearchReplay | None = None
+                      ) -> tuple["DepthSearch", ObliqueTree, float, bool]:
         """The depth search (and L1 choice) for splits of at most ``k`` features on the train/validation ``split``,
-        each fit's time budget ``seconds``; appends to ``cv_results_``. Returns the search, its validated tree, that
-        tree's L1, and whether it was
-        cancelled."""
+        each fit's time budget ``seconds`` and seed ``seed``, each fit's plan from ``replay`` when given; appends to
+        ``cv_results_``. Returns the search, its validated tree, that tree's L1, and whether it was cancelled."""
         X_tr, X_val, y_tr, y_val, w_tr, w_val = split
-        seed = _seed(self.random_state)
         search = DepthSearch(depths[0], self.patience, self.tol)
         validated, best_l1, cancelled = None, l1s[0], False
         for depth in depths:
@@ -434,7 +476,8 @@ class _SearchCV(_GETEstimator):
                                       time_budget=seconds)
                 if observer is not None:
                     observer.fit_started(config, refit=False)
-                tree = self._train(X_tr, y_tr, config, on_progress, names, w_tr, checkpoint)
+                tree = self._train(X_tr, y_tr, config, on_progress, names, w_tr, checkpoint,
+                                   replay_plan=None if replay is None else replay.next_fit())
                 r2 = self._validation_score(tree, X_val, y_val, w_val)
                 self.cv_results_.append({"depth": depth, "l1": l1, "max_split_features": k, self._score_key: r2,
                                          self._train_key: tree.meta[self._train_key]})
@@ -484,6 +527,9 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
         ``train_r2``.
     search_trees_ : list of ObliqueTree
         The tree of each entry of ``cv_results_`` (same order; fitted on the train part).
+    plan_ : dict or None
+        With a time budget: the search's recorded plan (its budget and seed, each fit's ``meta['plan']`` in order,
+        then the refit's), for ``replay_plan``; None without one, or when a fit was cancelled.
     path_results_ : list of dict
         Per k of features per split tried: its chosen ``depth`` and ``l1``, ``validation_r2``, the parameters a
         reader has to check (``n_parameters``, ``ObliqueTree.n_nonzero_parameters``) and its ``widest_split``, so a
@@ -504,7 +550,7 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
                  sparsity_tolerance: float = SPARSITY_TOLERANCE, time_budget: float | None = DEFAULTS.time_budget,
-                 batch_rows: int | None = DEFAULTS.batch_rows):
+                 batch_rows: int | None = DEFAULTS.batch_rows, replay_plan: dict | None = None):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -527,9 +573,11 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
         self.sparsity_tolerance = sparsity_tolerance
         self.time_budget = time_budget
         self.batch_rows = batch_rows
+        self.replay_plan = replay_plan
 
     _parameter_constraints: dict = {
         **config_constraints(__init__),
+        "replay_plan": [dict, None],
         "l1": [_Interval(Real, 0, None, closed="left"), "array-like"],
         "depths": ["array-like", range],
         "patience": [_Interval(Integral, 1, None, closed="left")],
@@ -646,7 +694,7 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         """Train on X (n, p) and labels y (n,), rows weighted by ``sample_weight`` times ``class_weight``;
         ``on_progress`` as in GETRegressor.fit."""
         X, y, names, weights = self._training_data(X, y, sample_weight)
-        self.tree_ = self._train(X, y, self._config(), on_progress, names, weights)
+        self.tree_ = self._train(X, y, self._config(), on_progress, names, weights, replay_plan=self.replay_plan)
         return self
 
 
@@ -674,7 +722,8 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
                  validation_fraction: float = VALIDATION_FRACTION, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
                  sparsity_tolerance: float = SPARSITY_TOLERANCE, time_budget: float | None = DEFAULTS.time_budget,
-                 batch_rows: int | None = DEFAULTS.batch_rows, class_weight: str | dict | None = None):
+                 batch_rows: int | None = DEFAULTS.batch_rows, class_weight: str | dict | None = None,
+                 replay_plan: dict | None = None):
         self.depths = depths
         self.n_starts = n_starts
         self.n_epochs = n_epochs
@@ -695,6 +744,7 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
         self.time_budget = time_budget
         self.batch_rows = batch_rows
         self.class_weight = class_weight
+        self.replay_plan = replay_plan
 
     _parameter_constraints: dict = {**GETRegressorCV._parameter_constraints, "class_weight": _CLASS_WEIGHT}
     for _name in ("leaf", "linear_leaves", "clip_leaves"):

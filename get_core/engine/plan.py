@@ -18,10 +18,16 @@ The decisions (question: answer), in a fit's order:
 - ``"polish"``: whether the optimization left time to polish (``train``);
 - ``"polish_stop"``: the polish level that the spent budget kept from starting (``polish``), written as a stop.
 The seed is part of the record: a budgeted fit with ``random_state=None`` draws one and records it.
+
+A depth search (``GETRegressorCV``, ``GETClassifierCV``) is many budgeted fits: its record (``search_record``) holds
+the whole search's budget and seed and each fit's own record in the order the search made them, then the refit's;
+a search given it (``SearchReplay``) hands each fit its record, so every fit, and so every score and choice of the
+search, is the recorded one.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -156,6 +162,71 @@ def replayed(replay: Any, header: dict) -> Plan:
                       "(and so the tree) can differ slightly. torch.set_num_threads gives the recorded count.",
                       RuntimeWarning, stacklevel=3)
     return Plan(replay["decisions"])
+
+
+def search_record(budget: float, seed: int, settings: dict, search: list[dict], refit: dict) -> dict:
+    """The JSON-able record of a depth search's plans: the search's ``budget``, ``seed`` and own ``settings`` (the
+    depths, patience... that decide which fits it makes), each search fit's plan (``record``, in the order made)
+    and the refit's."""
+    return {"version": PLAN_VERSION, "kind": "search", "budget": budget, "seed": seed,
+            "settings": json.loads(json.dumps(settings)), "search": [copy.deepcopy(p) for p in search],
+            "refit": copy.deepcopy(refit)}
+
+
+class SearchReplay:
+    """A depth search's recorded plans (``search_record``) handed out in order: ``next_fit`` for each search fit,
+    ``refit`` for the refit (once every search fit's plan was used)."""
+
+    def __init__(self, replay: Any, settings: dict):
+        """``settings``: the replaying search's own (``search_record``'s), which must be the recorded ones."""
+        _check_search_layout(replay)
+        here = json.loads(json.dumps(settings))
+        differ = [name for name in sorted(set(replay["settings"]) | set(here))
+                  if replay["settings"].get(name) != here.get(name)]
+        if differ:
+            shown = "; ".join(f"{name}={replay['settings'].get(name)!r} there, {here.get(name)!r} here"
+                              for name in differ[:3])
+            raise PlanError(f"The plan was recorded by a search with other settings ({shown}). Replay it with the "
+                            "settings of the search that recorded it.")
+        self.budget, self.seed = replay["budget"], replay["seed"]
+        self._search, self._refit, self._next = replay["search"], replay["refit"], 0
+
+    def next_fit(self) -> dict:
+        if self._next >= len(self._search):
+            raise PlanError(f"The plan does not belong to this search: it recorded {len(self._search)} search fit(s), "
+                            "and this search makes more. Replay a plan with the data and settings (depths, patience, "
+                            "tol, l1, validation_fraction) of the search that recorded it.")
+        self._next += 1
+        return self._search[self._next - 1]
+
+    def refit(self) -> dict:
+        if self._next < len(self._search):
+            raise PlanError(f"The plan does not belong to this search: it recorded {len(self._search)} search fits, "
+                            f"and this search stopped after {self._next}. Replay a plan with the data and settings "
+                            "(depths, patience, tol, l1, validation_fraction) of the search that recorded it.")
+        return self._refit
+
+
+def _check_search_layout(replay: Any) -> None:
+    """Refuse anything that is not a depth search's record, naming what is wrong; a single fit's plan is named as
+    such (it belongs to ``GETRegressor``/``GETClassifier``)."""
+    if not isinstance(replay, dict):
+        raise PlanError(f"replay_plan must be a recorded search plan (a fitted search's plan_, a dict); got "
+                        f"{type(replay).__name__}.")
+    if "decisions" in replay and "kind" not in replay:
+        raise PlanError("replay_plan is the plan of a single fit (a tree's meta['plan']); a depth search replays the "
+                        "plan of a whole search: its plan_ (or tree_.meta['search_plan']).")
+    if replay.get("kind") != "search" or replay.get("version") != PLAN_VERSION:
+        raise PlanError(f"replay_plan is not a recorded search plan of this engine (version {PLAN_VERSION}, kind "
+                        f"'search'); it has version {_short(replay.get('version'))}, kind {_short(replay.get('kind'))}.")
+    if not (_is_number(replay.get("budget")) and 0 < replay["budget"] < math.inf and _is_int(replay.get("seed"))
+            and isinstance(replay.get("settings"), dict)):
+        raise PlanError("replay_plan's 'budget', 'seed' and 'settings' must be a positive number of seconds, an "
+                        "integer and a dict, as a search records them.")
+    if not (isinstance(replay.get("search"), list) and replay["search"]
+            and all(isinstance(p, dict) for p in replay["search"]) and isinstance(replay.get("refit"), dict)):
+        raise PlanError("replay_plan's 'search' must be a non-empty list of fits' plans and its 'refit' one plan, as a "
+                        "search records them.")
 
 
 def _check_layout(replay: Any) -> None:

@@ -15,7 +15,8 @@ import pytest
 import torch
 from sklearn.base import clone
 
-from get_core import GETClassifier, GETRegressor
+from get_core import GETClassifier, GETClassifierCV, GETRegressor, GETRegressorCV
+from get_core.budget import split_budget
 from get_core.config import GETConfig
 from get_core.engine.node_refit import refit_nodes
 from get_core.engine.optimize import CHECKPOINTS_PER_STAGE
@@ -219,6 +220,83 @@ def test_replay_plan_is_a_parameter_stored_as_given(plan_of_7):
     model = GETRegressor(replay_plan=plan_of_7)
     assert model.get_params()["replay_plan"] is plan_of_7
     assert clone(model).get_params()["replay_plan"] == plan_of_7
+
+
+# --- a depth search: each fit's plan and the refit's, replayed in order --------------------------------------------
+def same_search(a, b) -> None:
+    """Two fitted searches chose and scored alike, and every tree (each search fit's and the refit) is equal."""
+    assert a.cv_results_ == b.cv_results_ and a.best_depth_ == b.best_depth_
+    for first, again in zip(a.search_trees_, b.search_trees_, strict=True):
+        same_tree(first, again)
+    same_tree(a.tree_, b.tree_)
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_a_budgeted_search_replayed_from_its_plan_is_the_same_search_bit_for_bit(monkeypatch, data, kind):
+    if kind == "regressor":
+        X, y, _ = data
+        model = GETRegressorCV(depths=(1, 2, 3), time_budget=6.0, random_state=7)
+    else:
+        X, labels, _ = planted_classes(300, 2, seed=3, n_classes=3)
+        y = np.array(["low", "mid", "high"])[labels]
+        model = GETClassifierCV(depths=(1, 2, 3), time_budget=6.0, random_state=7)
+    first = recorded(monkeypatch, model, X, y)
+    plan = first.plan_
+    assert [p["budget"] for p in plan["search"]] == [split_budget(6.0, 3)[0]] * len(first.cv_results_)
+    assert first.tree_.meta["search_plan"] == plan and plan["refit"] == first.tree_.meta["plan"]
+    assert json.loads(json.dumps(plan)) == plan
+    use_ticking_clock(monkeypatch, OTHER_TICKS[1])
+    assert [p["decisions"] for p in clone(model).fit(X, y).plan_["search"]] != [
+        p["decisions"] for p in plan["search"]]  # the clock decides
+    use_ticking_clock(monkeypatch, OTHER_TICKS[1])
+    again = clone(model).set_params(time_budget=None, random_state=None, replay_plan=plan).fit(X, y)
+    same_search(first, again)
+    np.testing.assert_array_equal(first.predict(X), again.predict(X))
+    assert again.plan_ == plan  # a replay records the plan it followed
+
+
+def test_a_search_plan_survives_the_model_file_and_replays_from_it(monkeypatch, data):
+    X, y, _ = data
+    model = GETRegressorCV(depths=(1, 2), time_budget=4.0, random_state=3)
+    first = recorded(monkeypatch, model, X, y)
+    loaded = load_model_json(model_json(first.tree_))
+    use_ticking_clock(monkeypatch, OTHER_TICKS[0])
+    same_search(first, clone(model).set_params(replay_plan=loaded.meta["search_plan"]).fit(X, y))
+
+
+def test_an_unbudgeted_search_records_no_plan(data):
+    X, y, _ = data
+    model = GETRegressorCV(depths=(1,), n_starts=2, n_epochs=5, random_state=0).fit(X, y)
+    assert model.plan_ is None and "search_plan" not in model.tree_.meta
+
+
+@pytest.fixture(scope="module")
+def search_plan_of_7():
+    """The plan of a budgeted search of depths 1-3 with seed 7 on ``planted_depth2(300, seed=1)``."""
+    X, y, _ = planted_depth2(300, seed=1)
+    with pytest.MonkeyPatch.context() as patch:
+        return recorded(patch, GETRegressorCV(depths=(1, 2, 3), time_budget=6.0, random_state=7), X, y).plan_
+
+
+@pytest.mark.parametrize("change, replay_edit, words", [
+    ({}, lambda p: p["refit"], "the plan of a single fit (a tree's meta['plan']); a depth search replays"),
+    ({}, lambda p: edited(p, version=1), "not a recorded search plan of this engine"),
+    ({}, lambda p: edited(p, search=[]), "'search' must be a non-empty list"),
+    ({}, lambda p: edited(p, search=p["search"][:1]), "it recorded 1 search fit(s), and this search makes more"),
+    ({}, lambda p: edited(p, search=p["search"] + p["search"][-1:]), "and this search stopped after"),
+    (dict(time_budget=5.0), lambda p: p, "recorded with time_budget=6.0; this search has time_budget=5.0"),
+    (dict(random_state=8), lambda p: p, "recorded with random_state=7; this search has random_state=8"),
+    (dict(depths=(2, 3)), lambda p: p, "other settings (depths=[1, 2, 3] there, [2, 3] here)"),
+    (dict(leaf="linear"), lambda p: p, "other settings (leaf='constant' there, 'linear' here)"),
+])
+def test_a_search_plan_of_another_search_is_refused_with_a_sentence(monkeypatch, search_plan_of_7, change,
+                                                                     replay_edit, words):
+    X, y, _ = planted_depth2(300, seed=1)
+    use_ticking_clock(monkeypatch, RECORD_TICK)
+    model = GETRegressorCV(depths=(1, 2, 3), replay_plan=replay_edit(search_plan_of_7)).set_params(**change)
+    with pytest.raises(PlanError) as refused:
+        model.fit(X, y)
+    assert words in str(refused.value)
 
 
 # --- the decision points, one at a time, under the race tests' fake clock --------------------------------------------
