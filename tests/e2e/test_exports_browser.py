@@ -12,7 +12,7 @@ import time
 import pytest
 
 from get_core.runs.store import RunStore
-from tests.e2e.streamlit_app import browser_page, require_diagram_browser, serve_app
+from tests.e2e.streamlit_app import BUSY_MS, browser_page, require_diagram_browser, serve_app
 from tests.explorer_runs import finished_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -34,17 +34,17 @@ def test_six_export_buttons_clicked_a_second_apart_all_download(app):
     url, run_id = app
     with browser_page() as page:
         page.goto(url + "/")
-        page.get_by_text("Data", exact=True).first.wait_for(timeout=30_000)
+        page.get_by_text("Data", exact=True).first.wait_for(timeout=BUSY_MS)
         page.goto(f"{url}/tree?run={run_id}")
         buttons = [page.get_by_role("button", name=name, exact=True) for name in EXPORTS]
-        buttons[-1].wait_for(timeout=60_000)
+        buttons[-1].wait_for(timeout=BUSY_MS)
         time.sleep(1)
         downloads = []
         page.on("download", lambda download: downloads.append(download))
         for button in buttons:
             button.click()
             time.sleep(1)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # a wait ends as soon as all are there
         while len(downloads) < len(EXPORTS) and time.monotonic() < deadline:
             page.wait_for_timeout(500)
         names = sorted(d.suggested_filename for d in downloads)

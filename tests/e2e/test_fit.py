@@ -44,7 +44,7 @@ def _nodes_in_view(page) -> dict[int, bool]:
         return out; }""")
 
 
-def _wait_for_url(page, part: str, timeout: float = 30.0) -> None:
+def _wait_for_url(page, part: str, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while part not in page.url and time.monotonic() < deadline:
         page.wait_for_timeout(200)  # lets Playwright see the address change

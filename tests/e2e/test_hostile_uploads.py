@@ -57,9 +57,12 @@ class Watch(threading.Thread):
             self.helper_mb = max([self.helper_mb, *(rss / 2**20 for rss in helpers)])
             if time.monotonic() - last_health > 0.2:
                 last_health = time.monotonic()
-                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=10) as response:
-                    assert response.status == 200
-                self.slowest_s = max(self.slowest_s, time.monotonic() - last_health)
+                try:  # a late answer is measured (and fails the test), never lost with this thread
+                    with urllib.request.urlopen(self.url + "/_stcore/health", timeout=6 * MAX_HEALTH_S) as response:
+                        answered = response.status == 200
+                except OSError:
+                    answered = False
+                self.slowest_s = max(self.slowest_s, time.monotonic() - last_health if answered else float("inf"))
             time.sleep(0.05)
 
 

@@ -12,7 +12,7 @@ import tomllib
 import psutil
 import pytest
 
-from tests.e2e.streamlit_app import ROOT, browser_page, require_chromium, serve_app
+from tests.e2e.streamlit_app import BUSY_MS, ROOT, browser_page, require_chromium, serve_app
 
 IDLE_SECONDS = 20.0
 MOST_CORE_SHARE = 0.20  # generous: a watcher over .venv/ kept 70-100% of a core busy; a resting server uses ~0
@@ -36,6 +36,18 @@ def busy_seconds(process: psutil.Process) -> float:
     return total
 
 
+def settle(server: psutil.Process, longest_s: float = 120.0) -> None:
+    """Wait until the first render's imports and caches have settled: a 2-second window in which the server used
+    under half of ``MOST_CORE_SHARE`` (a few seconds on a quiet machine, longer on a busy one), or ``longest_s``
+    (a server that never rests, as with the file watcher on, is then measured as it is)."""
+    deadline = time.monotonic() + longest_s
+    while time.monotonic() < deadline:
+        before = busy_seconds(server)
+        time.sleep(2.0)
+        if busy_seconds(server) - before < MOST_CORE_SHARE:  # 2 s at half the share
+            return
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_a_server_with_one_page_open_uses_little_cpu(tmp_path):
@@ -44,8 +56,8 @@ def test_a_server_with_one_page_open_uses_little_cpu(tmp_path):
     with serve_app(tmp_path / "runs.sqlite") as url, browser_page() as page:
         server = next(p for p in psutil.Process().children() if "streamlit" in " ".join(p.cmdline()))
         page.goto(url + "/")
-        page.get_by_text("Data", exact=True).first.wait_for(timeout=60_000)
-        time.sleep(3)  # the first render's imports and caches settle
+        page.get_by_text("Data", exact=True).first.wait_for(timeout=BUSY_MS)
+        settle(server)
         before, start = busy_seconds(server), time.monotonic()
         time.sleep(IDLE_SECONDS)
         share = (busy_seconds(server) - before) / (time.monotonic() - start)

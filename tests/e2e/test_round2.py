@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from get_core.runs.store import RunStatus, RunStore
-from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
+from tests.e2e.streamlit_app import BUSY_MS, browser_page, require_chromium, serve_app
 from tests.explorer_runs import finished_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -88,7 +88,7 @@ def test_hostile_settings_in_the_train_pages_address_are_said_on_the_page(app, p
     page.get_by_text("were left at their defaults", exact=False).wait_for(timeout=180_000)
     for said in ("depth cannot be '64'", "'n_starts' is not a Train setting", "'time_budget' is not a Train setting"):
         assert page.get_by_text(said, exact=False).count() >= 1, said
-    page.get_by_text("hostile-url.csv", exact=False).first.wait_for(timeout=60_000)  # the form is there too
+    page.get_by_text("hostile-url.csv", exact=False).first.wait_for(timeout=BUSY_MS)  # the form is there too
     page.goto(f"{url}/train?data={fingerprint[:16]}&onehot=" + "%5B" * 5000 + "%5D" * 5000)
     page.get_by_text("'onehot' must list some of the table's feature columns", exact=False).wait_for(timeout=180_000)
     assert page.get_by_text("Something went wrong", exact=False).count() == 0

@@ -13,7 +13,7 @@ from get_core.model import model_file
 from get_core.runs.store import RunStore
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
-from tests.e2e.streamlit_app import browser_page, require_diagram_browser, serve_app
+from tests.e2e.streamlit_app import BUSY_MS, browser_page, require_diagram_browser, serve_app
 from tests.explorer_runs import finished_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,7 +43,7 @@ def _expect_node_panel(page, tree: ObliqueTree, node: int) -> None:
     page.get_by_text(f"Node {node} (branch, level", exact=False).wait_for(timeout=120_000)
     page.get_by_text(f"Node {node}: weights (original units)", exact=False).first.wait_for(timeout=120_000)
     split = labels.split_text(tree, node, digits=4, max_terms=None)
-    page.get_by_text(split, exact=False).first.wait_for(timeout=10_000)  # every weight, names verbatim
+    page.get_by_text(split, exact=False).first.wait_for(timeout=BUSY_MS)  # every weight, names verbatim
 
 
 def test_click_a_node_see_its_weights_and_keep_it_across_a_reload(app, page):

@@ -13,7 +13,7 @@ from get_core.model import model_file
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStore
 from get_core.views import what_if
-from tests.e2e.streamlit_app import browser_page, require_diagram_browser, serve_app
+from tests.e2e.streamlit_app import BUSY_MS, browser_page, require_diagram_browser, serve_app
 from tests.explorer_runs import finished_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -44,24 +44,24 @@ def test_a_goal_on_a_row_shows_the_changes_and_the_new_path(app, tmp_path):
     expected = counterfactual(tree, x, (goal, None), reference=results.X_train)
     with browser_page() as page:
         page.goto(url + "/")
-        page.get_by_text("Data", exact=True).first.wait_for(timeout=30_000)
+        page.get_by_text("Data", exact=True).first.wait_for(timeout=BUSY_MS)
         page.goto(f"{url}/predict?run={run_id}")
         page.locator("input[type=file]").first.set_input_files(str(path))
-        page.get_by_text("Scored 3 rows.").wait_for(timeout=60_000)
+        page.get_by_text("Scored 3 rows.").wait_for(timeout=BUSY_MS)
         low = page.get_by_role("spinbutton", name="Low").first
         low.fill(repr(goal))
         low.press("Enter")
         page.get_by_role("button", name="Find the smallest change").first.click()
         said = what_if.sentence(tree, expected)
-        page.get_by_text(said).wait_for(timeout=60_000)
+        page.get_by_text(said).wait_for(timeout=BUSY_MS)
         changes = page.locator("[data-testid=stTable]").last
         for change in expected.changes:  # the table names each feature changed, with the value it needs
             row = changes.locator("tr", has_text=change.feature).first
-            row.wait_for(timeout=10_000)
+            row.wait_for(timeout=BUSY_MS)
             assert what_if.changes_table([change])["needed"][0] in row.inner_text()
         caption = page.get_by_text("after the change (green)", exact=False).first.inner_text()
         new_path = what_if.path_of(tree, expected.x)
         assert " \u2192 ".join(map(str, new_path)) in caption
         leaf = page.locator(f"#get-node-{expected.leaf}.get-path-node").first
-        leaf.wait_for(state="attached", timeout=60_000)
+        leaf.wait_for(state="attached", timeout=BUSY_MS)
         assert what_if.NEW_PATH_COLOR in leaf.inner_html()

@@ -185,7 +185,7 @@ def test_cancel_from_the_live_panel(db):
     at.button(key="start").click().run()
     run_until(at, lambda a: RunStore(db).get_run(1).progress > 0, timeout=90)
     widget(at.button, "Cancel run").click().run()
-    run_until(at, lambda a: any(":material/stop_circle:" in s for s in texts(a, "subheader")), timeout=10)
+    run_until(at, lambda a: any(":material/stop_circle:" in s for s in texts(a, "subheader")), timeout=60)
     assert any("best tree found so far is kept" in w for w in texts(at, "warning"))
 
 
