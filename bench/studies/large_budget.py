@@ -22,14 +22,14 @@ TIMINGS = ("fit_seconds", "optimize_seconds", "polish_seconds", "cpu_share", "st
            "node_refit_passes", "polish_nodes_visited")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = command_parser(__doc__, "bench.studies.large_budget")
     parser.add_argument("--rows", type=int, default=750_000)
     parser.add_argument("--features", type=int, default=19)
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument("--depth", type=int, default=None, help="the estimator's default when left out")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     X, y, _ = planted_oblique(args.rows, 3, args.seed, p=args.features, noise=0.3)
     model = GETRegressor(time_budget=args.budget, random_state=args.seed,
                          **({} if args.depth is None else {"depth": args.depth}))

@@ -1,0 +1,18 @@
+"""python -m bench.studies.large_budget: one budgeted fit of a planted table, one JSON line of where its time went."""
+
+from __future__ import annotations
+
+import json
+
+from bench.studies import large_budget
+from tests.engine.cpu_clock import use_ticking_clock
+
+
+def test_a_small_table_prints_the_fits_seconds_plan_and_score(monkeypatch, capsys):
+    use_ticking_clock(monkeypatch, 0.01)  # the budget's decisions are the code's, not the machine's
+    large_budget.main(["--rows", "3000", "--features", "5", "--budget", "1.5", "--depth", "2", "--seed", "1"])
+    record = json.loads(capsys.readouterr().out)
+    assert (record["rows"], record["features"], record["budget"], record["depth"]) == (3000, 5, 1.5, 2)
+    assert record["fit_seconds"] <= 2 * 1.5  # on the budget's clock: within twice the budget
+    assert record["decisions"][0][0] == "race" and 0 < record["train_r2"] <= 1
+    assert record["wall_s"] > 0 and record["cpu_s"] > 0 and "starved" in record
