@@ -45,7 +45,7 @@ def report(records: list[dict]) -> str:
     current = [r for r in records if r["engine"] == ENGINE_VERSION]
     cell = {(r["dataset"], r["method"]): r for r in current}
     lines = [f"Engine version {ENGINE_VERSION}; depth {DEPTH}, seed-0 training part (75%), training accuracy (%).",
-             "", "| dataset | rows | paper 10 x 3000 | seconds | time_budget=10 | starts x epochs | gap |",
+             "", "| dataset | rows | paper 10 x 3000 | seconds | time_budget=10 | race plan (starts x epochs) | gap |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     gaps = {}
     for name in sorted({r["dataset"] for r in current}):
