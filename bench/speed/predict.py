@@ -41,7 +41,6 @@ from get_core.model.tree import ObliqueTree
 
 FOREST_DEPTH = 12
 NUMPY_DEPTHS = (4, 8)  # the old routing is slow: timed where it finishes in seconds
-
 READ_FLOOR = "one read of the rows (X.sum(): no model can score them faster)"  # the memory floor, timed beside them
 
 def random_tree(X: np.ndarray, depth: int, seed: int) -> ObliqueTree:
