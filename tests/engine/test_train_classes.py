@@ -9,7 +9,7 @@ from sklearn.tree import DecisionTreeClassifier
 from get_core.config import GETConfig
 from get_core.engine import classes
 from get_core.engine.train import train
-from tests.planted import planted_classes
+from tests.planted import planted_classes, planted_paths, planted_tree
 
 LABELS = [0, 1, 2, 3]
 
@@ -96,3 +96,23 @@ def test_progress_reports_the_share_of_gini_removed_and_cancelling_returns_a_val
     assert tree.meta["cancelled"] is True and len(seen) < 10
     assert 0.0 <= seen[-1].best_hard_r2 <= 1.0  # 1 - Gini / the root's Gini
     assert tree.is_classifier and set(tree.predict(X)) <= set(LABELS)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_planted_depth4_class_tree_gives_no_gini_gain_at_its_top_two_levels(seed):
+    """Why depth 4 is the hard planted case (docs/BENCHMARKS.md, "Classification"): leaf l has class l mod 4 and every
+    split halves its rows, so the top two levels' splits leave each side with the same class mix; only the two
+    lowest levels lower the Gini impurity (CART, greedy, sees nothing at the top)."""
+    X, _, clean = planted_classes(20000, 4, seed)
+    weights, thresholds, _ = planted_tree(4, seed)
+    paths = planted_paths(X, weights, thresholds)
+    one_hot = classes.one_hot(clean, 4)
+
+    def impurity(rows):
+        share = one_hot[rows].mean(axis=0)
+        return np.count_nonzero(rows) * (1.0 - np.sum(share ** 2)) / len(X)
+
+    gains = [sum(impurity(paths[:, level] == t) - impurity(paths[:, level + 1] == 2 * t)
+                 - impurity(paths[:, level + 1] == 2 * t + 1) for t in range(2 ** level, 2 ** (level + 1)))
+             for level in range(4)]
+    assert max(gains[:2]) < 0.01 and min(gains[2:]) > 0.2
