@@ -393,7 +393,8 @@ class _SearchCV(_GETEstimator):
             raise ValueError(f"depths must be integers from {_DEPTH.low} to {_DEPTH.high}; got {given}.")
         depths = sorted(set(int(d) for d in given))
         l1s = _l1_values(self.l1)
-        replay = None if self.replay_plan is None else SearchReplay(self.replay_plan, self._search_settings(depths, l1s))
+        settings = self._search_settings(depths, l1s)
+        replay = None if self.replay_plan is None else SearchReplay(self.replay_plan, settings)
         budget, seed = self._budget_and_seed(replay)
         split = self._split(X, y, weights, seed)
         self.cv_results_, self.path_results_, self.search_trees_ = [], [], []
@@ -424,7 +425,7 @@ class _SearchCV(_GETEstimator):
             observer.fit_started(config, refit=True)
         self.tree_ = self._train(X, y, config, on_progress, names, weights, checkpoint, warm_start,
                                  None if replay is None else replay.refit())
-        self.plan_ = self._search_plan(budget, seed, self._search_settings(depths, l1s))
+        self.plan_ = self._search_plan(budget, seed, settings)
         if self.plan_ is not None:
             self.tree_.meta["search_plan"] = self.plan_  # the model file keeps it
         return self

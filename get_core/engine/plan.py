@@ -218,7 +218,8 @@ def _check_search_layout(replay: Any) -> None:
                         "plan of a whole search: its plan_ (or tree_.meta['search_plan']).")
     if replay.get("kind") != "search" or replay.get("version") != PLAN_VERSION:
         raise PlanError(f"replay_plan is not a recorded search plan of this engine (version {PLAN_VERSION}, kind "
-                        f"'search'); it has version {_short(replay.get('version'))}, kind {_short(replay.get('kind'))}.")
+                        f"'search'); it has version {_short(replay.get('version'))}, "
+                        f"kind {_short(replay.get('kind'))}.")
     if not (_is_number(replay.get("budget")) and 0 < replay["budget"] < math.inf and _is_int(replay.get("seed"))
             and isinstance(replay.get("settings"), dict)):
         raise PlanError("replay_plan's 'budget', 'seed' and 'settings' must be a positive number of seconds, an "
