@@ -277,7 +277,7 @@ def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
         return
     stats = node.node_stats(tree, selected, results.X_train, results.y_train, results.X_test, results.y_test)
     cols = st.columns(3) + st.columns(3)  # one value per metric ("4.365 / 4.…" was cut off), 3 a row: a narrow column
-    cols[0].metric("Train rows", f"{stats['n_train']:,}")
+    cols[0].metric("Train rows", f"{stats['n_train']:,}", help="The run's training rows that reach this node")
     cols[1].metric("Test rows", f"{stats['n_test']:,}")
     cols[2].metric(f"Mean {results.target}", common.number(stats["mean_train"]),
                    help="Mean of the target over the training rows at this node")
@@ -286,6 +286,8 @@ def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
     for col, part in zip(cols[4:], ("train", "test")):
         col.metric(f"RMSE {part}", common.number(stats[f"rmse_{part}"]),
                    help=f"Error of the tree's own predictions on the {part} rows that reach this node")
+    if (note := node.train_rows_note(stats)) is not None:
+        st.caption(note)
     if stats["kind"] == "branch" and stats["n_train"]:
         st.caption(f"Of its training rows, {stats['n_left_train']:,} go left and {stats['n_right_train']:,} go "
                    f"right (test: {stats['n_left_test']:,} / {stats['n_right_test']:,}).")

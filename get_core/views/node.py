@@ -75,6 +75,19 @@ def node_stats(tree: ObliqueTree, node: int, X_train: Any = None, y_train: Any =
     return out
 
 
+def train_rows_note(stats: dict) -> str | None:
+    """A sentence for ``node_stats``' two training counts where they differ, None where they agree. The diagram
+    counts the rows the tree was fitted on (``n_train_model``, from the model); the node panel counts the run's
+    training rows that reach the node (``n_train``). A depth search fits each tree on two thirds of the run's
+    training rows, so without this the two read as a contradiction ("8,299 rows" against "12,449")."""
+    fitted, reached = stats["n_train_model"], stats.get("n_train")
+    if reached is None or reached == fitted:
+        return None
+    return (f"{reached:,} of the run's training rows reach this node; the diagram counts the {fitted:,} row"
+            f"{'s' if fitted != 1 else ''} this tree was fitted on, part of the run's training rows (a depth search "
+            "fits each tree on two thirds of them and validates it on the rest).")
+
+
 def feature_std(X: Any) -> np.ndarray:
     """Per-feature standard deviation of training rows (zeros replaced by 1 so standardizing never divides by 0)."""
     sd = np.asarray(X, dtype=np.float64).std(axis=0)

@@ -16,6 +16,23 @@ ROWS = np.array([[1.0, 0.0], [1.0, 1.0], [3.0, 0.0], [2.0, 2.0], [4.0, 1.0]])  #
 Y = np.array([9.0, 11.0, 19.0, 10.0, 21.0])
 
 
+def test_the_panel_says_why_its_training_rows_differ_from_the_diagrams_count():
+    """The diagram counts the rows a tree was fitted on (n_samples); the panel the run's training rows reaching the
+    node. A search tree is fitted on two thirds of them: the panel names both counts, so "8,299 rows" beside
+    "12,449" is not a contradiction; where they agree it adds nothing."""
+    tree, X, y = make_tree(depth=2, seed=3, n_rows=300)
+    fitted = X[:200]
+    tree.n_samples = np.bincount(tree.decision_path(fitted).ravel(), minlength=2 * tree.n_leaves)[1:]
+    for t in (1, 2, 5):
+        stats = node.node_stats(tree, t, X, y)
+        assert stats["n_train"] == node.reaches(tree, X, t).sum() != stats["n_train_model"]
+        note = node.train_rows_note(stats)
+        assert f"{stats['n_train']:,} of the run's training rows" in note
+        assert f"the diagram counts the {stats['n_train_model']:,} rows this tree was fitted on" in note
+        assert node.train_rows_note(node.node_stats(tree, t, fitted, y[:200])) is None
+    assert node.train_rows_note(node.node_stats(tree, 1)) is None  # no rows given: nothing to compare
+
+
 def test_reaches_follows_hard_routing():
     tree = stump()
     assert node.reaches(tree, ROWS, 1).all()
