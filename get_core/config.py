@@ -296,6 +296,6 @@ DEFAULTS = GETConfig()
 #: constant leaves trailed the forest by 7.2 points of test R2 on average (airfoil 76 against 92); linear leaves at
 #: depth 5 (engine v5) are level with the run's own forest over seeds 0-2 (+0.04) and 0.5 under a 100-tree forest
 #: on seed 0; depth 6 was no better (abalone over-fits) and neither was a 30-s budget on the seven datasets measured.
-#: The cost is readability: 32 leaves, each a line in every feature, instead of 16 numbers (the diagram opens with the levels that stay readable; constant leaves,
-#: fewer features per split or a shallower depth are one click away).
+#: The cost is readability: 32 leaves, each a line in every feature, instead of 16 numbers (the diagram opens with
+#: the levels that stay readable; constant leaves, fewer features per split or a shallower depth are one click away).
 APP_DEFAULTS = replace(DEFAULTS, depth=5, leaf="linear", time_budget=10.0)
