@@ -41,7 +41,7 @@ from get_core.model.tree import ObliqueTree
 
 FOREST_DEPTH = 12
 NUMPY_DEPTHS = (4, 8)  # the old routing is slow: timed where it finishes in seconds
-
+READ_FLOOR = "one read of the rows (X.sum(): no model can score them faster)"  # the memory floor, timed beside them
 
 def random_tree(X: np.ndarray, depth: int, seed: int) -> ObliqueTree:
     """A dense oblique tree whose every split cuts the rows reaching it at their median projection."""
@@ -90,6 +90,7 @@ def models(X: np.ndarray, p: int, depth: int, fit_rows: int) -> dict[str, Callab
         out["GET, numpy routing (before)"] = lambda Z: routing.predict_scaled(tree, Z, backend="numpy")
     out[f"CART, depth {depth}"] = DecisionTreeRegressor(max_depth=depth, random_state=0).fit(Xf, yf).predict
     if depth == 8:  # the ensembles do not depend on the GET depth: timed once per feature count
+        out[READ_FLOOR] = np.sum
         for trees in (100, 500):
             forest = RandomForestRegressor(trees, max_depth=FOREST_DEPTH, max_features=0.3, n_jobs=1,
                                            random_state=0).fit(Xf, yf)

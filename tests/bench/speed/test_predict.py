@@ -19,7 +19,7 @@ def test_a_tiny_run_times_every_model_and_writes_the_json(tmp_path, capsys):
     names = {r["model"] for r in records}
     assert {"GET (compiled routing)", "GET, ONNX in onnxruntime", "GET, numpy routing (before)", "CART, depth 8",
             "random forest, 100 trees of depth 12", "random forest, 500 trees of depth 12",
-            "HistGradientBoosting (100 iterations)"} == names
+            "HistGradientBoosting (100 iterations)", predict.READ_FLOOR} == names
     assert all(r["cpu_s"] >= 0 and r["rows"] == 400 for r in records)
     assert "| 3 | 8 | GET (compiled routing) |" in capsys.readouterr().out
 
