@@ -108,13 +108,18 @@ def _diagram_options(tree: ObliqueTree, selected: int) -> diagram_content.Diagra
 def _in_words(source: ModelSource) -> summary.Summary:
     """The plain-language summary with whatever the source has: a run's rows and baselines, or the model alone."""
     results = source.results
-    encoding = results.encoding if results is not None else model_file.model_encoding(source.tree)
-    categories = tuple(encoding.categories) if encoding is not None else ()
+    categories = _one_hot_columns(source.tree, results)
     if results is None or not results.has_data:
         return summary.summarize(source.tree, baselines=results.baselines if results is not None else None,
                                  target=results.target if results is not None else None, categories=categories)
     return summary.summarize(source.tree, results.X_test, results.y_test, results.baselines, results.target,
                              categories)
+
+
+def _one_hot_columns(tree: ObliqueTree, results) -> tuple[str, ...]:
+    """The one-hot columns of the run's encoding (or the model file's): their levels count as one feature."""
+    encoding = results.encoding if results is not None else model_file.model_encoding(tree)
+    return tuple(encoding.categories) if encoding is not None else ()
 
 
 def _summary(source: ModelSource) -> None:
@@ -237,7 +242,7 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
             st.info("A leaf has no split: its class probabilities are above.")
         else:
             if X_train is not None:
-                _class_terms(tree, selected, X_train)
+                _class_terms(tree, selected, X_train, _one_hot_columns(tree, results))
             _weights_tab(tree, selected, x_std)
     with tabs[1]:
         if results is None or tree.is_leaf(selected):
@@ -256,12 +261,12 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
     _teaching_link()
 
 
-def _class_terms(tree: ObliqueTree, selected: int, X_train) -> None:
+def _class_terms(tree: ObliqueTree, selected: int, X_train, categories: tuple[str, ...]) -> None:
     """A class tree's split terms ranked by their share in standardized units on the rows reaching the node."""
-    table = node.ranked_terms(tree, selected, X_train)
+    table = node.ranked_terms(tree, selected, X_train, categories)
     st.markdown("**Terms of the split**, largest share first")
     st.dataframe(pd.DataFrame({TERM_COLUMNS["feature"]: table["feature"],
-                               TERM_COLUMNS["weight"]: [common.number(v) for v in table["weight"]],
+                               TERM_COLUMNS["weight"]: _term_weights(table),
                                TERM_COLUMNS["share"]: ["\u2013" if pd.isna(v) else f"{v:.1f}%"
                                                        for v in table["share"]]}), hide_index=True, key="class_terms")
 
@@ -272,7 +277,7 @@ def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
         return
     stats = node.node_stats(tree, selected, results.X_train, results.y_train, results.X_test, results.y_test)
     cols = st.columns(3) + st.columns(3)  # one value per metric ("4.365 / 4.…" was cut off), 3 a row: a narrow column
-    cols[0].metric("Train rows", f"{stats['n_train']:,}")
+    cols[0].metric("Train rows", f"{stats['n_train']:,}", help="The run's training rows that reach this node")
     cols[1].metric("Test rows", f"{stats['n_test']:,}")
     cols[2].metric(f"Mean {results.target}", common.number(stats["mean_train"]),
                    help="Mean of the target over the training rows at this node")
@@ -281,6 +286,8 @@ def _node_metrics(tree: ObliqueTree, selected: int, results) -> None:
     for col, part in zip(cols[4:], ("train", "test")):
         col.metric(f"RMSE {part}", common.number(stats[f"rmse_{part}"]),
                    help=f"Error of the tree's own predictions on the {part} rows that reach this node")
+    if (note := node.train_rows_note(stats)) is not None:
+        st.caption(note)
     if stats["kind"] == "branch" and stats["n_train"]:
         st.caption(f"Of its training rows, {stats['n_left_train']:,} go left and {stats['n_right_train']:,} go "
                    f"right (test: {stats['n_left_test']:,} / {stats['n_right_test']:,}).")
@@ -290,11 +297,16 @@ TERM_COLUMNS = {"feature": "feature", "weight": "weight (original units)", "shar
                 "r2_cost": "R\u00b2 lost if dropped"}
 
 
+def _term_weights(table: pd.DataFrame) -> list[str]:
+    """Each row's weight, or a one-hot column's weight per level (``node.term_table``'s levels)."""
+    return [levels or common.number(w) for w, levels in zip(table["weight"], table["levels"])]
+
+
 def _terms_table(tree: ObliqueTree, selected: int, results) -> None:
-    table = node.term_table(tree, selected, results.X_train, results.y_train)
+    table = node.term_table(tree, selected, results.X_train, results.y_train, _one_hot_columns(tree, results))
     shown = pd.DataFrame({
         TERM_COLUMNS["feature"]: table["feature"],
-        TERM_COLUMNS["weight"]: [common.number(v) for v in table["weight"]],
+        TERM_COLUMNS["weight"]: _term_weights(table),
         TERM_COLUMNS["share"]: ["\u2013" if pd.isna(v) else f"{v:.1f}%" for v in table["share"]],
         TERM_COLUMNS["r2_cost"]: ["\u2013" if v is None or pd.isna(v) else f"{v:.3f}" for v in table["r2_cost"]]})
     st.markdown("**Terms of the split**, largest share first")
@@ -303,7 +315,8 @@ def _terms_table(tree: ObliqueTree, selected: int, results) -> None:
                "this node (standardized units, so features measured in different units compare), as a percentage "
                "of the split's total. R\u00b2 lost: the tree's R\u00b2 on those rows minus its R\u00b2 when the "
                "feature is held at its mean there (the term folded into the threshold) and the rows re-routed "
-               "through the subtree.")
+               "through the subtree. A one-hot column's levels are one row: their shares summed, their weights "
+               "per level, and R\u00b2 lost when all of them are held at their means.")
 
 
 def _weights_tab(tree: ObliqueTree, selected: int, x_std) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,7 @@ def run_cell(path: Path, seed: int, overrides: dict, budget: float = APP_BUDGET_
     frame = pd.read_csv(path)
     target, features = "target", [c for c in frame.columns if c != "target"]
     params = app_params(target, features, seed, **{"time_budget": budget, **overrides})
+    load_before = os.getloadavg()[0]
     channel = MemoryChannel()
     ending = train_run(to_parquet_bytes(frame), params, channel)
     wall = time.perf_counter() - channel.started
@@ -108,7 +110,8 @@ def run_cell(path: Path, seed: int, overrides: dict, budget: float = APP_BUDGET_
             "forest_trees": models["random_forest"].get("n_trees", 100),
             "wall_s": wall, "features_per_split": float(widths.mean()), "max_features_per_split": int(widths.max()),
             "progress_backwards": bool(np.any(np.diff(progress) < -1e-9)),
-            "longest_still_s": longest_still(channel.reports, wall), "n_rows": len(frame)}
+            "longest_still_s": longest_still(channel.reports, wall), "n_rows": len(frame),
+            "load_before": load_before, "load_after": os.getloadavg()[0]}
 
 
 def parse_overrides(items: Sequence[str]) -> dict:

@@ -26,6 +26,7 @@ import functools
 import struct
 import unicodedata
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -65,6 +66,13 @@ class Threshold:
     term: Term
     below: bool
     value: float  # original units
+
+
+def one_hot_group(name: str, categories: Sequence[str]) -> str:
+    """The name a feature is shown under where one-hot levels count as one feature: ``column (one-hot)`` for an input
+    ``column=level`` of a column in ``categories`` (the encoding's one-hot columns), else ``name`` itself."""
+    column = next((c for c in categories if name.startswith(f"{c}=")), None)
+    return name if column is None else f"{column} (one-hot)"
 
 
 def fmt(value: float, digits: int | None = 3, unicode: bool = True) -> str:

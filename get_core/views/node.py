@@ -75,13 +75,26 @@ def node_stats(tree: ObliqueTree, node: int, X_train: Any = None, y_train: Any =
     return out
 
 
+def train_rows_note(stats: dict) -> str | None:
+    """A sentence for ``node_stats``' two training counts where they differ, None where they agree. The diagram
+    counts the rows the tree was fitted on (``n_train_model``, from the model); the node panel counts the run's
+    training rows that reach the node (``n_train``). A depth search fits each tree on two thirds of the run's
+    training rows, so without this the two read as a contradiction ("8,299 rows" against "12,449")."""
+    fitted, reached = stats["n_train_model"], stats.get("n_train")
+    if reached is None or reached == fitted:
+        return None
+    return (f"{reached:,} of the run's training rows reach this node; the diagram counts the {fitted:,} row"
+            f"{'s' if fitted != 1 else ''} this tree was fitted on, part of the run's training rows (a depth search "
+            "fits each tree on two thirds of them and validates it on the rest).")
+
+
 def feature_std(X: Any) -> np.ndarray:
     """Per-feature standard deviation of training rows (zeros replaced by 1 so standardizing never divides by 0)."""
     sd = np.asarray(X, dtype=np.float64).std(axis=0)
     return np.where(sd > 0, sd, 1.0)
 
 
-def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
+def term_table(tree: ObliqueTree, node: int, X: Any, y: Any, categories: Sequence[str] = ()) -> pd.DataFrame:
     """Branch ``node``'s non-zero terms ranked by their share of the split, with what dropping each costs.
 
     ``share``: |w_j| * sd_j as a percentage of the sum over the split's terms, with w_j the weight in original units
@@ -89,7 +102,8 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
     two do): how much of the split's swing on its own rows each term carries, comparable across units.
     ``r2_cost``: the tree's R2 on those rows minus its R2 when the term is dropped (``drop_term``: x_j held at its
     mean on those rows) and the rows are re-routed through the subtree; None where R2 is undefined (fewer than two
-    rows, or a constant target). Columns: feature, weight (original units), share (%), r2_cost; largest share first.
+    rows, or a constant target). Columns: feature, weight (original units), share (%), levels, r2_cost; largest
+    share first. The levels of a one-hot column in ``categories`` are one row (``term_groups``).
     """
     if labels.node_kind(tree, node) != "branch":
         raise ValueError(f"Node {node} is a leaf; terms are ranked for branch nodes.")
@@ -98,33 +112,53 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataFrame:
     mask = reaches(tree, X, node)
     rows, targets = X[mask], y[mask]
     terms, share = term_shares(tree, node, rows if len(rows) >= 2 else X)
+    groups = term_groups(tree, terms, categories)
     before = r2(targets, tree.predict(rows)) if len(rows) else None
-    costs: list[float | None] = [None] * terms.size
+    costs: list[float | None] = [None] * len(groups)
     if before is not None:
         # what drop_term's tree predicts, from two passes: every row sent left, and right, below this node
         left, right = (_sent(tree, node, side).predict(rows) for side in ("left", "right"))
         xs = tree.scale_X(rows)
-        for i, j in enumerate(terms):
-            weights, threshold = _dropped_split(tree, node, int(j), rows)
+        for i, (_, members) in enumerate(groups):
+            weights, threshold = _dropped_split(tree, node, terms[members], rows)
             costs[i] = before - r2(targets, np.where(_split_sum(weights, xs) > threshold, right, left))
-    return _ranked(tree, node, terms, share, r2_cost=costs)
+    return _ranked(tree, node, terms, share, groups, r2_cost=costs)
 
 
-def ranked_terms(tree: ObliqueTree, node: int, X: Any) -> pd.DataFrame:
-    """``term_table`` without the R2 cost (a class tree has no R2): feature, weight (original units) and share (%)
-    on the rows of ``X`` that reach ``node`` (all of ``X`` when fewer than two do), largest share first."""
+def ranked_terms(tree: ObliqueTree, node: int, X: Any, categories: Sequence[str] = ()) -> pd.DataFrame:
+    """``term_table`` without the R2 cost (a class tree has no R2): feature, weight (original units), share (%) and
+    levels on the rows of ``X`` that reach ``node`` (all of ``X`` when fewer than two do), largest share first."""
     X = np.asarray(X, dtype=np.float64)
     rows = X[reaches(tree, X, node)]
     terms, share = term_shares(tree, node, rows if len(rows) >= 2 else X)
-    return _ranked(tree, node, terms, share)
+    return _ranked(tree, node, terms, share, term_groups(tree, terms, categories))
 
 
-def _ranked(tree: ObliqueTree, node: int, terms: np.ndarray, share: np.ndarray, **columns: list) -> pd.DataFrame:
-    """The terms' table (feature, weight in original units, share, then ``columns``), largest share first."""
+def term_groups(tree: ObliqueTree, terms: np.ndarray, categories: Sequence[str]) -> list[tuple[str, np.ndarray]]:
+    """The rows of a split's terms table: (name, positions in ``terms``), in order of first appearance. The levels
+    ``column=level`` of a one-hot column in ``categories`` share one row, ``column (one-hot)``, as in the
+    plain-words summary (``labels.one_hot_group``): a user asks what the column does, not each level."""
+    groups: dict[str, list[int]] = {}
+    for i, j in enumerate(terms):
+        groups.setdefault(labels.one_hot_group(tree.feature_names[j], categories), []).append(i)
+    return [(name, np.array(members)) for name, members in groups.items()]
+
+
+def _ranked(tree: ObliqueTree, node: int, terms: np.ndarray, share: np.ndarray,
+            groups: list[tuple[str, np.ndarray]], **columns: list) -> pd.DataFrame:
+    """The terms' table, one row per group (feature, weight in original units (NaN for a one-hot column: see
+    levels), share (summed over a group's levels), levels (``level weight, ...`` of a one-hot column, else
+    empty), then ``columns``, one value per group), largest share first."""
     w, _ = tree.split_in_original_units(node)
-    table = pd.DataFrame({"feature": [tree.feature_names[j] for j in terms], "weight": w[terms], "share": share,
-                          **columns})
-    return table.iloc[np.argsort(-np.nan_to_num(share), kind="stable")].reset_index(drop=True)
+    grouped = [name != tree.feature_names[terms[members[0]]] for name, members in groups]
+    weight = [math.nan if one_hot else w[terms[members[0]]] for one_hot, (_, members) in zip(grouped, groups)]
+    levels = [", ".join(f"{tree.feature_names[terms[i]].split('=', 1)[1]} {labels.fmt(w[terms[i]])}"
+                        for i in members) if one_hot else "" for one_hot, (_, members) in zip(grouped, groups)]
+    total = [math.nan if np.all(np.isnan(share[members])) else float(np.nansum(share[members]))
+             for _, members in groups]
+    table = pd.DataFrame({"feature": [name for name, _ in groups], "weight": weight, "share": total,
+                          "levels": levels, **columns})
+    return table.iloc[np.argsort(-np.nan_to_num(total), kind="stable")].reset_index(drop=True)
 
 
 def term_shares(tree: ObliqueTree, node: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,16 +175,20 @@ def drop_term(tree: ObliqueTree, node: int, feature: int, rows: np.ndarray) -> O
     """A copy of ``tree`` whose split at ``node`` no longer uses ``feature``: its term is held at the feature's mean
     on ``rows`` (moved into the threshold), so those rows' split moves only by how they differ from that mean."""
     weights, thresholds = tree.weights.copy(), tree.thresholds.copy()
-    weights[node - 1], thresholds[node - 1] = _dropped_split(tree, node, feature, rows)
+    weights[node - 1], thresholds[node - 1] = _dropped_split(tree, node, [feature], rows)
     return replace(tree, weights=weights, thresholds=thresholds)
 
 
-def _dropped_split(tree: ObliqueTree, node: int, feature: int, rows: np.ndarray) -> tuple[np.ndarray, float]:
-    """(weights, threshold) of ``node``'s split, scaled units, with ``feature`` held at its mean on ``rows``."""
+def _dropped_split(tree: ObliqueTree, node: int, features: Sequence[int],
+                   rows: np.ndarray) -> tuple[np.ndarray, float]:
+    """(weights, threshold) of ``node``'s split, scaled units, with each of ``features`` held at its mean on
+    ``rows`` (a one-hot column's levels at their shares)."""
     weights = tree.weights[node - 1].copy()
-    mean = float(np.mean((rows[:, feature] - tree.x_min[feature]) / tree.x_scale[feature])) if len(rows) else 0.0
-    threshold = float(tree.thresholds[node - 1] - weights[feature] * mean)
-    weights[feature] = 0.0
+    threshold = float(tree.thresholds[node - 1])
+    for feature in features:
+        mean = float(np.mean((rows[:, feature] - tree.x_min[feature]) / tree.x_scale[feature])) if len(rows) else 0.0
+        threshold -= float(weights[feature] * mean)
+        weights[feature] = 0.0
     return weights, threshold
 
 

@@ -307,8 +307,7 @@ def grouped_shares(shares: list[tuple[str, float]], categories: Sequence[str]) -
     ``column (one-hot)``, largest first (text only: the model and its exports keep one input per level)."""
     total: dict[str, float] = {}
     for name, share in shares:
-        column = next((c for c in categories if name.startswith(f"{c}=")), None)
-        key = name if column is None else f"{column} (one-hot)"
+        key = labels.one_hot_group(name, categories)
         total[key] = total.get(key, 0.0) + share
     return sorted(total.items(), key=lambda item: -item[1])
 

@@ -82,6 +82,56 @@ def test_gcv_keeps_a_leaf_line_only_where_it_beats_the_leaf_mean_by_generalized_
         assert kept[1].sum() <= kept[0].sum() // 2
 
 
+def _walled_off_tree(rows_right: int, rows_right_left: int):
+    """A depth-2 linear tree on one feature whose root sends the ``rows_right`` largest x0 right and whose node 3
+    sends the first ``rows_right_left`` of those to leaf 6: the pattern of a squared-loss fit walling off the
+    extreme targets of a heavy-tailed y (gas_turbine_co) in leaves of a few rows. Returns (tree, X, ys)."""
+    tree, X, _ = make_tree(depth=2, p=2, leaf="linear", seed=8, n_rows=200)
+    xs = tree.scale_X(X)[:, 0]
+    order = np.sort(xs)
+    cut = lambda i: (order[i - 1] + order[i]) / 2  # noqa: E731 (after the i smallest)
+    tree.weights[:] = [[1.0, 0.0]] * 3
+    tree.thresholds[:] = [cut(200 - rows_right), cut(100), cut(200 - rows_right + rows_right_left)]
+    rng = np.random.default_rng(9)
+    ys = 0.3 * xs + rng.normal(scale=0.02, size=200)
+    ys[xs > cut(200 - rows_right)] += 5.0  # the extreme targets, walled off on the right
+    return tree, X, ys
+
+
+@pytest.mark.parametrize("rows_right, rows_right_left", [(3, 1), (6, 2)])
+def test_a_gcv_leaf_of_few_rows_predicts_its_nearest_ancestor_mean_with_enough_rows(rows_right, rows_right_left):
+    """Under "gcv" a leaf of fewer than MIN_LEAF_ROWS rows (here 1-4, the walled-off extremes) has no model of its
+    own: no slopes, no bounds, its nearest ancestor's mean with that many rows (node 3 has too few as well, so the
+    root's). A new row landing there gets that mean, not the extreme value; the paper's "ols" keeps the leaf's own."""
+    tree, X, ys = _walled_off_tree(rows_right, rows_right_left)
+    leaf = tree.apply(X) - tree.n_leaves
+    assert np.bincount(leaf, minlength=4).tolist() == [100, 100 - rows_right, rows_right_left,
+                                                       rows_right - rows_right_left]
+    refit_tree_leaves(tree, X, ys, "ols")
+    assert np.all(tree.predict_scaled(X)[leaf >= 2] > 4.0)
+    assert tree.predict_scaled(X.max(axis=0, keepdims=True) + 1.0)[0] > 4.0
+    refit_tree_leaves(tree, X, ys, "gcv")
+    few = np.array([False, False, True, True])
+    assert rows_right < leaves.MIN_LEAF_ROWS
+    np.testing.assert_allclose(tree.leaf_intercepts[few], ys.mean())
+    assert np.all(tree.leaf_coefs[few] == 0)
+    assert np.all(tree.leaf_lower[few] == -np.inf) and np.all(tree.leaf_upper[few] == np.inf)
+    assert tree.n_samples[3:].tolist() == np.bincount(leaf, minlength=4).tolist()  # counts stay the leaf's own
+    far = tree.predict_scaled(X.max(axis=0, keepdims=True) + 1.0)[0]
+    assert far == pytest.approx(ys.mean()) and far < 1.0
+    assert np.all(np.isfinite(tree.leaf_lower[~few])) and np.all(tree.leaf_lower[~few] <= tree.leaf_upper[~few])
+
+
+def test_a_gcv_leaf_takes_its_parents_mean_when_the_parent_has_enough_rows():
+    """A leaf of 2 rows under a node of 12 takes that node's mean, not the root's: the nearest supported ancestor."""
+    tree, X, ys = _walled_off_tree(12, 2)
+    leaf = tree.apply(X) - tree.n_leaves
+    refit_tree_leaves(tree, X, ys, "gcv")
+    node3 = leaf >= 2
+    assert tree.leaf_intercepts[2] == pytest.approx(ys[node3].mean())
+    assert tree.leaf_intercepts[2] != pytest.approx(ys.mean())
+
+
 def test_clip_bounds_each_linear_leaf_by_its_training_targets_and_never_raises_the_training_error():
     tree, X, y = make_tree(depth=2, p=3, leaf="linear", seed=6, n_rows=300, empty_subtree=True)
     ys = (y - tree.y_min) / tree.y_scale

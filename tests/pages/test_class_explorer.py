@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
+from get_core.views import labels
 from tests.runs.test_class_run import cancelled_before_baselines, class_run, three_classes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,9 @@ def test_the_tree_page_of_a_class_run_speaks_of_classes(store):
     terms = next(d.value for d in at.dataframe if "share of the split" in d.value.columns)
     shares = [float(v.rstrip("%")) for v in terms["share of the split"]]
     assert shares == sorted(shares, reverse=True) and sum(shares) == pytest.approx(100, abs=0.5)
-    assert len(terms) == int(tree.split_widths[0])
+    one_hot = tuple(results.encoding.categories)  # a one-hot column's levels are one row, as in the summary
+    groups = {labels.one_hot_group(tree.feature_names[j], one_hot) for j in np.flatnonzero(tree.weights[0])}
+    assert sorted(terms["feature"]) == sorted(groups)
 
 
 def test_the_class_summary_says_where_the_tree_errs_on_the_runs_own_test_rows(store):

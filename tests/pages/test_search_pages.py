@@ -96,9 +96,12 @@ def test_the_tree_page_opens_a_search_fit_from_the_url_and_says_it_is_not_the_ru
     picker = widget(at.selectbox, "Tree of this run")
     assert picker.value == "d1-kany" and len(picker.options) == 3
     assert any(s.startswith("Node 1 (branch") for s in texts(at, "subheader"))
+    counts = "of the run's training rows reach this node; the diagram counts the"  # a search fit saw two thirds
+    assert any(counts in c for c in texts(at, "caption"))
     picker.select_index(0).run()  # back to the run's own tree
     assert_no_traceback(at)
     assert query(at, "tree") is None and not any("Showing a tree of the search" in i for i in texts(at, "info"))
+    assert not any(counts in c for c in texts(at, "caption"))  # the run's tree was fitted on all of them
 
 
 def test_compare_two_names_features_per_split_and_what_was_chosen_for_the_user():

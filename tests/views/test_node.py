@@ -9,11 +9,28 @@ import pytest
 
 from get_core.metrics import r2
 from get_core.model.tree import ObliqueTree
-from get_core.views import explain, labels, node, teaching
+from get_core.views import explain, labels, node, summary, teaching
 from tests.trees import make_class_tree, make_tree, stump
 
 ROWS = np.array([[1.0, 0.0], [1.0, 1.0], [3.0, 0.0], [2.0, 2.0], [4.0, 1.0]])  # 2*temp - pressure: 2 1 6 2 7
 Y = np.array([9.0, 11.0, 19.0, 10.0, 21.0])
+
+
+def test_the_panel_says_why_its_training_rows_differ_from_the_diagrams_count():
+    """The diagram counts the rows a tree was fitted on (n_samples); the panel the run's training rows reaching the
+    node. A search tree is fitted on two thirds of them: the panel names both counts, so "8,299 rows" beside
+    "12,449" is not a contradiction; where they agree it adds nothing."""
+    tree, X, y = make_tree(depth=2, seed=3, n_rows=300)
+    fitted = X[:200]
+    tree.n_samples = np.bincount(tree.decision_path(fitted).ravel(), minlength=2 * tree.n_leaves)[1:]
+    for t in (1, 2, 5):
+        stats = node.node_stats(tree, t, X, y)
+        assert stats["n_train"] == node.reaches(tree, X, t).sum() != stats["n_train_model"]
+        note = node.train_rows_note(stats)
+        assert f"{stats['n_train']:,} of the run's training rows" in note
+        assert f"the diagram counts the {stats['n_train_model']:,} rows this tree was fitted on" in note
+        assert node.train_rows_note(node.node_stats(tree, t, fitted, y[:200])) is None
+    assert node.train_rows_note(node.node_stats(tree, 1)) is None  # no rows given: nothing to compare
 
 
 def test_reaches_follows_hard_routing():
@@ -289,6 +306,43 @@ def test_the_term_table_is_for_branches_and_says_none_where_r2_is_undefined():
         node.term_table(tree, 2, X, y)
     constant = node.term_table(tree, 1, X, np.ones(len(y)))
     assert constant["r2_cost"].isna().all() and constant["share"].notna().all()
+
+
+def _one_hot_stump() -> tuple[ObliqueTree, np.ndarray, np.ndarray]:
+    """Left iff 1*carat + 0.8*clarity=SI2 - 0.6*clarity=VS1 <= 1.2 (identity scaling), the levels of a one-hot
+    'clarity' column (SI2, VS1, IF) beside 'carat'; y is the tree plus noise."""
+    rng = np.random.default_rng(1)
+    level = rng.integers(0, 3, 400)
+    X = np.column_stack([rng.uniform(0, 2, 400), level == 0, level == 1, level == 2]).astype(float)
+    tree = ObliqueTree(weights=np.array([[1.0, 0.8, -0.6, 0.0]]), thresholds=[1.2], leaf_intercepts=[10.0, 20.0],
+                       leaf_coefs=np.zeros((2, 4)), n_samples=[400, 200, 200], node_values=[15.0, 10.0, 20.0],
+                       x_min=np.zeros(4), x_scale=np.ones(4),
+                       feature_names=["carat", "clarity=SI2", "clarity=VS1", "clarity=IF"])
+    return tree, X, tree.predict(X) + rng.normal(scale=0.5, size=400)
+
+
+def test_a_one_hot_columns_levels_are_one_row_of_the_terms_as_in_the_summary():
+    """The node panel ranks 'clarity' as one term, like the plain-words summary: its levels' shares summed, their
+    weights per level, and the R2 lost when all of them are held at their means at once."""
+    tree, X, y = _one_hot_stump()
+    apart = node.term_table(tree, 1, X, y)
+    assert list(apart["feature"]) == ["carat", "clarity=SI2", "clarity=VS1"]
+    grouped = node.term_table(tree, 1, X, y, categories=["clarity"])
+    assert sorted(grouped["feature"]) == ["carat", "clarity (one-hot)"]
+    row = grouped.set_index("feature").loc["clarity (one-hot)"]
+    parts = apart.set_index("feature")
+    assert row["share"] == pytest.approx(parts.loc["clarity=SI2", "share"] + parts.loc["clarity=VS1", "share"])
+    assert math.isnan(row["weight"]) and row["levels"] == "SI2 0.8, VS1 \u22120.6"
+    both = X.copy()
+    both[:, 1:3] = X[:, 1:3].mean(axis=0)
+    routed = np.where(tree.margins(both)[:, 0] > 0, 20.0, 10.0)
+    assert row["r2_cost"] == pytest.approx(r2(y, tree.predict(X)) - r2(y, routed))
+    assert grouped.set_index("feature").loc["carat", "levels"] == ""
+    assert grouped["share"].sum() == pytest.approx(100.0)
+    ranked = node.ranked_terms(tree, 1, X, ["clarity"])
+    pd.testing.assert_frame_equal(ranked, grouped.drop(columns="r2_cost"))
+    in_words = summary.grouped_shares(summary.feature_shares(tree), ["clarity"])
+    assert {name for name, _ in in_words} == set(ranked["feature"])  # the same names as the summary's ranking
 
 
 def test_ranked_terms_are_the_term_table_without_its_r2_cost():
