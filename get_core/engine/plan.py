@@ -173,6 +173,11 @@ def search_record(budget: float, seed: int, settings: dict, search: list[dict], 
             "refit": copy.deepcopy(refit)}
 
 
+#: What to do when a search makes other fits than its plan recorded (the data or the search's settings differ).
+_OTHER_SEARCH = ("Replay a plan with the data and settings (depths, patience, tol, l1, validation_fraction) of the "
+                 "search that recorded it.")
+
+
 class SearchReplay:
     """A depth search's recorded plans (``search_record``) handed out in order: ``next_fit`` for each search fit,
     ``refit`` for the refit (once every search fit's plan was used)."""
@@ -194,16 +199,14 @@ class SearchReplay:
     def next_fit(self) -> dict:
         if self._next >= len(self._search):
             raise PlanError(f"The plan does not belong to this search: it recorded {len(self._search)} search fit(s), "
-                            "and this search makes more. Replay a plan with the data and settings (depths, patience, "
-                            "tol, l1, validation_fraction) of the search that recorded it.")
+                            f"and this search makes more. {_OTHER_SEARCH}")
         self._next += 1
         return self._search[self._next - 1]
 
     def refit(self) -> dict:
         if self._next < len(self._search):
             raise PlanError(f"The plan does not belong to this search: it recorded {len(self._search)} search fits, "
-                            f"and this search stopped after {self._next}. Replay a plan with the data and settings "
-                            "(depths, patience, tol, l1, validation_fraction) of the search that recorded it.")
+                            f"and this search stopped after {self._next}. {_OTHER_SEARCH}")
         return self._refit
 
 
