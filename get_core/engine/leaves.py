@@ -52,10 +52,8 @@ RIDGE = 1e-6
 #: ``"gcv"`` only: a leaf with fewer training rows than this has no model of its own and predicts its nearest
 #: ancestor's mean with at least this many (see the module docstring).
 MIN_LEAF_ROWS = 10
-#: ``_leaf_sums``: up to this many columns of [x, 1, y] each row's outer product is scattered to its leaf; from it
-#: on, rows sorted by leaf are summed in blocks of at most ``_BLOCK_ROWS`` rows by one batched matmul. About this
-#: many elements are held at a time, so memory stays bounded for any row count.
-_SCATTER_MAX_Q = 16
+#: ``_leaf_sums``: the most rows of one leaf that one matmul of its batch sums, and about how many elements it holds
+#: at a time, so its memory stays bounded for any row count.
 _BLOCK_ROWS = 128
 _SUM_CHUNK = 2 ** 25
 
@@ -248,19 +246,19 @@ def _leaf_sums(leaf: Tensor, Xa: Tensor, w: Tensor, y: Tensor, L: int, starts: i
     sum w x x^T (M*L, q, q), sum w y x (M*L, q) and sum w y^2 (M*L,), all read off one (q+1, q+1) matrix per leaf
     of [x, y] rows.
 
-    Each row's outer product, scattered to its leaf, moves n (q+1)^2 floats through memory per model: cheap on few
-    features, but on 40 (ailerons) it took most of a linear-leaf fit. From ``_SCATTER_MAX_Q`` columns on, each
-    model's rows are sorted by leaf and cut into blocks of at most ``block`` rows of one leaf (zero-weight padding);
-    one batched matmul sums each block and only the blocks' sums are scattered. ``block`` is at most the mean leaf's
-    row count, so the padding at most doubles the rows. Models are taken about ``_SUM_CHUNK`` elements at a time
-    (rows too when one model alone exceeds it), so memory stays bounded for any row count."""
+    Why blocks: scattering each row's outer product to its leaf moves n (q+1)^2 floats through memory per model,
+    and on 40 features (ailerons) it took most of a linear-leaf fit. Here each model's rows are sorted by leaf and cut
+    into blocks of at most ``block`` rows of one leaf (zero-weight padding); one batched matmul sums each block and
+    only the blocks' sums are scattered (``python -m bench.studies.leaf_sums``: 2-10 times less CPU from 5 features
+    on). ``block`` is at most the mean leaf's row count, so the padding at most doubles the rows; about
+    ``_SUM_CHUNK`` elements are held at a time (models, and rows when one model alone exceeds it)."""
     M, n, q = leaf.shape[0], Xa.shape[1], Xa.shape[2] + 1  # q: the columns of [x, 1, y]
     device = Xa.device
     sums = Xa.new_zeros(M * L, q, q)
     rows_w = torch.cat([Xa, y.unsqueeze(2), w.unsqueeze(2)], dim=2).reshape(-1, q + 1)  # (B*n, [x, 1, y, w])
-    block = 1 if q <= _SCATTER_MAX_Q else max(1, min(_BLOCK_ROWS, n // L))
-    row_cost = q * q if block == 1 else 2 * (q + 1)  # elements a row takes in a chunk
-    chunk_rows = min(n, max(1, _SUM_CHUNK // row_cost)) if block == 1 else n  # a sorted model is never cut
+    block = max(1, min(_BLOCK_ROWS, n // L))
+    row_cost = 2 * (q + 1) + (q * q) // block  # a row's elements in a chunk: copied, padded, its block's sum
+    chunk_rows = min(n, max(block, _SUM_CHUNK // row_cost))
     per_chunk = max(1, _SUM_CHUNK // (chunk_rows * row_cost))
     for m0 in range(0, M, per_chunk):
         models = torch.arange(m0, min(M, m0 + per_chunk), device=device)
@@ -268,10 +266,7 @@ def _leaf_sums(leaf: Tensor, Xa: Tensor, w: Tensor, y: Tensor, L: int, starts: i
             positions = torch.arange(r0, min(n, r0 + chunk_rows), device=device)
             key = (leaf[models][:, positions] + (models * L).unsqueeze(1)).reshape(-1)  # each row's (model, leaf)
             source = (((models // starts) * n).unsqueeze(1) + positions).reshape(-1)
-            if block == 1:
-                picked, segment = rows_w[source].unsqueeze(1), key
-            else:
-                picked, segment = _leaf_blocks(key, rows_w, source, M * L, block)
+            picked, segment = _leaf_blocks(key, rows_w, source, M * L, block)
             weighted = picked[:, :, :q] * picked[:, :, q:]
             sums.index_add_(0, segment, weighted.transpose(1, 2) @ picked[:, :, :q])
     p = q - 2

@@ -157,11 +157,11 @@ def test_constant_leaves_carry_no_bounds():
     assert not tree.has_leaf_bounds
 
 
-@pytest.mark.parametrize("p", [4, 30])  # each row's outer product scattered; rows summed in blocks of one leaf
-@pytest.mark.parametrize("chunk", [None, 7 * 36])  # all at once; a few rows of one model at a time
+@pytest.mark.parametrize("p", [1, 4, 30])
+@pytest.mark.parametrize("chunk", [None, 20 * 100, 7 * 36])  # all at once; one model at a time; a few rows at a time
 def test_linear_leaf_sums_are_each_leafs_weighted_sums(monkeypatch, p, chunk):
-    """Whichever way the rows are summed and however the memory bound cuts them, each (model, leaf) gets the
-    weighted sums of exactly its own rows (an empty leaf: zeros)."""
+    """However the memory bound cuts the rows into chunks and blocks, each (model, leaf) gets the weighted sums of
+    exactly its own rows (an empty leaf: zeros)."""
     import torch
 
     from get_core.engine import leaves
