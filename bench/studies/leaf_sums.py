@@ -43,7 +43,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--models", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
     print("| features | scatter ms | blocks ms | scatter / blocks |\n|---|---|---|---|")
     for p in args.features:
         times: dict[bool, list[float]] = {True: [], False: []}
@@ -55,4 +54,5 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    torch.set_num_threads(1)  # one thread: CPU seconds that compare on a shared machine
     main()
