@@ -118,6 +118,7 @@ inline bool scaled_tile(const Tree& t, const double* X, double* tile) {
             __m512d v[8];
             for (int k = 0; k < 8; ++k) {
                 v[k] = _mm512_loadu_pd(X + (r0 + k) * p + j0);
+                _mm_prefetch(reinterpret_cast<const char*>(X + (R + r0 + k) * p + j0), _MM_HINT_T0);  // next tile
                 if (t.x_min) v[k] = _mm512_div_pd(_mm512_sub_pd(v[k], lo), sc);
                 good &= _mm512_cmp_pd_mask(_mm512_sub_pd(v[k], v[k]), _mm512_setzero_pd(), _CMP_EQ_OQ);
             }
@@ -181,6 +182,24 @@ inline void gathered_sums(const double* dense, int64_t p, const int64_t* off, co
 #endif
 }
 
+// s[r] += w[j] * tile[j * R + r] for j = 0 .. p-1, in that order for every row r: rows at one node. Written out for
+// AVX-512 (left to the compiler, the loop became a long chain of permutes).
+inline void shared_sums(const double* w, int64_t p, const double* tile, double* s) {
+#if defined(__AVX512F__)
+    __m512d acc0 = _mm512_loadu_pd(s), acc1 = _mm512_loadu_pd(s + 8);
+    for (int64_t j = 0; j < p; ++j) {
+        const __m512d wj = _mm512_set1_pd(w[j]);
+        acc0 = _mm512_add_pd(acc0, _mm512_mul_pd(wj, _mm512_loadu_pd(tile + j * R)));
+        acc1 = _mm512_add_pd(acc1, _mm512_mul_pd(wj, _mm512_loadu_pd(tile + j * R + 8)));
+    }
+    _mm512_storeu_pd(s, acc0);
+    _mm512_storeu_pd(s + 8, acc1);
+#else
+    for (int64_t j = 0; j < p; ++j)
+        for (int r = 0; r < R; ++r) s[r] += w[j] * tile[j * R + r];
+#endif
+}
+
 // The dense loop for R finite rows: every level sums all p weights of each row's node, rows side by side.
 inline void descend_dense(const Tree& t, const double* tile, int64_t* node, int64_t* const* paths) {
     const int64_t p = t.p;
@@ -198,9 +217,7 @@ inline void descend_dense(const Tree& t, const double* tile, int64_t* node, int6
             shared = shared && node[r] == node[0];
         }
         if (shared) {  // the whole tile at one node (always at the root): one weight for all rows
-            const double* w = t.dense + off[0];
-            for (int64_t j = 0; j < p; ++j)
-                for (int r = 0; r < R; ++r) s[r] += w[j] * tile[j * R + r];
+            shared_sums(t.dense + off[0], p, tile, s);
         } else {
             gathered_sums(t.dense, p, off, tile, s);
         }
