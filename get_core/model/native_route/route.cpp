@@ -94,10 +94,10 @@ inline void transpose8(const __m512d* v, __m512d* c) {
 }
 #endif
 
-// 0.0 plus k[j] * xs[j * stride] for j = 0 .. p-1, left to right: a linear leaf's sum.
-inline double linear_sum(const double* k, const double* xs, int64_t stride, int64_t p) {
+// 0.0 plus k[j] * xs[j] for j = 0 .. p-1, left to right: a linear leaf's sum.
+inline double linear_sum(const double* k, const double* xs, int64_t p) {
     double f = 0.0;
-    for (int64_t j = 0; j < p; ++j) f += k[j] * xs[j * stride];
+    for (int64_t j = 0; j < p; ++j) f += k[j] * xs[j];
     return f;
 }
 
@@ -242,9 +242,15 @@ void tree_rows(const Tree& t, const double* X, int64_t lo, int64_t hi, int64_t* 
         for (int r = 0; r < R; ++r) paths[r] = path && r < rows ? path + (i0 + r) * (D + 1) : nullptr;
         if (t.dense && rows == R && scaled_tile(t, X + i0 * p, tile.data())) {
             descend_dense(t, tile.data(), node, paths);
-            for (int r = 0; r < R; ++r) {  // the same scaled values as the row-major path, read down the tile
-                if (leaf) leaf[i0 + r] = node[r];
-                if (lin) lin[i0 + r] = linear_sum(t.leaf_coefs + (node[r] - L) * p, tile.data() + r, R, p);
+            if (leaf)
+                for (int r = 0; r < R; ++r) leaf[i0 + r] = node[r];
+            if (lin) {  // the same sums as linear_sum (0.0 plus each term in feature order), 16 rows side by side
+                int64_t off[R];
+                for (int r = 0; r < R; ++r) {
+                    lin[i0 + r] = 0.0;
+                    off[r] = (node[r] - L) * p;
+                }
+                gathered_sums(t.leaf_coefs, p, off, tile.data(), lin + i0);
             }
             continue;
         }
@@ -252,7 +258,7 @@ void tree_rows(const Tree& t, const double* X, int64_t lo, int64_t hi, int64_t* 
         for (int r = 0; r < rows; ++r) node[r] = descend_sparse(t, xs[r], paths[r]);
         for (int r = 0; r < rows; ++r) {
             if (leaf) leaf[i0 + r] = node[r];
-            if (lin) lin[i0 + r] = linear_sum(t.leaf_coefs + (node[r] - L) * p, xs[r], 1, p);
+            if (lin) lin[i0 + r] = linear_sum(t.leaf_coefs + (node[r] - L) * p, xs[r], p);
         }
     }
 }
