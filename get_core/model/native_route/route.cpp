@@ -8,9 +8,9 @@
 //     take a faster loop over all p weights, 16 rows at a time: a zero weight times a finite value adds a signed zero,
 //     which changes no comparison, so the decisions are the same; a row with a NaN or infinity takes the exact
 //     sparse loop (a split must ignore a NaN in a feature it does not use). With AVX-512 the tile of 16 rows is
-//     scaled and transposed in registers (8 x 8 blocks), and each level loads 8 weights of every row's node side by
-//     side and transposes them instead of gathering weight by weight; each row's terms are still added one at a
-//     time in feature order, so every sum rounds as before.
+//     transposed in registers (8 x 8 blocks) and scaled, and each level loads 8 weights of every row's node side by
+//     side and transposes them instead of gathering weight by weight; a linear leaf's sums are taken the same way.
+//     Each row's terms are still added one at a time in feature order, so every sum rounds as before.
 //   get_route_models: the trainer's batched float32 models (the checkpoints' hard routing). Its margins are what
 //     torch's matmul of [weights, -threshold] with [x, 1] gives on the CPU: one fused multiply-add per feature in
 //     feature order from 0 (engine/leaves.py checks this against torch once per process before the trainer uses it).
@@ -70,40 +70,37 @@ inline bool scaled_row(const Tree& t, const double* x, double* b, const double**
 }
 
 #if defined(__AVX512F__)
-// c[m] = lane k holding v[k][m]: an 8 x 8 block of doubles transposed in registers.
-inline void transpose8(const __m512d* v, __m512d* c) {
-    __m512d a[8], b[8];
-    for (int k = 0; k < 8; k += 2) {
-        a[k] = _mm512_unpacklo_pd(v[k], v[k + 1]);      // rows k, k+1: columns 0 2 4 6
-        a[k + 1] = _mm512_unpackhi_pd(v[k], v[k + 1]);  // columns 1 3 5 7
+// c[m] = lane k holding a[k][m]: 8 rows of 8 doubles (at a[0..7]) transposed, the first of the three shuffle stages
+// done by the loads (each register filled from two rows' halves), so 16 shuffles instead of 24.
+inline void load_transposed8(const double* const* a, __m512d* c) {
+    const __m512i even = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i odd = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    for (int half = 0; half < 8; half += 4) {  // columns 0-3, then 4-7
+        __m512d u[4];
+        for (int k = 0; k < 4; ++k)  // row k's four columns, then row k + 4's
+            u[k] = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(a[k] + half)),
+                                      _mm256_loadu_pd(a[k + 4] + half), 1);
+        const __m512d t0 = _mm512_unpacklo_pd(u[0], u[1]), t1 = _mm512_unpackhi_pd(u[0], u[1]);
+        const __m512d t2 = _mm512_unpacklo_pd(u[2], u[3]), t3 = _mm512_unpackhi_pd(u[2], u[3]);
+        c[half + 0] = _mm512_permutex2var_pd(t0, even, t2);  // columns half + 0 and half + 2 of rows 0-7
+        c[half + 2] = _mm512_permutex2var_pd(t0, odd, t2);
+        c[half + 1] = _mm512_permutex2var_pd(t1, even, t3);
+        c[half + 3] = _mm512_permutex2var_pd(t1, odd, t3);
     }
-    for (int h = 0; h < 8; h += 4) {  // rows 0-3, then 4-7
-        b[h + 0] = _mm512_shuffle_f64x2(a[h], a[h + 2], 0x88);      // columns 0 4
-        b[h + 1] = _mm512_shuffle_f64x2(a[h], a[h + 2], 0xDD);      // columns 2 6
-        b[h + 2] = _mm512_shuffle_f64x2(a[h + 1], a[h + 3], 0x88);  // columns 1 5
-        b[h + 3] = _mm512_shuffle_f64x2(a[h + 1], a[h + 3], 0xDD);  // columns 3 7
-    }
-    c[0] = _mm512_shuffle_f64x2(b[0], b[4], 0x88);
-    c[4] = _mm512_shuffle_f64x2(b[0], b[4], 0xDD);
-    c[2] = _mm512_shuffle_f64x2(b[1], b[5], 0x88);
-    c[6] = _mm512_shuffle_f64x2(b[1], b[5], 0xDD);
-    c[1] = _mm512_shuffle_f64x2(b[2], b[6], 0x88);
-    c[5] = _mm512_shuffle_f64x2(b[2], b[6], 0xDD);
-    c[3] = _mm512_shuffle_f64x2(b[3], b[7], 0x88);
-    c[7] = _mm512_shuffle_f64x2(b[3], b[7], 0xDD);
 }
 #endif
 
-// 0.0 plus k[j] * xs[j * stride] for j = 0 .. p-1, left to right: a linear leaf's sum.
-inline double linear_sum(const double* k, const double* xs, int64_t stride, int64_t p) {
+// 0.0 plus k[j] * xs[j] for j = 0 .. p-1, left to right: a linear leaf's sum.
+inline double linear_sum(const double* k, const double* xs, int64_t p) {
     double f = 0.0;
-    for (int64_t j = 0; j < p; ++j) f += k[j] * xs[j * stride];
+    for (int64_t j = 0; j < p; ++j) f += k[j] * xs[j];
     return f;
 }
 
 // Scales R rows starting at X (row-major, p per row) straight into tile[j * R + r] (or only transposes them when
 // the rows are scaled): the same subtraction and division per value as scaled_row. Returns whether every value is
-// finite. With AVX-512, 8 rows x 8 features are scaled as vectors and transposed in registers.
+// finite. With AVX-512, 8 rows x 8 features are transposed in registers and scaled as vectors, one feature per
+// vector; the next tile's rows are prefetched meanwhile.
 inline bool scaled_tile(const Tree& t, const double* X, double* tile) {
     const int64_t p = t.p;
     int64_t j0 = 0;
@@ -111,21 +108,22 @@ inline bool scaled_tile(const Tree& t, const double* X, double* tile) {
 #if defined(__AVX512F__)
     static_assert(R % 8 == 0, "blocks of 8 rows");
     __mmask8 good = 0xFF;
-    for (; j0 + 8 <= p; j0 += 8) {
-        const __m512d lo = t.x_min ? _mm512_loadu_pd(t.x_min + j0) : _mm512_setzero_pd();
-        const __m512d sc = t.x_min ? _mm512_loadu_pd(t.x_scale + j0) : _mm512_setzero_pd();
+    for (; j0 + 8 <= p; j0 += 8)
         for (int r0 = 0; r0 < R; r0 += 8) {
-            __m512d v[8];
-            for (int k = 0; k < 8; ++k) {
-                v[k] = _mm512_loadu_pd(X + (r0 + k) * p + j0);
-                if (t.x_min) v[k] = _mm512_div_pd(_mm512_sub_pd(v[k], lo), sc);
-                good &= _mm512_cmp_pd_mask(_mm512_sub_pd(v[k], v[k]), _mm512_setzero_pd(), _CMP_EQ_OQ);
-            }
+            const double* a[8];
             __m512d c[8];
-            transpose8(v, c);
-            for (int m = 0; m < 8; ++m) _mm512_storeu_pd(tile + (j0 + m) * R + r0, c[m]);
+            for (int k = 0; k < 8; ++k) {
+                a[k] = X + (r0 + k) * p + j0;
+                _mm_prefetch(reinterpret_cast<const char*>(a[k] + R * p), _MM_HINT_T0);  // the next tile's rows
+            }
+            load_transposed8(a, c);
+            for (int m = 0; m < 8; ++m) {  // feature j0 + m of the 8 rows, scaled as vectors
+                if (t.x_min) c[m] = _mm512_div_pd(_mm512_sub_pd(c[m], _mm512_set1_pd(t.x_min[j0 + m])),
+                                                  _mm512_set1_pd(t.x_scale[j0 + m]));
+                good &= _mm512_cmp_pd_mask(_mm512_sub_pd(c[m], c[m]), _mm512_setzero_pd(), _CMP_EQ_OQ);
+                _mm512_storeu_pd(tile + (j0 + m) * R + r0, c[m]);
+            }
         }
-    }
     ok = good == 0xFF;
 #endif
     for (int r = 0; r < R; ++r)
@@ -148,9 +146,10 @@ inline void gathered_sums(const double* dense, int64_t p, const int64_t* off, co
     int64_t j = 0;
     for (; j + 8 <= p; j += 8)  // 8 weights of each row's node loaded side by side and transposed: no gathers
         for (int h = 0; h < 2; ++h) {
-            __m512d v[8], c[8];
-            for (int k = 0; k < 8; ++k) v[k] = _mm512_loadu_pd(dense + off[8 * h + k] + j);
-            transpose8(v, c);
+            const double* a[8];
+            __m512d c[8];
+            for (int k = 0; k < 8; ++k) a[k] = dense + off[8 * h + k] + j;
+            load_transposed8(a, c);
             for (int m = 0; m < 8; ++m)
                 acc[h] = _mm512_add_pd(acc[h], _mm512_mul_pd(c[m], _mm512_loadu_pd(tile + (j + m) * R + 8 * h)));
         }
@@ -181,6 +180,24 @@ inline void gathered_sums(const double* dense, int64_t p, const int64_t* off, co
 #endif
 }
 
+// s[r] += w[j] * tile[j * R + r] for j = 0 .. p-1, in that order for every row r: rows at one node. Written out for
+// AVX-512 (left to the compiler, the loop became a long chain of permutes).
+inline void shared_sums(const double* w, int64_t p, const double* tile, double* s) {
+#if defined(__AVX512F__)
+    __m512d acc0 = _mm512_loadu_pd(s), acc1 = _mm512_loadu_pd(s + 8);
+    for (int64_t j = 0; j < p; ++j) {
+        const __m512d wj = _mm512_set1_pd(w[j]);
+        acc0 = _mm512_add_pd(acc0, _mm512_mul_pd(wj, _mm512_loadu_pd(tile + j * R)));
+        acc1 = _mm512_add_pd(acc1, _mm512_mul_pd(wj, _mm512_loadu_pd(tile + j * R + 8)));
+    }
+    _mm512_storeu_pd(s, acc0);
+    _mm512_storeu_pd(s + 8, acc1);
+#else
+    for (int64_t j = 0; j < p; ++j)
+        for (int r = 0; r < R; ++r) s[r] += w[j] * tile[j * R + r];
+#endif
+}
+
 // The dense loop for R finite rows: every level sums all p weights of each row's node, rows side by side.
 inline void descend_dense(const Tree& t, const double* tile, int64_t* node, int64_t* const* paths) {
     const int64_t p = t.p;
@@ -198,9 +215,7 @@ inline void descend_dense(const Tree& t, const double* tile, int64_t* node, int6
             shared = shared && node[r] == node[0];
         }
         if (shared) {  // the whole tile at one node (always at the root): one weight for all rows
-            const double* w = t.dense + off[0];
-            for (int64_t j = 0; j < p; ++j)
-                for (int r = 0; r < R; ++r) s[r] += w[j] * tile[j * R + r];
+            shared_sums(t.dense + off[0], p, tile, s);
         } else {
             gathered_sums(t.dense, p, off, tile, s);
         }
@@ -225,9 +240,15 @@ void tree_rows(const Tree& t, const double* X, int64_t lo, int64_t hi, int64_t* 
         for (int r = 0; r < R; ++r) paths[r] = path && r < rows ? path + (i0 + r) * (D + 1) : nullptr;
         if (t.dense && rows == R && scaled_tile(t, X + i0 * p, tile.data())) {
             descend_dense(t, tile.data(), node, paths);
-            for (int r = 0; r < R; ++r) {  // the same scaled values as the row-major path, read down the tile
-                if (leaf) leaf[i0 + r] = node[r];
-                if (lin) lin[i0 + r] = linear_sum(t.leaf_coefs + (node[r] - L) * p, tile.data() + r, R, p);
+            if (leaf)
+                for (int r = 0; r < R; ++r) leaf[i0 + r] = node[r];
+            if (lin) {  // the same sums as linear_sum (0.0 plus each term in feature order), 16 rows side by side
+                int64_t off[R];
+                for (int r = 0; r < R; ++r) {
+                    lin[i0 + r] = 0.0;
+                    off[r] = (node[r] - L) * p;
+                }
+                gathered_sums(t.leaf_coefs, p, off, tile.data(), lin + i0);
             }
             continue;
         }
@@ -235,7 +256,7 @@ void tree_rows(const Tree& t, const double* X, int64_t lo, int64_t hi, int64_t* 
         for (int r = 0; r < rows; ++r) node[r] = descend_sparse(t, xs[r], paths[r]);
         for (int r = 0; r < rows; ++r) {
             if (leaf) leaf[i0 + r] = node[r];
-            if (lin) lin[i0 + r] = linear_sum(t.leaf_coefs + (node[r] - L) * p, xs[r], 1, p);
+            if (lin) lin[i0 + r] = linear_sum(t.leaf_coefs + (node[r] - L) * p, xs[r], p);
         }
     }
 }
