@@ -118,3 +118,21 @@ def test_without_the_compiled_router_predict_uses_the_numpy_routing(monkeypatch)
         monkeypatch.delenv("GET_EXPLORER_NATIVE")
         routing.library.cache_clear()
     assert routing.library() is not None
+
+
+@pytest.mark.parametrize("without", [["-mno-avx512f"], ["-mno-avx512f", "-mno-avx2"]])
+def test_the_kernel_built_for_an_older_cpu_routes_and_predicts_as_the_numpy_routing_does(without, monkeypatch):
+    """The kernel is built with -march=native on the user's machine: a CPU without AVX-512 (or AVX2) compiles the
+    plain loops, which must give the same bits; this machine's build takes the vector paths."""
+    monkeypatch.setattr(routing, "FLAGS", [*routing.FLAGS, *without])
+    routing.library.cache_clear()
+    try:
+        if routing.library() is None:
+            pytest.skip("no C++ compiler")
+        for leaf in ("constant", "linear"):
+            for depth, p in [(1, 1), (4, 10), (8, 40), (6, 203)]:
+                tree, X, _ = make_tree(depth=depth, p=p, leaf=leaf, seed=depth, n_rows=1001)
+                X[::97, p // 2] = np.nan
+                assert_routes_alike(tree, X)
+    finally:
+        routing.library.cache_clear()  # the next test builds this machine's kernel again (cached on disk)
