@@ -109,7 +109,8 @@ def level_seconds(left: float, depth: int, level: int) -> float:
 def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Generator, fit: Budget | None,
                 level: int, decisions: Plan) -> tuple[GETConfig, Race | None]:
     """With the ``fit``'s budget, this level's race: its share (``level_seconds``) of the seconds left until the
-    budget's end, from now (before the probes: their time comes out of the share); else ``config`` and no race."""
+    budget's end, from now (before the probes: their time comes out of the share), planned to buy starts before epochs
+    (``race.POLISH_EPOCHS_MORE_STARTS``); else ``config`` and no race."""
     if fit is None:
         return config, None
     share = Budget(level_seconds(fit.left(), config.depth, level))
