@@ -147,8 +147,13 @@ def _numeric_frame(rows: int, columns: int, seed: int = 0):
 
 
 def numeric_csv(rows: int, columns: int, seed: int = 0) -> bytes:
-    """The CSV twin of ``numeric_xlsx``."""
-    return _numeric_frame(rows, columns, seed).to_csv(index=False).encode()
+    """The CSV twin of ``numeric_xlsx``, written by Arrow (pandas took 8 s of a busy machine for 100,000 x 75)."""
+    import pyarrow as pa
+    import pyarrow.csv
+
+    buffer = io.BytesIO()
+    pyarrow.csv.write_csv(pa.Table.from_pandas(_numeric_frame(rows, columns, seed), preserve_index=False), buffer)
+    return buffer.getvalue()
 
 
 def numeric_parquet(rows: int, columns: int, seed: int = 0) -> bytes:

@@ -677,3 +677,10 @@ def test_parquet_bytes_round_trip_and_fingerprint_is_sha256(table):
     blob = columns.to_parquet_bytes(table)
     pd.testing.assert_frame_equal(columns.from_parquet_bytes(blob), table, check_dtype=False)
     assert len(columns.fingerprint(blob)) == 64 and columns.fingerprint(blob) == columns.fingerprint(bytes(blob))
+
+
+def test_distinct_values_count_numbers_as_numbers_and_text_as_text():
+    df = pd.DataFrame({"x": [0.0, -0.0, 1.0, 1.0, np.nan], "flag": [True, False, True, True, True],
+                       "code": ["1", 1, "a", "a", None]})
+    distinct = {info.name: info.n_distinct for info in columns.describe_columns(df)}
+    assert distinct == {"x": 2, "flag": 2, "code": 2}
