@@ -52,9 +52,10 @@ RIDGE = 1e-6
 #: ``"gcv"`` only: a leaf with fewer training rows than this has no model of its own and predicts its nearest
 #: ancestor's mean with at least this many (see the module docstring).
 MIN_LEAF_ROWS = 10
-#: Keep the per-chunk (models x rows x (p+1)^2) Gram scatter under this many elements: chunks split the models, and
-#: the rows too when one model's rows alone exceed it (memory then stays bounded however many rows there are).
-_GRAM_CHUNK = 2 ** 25
+#: ``_leaf_sums``: the most rows of one leaf that one matmul of its batch sums, and about how many elements it holds
+#: at a time, so its memory stays bounded for any row count.
+_BLOCK_ROWS = 128
+_SUM_CHUNK = 2 ** 25
 
 
 @dataclass
@@ -227,23 +228,7 @@ def _ridge_leaves(leaf: Tensor, X: Tensor, y: Tensor, w: Tensor, L: int, starts:
     M = leaf.shape[0]
     q = p + 1
     Xa = torch.cat([X, torch.ones(B, n, 1, dtype=X.dtype, device=X.device)], dim=2).double()  # (B, n, q)
-    wd, yd = w.double(), y.double()
-    gram = torch.zeros(M * L, q, q, dtype=torch.float64, device=X.device)
-    rhs = torch.zeros(M * L, q, dtype=torch.float64, device=X.device)
-    yy = torch.zeros(M * L, dtype=torch.float64, device=X.device)
-    rows_per_chunk = max(1, min(n, _GRAM_CHUNK // (q * q)))  # all rows unless one model alone is too big
-    models_per_chunk = max(1, _GRAM_CHUNK // (rows_per_chunk * q * q))
-    for m0 in range(0, M, models_per_chunk):
-        models = torch.arange(m0, min(M, m0 + models_per_chunk), device=X.device)
-        problem = models // starts
-        for r0 in range(0, n, rows_per_chunk):
-            rows = slice(r0, r0 + rows_per_chunk)
-            xa, ww, yc = Xa[:, rows][problem], wd[:, rows][problem], yd[:, rows][problem]  # (m, r, q), (m, r)
-            flat = (leaf[models, rows] + (models * L).unsqueeze(1)).reshape(-1)
-            outer = (xa.unsqueeze(3) * (xa * ww.unsqueeze(2)).unsqueeze(2)).reshape(-1, q, q)
-            gram.index_add_(0, flat, outer)
-            rhs.index_add_(0, flat, (xa * (ww * yc).unsqueeze(2)).reshape(-1, q))
-            yy.index_add_(0, flat, (ww * yc.square()).reshape(-1))
+    gram, rhs, yy = _leaf_sums(leaf, Xa, w.double(), y.double(), L, starts)
     leaf_weight = gram[:, p, p]  # sum of w in the leaf
     penalty = torch.zeros(M * L, q, dtype=torch.float64, device=X.device)
     penalty[:, :p] = RIDGE * leaf_weight.unsqueeze(1)
@@ -254,6 +239,55 @@ def _ridge_leaves(leaf: Tensor, X: Tensor, y: Tensor, w: Tensor, L: int, starts:
     rss = (yy - 2 * (theta * rhs).sum(dim=1) + fitted).clamp(min=0).view(M, L)
     theta = theta.view(M, L, q).to(X.dtype)
     return theta[:, :, p], theta[:, :, :p], rss
+
+
+def _leaf_sums(leaf: Tensor, Xa: Tensor, w: Tensor, y: Tensor, L: int, starts: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Each model's weighted sums over each leaf's rows, float64, flat over (model, leaf): the Gram matrices
+    sum w x x^T (M*L, q, q), sum w y x (M*L, q) and sum w y^2 (M*L,), all read off one (q+1, q+1) matrix per leaf
+    of [x, y] rows.
+
+    Why blocks: scattering each row's outer product to its leaf moves n (q+1)^2 floats through memory per model,
+    and on 40 features (ailerons) it took most of a linear-leaf fit. Here each model's rows are sorted by leaf and cut
+    into blocks of at most ``block`` rows of one leaf (zero-weight padding); one batched matmul sums each block and
+    only the blocks' sums are scattered (``python -m bench.studies.leaf_sums``: 2-10 times less CPU from 5 features
+    on). ``block`` is at most the mean leaf's row count, so the padding at most doubles the rows; about
+    ``_SUM_CHUNK`` elements are held at a time (models, and rows when one model alone exceeds it)."""
+    M, n, q = leaf.shape[0], Xa.shape[1], Xa.shape[2] + 1  # q: the columns of [x, 1, y]
+    device = Xa.device
+    sums = Xa.new_zeros(M * L, q, q)
+    rows_w = torch.cat([Xa, y.unsqueeze(2), w.unsqueeze(2)], dim=2).reshape(-1, q + 1)  # (B*n, [x, 1, y, w])
+    block = max(1, min(_BLOCK_ROWS, n // L))
+    row_cost = 2 * (q + 1) + (q * q) // block  # a row's elements in a chunk: copied, padded, its block's sum
+    chunk_rows = min(n, max(block, _SUM_CHUNK // row_cost))
+    per_chunk = max(1, _SUM_CHUNK // (chunk_rows * row_cost))
+    for m0 in range(0, M, per_chunk):
+        models = torch.arange(m0, min(M, m0 + per_chunk), device=device)
+        for r0 in range(0, n, chunk_rows):
+            positions = torch.arange(r0, min(n, r0 + chunk_rows), device=device)
+            key = (leaf[models][:, positions] + (models * L).unsqueeze(1)).reshape(-1)  # each row's (model, leaf)
+            source = (((models // starts) * n).unsqueeze(1) + positions).reshape(-1)
+            picked, segment = _leaf_blocks(key, rows_w, source, M * L, block)
+            weighted = picked[:, :, :q] * picked[:, :, q:]
+            sums.index_add_(0, segment, weighted.transpose(1, 2) @ picked[:, :, :q])
+    p = q - 2
+    return sums[:, :p + 1, :p + 1], sums[:, :p + 1, p + 1], sums[:, p + 1, p + 1]
+
+
+def _leaf_blocks(key: Tensor, rows: Tensor, source: Tensor, n_segments: int, block: int) -> tuple[Tensor, Tensor]:
+    """``rows[source]`` sorted by ``key`` and cut into (n_blocks, block, columns) blocks, each holding rows of one
+    key (the rest zeros), and each block's key."""
+    order = torch.argsort(key)
+    key, source = key[order], source[order]
+    counts = torch.bincount(key, minlength=n_segments)
+    blocks = (counts + block - 1) // block
+    rank = torch.arange(len(key), device=key.device) - (torch.cumsum(counts, 0) - counts)[key]
+    slot = ((torch.cumsum(blocks, 0) - blocks)[key] + torch.div(rank, block, rounding_mode="floor")) * block \
+        + rank % block
+    n_blocks = int(blocks.sum())
+    padded = rows.new_zeros(n_blocks * block, rows.shape[1])
+    padded[slot] = rows[source]
+    segment = torch.repeat_interleave(torch.arange(n_segments, device=key.device), blocks)
+    return padded.view(n_blocks, block, rows.shape[1]), segment
 
 
 def predict_leaves(leaf: Tensor, fit: LeafFit, X: Tensor, starts: int) -> Tensor:

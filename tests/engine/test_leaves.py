@@ -157,25 +157,34 @@ def test_constant_leaves_carry_no_bounds():
     assert not tree.has_leaf_bounds
 
 
-def test_linear_leaf_sums_split_into_row_chunks_when_one_model_alone_is_too_big(monkeypatch):
-    """Memory of the Gram scatter stays bounded for any row count, and splitting the rows changes no result."""
+@pytest.mark.parametrize("p", [1, 4, 30])
+@pytest.mark.parametrize("chunk", [None, 20 * 100, 7 * 36])  # all at once; one model at a time; a few rows at a time
+def test_linear_leaf_sums_are_each_leafs_weighted_sums(monkeypatch, p, chunk):
+    """However the memory bound cuts the rows into chunks and blocks, each (model, leaf) gets the weighted sums of
+    exactly its own rows (an empty leaf: zeros)."""
     import torch
 
     from get_core.engine import leaves
 
-    gen = torch.Generator().manual_seed(0)
-    X, y = torch.rand(2, 300, 4, generator=gen), torch.rand(2, 300, generator=gen)
-    w = torch.full((2, 300), 1 / 300)
-    leaf = torch.randint(0, 4, (6, 300), generator=gen)  # 2 problems x 3 starts
-    whole = leaves._ridge_leaves(leaf, X, y, w, 4, 3)
-    sizes = []
-    real_add = torch.Tensor.index_add_
-    monkeypatch.setattr(torch.Tensor, "index_add_", lambda t, d, i, s: (sizes.append(len(i)), real_add(t, d, i, s))[1])
-    monkeypatch.setattr(leaves, "_GRAM_CHUNK", 7 * 25)  # 7 rows of one model's 5x5 outer products
-    chunked = leaves._ridge_leaves(leaf, X, y, w, 4, 3)
-    assert max(sizes) <= 7 and len(sizes) > 6 * 3
-    for a, b in zip(whole, chunked):
-        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    if chunk is not None:
+        monkeypatch.setattr(leaves, "_SUM_CHUNK", chunk)
+    gen = torch.Generator().manual_seed(p)
+    B, n, starts, L = 2, 300, 3, 4
+    Xa = torch.cat([torch.rand(B, n, p, generator=gen, dtype=torch.float64),
+                    torch.ones(B, n, 1, dtype=torch.float64)], dim=2)
+    y, w = torch.rand(B, n, generator=gen, dtype=torch.float64), torch.rand(B, n, generator=gen, dtype=torch.float64)
+    leaf = torch.randint(0, L, (B * starts, n), generator=gen)
+    leaf[4][leaf[4] == 1] = 2  # model 4's leaf 1 is empty
+    gram, rhs, yy = leaves._leaf_sums(leaf, Xa, w, y, L, starts)
+    for m in range(B * starts):
+        x, wy, ym = Xa[m // starts].numpy(), w[m // starts].numpy(), y[m // starts].numpy()
+        for j in range(L):
+            rows = leaf[m].numpy() == j
+            xr, wr, yr = x[rows], wy[rows], ym[rows]
+            np.testing.assert_allclose(gram[m * L + j].numpy(), (xr * wr[:, None]).T @ xr, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(rhs[m * L + j].numpy(), xr.T @ (wr * yr), rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(float(yy[m * L + j]), float(np.sum(wr * yr * yr)), rtol=1e-12, atol=1e-12)
+    assert float(gram[4 * L + 1].abs().max()) == 0.0
 
 
 @pytest.mark.skipif(routing.library() is None, reason="the compiled router could not be built (g++)")
