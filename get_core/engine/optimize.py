@@ -20,8 +20,8 @@ from get_core.engine import classes, leaves, native
 from get_core.config import GETConfig, soft_rows
 from get_core.engine.progress import Reporter
 from get_core.engine.plan import Plan
-from get_core.engine.race import (LADDER, MAX_EPOCHS, MIN_CHECKPOINTS, MIN_EPOCHS, Costs, Race, RacePlan,
-                                  plan)
+from get_core.engine.race import (LADDER, MAX_EPOCHS, MIN_CHECKPOINTS, MIN_EPOCHS, MIN_EPOCHS_MORE_STARTS, Costs,
+                                  Race, RacePlan, plan)
 from get_core.schedule import alpha_stage_bounds
 from get_core.engine.soft import Params, Workspace, soft_loss_and_grad
 from get_core.engine.sparse import Sparsifier
@@ -447,19 +447,21 @@ PROBE_SHARE = 0.05
 
 
 def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator,
-             decisions: Plan) -> tuple[GETConfig, RacePlan, Costs | None]:
-    """The config (starts and epochs), race plan and measured costs that fill ``seconds`` on these problems. Probes
-    of random trees (from a generator seeded by one draw of ``gen``) time ``PROBE_MODELS`` and one start per
-    problem, then the planned start count (or the most of ``race.LADDER`` that ``PROBE_SHARE`` of the budget can
-    time), and the plan is made again from all three. The starts and epochs are ``decisions``' "race" answer: when
-    it replays a recorded plan, no probe runs (and the costs are None)."""
+             decisions: Plan, epochs_more_starts: int = MIN_EPOCHS_MORE_STARTS,
+             ) -> tuple[GETConfig, RacePlan, Costs | None]:
+    """The config (starts and epochs), race plan and measured costs that fill ``seconds`` on these problems. Probes of
+    random trees (from a generator seeded by one draw of ``gen``) time ``PROBE_MODELS`` and one start per problem,
+    then the planned start count (or the most of ``race.LADDER`` that ``PROBE_SHARE`` of the budget can time), and
+    the plan is made again from all three (``race.plan``, more starts while each gets ``epochs_more_starts``). The
+    starts and epochs are ``decisions``' "race" answer: when it replays a recorded plan, no probe runs (and the
+    costs are None)."""
     probe_gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen)))
     sparse = Sparsifier.of(config.max_split_features, problems.X, problems.w, 1) is not None
     n_stages = config.n_alphas + int(sparse)  # one stage more, and each checkpoint also scores the top-k projection
     measured: list[Costs] = []
 
     def probed() -> list[int]:
-        costs, race_plan = _probed(problems, config, depth, seconds, probe_gen, n_stages, sparse)
+        costs, race_plan = _probed(problems, config, depth, seconds, probe_gen, n_stages, sparse, epochs_more_starts)
         measured.append(costs)
         return [race_plan.n_starts, race_plan.n_epochs, race_plan.checkpoints_per_stage]
 
@@ -471,7 +473,7 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
 
 
 def _probed(problems: Problems, config: GETConfig, depth: int, seconds: float, probe_gen: torch.Generator,
-            n_stages: int, sparse: bool) -> tuple[Costs, RacePlan]:
+            n_stages: int, sparse: bool, epochs_more_starts: int) -> tuple[Costs, RacePlan]:
     """``budgeted``'s probes, timed: the costs they measured and the race that fills ``seconds`` at them."""
     clock = now()
 
@@ -483,7 +485,7 @@ def _probed(problems: Problems, config: GETConfig, depth: int, seconds: float, p
         return replace(measured, evaluation=tuple((s, 2 * t) for s, t in measured.evaluation)) if sparse else measured
 
     def planned(costs: Costs) -> RacePlan:
-        return plan(seconds - (now() - clock), costs, n_stages, CHECKPOINTS_PER_STAGE)
+        return plan(seconds - (now() - clock), costs, n_stages, CHECKPOINTS_PER_STAGE, epochs_more_starts)
 
     costs = probe(PROBE_MODELS)
     race_plan = planned(costs)

@@ -16,7 +16,8 @@ from get_core.engine.optimize import CHECKPOINTS_PER_STAGE, _checkpoints, Proble
 from get_core.engine.progress import Reporter
 import get_core.budget as budget_module
 from get_core.budget import refit_seconds, split_budget
-from get_core.engine.race import HARD_LIMIT, MIN_CHECKPOINTS, MIN_EPOCHS, Costs, Race, RacePlan, plan
+from get_core.engine.race import (HARD_LIMIT, MIN_CHECKPOINTS, MIN_EPOCHS, POLISH_EPOCHS_MORE_STARTS, Costs, Race,
+                                  RacePlan, plan)
 from get_core.engine.train import train
 from tests.clock import Clock
 from tests.engine.cpu_clock import use_cpu_clock, use_ticking_clock
@@ -112,6 +113,13 @@ def test_a_plan_buys_more_starts_before_more_epochs_and_stays_within_its_seconds
     assert small.n_starts < large.n_starts and large.n_epochs >= 1000
     for chosen, seconds in ((small, 0.5), (large, 200.0)):
         assert chosen.seconds(costs) <= seconds
+
+
+def test_a_polish_level_plan_buys_more_starts_with_fewer_epochs_each():
+    costs = Costs(((1, 1e-4), (8, 8e-4)), ((1, 1e-3), (8, 2e-3)))
+    race, polish = (plan(1.0, costs, 2, CHECKPOINTS_PER_STAGE, epochs) for epochs in (1000, POLISH_EPOCHS_MORE_STARTS))
+    assert polish.n_starts > race.n_starts and POLISH_EPOCHS_MORE_STARTS <= polish.n_epochs < race.n_epochs
+    assert polish.seconds(costs) <= 1.0 and race == plan(1.0, costs, 2, CHECKPOINTS_PER_STAGE)  # 1000: the default
 
 
 def test_a_plan_whose_smallest_race_overruns_checks_the_hard_loss_less_often():
