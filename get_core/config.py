@@ -20,11 +20,13 @@ from get_core.model.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 #: stages warm-started from each start's best tree. 3: linear leaves chosen by generalized cross-validation
 #: (``linear_leaves="gcv"``) and GETRegressorCV's patience 3. 4: a linear leaf's prediction is clamped to its
 #: training targets' range (``clip_leaves=True``). 5: under ``"gcv"`` a linear-leaf tree's leaf of fewer than
-#: ``engine.leaves.MIN_LEAF_ROWS`` rows predicts its nearest ancestor's mean (constant-leaf trees are unchanged).
+#: ``engine.leaves.MIN_LEAF_ROWS`` rows predicts its nearest ancestor's mean (constant-leaf trees are unchanged). 6:
+#: linear-leaf sums added by blocks of one leaf's rows (the same sums, rounded in another order), and a budgeted
+#: polish level buys starts before epochs (``race.POLISH_EPOCHS_MORE_STARTS``).
 #: "Same settings" includes the thread count: the fused CPU kernel splits rows into blocks per thread, so float sums
 #: (and, rarely, the tree) can differ between thread counts; the benchmarks pin one thread per fit. Options added
 #: later with defaults that train as before (``scaling``, ``max_split_features``, ``time_budget``) need no bump.
-ENGINE_VERSION = 5
+ENGINE_VERSION = 6
 #: The last version that changed fixed-depth trees with constant leaves (GET, its polish, fixed-alpha ablations):
 #: the training-optimality tables, which use nothing else, keep the cells of that version.
 CONSTANT_LEAF_ENGINE_VERSION = 2
