@@ -22,7 +22,7 @@ from get_core.model.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 #: training targets' range (``clip_leaves=True``). 5: under ``"gcv"`` a linear-leaf tree's leaf of fewer than
 #: ``engine.leaves.MIN_LEAF_ROWS`` rows predicts its nearest ancestor's mean (constant-leaf trees are unchanged). 6:
 #: linear-leaf sums added by blocks of one leaf's rows (the same sums, rounded in another order), and a budgeted
-#: polish level buys starts before epochs (``race.POLISH_EPOCHS_MORE_STARTS``).
+#: polish level of a class tree buys starts before epochs (``race.POLISH_EPOCHS_MORE_STARTS``).
 #: "Same settings" includes the thread count: the fused CPU kernel splits rows into blocks per thread, so float sums
 #: (and, rarely, the tree) can differ between thread counts; the benchmarks pin one thread per fit. Options added
 #: later with defaults that train as before (``scaling``, ``max_split_features``, ``time_budget``) need no bump.

@@ -27,7 +27,7 @@ from get_core.config import GETConfig
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
 from get_core.engine.plan import Plan
 from get_core.engine.progress import Reporter
-from get_core.engine.race import POLISH_EPOCHS_MORE_STARTS, Race
+from get_core.engine.race import MIN_EPOCHS_MORE_STARTS, POLISH_EPOCHS_MORE_STARTS, Race
 from get_core.engine.soft import Params
 from get_core.model import routing
 from get_core.model.tree import ObliqueTree
@@ -109,13 +109,13 @@ def level_seconds(left: float, depth: int, level: int) -> float:
 def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Generator, fit: Budget | None,
                 level: int, decisions: Plan) -> tuple[GETConfig, Race | None]:
     """With the ``fit``'s budget, this level's race: its share (``level_seconds``) of the seconds left until the
-    budget's end, from now (before the probes: their time comes out of the share), planned to buy starts before epochs
-    (``race.POLISH_EPOCHS_MORE_STARTS``); else ``config`` and no race."""
+    budget's end, from now (before the probes: their time comes out of the share), a class tree's planned to buy starts
+    before epochs (``race.POLISH_EPOCHS_MORE_STARTS``); else ``config`` and no race."""
     if fit is None:
         return config, None
     share = Budget(level_seconds(fit.left(), config.depth, level))
-    level_config, race_plan, costs = budgeted(problems, config, depth, share.seconds, gen, decisions,
-                                              POLISH_EPOCHS_MORE_STARTS)
+    more_starts = POLISH_EPOCHS_MORE_STARTS if problems.y.dim() == 3 else MIN_EPOCHS_MORE_STARTS  # classes: one-hot y
+    level_config, race_plan, costs = budgeted(problems, config, depth, share.seconds, gen, decisions, more_starts)
     return level_config, Race(race_plan, costs, share.end, share.seconds, 2, decisions)
 
 

@@ -5,7 +5,7 @@ checkpoints):
 1. A probe times a few soft epochs and one hard evaluation on this data (``optimize.probe_costs``).
 2. ``plan`` picks the starts S (a power of two; the CART start among them) and the epochs per stage E, so that the
    race below costs about the seconds left: as many starts as the budget buys while each still gets
-   ``MIN_EPOCHS_MORE_STARTS`` epochs per stage (a polish level: ``POLISH_EPOCHS_MORE_STARTS``), then more epochs up
+   ``MIN_EPOCHS_MORE_STARTS`` epochs per stage (a class tree's polish level: ``POLISH_EPOCHS_MORE_STARTS``), then more epochs up
    to ``MAX_EPOCHS`` (the paper's 3000).
 3. The race: every start runs the same alpha schedule (the warm-started stages of ``run_stages``, cosine learning
    rate over E epochs per stage); at rungs spread geometrically over the whole schedule (equal cost per rung, the
@@ -41,12 +41,12 @@ from get_core.engine.plan import Plan
 LADDER = (4, 8, 16, 32, 64, 128)
 #: A plan takes more starts only while each still gets this many epochs per stage.
 MIN_EPOCHS_MORE_STARTS = 1000
-#: The same for a budgeted polish's levels (``polish``): a subtree whose top split has no gain of its own until the
-#: splits under it are right (a parity) is found by a lucky start, not by more epochs. Planted depth-4 classes
-#: (``bench.studies.planted_classes``, 10 s counted in CPU seconds, seeds 0-2): with 1000 the level-1 polish raced
-#: 4-8 starts and the fits ended at 71.9 / 65.8 / 71.0% test accuracy; with 300 it raced 128 and they reached
-#: 72.4 / 88.9 / 83.0 (Bayes 90). Regression (depth 4, the same budget, single runs): planted oblique seeds 0 / 1,
-#: training R2 90.9 -> 88.6 and 78.9 -> 87.8; abalone 62.3 -> 62.5; airfoil 84.0 -> 84.7 (docs/BENCHMARKS.md).
+#: The same for a budgeted polish's levels of a class tree (``polish``): a subtree whose top split has no gain of its
+#: own until the splits under it are right (a parity) is found by a lucky start, not by more epochs. Planted depth-4
+#: classes (``bench.studies.planted_classes``, 10 s counted in CPU seconds, seeds 0-2): with 1000 the level-1 polish
+#: raced 4-8 starts and the fits ended at 71.9 / 65.8 / 71.0% test accuracy; with 300 it raced 128 and they reached
+#: 72.4 / 88.9 / 83.0 (Bayes 90). Regression trees keep 1000: the app's default run (linear leaves, depth 5, 10 s;
+#: airfoil, puma8NH, gas_turbine_co, abalone, seeds 0-2, the same hour) averaged 65.8 test R2 with 300, 67.9 with 1000.
 POLISH_EPOCHS_MORE_STARTS = 300
 #: Epochs per stage: at most the paper's, at least a few checkpoints' worth.
 MAX_EPOCHS, MIN_EPOCHS = 3000, 20
