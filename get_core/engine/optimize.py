@@ -85,6 +85,11 @@ class Problems:
     def n_problems(self) -> int:
         return self.Xa.shape[0]
 
+    @property
+    def classes(self) -> bool:
+        """Class targets: y is one-hot, (B, n, C)."""
+        return self.y.dim() == 3
+
     def sample(self, size: int, gen: torch.Generator) -> "Problems":
         """``size`` rows per problem, drawn uniformly with replacement from its real rows and weighted 1/size (times
         n_b w_i with sample weights): every per-problem mean loss and its gradient, estimated without bias at

@@ -114,7 +114,7 @@ def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Ge
     if fit is None:
         return config, None
     share = Budget(level_seconds(fit.left(), config.depth, level))
-    more_starts = POLISH_EPOCHS_MORE_STARTS if problems.y.dim() == 3 else MIN_EPOCHS_MORE_STARTS  # classes: one-hot y
+    more_starts = POLISH_EPOCHS_MORE_STARTS if problems.classes else MIN_EPOCHS_MORE_STARTS
     level_config, race_plan, costs = budgeted(problems, config, depth, share.seconds, gen, decisions, more_starts)
     return level_config, Race(race_plan, costs, share.end, share.seconds, 2, decisions)
 

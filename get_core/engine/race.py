@@ -5,8 +5,8 @@ checkpoints):
 1. A probe times a few soft epochs and one hard evaluation on this data (``optimize.probe_costs``).
 2. ``plan`` picks the starts S (a power of two; the CART start among them) and the epochs per stage E, so that the
    race below costs about the seconds left: as many starts as the budget buys while each still gets
-   ``MIN_EPOCHS_MORE_STARTS`` epochs per stage (a class tree's polish level: ``POLISH_EPOCHS_MORE_STARTS``), then more epochs up
-   to ``MAX_EPOCHS`` (the paper's 3000).
+   ``MIN_EPOCHS_MORE_STARTS`` epochs per stage (a class tree's polish level: ``POLISH_EPOCHS_MORE_STARTS``), then
+   more epochs up to ``MAX_EPOCHS`` (the paper's 3000).
 3. The race: every start runs the same alpha schedule (the warm-started stages of ``run_stages``, cosine learning
    rate over E epochs per stage); at rungs spread geometrically over the whole schedule (equal cost per rung, the
    first after 1/(2^(K+1) - 1) of it) each problem keeps the better half of its surviving starts by their best hard
@@ -45,8 +45,9 @@ MIN_EPOCHS_MORE_STARTS = 1000
 #: own until the splits under it are right (a parity) is found by a lucky start, not by more epochs. Planted depth-4
 #: classes (``bench.studies.planted_classes``, 10 s counted in CPU seconds, seeds 0-2): with 1000 the level-1 polish
 #: raced 4-8 starts and the fits ended at 71.9 / 65.8 / 71.0% test accuracy; with 300 it raced 128 and they reached
-#: 72.4 / 88.9 / 83.0 (Bayes 90). Regression trees keep 1000: the app's default run (linear leaves, depth 5, 10 s;
-#: airfoil, puma8NH, gas_turbine_co, abalone, seeds 0-2, the same hour) averaged 65.8 test R2 with 300, 67.9 with 1000.
+#: 71.5 / 88.8 / 88.9 (Bayes 90; docs/BENCHMARKS.md, the planted-classes paragraph). Regression trees keep 1000:
+#: the app's default run (linear leaves, depth 5, 10 s; airfoil, puma8NH, gas_turbine_co, abalone, seeds 0-2, the
+#: same hour) averaged 65.8 test R2 with 300, 67.9 with 1000.
 POLISH_EPOCHS_MORE_STARTS = 300
 #: Epochs per stage: at most the paper's, at least a few checkpoints' worth.
 MAX_EPOCHS, MIN_EPOCHS = 3000, 20
