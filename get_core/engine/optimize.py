@@ -164,7 +164,7 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
                l1: float, workspaces: dict[int, Workspace]):
     """Soft loss (M,) and gradients: the fused CPU kernel when it is available, else torch ops over row chunks."""
     if native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32:
-        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xa, problems.y, problems.w, starts,
+        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xat, problems.y, problems.w, starts,
                                                   problems.n_rows, problems.class_loss)
     else:
         loss, grads = None, None

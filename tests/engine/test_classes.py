@@ -106,9 +106,10 @@ def test_native_cpu_kernel_classifies_like_the_torch_implementation(loss, sharp,
                     torch.rand(M, N, generator=g, dtype=torch.float64),
                     torch.rand(M, L, C, generator=g, dtype=torch.float64), None)
     alpha = (torch.rand(M, generator=g, dtype=torch.float64) * 30 + 1) * sharp
-    want_loss, want = soft_loss_and_grad(params, alpha, Xa, Xa.transpose(1, 2).contiguous(), Y, w, S, class_loss=loss)
+    Xat = Xa.transpose(1, 2).contiguous()
+    want_loss, want = soft_loss_and_grad(params, alpha, Xa, Xat, Y, w, S, class_loss=loss)
     f32 = Params(params.weights.float(), params.thresholds.float(), params.intercepts.float(), None)
-    got_loss, got = native.soft_loss_and_grad(f32, alpha.float(), Xa.float().contiguous(), Y.float(), w.float(), S,
+    got_loss, got = native.soft_loss_and_grad(f32, alpha.float(), Xat.float(), Y.float(), w.float(), S,
                                               torch.tensor([n, n - 40]), class_loss=loss)
     torch.testing.assert_close(got_loss.double(), want_loss, rtol=1e-4, atol=1e-6)
     for a, b in zip(got.tensors(), want.tensors()):

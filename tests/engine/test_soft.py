@@ -75,7 +75,7 @@ def test_native_cpu_kernel_matches_the_torch_implementation(linear, depth, sharp
     if native.load() is None:
         pytest.skip("no C++ compiler: training uses the torch implementation")
     g = torch.Generator().manual_seed(depth)
-    B, S, n, p = 2, 3, 203, 5  # n not a multiple of the kernel's tile
+    B, S, n, p = 2, 3, 603, 5  # n not a multiple of the kernel's tile, over several of its groups of tiles
     M, N, L = B * S, 2 ** depth - 1, 2 ** depth
     X = torch.rand(B, n, p, generator=g, dtype=torch.float64)
     Xa = torch.cat([X, torch.ones(B, n, 1, dtype=X.dtype)], dim=2)
@@ -87,14 +87,15 @@ def test_native_cpu_kernel_matches_the_torch_implementation(linear, depth, sharp
                     torch.rand(M, L, generator=g, dtype=torch.float64),
                     torch.randn(M, L, p, generator=g, dtype=torch.float64) * 0.1 if linear else None)
     alpha = (torch.rand(M, generator=g, dtype=torch.float64) * 30 + 1) * sharp
-    want_loss, want = soft_loss_and_grad(params, alpha, Xa, Xa.transpose(1, 2).contiguous(), y, w, S)
+    Xat = Xa.transpose(1, 2).contiguous()
+    want_loss, want = soft_loss_and_grad(params, alpha, Xa, Xat, y, w, S)
     f32 = Params(*(None if t is None else t.float() for t in (params.weights, params.thresholds, params.intercepts,
                                                                params.coefs)))
-    loss, got = native.soft_loss_and_grad(f32, alpha.float(), Xa.float().contiguous(), y.float(), w.float(), S)
+    loss, got = native.soft_loss_and_grad(f32, alpha.float(), Xat.float(), y.float(), w.float(), S)
     torch.testing.assert_close(loss.double(), want_loss, rtol=1e-4, atol=1e-6)
     for a, b in zip(got.tensors(), want.tensors()):
         torch.testing.assert_close(a.double(), b, rtol=2e-3, atol=1e-5)
-    skipped_loss, skipped = native.soft_loss_and_grad(f32, alpha.float(), Xa.float().contiguous(), y.float(),
+    skipped_loss, skipped = native.soft_loss_and_grad(f32, alpha.float(), Xat.float(), y.float(),
                                                       w.float(), S, torch.tensor([n, n - 40]))
     torch.testing.assert_close(skipped_loss, loss)  # the padding rows (weight 0) are skipped, not counted
     for a, b in zip(skipped.tensors(), got.tensors()):

@@ -42,17 +42,18 @@ def available(device: torch.device, n_features: int) -> bool:
     return device.type == "cpu" and n_features <= MAX_FEATURES and load() is not None
 
 
-def soft_loss_and_grad(params: Params, alpha: torch.Tensor, Xa: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
+def soft_loss_and_grad(params: Params, alpha: torch.Tensor, Xat: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
                        starts: int, n_rows: torch.Tensor | None = None,
                        class_loss: str = classes.SOFT_LOSS) -> tuple[torch.Tensor, Params]:
-    """Same contract as ``soft.soft_loss_and_grad`` for float32 CPU tensors; Xa (B, n, p+1) contiguous.
+    """Same contract as ``soft.soft_loss_and_grad`` for float32 CPU tensors; Xat (B, p+1, n) contiguous, the rows
+    transposed (``Problems.Xat``: a tile's columns are then contiguous floats).
 
     ``n_rows`` (B,) lets the kernel skip each problem's trailing padding rows (weight 0). A classification problem
     (one-hot y (B, n, C)) passes each row's class index and, per leaf, the loss's terms [G (C), A]
     (``classes.leaf_terms``: R = A + G[class]); the kernel returns per leaf the reach summed by class and in all,
     from which ``classes.gradient_from_sums`` makes the leaf gradient.
     """
-    B, n, p1 = Xa.shape
+    B, p1, n = Xat.shape
     M, N, p = params.weights.shape
     L = N + 1
     linear = params.coefs is not None
@@ -68,7 +69,7 @@ def soft_loss_and_grad(params: Params, alpha: torch.Tensor, Xa: torch.Tensor, y:
     loss = torch.empty(M, dtype=torch.float32)
     g_split = torch.empty(M, N, p1, dtype=torch.float32)
     g_leaf = torch.empty_like(leafp)
-    tensors = (Xa, y, w, split, leafp, loss, g_split, g_leaf)
+    tensors = (Xat, y, w, split, leafp, loss, g_split, g_leaf)
     if any(t.dtype != torch.float32 or not t.is_contiguous() for t in tensors):
         raise TypeError("the native soft pass needs contiguous float32 tensors")
     rows = torch.full((B,), n, dtype=torch.int64) if n_rows is None else n_rows.to(torch.int64).contiguous()

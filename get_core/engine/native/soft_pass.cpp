@@ -2,10 +2,14 @@
 //
 // One task = one model (a start of a problem) x one block of rows. Rows are processed in tiles of T rows laid out
 // [node][row] so every inner loop runs over T contiguous floats and vectorizes (-O3 -ffast-math; expf comes from
-// glibc's vector math library). Per tile: top-down reach Q with s = sigmoid(split . xa) computed only where the
-// tile arrives; leaf residuals; bottom-up R (loss) and differences d = R_left - R_right; dL/du; then the gradient
-// contributions. Gradient sums stay T wide ([node][feature][row lane]) across the task's tiles and are reduced over
-// the lanes once per task: a horizontal sum per (node, feature) per tile measured as the bottleneck.
+// glibc's vector math library). The rows arrive transposed (Xat: [feature][row]), so a tile's columns are copies of
+// T contiguous floats. Per tile: top-down reach Q with s = sigmoid(split . xa) computed only where the tile arrives;
+// leaf residuals; bottom-up R (loss) and differences d = R_left - R_right; dL/du. Gradient sums stay T wide
+// ([node][feature][row lane]) across the task's tiles and are reduced over the lanes once per task: a horizontal sum
+// per (node, feature) per tile measured as the bottleneck. Those sums (nodes x features x T floats: 88 KB at depth 6
+// and 10 features) do not fit the L1 cache, so they are added to once per group of G tiles (from each tile's dL/du,
+// kept for the group), each (node, feature) loaded and stored once per group instead of once per tile: every lane
+// still adds the same products in the same tile order, so the sums are the same floats.
 // Nothing of size (nodes x all rows) is materialized. Each task reduces into its own scratch row; models' partial
 // sums are added at the end.
 #include <algorithm>
@@ -17,9 +21,13 @@
 #if defined(__SSE__)
 #include <xmmintrin.h>
 #endif
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace {
 constexpr int T = 32;  // rows per tile (measured: 32 is ~3x faster than 16 on this machine, 64+ no better)
+constexpr int G = 8;   // tiles per group between additions to the gradient sums
 
 struct Shape {
     int B, S, n, p1, depth, linear, classes;
@@ -36,39 +44,67 @@ struct Shape {
 // unreached by any given tile of 32 rows.
 constexpr float REACH = 1e-7f;
 
-void tile(const Shape& sh, const float* xa, const float* y, const float* w, int rows, const float* split,
-          const float* leafp, float* s, float* d, float* Q, float* R, float* res, unsigned char* reached,
-          float* gacc, float* lacc, float* lossacc) {
-    const int N = sh.N(), L = sh.L(), p1 = sh.p1, lw = sh.leaf_width();
-    float xt[64 * T];  // p1 <= 64 handled by the caller's guard; transposed tile [feature][row]
-    float yt[T], wt[T];
-    float wmax = 0.f;
-    for (int r = 0; r < T; ++r) {
-        const bool real = r < rows;
-        yt[r] = real ? y[r] : 0.f;
-        wt[r] = real ? w[r] : 0.f;
-        wmax = std::max(wmax, wt[r]);
-        for (int j = 0; j < p1; ++j) xt[j * T + r] = real ? xa[(long)r * p1 + j] : 0.f;
+// Whether some q[r] > floor (floor >= 0): one compare per 16 lanes instead of a horizontal maximum.
+inline bool any_above(const float* q, float floor) {
+#if defined(__AVX512F__)
+    static_assert(T == 32, "two 16-lane vectors per tile");
+    const __m512 f = _mm512_set1_ps(floor);
+    return (_mm512_cmp_ps_mask(_mm512_loadu_ps(q), f, _CMP_GT_OQ) |
+            _mm512_cmp_ps_mask(_mm512_loadu_ps(q + 16), f, _CMP_GT_OQ)) != 0;
+#else
+    float m = 0.f;
+    for (int r = 0; r < T; ++r) m = std::max(m, q[r]);
+    return m > floor;
+#endif
+}
+
+// acc[r] = sum over j of a[j] xt[j][r], added in feature order (one fused multiply-add per feature).
+inline void dot(const float* a, const float* xt, int p1, float* acc) {
+#if defined(__AVX512F__)
+    __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+    for (int j = 0; j < p1; ++j) {
+        const __m512 aj = _mm512_set1_ps(a[j]);
+        lo = _mm512_fmadd_ps(aj, _mm512_loadu_ps(xt + j * T), lo);
+        hi = _mm512_fmadd_ps(aj, _mm512_loadu_ps(xt + j * T + 16), hi);
     }
-    const float floor = REACH * wmax;
-    auto is_reached = [&](const float* q) {
-        float m = 0.f;
-        for (int r = 0; r < T; ++r) m = std::max(m, q[r]);
-        return m > floor;
-    };
+    _mm512_storeu_ps(acc, lo);
+    _mm512_storeu_ps(acc + 16, hi);
+#else
+    for (int r = 0; r < T; ++r) acc[r] = 0.f;
+    for (int j = 0; j < p1; ++j) {
+        const float aj = a[j];
+        for (int r = 0; r < T; ++r) acc[r] += aj * xt[j * T + r];
+    }
+#endif
+}
+
+// One tile's rows: columns xt [feature][row], targets and weights, zero past the tile's real rows.
+struct Tile {
+    const float* xt;
+    const float* yt;
+    const float* wt;
+    float wmax;
+};
+
+// One model on one tile: fills s, Q, R, res (scratch), the reached flags, d (dL/du per node, [node][row]) and, for
+// linear leaves, e (the leaf gradient's row factors, [leaf][row]); adds the loss and the constant or class leaves'
+// gradients. The split and linear leaves' gradients are added per group (``add_products``).
+__attribute__((noinline)) void tile(const Shape& sh, const Tile& tl, const float* split, const float* leafp, float* s, float* d, float* Q,
+          float* R, float* res, float* e, unsigned char* reached, float* lacc, float* lossacc) {
+    const int N = sh.N(), L = sh.L(), p1 = sh.p1, lw = sh.leaf_width();
+    const float* xt = tl.xt;
+    const float* yt = tl.yt;
+    const float* wt = tl.wt;
+    const float floor = REACH * tl.wmax;
     for (int r = 0; r < T; ++r) Q[r] = wt[r];  // top-down: Q_l = Q s, Q_r = Q - Q_l, s only where reached
-    reached[0] = wmax > 0.f;
+    reached[0] = tl.wmax > 0.f;
     for (int t = 0; t < N; ++t) {
         if (!reached[t]) {
             reached[2 * t + 1] = reached[2 * t + 2] = 0;
             continue;
         }
-        float acc[T] = {0};
-        const float* a = split + (long)t * p1;
-        for (int j = 0; j < p1; ++j) {
-            const float aj = a[j];
-            for (int r = 0; r < T; ++r) acc[r] += aj * xt[j * T + r];
-        }
+        float acc[T];
+        dot(split + (long)t * p1, xt, p1, acc);
         float* st = s + (long)t * T;
         const float* Qt = Q + (long)t * T;
         float* Ql = Q + (long)(2 * t + 1) * T;
@@ -79,8 +115,8 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
             Ql[r] = Qt[r] * st[r];
             Qr[r] = Qt[r] - Ql[r];
         }
-        reached[2 * t + 1] = is_reached(Ql);
-        reached[2 * t + 2] = is_reached(Qr);
+        reached[2 * t + 1] = any_above(Ql, floor);
+        reached[2 * t + 2] = any_above(Qr, floor);
     }
     for (int l = 0; l < L; ++l) {
         float* Rl = R + (long)(N + l) * T;
@@ -95,11 +131,7 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
             continue;
         }
         if (sh.linear) {
-            for (int r = 0; r < T; ++r) pred[r] = 0.f;
-            for (int j = 0; j < p1; ++j) {
-                const float kj = k[j];
-                for (int r = 0; r < T; ++r) pred[r] += kj * xt[j * T + r];
-            }
+            dot(k, xt, p1, pred);
         } else {
             for (int r = 0; r < T; ++r) pred[r] = k[0];
         }
@@ -131,15 +163,12 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
         const float* st = s + (long)t * T;
         float* dt = d + (long)t * T;
         for (int r = 0; r < T; ++r) dt[r] = Ql[r] * (1.f - st[r]) * dt[r];
-        float* g = gacc + (long)t * p1 * T;
-        for (int j = 0; j < p1; ++j)
-            for (int r = 0; r < T; ++r) g[j * T + r] += dt[r] * xt[j * T + r];
     }
     for (int l = 0; l < L; ++l) {
         if (!reached[N + l]) continue;
         const float* Ql = Q + (long)(N + l) * T;
+        float* g = lacc + (long)l * lw * T;
         if (sh.classes) {  // per leaf: the reach summed by the rows' class, and in all (g_leaf [QY (C), reach])
-            float* g = lacc + (long)l * lw * T;
             for (int r = 0; r < T; ++r) {
                 g[(long)((int)yt[r]) * T + r] += Ql[r];
                 g[(long)sh.classes * T + r] += Ql[r];
@@ -147,17 +176,57 @@ void tile(const Shape& sh, const float* xa, const float* y, const float* w, int 
             continue;
         }
         const float* rl = res + (long)l * T;
-        float e[T];
-        for (int r = 0; r < T; ++r) e[r] = Ql[r] * rl[r];
-        float* g = lacc + (long)l * lw * T;
+        float el[T];
+        for (int r = 0; r < T; ++r) el[r] = Ql[r] * rl[r];
         if (sh.linear) {
-            for (int j = 0; j < p1; ++j)
-                for (int r = 0; r < T; ++r) g[j * T + r] += e[r] * xt[j * T + r];
+            std::memcpy(e + (long)l * T, el, sizeof el);
         } else {
-            for (int r = 0; r < T; ++r) g[r] += e[r];
+            for (int r = 0; r < T; ++r) g[r] += el[r];
         }
     }
 }
+
+// g[i][j][r] += f_k[i][r] * xt_k[j][r] for the group's tiles k in order, where tile k reached row i of f (``flags``
+// [k][i], ``count`` rows i, e.g. the branch nodes): each (i, j) sum is loaded and stored once per group.
+void add_products(float* g, int count, int p1, const float* const* f, const unsigned char* const* flags,
+                  const float* const* xt, int tiles) {
+    for (int i = 0; i < count; ++i) {
+        int ks[G], nk = 0;
+        for (int k = 0; k < tiles; ++k)
+            if (flags[k][i]) ks[nk++] = k;
+        if (!nk) continue;
+        float* gi = g + (long)i * p1 * T;
+#if defined(__AVX512F__)
+        __m512 fl[G], fh[G];
+        for (int q = 0; q < nk; ++q) {
+            fl[q] = _mm512_loadu_ps(f[ks[q]] + (long)i * T);
+            fh[q] = _mm512_loadu_ps(f[ks[q]] + (long)i * T + 16);
+        }
+        for (int j = 0; j < p1; ++j) {
+            __m512 lo = _mm512_loadu_ps(gi + j * T), hi = _mm512_loadu_ps(gi + j * T + 16);
+            for (int q = 0; q < nk; ++q) {
+                const float* xk = xt[ks[q]] + j * T;
+                lo = _mm512_fmadd_ps(fl[q], _mm512_loadu_ps(xk), lo);
+                hi = _mm512_fmadd_ps(fh[q], _mm512_loadu_ps(xk + 16), hi);
+            }
+            _mm512_storeu_ps(gi + j * T, lo);
+            _mm512_storeu_ps(gi + j * T + 16, hi);
+        }
+#else
+        for (int j = 0; j < p1; ++j) {
+            float sum[T];
+            for (int r = 0; r < T; ++r) sum[r] = gi[j * T + r];
+            for (int q = 0; q < nk; ++q) {
+                const float* fk = f[ks[q]] + (long)i * T;
+                const float* xk = xt[ks[q]] + j * T;
+                for (int r = 0; r < T; ++r) sum[r] += fk[r] * xk[r];
+            }
+            for (int r = 0; r < T; ++r) gi[j * T + r] = sum[r];
+        }
+#endif
+    }
+}
+
 // Flush-to-zero and denormals-are-zero for this thread while the kernel runs, restored after: -ffast-math code
 // expects them (subnormal floats take a slow microcode path), but a shared library must not change the whole
 // process's arithmetic, which linking with -ffast-math would do at load time (crtfastmath.o).
@@ -173,9 +242,10 @@ class FlushDenormals {
 };
 }  // namespace
 
-// n_rows[b] <= n real rows of problem b (its padding rows, all of weight 0, are skipped).
-// classes > 0: classification, y holds each row's class index (as a float) and leafp / g_leaf are C + 1 wide.
-extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear, int classes, const float* Xa,
+// Xat (B, p1, n): each problem's rows transposed. n_rows[b] <= n real rows of problem b (its padding rows, all of
+// weight 0, are skipped). classes > 0: classification, y holds each row's class index (as a float) and leafp /
+// g_leaf are C + 1 wide.
+extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear, int classes, const float* Xat,
                              const float* y, const float* w, const long* n_rows, const float* split,
                              const float* leafp, float* loss, float* g_split, float* g_leaf, int n_threads) {
     const Shape sh{B, S, n, p1, depth, linear, classes};
@@ -193,10 +263,22 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
     std::atomic<long> next{0};
     auto worker = [&]() {
         const FlushDenormals this_thread;
-        std::vector<float> s((size_t)N * T), d((size_t)N * T), Q((size_t)(2 * N + 1) * T), R((size_t)(2 * N + 1) * T);
-        std::vector<float> res((size_t)L * T);
-        std::vector<unsigned char> reached((size_t)(2 * N + 1));
+        std::vector<float> s((size_t)N * T), Q((size_t)(2 * N + 1) * T), R((size_t)(2 * N + 1) * T);
+        std::vector<float> res((size_t)L * T), d((size_t)G * N * T), e(linear ? (size_t)G * L * T : 0);
+        std::vector<unsigned char> reached((size_t)G * (2 * N + 1));
+        std::vector<float> cols((size_t)G * p1 * T), ys((size_t)G * T), ws((size_t)G * T);
         std::vector<float> acc(sh.scratch() * T);  // [gacc | lacc | lossacc], each entry T lanes wide
+        Tile tiles[G];
+        const float *xts[G], *ds[G], *es[G];
+        const unsigned char *nodes[G], *leaves[G];
+        for (int k = 0; k < G; ++k) {
+            xts[k] = cols.data() + (long)k * p1 * T;
+            tiles[k] = Tile{xts[k], ys.data() + (long)k * T, ws.data() + (long)k * T, 0.f};
+            ds[k] = d.data() + (long)k * N * T;
+            es[k] = linear ? e.data() + (long)k * L * T : nullptr;
+            nodes[k] = reached.data() + (long)k * (2 * N + 1);
+            leaves[k] = nodes[k] + N;
+        }
         for (long task = next++; task < tasks; task = next++) {
             const int m = (int)(task / blocks), blk = (int)(task % blocks), b = m / S;
             const int r0 = blk * rows_per_block, r1 = std::min((int)n_rows[b], r0 + rows_per_block);
@@ -205,10 +287,32 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
             float* gacc = acc.data();
             float* lacc = gacc + (long)N * p1 * T;
             float* lossacc = lacc + (long)L * lw * T;
-            for (int r = r0; r < r1; r += T) {
-                tile(sh, Xa + ((long)b * n + r) * p1, y + (long)b * n + r, w + (long)b * n + r, std::min(T, r1 - r),
-                     split + (long)m * N * p1, leafp + (long)m * L * lw, s.data(), d.data(), Q.data(), R.data(),
-                     res.data(), reached.data(), gacc, lacc, lossacc);
+            const float* split_m = split + (long)m * N * p1;
+            const float* leafp_m = leafp + (long)m * L * lw;
+            for (int g0 = r0; g0 < r1; g0 += G * T) {
+                const int count = std::min(G, (r1 - g0 + T - 1) / T);
+                for (int k = 0; k < count; ++k) {  // the group's tiles, zero past the block's real rows
+                    const int r = g0 + k * T, rows = std::min(T, r1 - r);
+                    float* xt = cols.data() + (long)k * p1 * T;
+                    float* yt = ys.data() + (long)k * T;
+                    float* wt = ws.data() + (long)k * T;
+                    for (int j = 0; j < p1; ++j) {
+                        const float* column = Xat + ((long)b * p1 + j) * n + r;
+                        for (int i = 0; i < T; ++i) xt[j * T + i] = i < rows ? column[i] : 0.f;
+                    }
+                    float wmax = 0.f;
+                    for (int i = 0; i < T; ++i) {
+                        yt[i] = i < rows ? y[(long)b * n + r + i] : 0.f;
+                        wt[i] = i < rows ? w[(long)b * n + r + i] : 0.f;
+                        wmax = std::max(wmax, wt[i]);
+                    }
+                    tiles[k].wmax = wmax;
+                    tile(sh, tiles[k], split_m, leafp_m, s.data(), d.data() + (long)k * N * T, Q.data(), R.data(),
+                         res.data(), linear ? e.data() + (long)k * L * T : nullptr,
+                         reached.data() + (long)k * (2 * N + 1), lacc, lossacc);
+                }
+                add_products(gacc, N, p1, ds, nodes, xts, count);
+                if (linear) add_products(lacc, L, p1, es, leaves, xts, count);
             }
             for (long i = 0; i < sh.scratch(); ++i) {
                 float total = 0.f;
