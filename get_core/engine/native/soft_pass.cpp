@@ -23,6 +23,7 @@
 #endif
 #if defined(__AVX512F__)
 #include <immintrin.h>
+extern "C" __m512 _ZGVeN16v_expf(__m512);  // glibc's libmvec: expf on 16 lanes (what -ffast-math vectorizes to)
 #endif
 
 namespace {
@@ -78,6 +79,26 @@ inline void dot(const float* a, const float* xt, int p1, float* acc) {
 #endif
 }
 
+// s[r] = 1 / (1 + exp(-u)), u = acc[r] clamped to [-80, 80] (so exp neither overflows nor underflows). The AVX-512
+// path calls glibc's vector expf on the clamped argument and divides exactly: left to -ffast-math, g++ computed exp
+// of the unclamped argument (sending every lane past 88 through glibc's slow scalar path) and blended the clamp in
+// after, or replaced the division by an approximate reciprocal (other bits).
+inline void sigmoid(const float* acc, float* s) {
+#if defined(__AVX512F__)
+    const __m512 one = _mm512_set1_ps(1.f), low = _mm512_set1_ps(-80.f), high = _mm512_set1_ps(80.f);
+    for (int h = 0; h < T; h += 16) {
+        const __m512 u = _mm512_min_ps(high, _mm512_max_ps(low, _mm512_loadu_ps(acc + h)));
+        const __m512 e = _ZGVeN16v_expf(_mm512_sub_ps(_mm512_setzero_ps(), u));
+        _mm512_storeu_ps(s + h, _mm512_div_round_ps(one, _mm512_add_ps(one, e), _MM_FROUND_CUR_DIRECTION));
+    }
+#else
+    for (int r = 0; r < T; ++r) {
+        const float u = std::min(80.f, std::max(-80.f, acc[r]));
+        s[r] = 1.f / (1.f + std::exp(-u));
+    }
+#endif
+}
+
 // One tile's rows: columns xt [feature][row], targets and weights, zero past the tile's real rows.
 struct Tile {
     const float* xt;
@@ -109,9 +130,8 @@ __attribute__((noinline)) void tile(const Shape& sh, const Tile& tl, const float
         const float* Qt = Q + (long)t * T;
         float* Ql = Q + (long)(2 * t + 1) * T;
         float* Qr = Q + (long)(2 * t + 2) * T;
+        sigmoid(acc, st);
         for (int r = 0; r < T; ++r) {
-            const float u = std::min(80.f, std::max(-80.f, acc[r]));
-            st[r] = 1.f / (1.f + std::exp(-u));
             Ql[r] = Qt[r] * st[r];
             Qr[r] = Qt[r] - Ql[r];
         }
