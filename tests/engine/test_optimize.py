@@ -190,6 +190,25 @@ def test_sampled_epochs_on_many_rows_reach_nearly_the_full_batch_loss(monkeypatc
     assert sampled.meta["train_r2"] >= full.meta["train_r2"] - 0.005
 
 
+@pytest.mark.parametrize("one_hot", [False, True])
+def test_each_problems_sample_holds_its_own_real_rows_with_their_targets(one_hot):
+    rng = np.random.default_rng(4)
+    sizes = (300, 170)  # the second problem is padded: its draws must stay among its 170 real rows
+    subsets = []
+    for n in sizes:
+        X = rng.random((n, 3))
+        target = np.eye(3)[rng.integers(0, 3, n)] if one_hot else rng.random(n)
+        subsets.append((X, target))
+    problems = Problems.from_arrays(subsets, torch.device("cpu"))
+    sample = problems.sample(500, torch.Generator().manual_seed(0))
+    assert sample.Xa.shape == (2, 500, 4) and sample.y.shape == ((2, 500, 3) if one_hot else (2, 500))
+    torch.testing.assert_close(sample.Xat, sample.Xa.transpose(1, 2))
+    for b, (X, target) in enumerate(subsets):
+        real = {tuple(np.float32(x).tolist()): np.float32(t).tolist() for x, t in zip(X, target)}
+        for x, t in zip(sample.Xa[b, :, :3].numpy(), sample.y[b].numpy()):
+            assert real[tuple(x.tolist())] == t.tolist()  # a real row of its own problem, with its own target
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_row_samples_are_drawn_on_the_cuda_device():
     X, y, _ = planted_depth2(2000, seed=6)
