@@ -107,43 +107,98 @@ struct Tile {
     float wmax;
 };
 
+// Four dot products at once (each as ``dot``): four independent chains of fused multiply-adds keep the FMA units
+// busy where one chain waits on each addition's latency.
+inline void dot4(const float* const* a, const float* xt, int p1, float* const* acc) {
+#if defined(__AVX512F__)
+    __m512 lo[4], hi[4];
+    for (int q = 0; q < 4; ++q) lo[q] = hi[q] = _mm512_setzero_ps();
+    for (int j = 0; j < p1; ++j) {
+        const __m512 xl = _mm512_loadu_ps(xt + j * T), xh = _mm512_loadu_ps(xt + j * T + 16);
+        for (int q = 0; q < 4; ++q) {
+            const __m512 aj = _mm512_set1_ps(a[q][j]);
+            lo[q] = _mm512_fmadd_ps(aj, xl, lo[q]);
+            hi[q] = _mm512_fmadd_ps(aj, xh, hi[q]);
+        }
+    }
+    for (int q = 0; q < 4; ++q) {
+        _mm512_storeu_ps(acc[q], lo[q]);
+        _mm512_storeu_ps(acc[q] + 16, hi[q]);
+    }
+#else
+    for (int q = 0; q < 4; ++q) dot(a[q], xt, p1, acc[q]);
+#endif
+}
+
+#if defined(__AVX512F__)
+// Single vector operations the compiler may not reassociate or fuse with their neighbours under -ffast-math (the
+// _round forms are opaque builtins): the kernel's sums keep one order, that of the version they were first
+// measured with.
+inline __m512 mul(__m512 a, __m512 b) { return _mm512_mul_round_ps(a, b, _MM_FROUND_CUR_DIRECTION); }
+inline __m512 add(__m512 a, __m512 b) { return _mm512_add_round_ps(a, b, _MM_FROUND_CUR_DIRECTION); }
+inline __m512 sub(__m512 a, __m512 b) { return _mm512_sub_round_ps(a, b, _MM_FROUND_CUR_DIRECTION); }
+#endif
+
 // One model on one tile: fills s, Q, R, res (scratch), the reached flags, d (dL/du per node, [node][row]) and, for
 // linear leaves, e (the leaf gradient's row factors, [leaf][row]); adds the loss and the constant or class leaves'
-// gradients. The split and linear leaves' gradients are added per group (``add_products``).
-__attribute__((noinline)) void tile(const Shape& sh, const Tile& tl, const float* split, const float* leafp, float* s, float* d, float* Q,
-          float* R, float* res, float* e, unsigned char* reached, float* lacc, float* lossacc) {
-    const int N = sh.N(), L = sh.L(), p1 = sh.p1, lw = sh.leaf_width();
+// gradients. The split and linear leaves' gradients are added per group (``add_products``). ``order`` lists the
+// reached nodes level by level, then the reached leaves: every loop runs over reached nodes only (no branch per node
+// that the data decide), and an unreached child's R reads as 0.
+__attribute__((noinline)) void tile(const Shape& sh, const Tile& tl, const float* split, const float* leafp, float* s,
+                                    float* d, float* Q, float* R, float* res, float* e, unsigned char* reached,
+                                    int* order, float* lacc, float* lossacc) {
+    const int N = sh.N(), p1 = sh.p1, lw = sh.leaf_width(), depth = sh.depth;
     const float* xt = tl.xt;
     const float* yt = tl.yt;
     const float* wt = tl.wt;
     const float floor = REACH * tl.wmax;
+    std::memset(reached, 0, 2 * N + 1);
+    if (!(tl.wmax > 0.f)) return;  // no weight: nothing reached, nothing added
+    int first[32];  // depth <= 30 (2^depth nodes); level l's reached nodes are order[first[l] .. first[l + 1]); the leaves' from first[depth]
+    int n = 0;
+    reached[0] = 1;
+    order[n++] = 0;
+    first[0] = 0;
     for (int r = 0; r < T; ++r) Q[r] = wt[r];  // top-down: Q_l = Q s, Q_r = Q - Q_l, s only where reached
-    reached[0] = tl.wmax > 0.f;
-    for (int t = 0; t < N; ++t) {
-        if (!reached[t]) {
-            reached[2 * t + 1] = reached[2 * t + 2] = 0;
-            continue;
+    for (int level = 0; level < depth; ++level) {
+        const int begin = first[level], end = n;
+        first[level + 1] = end;
+        int i = begin;
+        for (; i + 4 <= end; i += 4) {  // u = split . xa into s, four nodes at a time
+            const float* a[4];
+            float* u[4];
+            for (int q = 0; q < 4; ++q) {
+                a[q] = split + (long)order[i + q] * p1;
+                u[q] = s + (long)order[i + q] * T;
+            }
+            dot4(a, xt, p1, u);
         }
-        float acc[T];
-        dot(split + (long)t * p1, xt, p1, acc);
-        float* st = s + (long)t * T;
-        const float* Qt = Q + (long)t * T;
-        float* Ql = Q + (long)(2 * t + 1) * T;
-        float* Qr = Q + (long)(2 * t + 2) * T;
-        sigmoid(acc, st);
-        for (int r = 0; r < T; ++r) {
-            Ql[r] = Qt[r] * st[r];
-            Qr[r] = Qt[r] - Ql[r];
+        for (; i < end; ++i) dot(split + (long)order[i] * p1, xt, p1, s + (long)order[i] * T);
+        for (i = begin; i < end; ++i) {
+            const int t = order[i];
+            float* st = s + (long)t * T;
+            const float* Qt = Q + (long)t * T;
+            float* Ql = Q + (long)(2 * t + 1) * T;
+            float* Qr = Q + (long)(2 * t + 2) * T;
+            sigmoid(st, st);
+            for (int r = 0; r < T; ++r) {
+                Ql[r] = Qt[r] * st[r];
+                Qr[r] = Qt[r] - Ql[r];
+            }
+            if (any_above(Ql, floor)) {
+                reached[2 * t + 1] = 1;
+                order[n++] = 2 * t + 1;
+            }
+            if (any_above(Qr, floor)) {
+                reached[2 * t + 2] = 1;
+                order[n++] = 2 * t + 2;
+            }
         }
-        reached[2 * t + 1] = any_above(Ql, floor);
-        reached[2 * t + 2] = any_above(Qr, floor);
     }
-    for (int l = 0; l < L; ++l) {
+    const int leaves = first[depth];
+    for (int i = leaves; i < n; ++i) {
+        const int l = order[i] - N;
         float* Rl = R + (long)(N + l) * T;
-        if (!reached[N + l]) {
-            for (int r = 0; r < T; ++r) Rl[r] = 0.f;
-            continue;
-        }
         float pred[T];
         const float* k = leafp + (long)l * lw;
         if (sh.classes) {  // R = A_l + G_l[class of the row]: leafp holds [G_l (C), A_l] (see native.py)
@@ -161,31 +216,49 @@ __attribute__((noinline)) void tile(const Shape& sh, const Tile& tl, const float
             Rl[r] = rl[r] * rl[r];
         }
     }
-    for (int t = N - 1; t >= 0; --t) {  // bottom-up: R_t = R_r + s (R_l - R_r)
-        float* Rt = R + (long)t * T;
-        if (!reached[t]) {
-            for (int r = 0; r < T; ++r) Rt[r] = 0.f;
-            continue;
-        }
-        const float* Rl = R + (long)(2 * t + 1) * T;
-        const float* Rr = R + (long)(2 * t + 2) * T;
-        float* dt = d + (long)t * T;
-        const float* st = s + (long)t * T;
-        for (int r = 0; r < T; ++r) {
-            dt[r] = Rl[r] - Rr[r];
-            Rt[r] = Rr[r] + st[r] * dt[r];
+    for (int level = depth - 1; level >= 0; --level) {  // bottom-up: R_t = R_r + s (R_l - R_r)
+        for (int i = first[level]; i < first[level + 1]; ++i) {
+            const int t = order[i];
+            float* Rt = R + (long)t * T;
+            const float* Rl = R + (long)(2 * t + 1) * T;
+            const float* Rr = R + (long)(2 * t + 2) * T;
+            float* dt = d + (long)t * T;
+            const float* st = s + (long)t * T;
+#if defined(__AVX512F__)
+            const __mmask16 left = reached[2 * t + 1] ? 0xFFFF : 0, right = reached[2 * t + 2] ? 0xFFFF : 0;
+            for (int h = 0; h < T; h += 16) {
+                const __m512 rr = _mm512_maskz_loadu_ps(right, Rr + h);
+                const __m512 diff = sub(_mm512_maskz_loadu_ps(left, Rl + h), rr);
+                _mm512_storeu_ps(dt + h, diff);
+                _mm512_storeu_ps(Rt + h, _mm512_fmadd_ps(diff, _mm512_loadu_ps(st + h), rr));
+            }
+#else
+            const bool left = reached[2 * t + 1], right = reached[2 * t + 2];
+            for (int r = 0; r < T; ++r) {
+                const float rr = right ? Rr[r] : 0.f;
+                dt[r] = (left ? Rl[r] : 0.f) - rr;
+                Rt[r] = rr + st[r] * dt[r];
+            }
+#endif
         }
     }
     for (int r = 0; r < T; ++r) lossacc[r] += wt[r] * R[r];
-    for (int t = 0; t < N; ++t) {  // dL/du = Q_l (1 - s) (R_l - R_r)
-        if (!reached[t]) continue;
+    for (int i = 0; i < leaves; ++i) {  // dL/du = Q_l (1 - s) (R_l - R_r)
+        const int t = order[i];
         const float* Ql = Q + (long)(2 * t + 1) * T;
         const float* st = s + (long)t * T;
         float* dt = d + (long)t * T;
+#if defined(__AVX512F__)
+        const __m512 one = _mm512_set1_ps(1.f);
+        for (int h = 0; h < T; h += 16)
+            _mm512_storeu_ps(dt + h, mul(mul(_mm512_loadu_ps(dt + h), _mm512_loadu_ps(Ql + h)),
+                                         sub(one, _mm512_loadu_ps(st + h))));
+#else
         for (int r = 0; r < T; ++r) dt[r] = Ql[r] * (1.f - st[r]) * dt[r];
+#endif
     }
-    for (int l = 0; l < L; ++l) {
-        if (!reached[N + l]) continue;
+    for (int i = leaves; i < n; ++i) {
+        const int l = order[i] - N;
         const float* Ql = Q + (long)(N + l) * T;
         float* g = lacc + (long)l * lw * T;
         if (sh.classes) {  // per leaf: the reach summed by the rows' class, and in all (g_leaf [QY (C), reach])
@@ -196,6 +269,15 @@ __attribute__((noinline)) void tile(const Shape& sh, const Tile& tl, const float
             continue;
         }
         const float* rl = res + (long)l * T;
+#if defined(__AVX512F__)
+        for (int h = 0; h < T; h += 16) {
+            const __m512 el = mul(_mm512_loadu_ps(Ql + h), _mm512_loadu_ps(rl + h));
+            if (sh.linear)
+                _mm512_storeu_ps(e + (long)l * T + h, el);
+            else
+                _mm512_storeu_ps(g + h, add(_mm512_loadu_ps(g + h), el));
+        }
+#else
         float el[T];
         for (int r = 0; r < T; ++r) el[r] = Ql[r] * rl[r];
         if (sh.linear) {
@@ -203,6 +285,7 @@ __attribute__((noinline)) void tile(const Shape& sh, const Tile& tl, const float
         } else {
             for (int r = 0; r < T; ++r) g[r] += el[r];
         }
+#endif
     }
 }
 
@@ -286,6 +369,7 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
         std::vector<float> s((size_t)N * T), Q((size_t)(2 * N + 1) * T), R((size_t)(2 * N + 1) * T);
         std::vector<float> res((size_t)L * T), d((size_t)G * N * T), e(linear ? (size_t)G * L * T : 0);
         std::vector<unsigned char> reached((size_t)G * (2 * N + 1));
+        std::vector<int> order((size_t)(2 * N + 1));
         std::vector<float> cols((size_t)G * p1 * T), ys((size_t)G * T), ws((size_t)G * T);
         std::vector<float> acc(sh.scratch() * T);  // [gacc | lacc | lossacc], each entry T lanes wide
         Tile tiles[G];
@@ -329,7 +413,7 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
                     tiles[k].wmax = wmax;
                     tile(sh, tiles[k], split_m, leafp_m, s.data(), d.data() + (long)k * N * T, Q.data(), R.data(),
                          res.data(), linear ? e.data() + (long)k * L * T : nullptr,
-                         reached.data() + (long)k * (2 * N + 1), lacc, lossacc);
+                         reached.data() + (long)k * (2 * N + 1), order.data(), lacc, lossacc);
                 }
                 add_products(gacc, N, p1, ds, nodes, xts, count);
                 if (linear) add_products(lacc, L, p1, es, leaves, xts, count);
