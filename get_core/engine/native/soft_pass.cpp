@@ -154,7 +154,8 @@ __attribute__((noinline)) void tile(const Shape& sh, const Tile& tl, const float
     const float floor = REACH * tl.wmax;
     std::memset(reached, 0, 2 * N + 1);
     if (!(tl.wmax > 0.f)) return;  // no weight: nothing reached, nothing added
-    int first[32];  // depth <= 30 (2^depth nodes); level l's reached nodes are order[first[l] .. first[l + 1]); the leaves' from first[depth]
+    // Level l's reached nodes are order[first[l] .. first[l + 1]), the reached leaves' from first[depth] (depth <= 30).
+    int first[32];
     int n = 0;
     reached[0] = 1;
     order[n++] = 0;
