@@ -373,14 +373,16 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
         std::vector<int> order((size_t)(2 * N + 1));
         std::vector<float> cols((size_t)G * p1 * T), ys((size_t)G * T), ws((size_t)G * T);
         std::vector<float> acc(sh.scratch() * T);  // [gacc | lacc | lossacc], each entry T lanes wide
-        Tile tiles[G];
-        const float *xts[G], *ds[G], *es[G];
-        const unsigned char *nodes[G], *leaves[G];
+        // The group's tile k: its rows (xt[k], yt[k], wt[k]), dL/du (dk[k]), linear leaves' factors (ek[k]) and
+        // reached flags (nodes[k], its leaves' from leaves[k]).
+        float *xt[G], *yt[G], *wt[G], *dk[G], *ek[G];
+        unsigned char *nodes[G], *leaves[G];
         for (int k = 0; k < G; ++k) {
-            xts[k] = cols.data() + (long)k * p1 * T;
-            tiles[k] = Tile{xts[k], ys.data() + (long)k * T, ws.data() + (long)k * T, 0.f};
-            ds[k] = d.data() + (long)k * N * T;
-            es[k] = linear ? e.data() + (long)k * L * T : nullptr;
+            xt[k] = cols.data() + (long)k * p1 * T;
+            yt[k] = ys.data() + (long)k * T;
+            wt[k] = ws.data() + (long)k * T;
+            dk[k] = d.data() + (long)k * N * T;
+            ek[k] = linear ? e.data() + (long)k * L * T : nullptr;
             nodes[k] = reached.data() + (long)k * (2 * N + 1);
             leaves[k] = nodes[k] + N;
         }
@@ -398,26 +400,21 @@ extern "C" int get_soft_pass(int B, int S, int n, int p1, int depth, int linear,
                 const int count = std::min(G, (r1 - g0 + T - 1) / T);
                 for (int k = 0; k < count; ++k) {  // the group's tiles, zero past the block's real rows
                     const int r = g0 + k * T, rows = std::min(T, r1 - r);
-                    float* xt = cols.data() + (long)k * p1 * T;
-                    float* yt = ys.data() + (long)k * T;
-                    float* wt = ws.data() + (long)k * T;
                     for (int j = 0; j < p1; ++j) {
                         const float* column = Xat + ((long)b * p1 + j) * n + r;
-                        for (int i = 0; i < T; ++i) xt[j * T + i] = i < rows ? column[i] : 0.f;
+                        for (int i = 0; i < T; ++i) xt[k][j * T + i] = i < rows ? column[i] : 0.f;
                     }
                     float wmax = 0.f;
                     for (int i = 0; i < T; ++i) {
-                        yt[i] = i < rows ? y[(long)b * n + r + i] : 0.f;
-                        wt[i] = i < rows ? w[(long)b * n + r + i] : 0.f;
-                        wmax = std::max(wmax, wt[i]);
+                        yt[k][i] = i < rows ? y[(long)b * n + r + i] : 0.f;
+                        wt[k][i] = i < rows ? w[(long)b * n + r + i] : 0.f;
+                        wmax = std::max(wmax, wt[k][i]);
                     }
-                    tiles[k].wmax = wmax;
-                    tile(sh, tiles[k], split_m, leafp_m, s.data(), d.data() + (long)k * N * T, Q.data(), R.data(),
-                         res.data(), linear ? e.data() + (long)k * L * T : nullptr,
-                         reached.data() + (long)k * (2 * N + 1), order.data(), lacc, lossacc);
+                    tile(sh, Tile{xt[k], yt[k], wt[k], wmax}, split_m, leafp_m, s.data(), dk[k], Q.data(), R.data(),
+                         res.data(), ek[k], nodes[k], order.data(), lacc, lossacc);
                 }
-                add_products(gacc, N, p1, ds, nodes, xts, count);
-                if (linear) add_products(lacc, L, p1, es, leaves, xts, count);
+                add_products(gacc, N, p1, dk, nodes, xt, count);
+                if (linear) add_products(lacc, L, p1, ek, leaves, xt, count);
             }
             for (long i = 0; i < sh.scratch(); ++i) {
                 float total = 0.f;
