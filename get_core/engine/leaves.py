@@ -118,7 +118,11 @@ def _native_matches_route() -> bool:
 
 
 def _per_model(t: Tensor, starts: int) -> Tensor:
-    """Repeat a per-problem tensor (B, ...) for each of its starts: (B*S, ...)."""
+    """A per-problem tensor (B, ...) for each of its starts: (B*S, ...). One problem (a plain fit) gets a read-only
+    view of its one row set, not ``starts`` copies (at 1,000,000 rows and 10 starts the copies of y and w were a
+    quarter of a checkpoint's leaf statistics); the values, and so every sum over them, are the same."""
+    if t.shape[0] == 1:
+        return t.expand(starts, *t.shape[1:])
     return t.repeat_interleave(starts, dim=0)
 
 
@@ -126,18 +130,18 @@ def node_statistics(leaf: Tensor, y: Tensor, w: Tensor, n_leaves: int, starts: i
     """(n_samples, node_means) for every node of every model, heap order, (M, 2L-1) (means (M, 2L-1, C) for
     one-hot y)."""
     M = leaf.shape[0]
-    wm, ym = _per_model(w, starts), _per_model(y, starts)
     dtype = w.dtype
     weight = torch.zeros(M, 2 * n_leaves - 1, dtype=dtype, device=w.device)
     total = torch.zeros(M, 2 * n_leaves - 1, *y.shape[2:], dtype=dtype, device=w.device)
     count = torch.zeros_like(weight)
     idx = leaf + (n_leaves - 1)
-    weight.scatter_add_(1, idx, wm)
+    weight.scatter_add_(1, idx, _per_model(w, starts))  # the per-row terms once per problem, shared by its starts
     if y.dim() == 3:
-        total.index_put_((torch.arange(M, device=w.device).view(M, 1), idx), wm.unsqueeze(2) * ym, accumulate=True)
+        total.index_put_((torch.arange(M, device=w.device).view(M, 1), idx),
+                         _per_model(w.unsqueeze(2) * y, starts), accumulate=True)
     else:
-        total.scatter_add_(1, idx, wm * ym)
-    count.scatter_add_(1, idx, (wm > 0).to(dtype))
+        total.scatter_add_(1, idx, _per_model(w * y, starts))
+    count.scatter_add_(1, idx, _per_model((w > 0).to(dtype), starts))
     level_size = n_leaves // 2  # parents from children, bottom-up
     while level_size >= 1:
         lo = level_size - 1
@@ -202,22 +206,23 @@ def _supported_means(n_samples: Tensor, means: Tensor) -> Tensor:
 
 def _target_range(leaf: Tensor, y: Tensor, w: Tensor, L: int, starts: int) -> tuple[Tensor, Tensor]:
     """(M, L) smallest and largest target of each leaf's real rows (padding has w = 0); -inf / inf when empty."""
-    real, ym = _per_model(w, starts) > 0, _per_model(y, starts)
     inf = torch.tensor(float("inf"), dtype=y.dtype, device=y.device)
     lower = torch.full((leaf.shape[0], L), float("inf"), dtype=y.dtype, device=y.device)
     upper = torch.full_like(lower, float("-inf"))
-    lower.scatter_reduce_(1, leaf, torch.where(real, ym, inf), "amin")
-    upper.scatter_reduce_(1, leaf, torch.where(real, ym, -inf), "amax")
+    lower.scatter_reduce_(1, leaf, _per_model(torch.where(w > 0, y, inf), starts), "amin")
+    upper.scatter_reduce_(1, leaf, _per_model(torch.where(w > 0, y, -inf), starts), "amax")
     empty = lower > upper
     return lower.masked_fill(empty, float("-inf")), upper.masked_fill(empty, float("inf"))
 
 
 def _mean_rss(leaf: Tensor, y: Tensor, w: Tensor, L: int, starts: int) -> Tensor:
     """(M, L) weighted residual sum of squares of each leaf's rows about their mean, float64."""
-    wm, ym = _per_model(w, starts).double(), _per_model(y, starts).double()
-    sw = torch.zeros(leaf.shape[0], L, dtype=torch.float64, device=y.device).scatter_add_(1, leaf, wm)
-    swy = torch.zeros_like(sw).scatter_add_(1, leaf, wm * ym)
-    swyy = torch.zeros_like(sw).scatter_add_(1, leaf, wm * ym * ym)
+    w64, y64 = w.double(), y.double()
+    wy = w64 * y64
+    sw = torch.zeros(leaf.shape[0], L, dtype=torch.float64, device=y.device)
+    sw.scatter_add_(1, leaf, _per_model(w64, starts))
+    swy = torch.zeros_like(sw).scatter_add_(1, leaf, _per_model(wy, starts))
+    swyy = torch.zeros_like(sw).scatter_add_(1, leaf, _per_model(wy * y64, starts))
     return (swyy - swy.square() / sw.clamp(min=1e-300)).clamp(min=0)
 
 
