@@ -134,14 +134,14 @@ def node_statistics(leaf: Tensor, y: Tensor, w: Tensor, n_leaves: int, starts: i
     weight = torch.zeros(M, 2 * n_leaves - 1, dtype=dtype, device=w.device)
     total = torch.zeros(M, 2 * n_leaves - 1, *y.shape[2:], dtype=dtype, device=w.device)
     count = torch.zeros_like(weight)
-    idx = leaf + (n_leaves - 1)
-    weight.scatter_add_(1, idx, _per_model(w, starts))  # the per-row terms once per problem, shared by its starts
+    at_leaves = slice(n_leaves - 1, None)  # scattered into the leaves' columns: no (M, n) heap index to build
+    weight[:, at_leaves].scatter_add_(1, leaf, _per_model(w, starts))  # per-row terms once per problem
     if y.dim() == 3:
-        total.index_put_((torch.arange(M, device=w.device).view(M, 1), idx),
+        total.index_put_((torch.arange(M, device=w.device).view(M, 1), leaf + (n_leaves - 1)),
                          _per_model(w.unsqueeze(2) * y, starts), accumulate=True)
     else:
-        total.scatter_add_(1, idx, _per_model(w * y, starts))
-    count.scatter_add_(1, idx, _per_model((w > 0).to(dtype), starts))
+        total[:, at_leaves].scatter_add_(1, leaf, _per_model(w * y, starts))
+    count[:, at_leaves].scatter_add_(1, leaf, _per_model((w > 0).to(dtype), starts))
     level_size = n_leaves // 2  # parents from children, bottom-up
     while level_size >= 1:
         lo = level_size - 1
@@ -312,11 +312,10 @@ def predict_leaves(leaf: Tensor, fit: LeafFit, X: Tensor, starts: int) -> Tensor
 def hard_loss(leaf: Tensor, fit: LeafFit, X: Tensor, y: Tensor, w: Tensor, starts: int) -> Tensor:
     """Weighted mean squared error (M,) of the hard-split tree; for one-hot y its Brier score, which at the leaves'
     class shares is the weighted Gini impurity of the leaves (CART's criterion)."""
-    resid = _per_model(y, starts) - predict_leaves(leaf, fit, X, starts)
-    squared = resid.square()
+    squared = (_per_model(y, starts) - predict_leaves(leaf, fit, X, starts)).square_()  # in place: one (M, n) buffer
     if squared.dim() == 3:
         squared = squared.sum(dim=2)
-    return (squared * _per_model(w, starts)).sum(dim=1)
+    return squared.mul_(_per_model(w, starts)).sum(dim=1)
 
 
 def hard_accuracy(leaf: Tensor, fit: LeafFit, y: Tensor, w: Tensor, starts: int) -> Tensor:
