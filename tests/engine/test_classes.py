@@ -7,6 +7,7 @@ import torch
 
 from get_core.engine import classes
 from get_core.engine.soft import Params, soft_loss_and_grad
+from tests.engine.native_builds import OLDER_CPUS, older_cpu_kernel
 from tests.engine.test_soft import path_probabilities
 
 
@@ -94,6 +95,21 @@ def test_native_cpu_kernel_classifies_like_the_torch_implementation(loss, sharp,
 
     if native.load() is None:
         pytest.skip("no C++ compiler: training uses the torch implementation")
+    _assert_kernel_classifies_like_torch(loss, sharp, depth)
+
+
+@pytest.mark.parametrize("without", OLDER_CPUS)
+def test_the_kernel_built_for_an_older_cpu_classifies_like_the_torch_implementation(without):
+    """The portable loops a CPU without AVX-512 (or AVX2) compiles give a class tree the same loss and gradients."""
+    with older_cpu_kernel(without):
+        for loss in classes.SOFT_LOSSES:
+            _assert_kernel_classifies_like_torch(loss, 50.0, 4)
+
+
+def _assert_kernel_classifies_like_torch(loss: str, sharp: float, depth: int) -> None:
+    """The compiled kernel's float32 loss and gradients for class leaves against the float64 torch implementation."""
+    from get_core.engine import native
+
     g = torch.Generator().manual_seed(depth)
     B, S, n, p, C = 2, 3, 203, 5, 4  # n not a multiple of the kernel's tile
     M, N, L = B * S, 2 ** depth - 1, 2 ** depth

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from get_core.engine.soft import Params, soft_loss_and_grad
+from tests.engine.native_builds import OLDER_CPUS, older_cpu_kernel
 
 
 def path_probabilities(params: Params, alpha, X, m: int, starts: int) -> list[torch.Tensor]:
@@ -74,6 +75,22 @@ def test_native_cpu_kernel_matches_the_torch_implementation(linear, depth, sharp
 
     if native.load() is None:
         pytest.skip("no C++ compiler: training uses the torch implementation")
+    _assert_kernel_matches_torch(linear, depth, sharp)
+
+
+@pytest.mark.parametrize("without", OLDER_CPUS)
+def test_the_kernel_built_for_an_older_cpu_matches_the_torch_implementation(without):
+    """The portable loops a CPU without AVX-512 (or AVX2) compiles compute the same loss and gradients."""
+    with older_cpu_kernel(without):
+        for linear, depth, sharp in [(False, 4, 1.0), (True, 4, 50.0), (False, 7, 50.0)]:
+            _assert_kernel_matches_torch(linear, depth, sharp)
+
+
+def _assert_kernel_matches_torch(linear: bool, depth: int, sharp: float) -> None:
+    """The compiled kernel's float32 loss and gradients against the float64 torch implementation, and its skipping
+    of padding rows."""
+    from get_core.engine import native
+
     g = torch.Generator().manual_seed(depth)
     B, S, n, p = 2, 3, 603, 5  # n not a multiple of the kernel's tile, over several of its groups of tiles
     M, N, L = B * S, 2 ** depth - 1, 2 ** depth
