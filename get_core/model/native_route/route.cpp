@@ -309,6 +309,28 @@ inline void fused_sums(const float* A, int p1, const int32_t* off, const float* 
 #endif
 }
 
+#if defined(__AVX512F__)
+//: levels whose weights a permute picks (up to 32 nodes: one two-table permute) instead of a gather
+constexpr int PERMUTED_LEVELS = 6;
+
+// Each model's weights of the levels 0 .. PERMUTED_LEVELS-1 laid out [model][level][feature][node of the level, 32
+// wide]: a tile's weights at such a level are one permute of the rows' node indices, not a gather. The products and
+// their order are the gathers' (one fused multiply-add per feature from 0), so the leaves are the same.
+std::vector<float> level_tables(const float* split, int p1, int depth, int64_t S, int64_t b) {
+    const int64_t N = (int64_t(1) << depth) - 1;
+    const int levels = std::min(depth, PERMUTED_LEVELS);
+    std::vector<float> table(size_t(S) * levels * p1 * 32, 0.f);
+    for (int64_t s = 0; s < S; ++s) {
+        const float* A = split + (b * S + s) * N * p1;
+        for (int level = 0; level < levels; ++level)
+            for (int j = 0; j < (1 << level); ++j)
+                for (int k = 0; k < p1; ++k)
+                    table[((size_t(s) * levels + level) * p1 + k) * 32 + j] = A[((1 << level) - 1 + j) * p1 + k];
+    }
+    return table;
+}
+#endif
+
 // Rows lo..hi of problem b through each of its S models (b * S .. b * S + S - 1): every tile of rows is laid out
 // [feature][row] once and routed by all of them.
 void model_rows(const float* split, const float* Xa, int64_t n, int p1, int depth, int64_t S, int64_t b,
@@ -316,6 +338,10 @@ void model_rows(const float* split, const float* Xa, int64_t n, int p1, int dept
     const int64_t N = (int64_t(1) << depth) - 1;
     const float* X = Xa + b * n * p1;
     std::vector<float> tile(size_t(F) * p1);
+#if defined(__AVX512F__)
+    const std::vector<float> tables = level_tables(split, p1, depth, S, b);
+    const int levels = std::min(depth, PERMUTED_LEVELS);
+#endif
     for (int64_t i0 = lo; i0 < hi; i0 += F) {
         const int rows = int(std::min<int64_t>(F, hi - i0));
         for (int k = 0; k < p1; ++k)
@@ -325,7 +351,26 @@ void model_rows(const float* split, const float* Xa, int64_t n, int p1, int dept
             int32_t off[F];
             int node[F];
             for (int r = 0; r < F; ++r) node[r] = 0;
-            for (int level = 0; level < depth; ++level) {
+            int level = 0;
+#if defined(__AVX512F__)
+            const __m512i one = _mm512_set1_epi32(1);
+            __m512i heap = _mm512_setzero_si512();
+            for (; level < levels; ++level) {
+                const __m512i j = _mm512_sub_epi32(heap, _mm512_set1_epi32((1 << level) - 1));
+                const float* T = tables.data() + (size_t(m - b * S) * levels + level) * p1 * 32;
+                __m512 sum = _mm512_setzero_ps();
+                for (int k = 0; k < p1; ++k) {
+                    const __m512 w = _mm512_permutex2var_ps(_mm512_loadu_ps(T + k * 32), j,
+                                                            _mm512_loadu_ps(T + k * 32 + 16));
+                    sum = _mm512_fmadd_ps(w, _mm512_loadu_ps(tile.data() + k * F), sum);
+                }
+                const __mmask16 right = _mm512_cmp_ps_mask(sum, _mm512_setzero_ps(), _CMP_GT_OQ);
+                heap = _mm512_add_epi32(_mm512_add_epi32(heap, heap), one);
+                heap = _mm512_mask_add_epi32(heap, right, heap, one);
+            }
+            _mm512_storeu_si512(node, heap);
+#endif
+            for (; level < depth; ++level) {
                 float acc[F];
                 for (int r = 0; r < F; ++r) off[r] = node[r] * p1;
                 fused_sums(A, p1, off, tile.data(), acc);
