@@ -14,7 +14,7 @@ from sklearn.tree import DecisionTreeRegressor
 from get_core.model import model_file
 from get_core.config import GETConfig
 from get_core.estimator import GETRegressor
-from get_core.engine.optimize import resolve_device
+from get_core.engine.optimize import repeatable, resolve_device
 from get_core.engine.train import train
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
@@ -97,3 +97,28 @@ def test_the_torch_path_that_cuda_runs_trains_classes_like_the_cpu_kernel(monkey
     monkeypatch.setattr(optimize.native, "available", lambda device, n_features: False)
     torch_ops = train(X, y, config, classes=[0, 1, 2, 3])
     assert torch_ops.meta["train_r2"] == pytest.approx(kernel.meta["train_r2"], abs=TOLERANCE_R2)
+
+
+@cuda
+@pytest.mark.parametrize("task", ["regression", "sampled regression", "classification"])
+def test_two_cuda_fits_with_one_random_state_are_the_same_tree_bit_for_bit(task):
+    """CUDA's scatter-adds add in whatever order its threads finish unless told otherwise (``repeatable``)."""
+    X, y = _class_sample() if task == "classification" else sample(3000)
+    config = dataclasses.replace(CONFIG, device="cuda", batch_rows=1000 if task.startswith("sampled") else None)
+    classes = [0, 1, 2, 3] if task == "classification" else None
+    first, second = (train(X, y, config, classes=classes) for _ in range(2))
+    for name in ("weights", "thresholds", "leaf_intercepts"):
+        assert np.array_equal(getattr(first, name), getattr(second, name)), name
+    assert not torch.are_deterministic_algorithms_enabled()  # the user's setting is back after the fit
+
+
+def test_the_repeatable_scope_leaves_a_cpu_fit_and_the_users_own_setting_alone():
+    with repeatable(torch.device("cpu")):
+        assert not torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        with repeatable(torch.device("cuda")):
+            assert torch.are_deterministic_algorithms_enabled()
+        assert torch.are_deterministic_algorithms_enabled()  # not switched off behind the user's back
+    finally:
+        torch.use_deterministic_algorithms(False)

@@ -9,8 +9,10 @@ training loss. ``initial_params`` builds the starts (a warm start, CART, random 
 from __future__ import annotations
 
 import math
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -39,6 +41,26 @@ def resolve_device(device: str) -> torch.device:
     if device == "cuda" and not torch.cuda.is_available():
         raise ValueError("device='cuda' was requested but torch sees no CUDA device; use device='auto' or 'cpu'.")
     return torch.device(device)
+
+
+@contextmanager
+def repeatable(device: torch.device) -> Iterator[None]:
+    """Within: a fit on ``device`` adds in a fixed order, so one ``random_state`` gives one tree bit for bit.
+
+    CUDA's scatter-adds (the leaves' sums, the backward of a gather) add in the order its threads happen to finish,
+    so two fits differed in the last bits and then in their splits; torch's deterministic algorithms add in a fixed
+    order instead, for the fit's duration only (the CPU's already do). ``warn_only``: an operation without such a
+    version warns rather than stopping a user's fit.
+    """
+    if device.type != "cuda" or torch.are_deterministic_algorithms_enabled():
+        yield
+        return
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's own condition for repeatable products
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(False)
 
 
 @dataclass

@@ -21,7 +21,8 @@ from get_core.config import GETConfig, polishes, soft_rows
 from get_core.engine.memory import refuse_oversized_fit
 from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data.columns import ROBUST_PERCENTILES
-from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
+from get_core.engine.optimize import (Problems, alpha_schedule, budgeted, initial_params, repeatable, resolve_device,
+                                      run_stages)
 from get_core.engine.plan import Plan, fit_header, record, replay_config, replayed
 from get_core.engine.polish import polish
 from get_core.engine.starts import cart_splits
@@ -88,7 +89,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     from it instead (its budget and seed where ``config`` leaves them None), and so return the recorded tree.
     """
     wall, cpu0 = time.monotonic(), time.process_time()
-    with counting() as clock:
+    with counting() as clock, repeatable(resolve_device(config.device)):
         tree = _train(X, y, config, on_progress, feature_names, warm_start, sample_weight, classes, class_loss,
                       replay_plan)
         tree.meta["fit_seconds"] = time.monotonic() - wall

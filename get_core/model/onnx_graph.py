@@ -100,7 +100,9 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
     outputs.append(helper.make_tensor_value_info("leaf", TensorProto.INT64, [None]))
     graph = helper.make_graph(nodes, "get_oblique_tree", [helper.make_tensor_value_info("X", elem, [None, p])],
                               outputs, inits)
-    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+    opset = [helper.make_opsetid("", OPSET)]
+    # The IR version the opset needs, not this onnx's newest: an older onnxruntime refuses a newer IR it cannot read.
+    onnx_model = helper.make_model(graph, opset_imports=opset, ir_version=helper.find_min_ir_version_for(opset),
                                    producer_name="GET Explorer")
     kind = "classification" if getattr(tree, "is_classifier", False) else "regression"
     onnx_model.doc_string = (f"GET oblique {kind} tree: depth {depth}, {tree.leaf_type} leaves, features "

@@ -97,6 +97,15 @@ def test_small_fits_of_the_shared_datasets_export_to_the_last_bit(name):
     assert_close_to_predict(tree, X)
 
 
+def test_the_model_declares_the_ir_version_its_opset_needs_so_older_runtimes_load_it():
+    """onnx 1.23 writes IR 14 by default, which onnxruntime 1.30 refuses ("max supported IR version: 13")."""
+    import onnx
+
+    model = onnx.load_from_string(to_onnx(make_tree(depth=2, p=3, seed=0)[0]))
+    assert [o.version for o in model.opset_import] == [17]
+    assert model.ir_version == 8  # ONNX's table: opset 17 came with IR 8 (onnx 1.12, onnxruntime 1.12 and later)
+
+
 def test_bad_arguments_get_a_clear_sentence():
     with pytest.raises(ValueError, match="dtype must be one of"):
         to_onnx(stump(), dtype="float16")
