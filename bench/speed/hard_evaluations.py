@@ -59,10 +59,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     X, y = planted(args.rows, 0)
-    config = GETConfig(depth=args.depth, n_starts=1, n_epochs=20, random_state=0, batch_rows=8192)
+    config = GETConfig(depth=args.depth, n_starts=1, n_epochs=20, random_state=0, batch_rows=8192, device="cpu")
     tree = train(X, y, config)
     ys = (y - tree.y_min) / tree.y_scale
-    polish_config = GETConfig(depth=args.depth, n_starts=1, n_epochs=5, random_state=0, polish=True)
+    polish_config = GETConfig(depth=args.depth, n_starts=1, n_epochs=5, random_state=0, polish=True, device="cpu")
     steps = {
         "refit_nodes k=2": lambda: refit_nodes(copy.deepcopy(tree), X, ys, 2),
         "refit_nodes k=10 (dense)": lambda: refit_nodes(copy.deepcopy(tree), X, ys, X.shape[1]),

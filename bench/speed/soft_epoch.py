@@ -83,7 +83,8 @@ def instrumented(counters: Counters):
 def one_fit(rows: int, starts: int, epochs: int) -> tuple[float, Counters, str, float]:
     """(the fit's CPU seconds, its counters, the tree's digest, its training R2)."""
     X, y = planted(rows, 0)
-    config = GETConfig(depth=FIT_DEPTH, n_starts=starts, n_epochs=epochs, random_state=0, batch_rows=SAMPLE_ROWS)
+    config = GETConfig(depth=FIT_DEPTH, n_starts=starts, n_epochs=epochs, random_state=0, batch_rows=SAMPLE_ROWS,
+                       device="cpu")  # the CPU kernel's parts: on a CUDA machine "auto" would time torch on the GPU
     counters = Counters()
     with instrumented(counters):
         cpu0 = time.process_time()

@@ -29,7 +29,7 @@ X, y = (X - X.min(0)) / np.ptp(X, 0), (y - y.min()) / np.ptp(y)
 depth, e1, e2 = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 def cpu(epochs):
     clock = time.process_time()
-    train(X, y, GETConfig(depth=depth, n_starts=10, n_epochs=epochs, random_state=0))
+    train(X, y, GETConfig(depth=depth, n_starts=10, n_epochs=epochs, random_state=0, device="cpu"))  # CPU work
     return time.process_time() - clock
 cpu(e1)
 print(1000 * (cpu(e2) - cpu(e1)) / (10 * 2 * (e2 - e1)))

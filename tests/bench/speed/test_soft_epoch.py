@@ -28,7 +28,7 @@ def test_the_kernel_call_is_counted_inside_the_soft_pass():
     X, y = planted(9000, 1)
     counters = soft_epoch.Counters()
     with soft_epoch.instrumented(counters):
-        train(X, y, GETConfig(depth=3, n_starts=2, n_epochs=4, random_state=0, batch_rows=1000))
+        train(X, y, GETConfig(depth=3, n_starts=2, n_epochs=4, random_state=0, batch_rows=1000, device="cpu"))
     assert counters.calls["soft pass"] == 8 and counters.calls["row sample"] == 8
     if native.load() is not None:
         assert counters.calls["kernel call"] == 8
