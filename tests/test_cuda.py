@@ -112,6 +112,19 @@ def test_two_cuda_fits_with_one_random_state_are_the_same_tree_bit_for_bit(task)
     assert not torch.are_deterministic_algorithms_enabled()  # the user's setting is back after the fit
 
 
+def test_overlapping_cuda_fits_keep_the_deterministic_mode_until_the_last_one_ends():
+    """Two fits in threads of one process (a Dask worker's): the first to end must not switch it off under the other."""
+    cuda_device = torch.device("cuda")  # a device object only: no GPU is needed to enter the scope
+    first, second = repeatable(cuda_device), repeatable(cuda_device)
+    first.__enter__()
+    second.__enter__()
+    assert torch.are_deterministic_algorithms_enabled()
+    first.__exit__(None, None, None)
+    assert torch.are_deterministic_algorithms_enabled()
+    second.__exit__(None, None, None)
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
 def test_the_repeatable_scope_leaves_a_cpu_fit_and_the_users_own_setting_alone():
     with repeatable(torch.device("cpu")):
         assert not torch.are_deterministic_algorithms_enabled()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
@@ -43,24 +44,38 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
+#: CUDA fits running now in ``repeatable`` scopes (threads of one process, e.g. a Dask worker's), and whether the
+#: first of them switched torch's deterministic mode on (then the last to end switches it off).
+_REPEATABLE = {"fits": 0, "switched_on": False}
+_REPEATABLE_LOCK = threading.Lock()
+
+
 @contextmanager
 def repeatable(device: torch.device) -> Iterator[None]:
     """Within: a fit on ``device`` adds in a fixed order, so one ``random_state`` gives one tree bit for bit.
 
     CUDA's scatter-adds (the leaves' sums, the backward of a gather) add in the order its threads happen to finish,
     so two fits differed in the last bits and then in their splits; torch's deterministic algorithms add in a fixed
-    order instead, for the fit's duration only (the CPU's already do). ``warn_only``: an operation without such a
-    version warns rather than stopping a user's fit.
+    order instead, while any CUDA fit of the process runs (the CPU's already do). A user who switched the mode on
+    keeps it. ``warn_only``: an operation without such a version warns rather than stopping a user's fit.
     """
-    if device.type != "cuda" or torch.are_deterministic_algorithms_enabled():
+    if device.type != "cuda":
         yield
         return
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's own condition for repeatable products
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    with _REPEATABLE_LOCK:
+        if _REPEATABLE["fits"] == 0 and not torch.are_deterministic_algorithms_enabled():
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's condition for repeatable products
+            torch.use_deterministic_algorithms(True, warn_only=True)
+            _REPEATABLE["switched_on"] = True
+        _REPEATABLE["fits"] += 1
     try:
         yield
     finally:
-        torch.use_deterministic_algorithms(False)
+        with _REPEATABLE_LOCK:
+            _REPEATABLE["fits"] -= 1
+            if _REPEATABLE["fits"] == 0 and _REPEATABLE["switched_on"]:
+                torch.use_deterministic_algorithms(False)
+                _REPEATABLE["switched_on"] = False
 
 
 @dataclass
