@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -62,15 +63,22 @@ def require_diagram_browser() -> None:
         pytest.skip("Graphviz dot is not installed (make system-deps)")
 
 
+def server_log(db: Path) -> Path:
+    """Where ``serve_app(db)`` writes the server's output: what a failed browser test quotes."""
+    return db.parent / "streamlit.log"
+
+
 @contextmanager
 def serve_app(db: Path) -> Iterator[str]:
-    """The app against run store ``db``; yields its base URL and stops the server afterwards."""
+    """The app against run store ``db``; yields its base URL and stops the server afterwards. The server's output
+    goes to ``server_log(db)``."""
     port = free_port()
     env = {**os.environ, "GET_EXPLORER_DB": str(db)}
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
-                                f"--server.port={port}", "--server.address=127.0.0.1",
-                                "--browser.gatherUsageStats=false"],
-                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(server_log(db), "ab") as log:
+        process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+                                    f"--server.port={port}", "--server.address=127.0.0.1",
+                                    "--browser.gatherUsageStats=false"],
+                                   cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, process)
@@ -81,6 +89,28 @@ def serve_app(db: Path) -> Iterator[str]:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def open_until(page, url: str, locator, timeout_ms: int, log: Path, retry_ms: int = BUSY_MS) -> None:
+    """Open ``url`` until ``locator`` shows, reloading once if it has not after ``timeout_ms``; the reloaded page
+    gets ``retry_ms``, the busy default (what the server computed for the first render is cached by then).
+
+    Why: once in many runs of the whole suite, a page's first render never finished in the test's browser (540 s
+    with the machine idle), while a second browser on the same server had the same page in seconds (November 27).
+    The reload keeps such a stall from hiding what the test is about; the warning keeps it from going unseen, with
+    the page's words and the end of the server's log."""
+    page.goto(url)
+    try:
+        locator.wait_for(timeout=timeout_ms)
+        return
+    except Exception as exc:  # Playwright's TimeoutError: say what the page showed, then try once more
+        shown = page.inner_text("body")[-1500:] if page.query_selector("body") else ""
+        tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no server log)"
+        warnings.warn(f"{url} did not show {locator} in {timeout_ms / 1000:.0f} s ({type(exc).__name__}); "
+                      f"reloading once. The page showed:\n{shown}\nThe server's log ended:\n{tail}",
+                      RuntimeWarning, stacklevel=2)
+    page.reload()
+    locator.wait_for(timeout=retry_ms)
 
 
 @contextmanager
