@@ -334,7 +334,7 @@ std::vector<float> level_tables(const float* split, int p1, int depth, int64_t S
 
 //: 16-row vectors per tile of the model routing. With AVX-512 a level's table (its nodes' weights, p1 x 32 floats)
 //: is loaded once per feature for all Q vectors, not once per vector: a tile of one vector re-read a model's tables
-//: (84 KB at depth 6 and 11 columns, more than L1) for every 16 rows (the checkpoints' routing at 1,000,000 rows: 1.7x
+//: (84 KB at depth 6 and 11 columns, more than L1) for every 16 rows (the checkpoints' routing at 1,000,000 rows: 1.9x
 //: faster). Without tables (the gathers) a larger tile only spills out of L1 at many features: one vector.
 #if defined(__AVX512F__)
 constexpr int Q = 4;
