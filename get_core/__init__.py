@@ -10,6 +10,10 @@ from importlib import import_module
 from get_core.config import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION
 from get_core.model.tree import ObliqueTree
 
+#: The one home of the package's version: pyproject.toml reads it (setuptools' dynamic version), CITATION.cff repeats
+#: it (tests/test_install.py checks both).
+__version__ = "0.1.0"
+
 __all__ = ["ObliqueTree", "ModelFormatError", "GETRegressor", "GETRegressorCV", "GETClassifier", "GETClassifierCV",
            "counterfactual", "CounterfactualError", "ENGINE_VERSION", "CONSTANT_LEAF_ENGINE_VERSION",
            "to_onnx"]
