@@ -52,3 +52,15 @@ def test_the_prose_around_the_headline_quotes_only_the_headline_tables_figures()
     for where, text in (("the headline's paragraph", prose), ("README.md's Results section", readme_around)):
         stray = figures(text) - figures(table)
         assert not stray, f"{where} quotes {sorted(stray)}, which the headline table does not have"
+
+
+def test_every_result_file_is_indexed_and_every_cited_one_exists():
+    results = DEFAULT_DOC.parents[1] / "results"
+    index = (results / "INDEX.md").read_text()
+    unindexed = [p.name for p in sorted(results.iterdir()) if p.is_file() and p.name != "INDEX.md"
+                 and f"`{p.name}`" not in index]
+    assert not unindexed, f"results/INDEX.md does not say what wrote {unindexed} (add a row)"
+    pages = DEFAULT_DOC.read_text() + README.read_text()
+    cited = set(re.findall(r"results/([\w.*-]+\.(?:jsonl|json|txt|cpp|md))", pages))
+    missing = sorted(name for name in cited if not list(results.glob(name)))
+    assert not missing, f"docs/BENCHMARKS.md or README.md cites results/{missing}, which are not there"
