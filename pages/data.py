@@ -15,8 +15,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
 DELIMITERS = {"detect": None, ", comma": ",", "; semicolon": ";", "tab": "\t", "| pipe": "|", "spaces": " "}
 WHAT_GET_IS = ("GET Explorer trains one **oblique decision tree**, whose splits weigh several features at once "
                "(0.8·temp − 0.3·vacuum ≤ 12), by optimizing the whole tree at once with gradients (GET, Mao & Cao, "
-               "ICLR 2025), and puts a random forest and CART of the same data beside it: one small tree you can "
-               "read, often nearly as accurate as the forest. Start with a table and the number to predict.")
+               "arXiv:2411.17003, 2024, a conference submission later withdrawn), and puts a random forest and CART "
+               "of the same data beside it: one small tree you can read, often nearly as accurate as the forest. "
+               "Start with a table and the number to predict.")
 MISSING_LABELS = {"drop": "drop those rows", "impute": "impute (median / most frequent value)"}
 # No example until the user picks one: opening the examples must not replace the table already prepared.
 CHOICES = {"data_source": "Upload a file", "delimiter": "detect", "example": None}

@@ -7,8 +7,9 @@ that is the identity for the final refit, and R2 does not depend on the units an
 
 Each (dataset, seed, method) cell is checkpointed as soon as it finishes, so an interrupted run picks up where it
 stopped: rerun the same command. Results: a JSON summary (``--out``), the cell file beside it, and a Markdown
-section of docs/BENCHMARKS.md between ``<!-- paper-table:start -->`` and ``<!-- paper-table:end -->`` (or
-``paper-training`` for ``--tables``); the rest of that file is left alone.
+section of results/paper-tables.md (the per-dataset tables, too long for docs/BENCHMARKS.md, which quotes their
+averages) between ``<!-- paper-table:start -->`` and ``<!-- paper-table:end -->`` (or ``paper-training`` for
+``--tables``); the rest of that file is left alone.
 
 Examples:
   python -m bench.paper --budget fast --jobs 2                       # all shared datasets, seed 0
@@ -27,7 +28,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from bench.common import (BUDGETS, DEFAULT_DOC, REPO_ROOT, RESULTS_DIR, CellStore, add_data_options,
+from bench.common import (BUDGETS, REPO_ROOT, RESULTS_DIR, CellStore, add_data_options,
                           add_sample_options, check_replaceable, check_writable, command_parser, find_datasets, int_in,
                           load_dataset, log, unique, write_section)
 from bench.paper import methods as M
@@ -36,6 +37,7 @@ from get_core import CONSTANT_LEAF_ENGINE_VERSION, ENGINE_VERSION
 from get_core.model.tree import MAX_DEPTH
 
 WRITER = "python -m bench.paper"  # named in the refusal to replace a file this command did not write
+TABLES_DOC = RESULTS_DIR / "paper-tables.md"  # the generated per-dataset tables (results/INDEX.md)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -62,7 +64,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="directory where each GET depth search keeps its finished fits, so a cell stopped "
                              "part-way resumes at its next depth with the same result (default: OUT-stem.searches-KEY "
                              "beside the cells file)")
-    parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="Markdown file to update (default: %(default)s)")
+    parser.add_argument("--doc", type=Path, default=TABLES_DOC, help="Markdown file to update (default: %(default)s)")
     parser.add_argument("--no-doc", action="store_true", help="do not touch the Markdown file")
     parser.add_argument("--section", help="marker name of the Markdown section to write (default: paper-table, or "
                                           "paper-training with --tables); other runs can keep their own section")

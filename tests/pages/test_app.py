@@ -326,6 +326,8 @@ def test_the_first_page_says_what_get_is_and_that_a_guessed_target_is_a_guess(db
                                                  "model_year": [70, 71, 72, 73, 74] * 6}).to_csv(index=False).encode())
     assert_no_traceback(at)
     assert any("oblique decision tree" in c and "random forest" in c for c in texts(at, "caption"))
+    # the paper is an arXiv preprint whose conference submission was withdrawn: no venue is claimed
+    assert any("arXiv:2411.17003" in c and "ICLR" not in c for c in texts(at, "caption"))
     assert any("The target was guessed: 'model_year'" in i for i in texts(at, "info")), texts(at, "info")
     widget(at.selectbox, TARGET_LABEL).set_value("mpg").run()
     assert not any("The target was guessed" in i for i in texts(at, "info"))
