@@ -13,7 +13,7 @@ import streamlit as st
 from get_core.runs import launch
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
-from get_core.runs.search import FITS
+from get_core.runs.spec import FITS
 from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore
 from get_core.views.curves import loss_curves_figure
 from pages import common, search_ui
