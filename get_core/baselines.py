@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import pickle
 import time
+import warnings
 from numbers import Integral
 from typing import Any, Callable, Sequence
 
@@ -57,8 +58,12 @@ def tuned_cart(make: Callable[[int], Any], X: np.ndarray, y: np.ndarray, random_
             X, y, test_size=CART_VALIDATION_FRACTION, random_state=random_state,
             stratify=y if stratify and counts.min() >= 2 else None)
     except ValueError:  # fewer rows than a split needs
+        y_val = y[:0]
+    if len(y_val) < 2:  # no score to choose by
         return make(CART_DEPTHS[-1]).fit(X, y)
-    scored = [(make(d).fit(X_tr, y_tr).score(X_val, y_val), -d) for d in CART_DEPTHS]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # R2 of a constant validation target: NaN, never chosen
+        scored = [(np.nan_to_num(make(d).fit(X_tr, y_tr).score(X_val, y_val), nan=-np.inf), -d) for d in CART_DEPTHS]
     return make(-max(scored)[1]).fit(X, y)
 
 

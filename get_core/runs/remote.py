@@ -3,9 +3,9 @@
 A Dask worker may run on another machine and cannot see the SQLite file, so nothing on it touches the store. The
 task ``train_remote`` runs the same body as the local worker (``training.train_run``) on the run's inputs (the table
 as Parquet bytes, the parameters as JSON text); everything travels over Dask itself:
-  * progress and metric points, and a beat every ``BEAT_PERIOD_S``, go as JSON text into a ``distributed.Queue``
+  * progress and metric points, and a beat every ``remote_task.BEAT_PERIOD_S``, go as JSON text into a ``distributed.Queue``
     named for the run; every message carries the task's attempt token;
-  * the cancel flag is a ``distributed.Variable`` the task polls every ``CANCEL_POLL_S``; the relay deletes it when
+  * the cancel flag is a ``distributed.Variable`` the task polls every ``remote_task.CANCEL_POLL_S``; the relay deletes it when
     it lets the run go, and a task that finds it gone stops (a future cannot interrupt a running task);
   * the artifacts and the ending come back as the future's result: JSON text and plain values only.
 On the app side the ``DaskRelay`` lives in the queue's supervisor (``get_core.runs.supervisor``), which already outlives
@@ -40,8 +40,6 @@ from get_core.runs.channel import Ending
 
 CONNECT_TIMEOUT_S = 5
 RELAY_POLL_S = 0.25  # with the task's cancel poll and the trainer's report interval, Cancel acts within ~1 s
-BEAT_PERIOD_S = 1.0
-CANCEL_POLL_S = 0.2
 CANCEL_GRACE_S = 5.0  # a remote trainer that ignores its flag longer than this is cut off (no model kept)
 NOT_STOPPED = "Cancelled by request; the Dask task had not stopped, so it was cancelled and no model is kept."
 

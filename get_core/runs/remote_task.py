@@ -16,8 +16,11 @@ from typing import Any
 
 from get_core.runs.channel import Ending
 from get_core.runs.records import RunStatus
-from get_core.runs.remote import BEAT_PERIOD_S, CANCEL_POLL_S, CONNECT_TIMEOUT_S
 from get_core.runs.training import describe, train_run
+
+BEAT_PERIOD_S = 1.0  # the task's beat into its Queue: the run's heartbeat while a long epoch reports nothing
+CANCEL_POLL_S = 0.2  # with the relay's poll and the trainer's report interval, Cancel acts within ~1 s
+FLAG_TIMEOUT_S = 5  # a read of the cancel flag that takes longer means the scheduler or the flag is gone
 
 
 class RemoteChannel:
@@ -63,7 +66,7 @@ class RemoteChannel:
         last_beat = time.monotonic()
         while not self._halt.wait(CANCEL_POLL_S):
             try:
-                cancel = self.flag.get(timeout=CONNECT_TIMEOUT_S)
+                cancel = self.flag.get(timeout=FLAG_TIMEOUT_S)
             except Exception:  # the relay deleted the flag (it let the run go) or the scheduler is gone: stop
                 self._lost.set()
                 return

@@ -7,7 +7,7 @@ per split, ``runs.search``); pages never import it (``runs.spec`` holds what the
 ``runs.spec``) and a ``Channel`` that carries everything out: progress and metric points (returning whether to stop),
 JSON artifacts, the cancel flag. The local worker's channel writes to the store as results arrive
 (``worker.StoreChannel``); the Dask channel sends progress over Dask and returns the artifacts as the task's result
-(``remote.RemoteChannel``).
+(``remote_task.RemoteChannel``).
 
 One body for both tasks: split the usable rows train/test with the run's seed (stratified by class for a class
 target), encode them with ``get_core.data.encoding.prepare`` (fill values and category levels learned from the

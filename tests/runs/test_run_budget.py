@@ -1,6 +1,6 @@
-"""Issue 35, defect 3: a budgeted run's seconds are the whole run's, and its time left is honest while the baselines
-are fitted (the forest reports no progress, so an extrapolation from the standing bar grew while the run was nearly
-done)."""
+"""A budgeted run's seconds are its GET fit's (issue 48: the baselines are fitted after it at their usual settings,
+never cut by its budget), and its time left is honest while the baselines are fitted (the forest reports no progress,
+so an extrapolation from the standing bar grew while the run was nearly done: issue 35)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from get_core.data.columns import to_parquet_bytes
 from get_core.data.encoding import DataSpec
 from get_core.runs.records import RunStatus
 from get_core.runs.store import RunStore
-from get_core.runs.training import MAIN_SHARE, train_run
+from get_core.runs.training import train_run
 from pages import run_panel
 from tests.runs.test_search_run import RecordingChannel
 
@@ -32,13 +32,16 @@ def params(budget: float | None) -> dict:
 
 
 @pytest.mark.slow
-def test_a_budgeted_runs_gets_fit_takes_its_share_and_the_counterpart_is_fitted_in_the_rest():
+def test_a_budgeted_runs_gets_fit_takes_the_whole_budget_the_counterpart_its_share_and_the_forest_every_tree():
     run, data = params(3.0)
     channel = RecordingChannel()
     ending = train_run(data, run, channel)
     assert ending.status is RunStatus.FINISHED
-    assert channel.artifacts["model"]["meta"]["config"]["time_budget"] == pytest.approx(3.0 * MAIN_SHARE)
-    assert "get_sparse" in channel.artifacts["baselines"]["models"]  # 5 features: the 3-feature counterpart
+    assert channel.artifacts["model"]["meta"]["config"]["time_budget"] == pytest.approx(3.0)
+    models = channel.artifacts["baselines"]["models"]
+    assert "get_sparse" in models  # 5 features: the 3-feature counterpart
+    assert models["random_forest"]["n_trees"] == 100 and "hist_gradient_boosting" in models  # never cut by GET's
+    assert models["cart"]["name"] == f"CART (depth {models['cart']['depth']}, tuned)"
     assert channel.progress == sorted(channel.progress) and channel.progress[-1] == pytest.approx(1.0)
 
 
@@ -60,15 +63,3 @@ def test_time_left_is_the_budgets_rest_for_a_budgeted_run_and_none_during_an_unb
     assert training.eta_seconds(now=plain.started_at + 10) == pytest.approx(10 * 0.88 / 0.12)
     text = run_panel.progress_text(dataclasses.replace(plain, started_at=time.time() - 60))
     assert "fitting the baselines" in text and "left" not in text
-
-
-def test_the_forest_has_its_share_of_what_is_left_of_the_budget_and_all_of_it_without_a_counterpart():
-    from get_core.runs.training import FOREST_SHARE, forest_seconds
-
-    planned = 10.0 * (1 - MAIN_SHARE)  # what is left when the GET fit kept to its share
-    assert forest_seconds(None, left=4.0, counterpart=True) is None  # no budget: the whole forest
-    assert forest_seconds(10.0, left=planned, counterpart=True) == pytest.approx(planned * FOREST_SHARE)
-    assert forest_seconds(10.0, left=planned, counterpart=False) == pytest.approx(planned)
-    # a GET fit that overran (nothing left, or less than planned) does not shrink the forest it is compared with
-    assert forest_seconds(10.0, left=-2.0, counterpart=True) == pytest.approx(planned * FOREST_SHARE)
-    assert forest_seconds(10.0, left=planned + 2, counterpart=True) == pytest.approx((planned + 2) * FOREST_SHARE)
