@@ -154,16 +154,28 @@ class Summary:
         text += f" a typical error of {_num(rmse)} (root mean squared error, in {self.target}'s units)"
         if self.forest_scores is None:
             return text + "; no random forest was fitted for this run, so there is no comparison."
+        if self.forest_cut:
+            return text + f"; {self._cut_forest()}"
         forest_r2, forest_rmse = self.forest_scores
         text += (f"; {self._forest()} " + (f"explains {_percent(forest_r2)}" if forest_r2 is not None
                                                       else "was fitted") + f" (typical error {_num(forest_rmse)})")
         gap = _gap(r2, forest_r2)
         return text + (f", {gap}." if gap else ".")
 
+    @property
+    def forest_cut(self) -> bool:
+        """Whether the run's forest has fewer trees than the usual ``FOREST_TREES``: runs stored before issue 48 grew
+        as many as their time budget allowed, which is no fair baseline."""
+        return self.forest_trees < FOREST_TREES
+
     def _forest(self) -> str:
-        """The forest as it is: its trees, and why when the run's time budget grew fewer than the default."""
-        cut = " (as many as the run's time budget allowed)" if self.forest_trees < FOREST_TREES else ""
-        return f"a random forest of {self.forest_trees} trees{cut}"
+        return f"a random forest of {self.forest_trees} trees"
+
+    def _cut_forest(self) -> str:
+        """Why a budget-cut forest gets no comparison."""
+        return (f"this run's random forest has only {self.forest_trees} trees (its time budget cut it, as runs stored "
+                f"before the baselines were fitted at their usual settings did), so it is no fair baseline and no "
+                f"comparison is made.")
 
     def _groups(self) -> str:
         counted = [f"'{name}' in {n:,}" + (f" of its {self.n_rules:,} groups" if i == 0 else "")
@@ -187,6 +199,8 @@ class Summary:
                 f"{labels.percent(self.accuracy)} correctly (accuracy {self.accuracy:.3f})")
         if self.forest_accuracy is None:
             return text + "; no random forest was fitted for this run, so there is no comparison."
+        if self.forest_cut:
+            return text + f"; {self._cut_forest()}"
         points = 100 * (self.forest_accuracy - self.accuracy)
         text += f"; {self._forest()} classifies {labels.percent(self.forest_accuracy)} correctly"
         if abs(points) < 0.5:
