@@ -93,8 +93,8 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
          "forest": {"feature_importances": [...], "oob_train_predictions": [...]}}          # "get_sparse"/"get_dense"
 
     where each ENTRY is ``{"name", "r2", "rmse", "n_parameters", "parameter_bytes", "size_bytes",
-    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}`` (``n_parameters`` None for
-    HistGradientBoosting, whose trees count differently; CART's entry adds its tuned ``depth``). ``r2``/``rmse`` are
+    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}`` (CART's entry adds its tuned
+    ``depth``; HistGradientBoosting's parameters count every tree it grew, ``count_boosting_parameters``). ``r2``/``rmse`` are
     ``None`` when undefined (``metrics.scores``: fewer than two test rows or a constant target, no test rows).
     ``oob_train_predictions`` are the forest's out-of-bag predictions of the training rows
     (honest predictions on rows it trained on; ``None`` for a row no tree left out), used for the forest's error on
@@ -125,9 +125,9 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
         boosting = HistGradientBoostingRegressor(random_state=random_state)
         boosting_entry = _evaluate(BASELINE_TITLES["hist_gradient_boosting"], *_timed(lambda: boosting.fit(X_train, y_train)), X_test,
                                    y_test, timing_X, n_repeats)
-    boosting_entry["n_parameters"] = None
+    boosting_entry["n_parameters"] = count_boosting_parameters(boosting)
     for entry in (cart_entry, forest_entry, boosting_entry):
-        entry["parameter_bytes"] = None if entry["n_parameters"] is None else 8 * entry["n_parameters"]
+        entry["parameter_bytes"] = 8 * entry["n_parameters"]
         entry["features_per_split"] = 1
 
     return {
@@ -221,15 +221,14 @@ def fit_class_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, de
                 "name": _cart_name(model) if key == "cart" else BASELINE_TITLES[key], **class_metrics(y_test, pred, proba, classes),
                 "n_parameters": (count_tree_parameters(model) if key == "cart" else
                                  sum(count_tree_parameters(t) for t in model.estimators_) if key == "random_forest"
-                                 else None),
+                                 else count_boosting_parameters(model)),
                 "size_bytes": len(pickle.dumps(model, protocol=5)),
                 "predict_ms_per_10k": predict_ms(model.predict, timing_X, n_repeats) if len(timing_X) else None,
                 "fit_seconds": fit_seconds, "features_per_split": 1,
                 "test_predictions": np.asarray(pred).tolist(), "test_proba": _float_rows(proba)}
             if key == "cart":
                 entries[key]["depth"] = model.max_depth
-            if entries[key]["n_parameters"] is not None:
-                entries[key]["parameter_bytes"] = 8 * entries[key]["n_parameters"]
+            entries[key]["parameter_bytes"] = 8 * entries[key]["n_parameters"]
     return {"schema": SCHEMA, "version": SCHEMA_VERSION, "task": "classification", "depth": int(depth),
             "random_state": random_state, "n_train": int(len(y_train)), "n_test": int(len(y_test)),
             "feature_names": names, "classes": classes.tolist(), "y_test": y_test.tolist(), "models": entries,
@@ -335,6 +334,13 @@ def node_forest_comparison(tree: ObliqueTree, node: int, X: Any, y: Any, forest_
         out.update(tree_rmse=float(np.sqrt(np.mean(tree_err ** 2))), forest_rmse=float(np.sqrt(np.mean(rf_err ** 2))),
                    tree_mae=float(np.mean(np.abs(tree_err))), forest_mae=float(np.mean(np.abs(rf_err))))
     return out
+
+
+def count_boosting_parameters(model: Any) -> int:
+    """A fitted HistGradientBoosting model's parameters, counted as CART's: 2 per split node and 1 per leaf of every
+    tree it grew (one per iteration, and per class beyond two)."""
+    return sum(2 * int((~leaf).sum()) + int(leaf.sum()) for trees in model._predictors for tree in trees
+               for leaf in [tree.nodes["is_leaf"].astype(bool)])
 
 
 def count_tree_parameters(model: Any) -> int:

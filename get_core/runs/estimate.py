@@ -43,7 +43,7 @@ MEASURE_ROWS = 10_000  # covers the usual table exactly; larger ones extrapolate
 BASELINE_ROWS = 4000
 SHORT_EPOCHS = 20  # every epoch of so short a stage is a hard-loss checkpoint, as are 20 of any longer one
 MIN_EXTRA_EPOCHS, MAX_EXTRA_EPOCHS = 20, 400
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: each shape's budget overrun, the baselines uncut and their width
 MEASURE_TIMEOUT_S = 120.0  # also the age at which an untouched marker counts as left by a killed measurement
 MEASURE_LIMIT_S = 1800.0  # a measurement still running after this long is taken for hung: its marker goes stale
 MARKER_BEAT_S = 2.0  # the measuring process touches its marker this often, so a live one never looks abandoned
@@ -56,6 +56,7 @@ class Estimate:
     training: float
     baselines: float
     n_fits: int = 1  # a search's most fits (``runs.search``): ``training`` is then an upper bound
+    overrun: float = 0.0  # the seconds one budgeted fit of this shape runs past its budget (``runs.measure``)
 
     @property
     def training_share(self) -> float:
@@ -117,8 +118,8 @@ def search_estimate(n_rows: int, n_features: int, params: Mapping[str, Any], cac
     if found is None or search is None:
         return found
     if config.get("time_budget") is not None:  # GETRegressorCV shares its budget over the search (budget.split_budget)
-        n_fits = n_search_fits(search, n_features)
-        training = search_seconds(float(config["time_budget"]), n_fits - 1)  # the refit: its third
+        n_fits = n_search_fits(search, n_features)  # each fit, the refit too, overruns its share by what no budget
+        training = search_seconds(float(config["time_budget"]), n_fits - 1) + n_fits * found.overrun  # paces
         return replace(found, training=training, seconds=found.seconds - found.training + training, n_fits=n_fits)
     sparse = bool(search.get("split_features") or config.get("max_split_features"))
     return found.searching(n_search_fits(search, n_features), sparse, int(config["n_alphas"]))
@@ -175,13 +176,17 @@ def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: i
     if config.get("polish") is True:  # "auto" polishes only with a time budget, which sets the time below
         training *= 2
     budget = config.get("time_budget")
+    overrun = shape.get("overrun", 0.0)  # what no budget paces (probes, CART start, leaf refits), measured
     if budget is not None:  # its GET fit races to end near its budget, polish included (engine.race)
-        training = float(budget)
-    baselines = machine["baselines"] + machine["baselines_per_row"] * n_rows  # at their usual settings, never cut
+        training = float(budget) + overrun
+    # the baselines at their usual settings, never cut: measured at one width, their trees' cost grows with it
+    width = max(1.0, n_features / machine.get("baselines_features", n_features))
+    baselines = (machine["baselines"] + machine["baselines_per_row"] * n_rows) * width
     if has_counterpart(config.get("max_split_features"), n_features):
         # the same GET fit with the other kind of splits (training.fit_all_baselines)
-        baselines += training if budget is None else COUNTERPART_SHARE * float(budget)
-    return Estimate(machine["startup"] + training + baselines, machine["startup"], training, baselines)
+        baselines += training if budget is None else COUNTERPART_SHARE * float(budget) + overrun
+    return Estimate(machine["startup"] + training + baselines, machine["startup"], training, baselines,
+                    overrun=overrun)
 
 
 def _fingerprint() -> dict[str, Any]:

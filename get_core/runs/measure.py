@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from get_core.baselines import fit_baselines
+from get_core.budget import MIN_SEARCH_FIT_SECONDS
 from get_core.estimator import GETRegressor
 from get_core.runs.estimate import (BASELINE_ROWS, MARKER_BEAT_S, MAX_EXTRA_EPOCHS, MEASURE_LIMIT_S, MIN_EXTRA_EPOCHS,
                                     SHORT_EPOCHS, load_cache, save_measurement, shape_key)
@@ -43,10 +44,20 @@ def measure(depth: int, leaf: str, n_starts: int, n_features: int, n_rows: int, 
     long_epochs = SHORT_EPOCHS + int(min(MAX_EXTRA_EPOCHS, max(MIN_EXTRA_EPOCHS, SHORT_EPOCHS / max(short, 1e-3))))
     long = min(timed(long_epochs) for _ in range(2))
     per_epoch = max(0.0, (long - short) / (long_epochs - SHORT_EPOCHS))
-    result["shape"] = {"per_epoch": per_epoch, "per_stage": max(0.0, short - SHORT_EPOCHS * per_epoch)}
+    result["shape"] = {"per_epoch": per_epoch, "per_stage": max(0.0, short - SHORT_EPOCHS * per_epoch),
+                       "overrun": _budget_overrun(X, y, depth, leaf)}
     if machine:
         result["machine"] = _measure_baselines(X, y, depth)
     return result
+
+
+def _budget_overrun(X: Any, y: Any, depth: int, leaf: str) -> float:
+    """The wall seconds a budgeted fit of this shape takes beyond its budget (its probes, CART start, leaf refits
+    and scores: what no budget paces), measured on the least budget a search fit gets."""
+    estimator = GETRegressor(depth=depth, leaf=leaf, time_budget=MIN_SEARCH_FIT_SECONDS, random_state=0)
+    start = time.perf_counter()
+    estimator.fit(X, y)
+    return max(0.0, time.perf_counter() - start - MIN_SEARCH_FIT_SECONDS)
 
 
 def _measure_baselines(X: Any, y: Any, depth: int) -> dict[str, float]:
@@ -59,7 +70,8 @@ def _measure_baselines(X: Any, y: Any, depth: int) -> dict[str, float]:
         times[rows] = time.perf_counter() - start
     small, large = min(times), max(times)
     slope = max(0.0, (times[large] - times[small]) / (large - small)) if large > small else 0.0
-    return {"baselines": max(0.0, times[small] - slope * small), "baselines_per_row": slope}
+    return {"baselines": max(0.0, times[small] - slope * small), "baselines_per_row": slope,
+            "baselines_features": X.shape[1]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,12 +32,10 @@ import traceback
 from typing import Any
 
 from get_core.data.confined import limit_address_space
-from get_core.engine.optimize import resolve_device
 from get_core.runs import estimate, launch
 from get_core.runs.store import (Run, RunFinishedError, RunStatus, RunStore, StoreError, StoreReplaced,
                                   StoreUnavailable)
 from get_core.runs.channel import Ending
-from get_core.runs.training import describe, train_run
 
 HEARTBEAT_PERIOD_S = 1.0
 CANCEL_POLL_S = 0.2
@@ -149,6 +147,10 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
     beat = Heartbeat(store, run_id, hard_stop=hard_stop)
     previous = _on_sigterm(beat.request_cancel)
     beat.start()
+    # The trainer (the estimators, torch) loads once the heartbeat beats: its imports take seconds on a busy machine,
+    # and a claimed run that sends no heartbeat for the store's grace is failed as stale.
+    from get_core.runs.training import describe, train_run
+
     try:
         if hard_stop:  # a worker process of its own (in-process callers keep their limits); with the heartbeat
             _limit_memory(run.params)  # already beating: it imports torch, seconds on a busy machine
@@ -201,6 +203,8 @@ def _limit_memory(params: dict) -> None:
     """Bound a CPU worker's address space by the machine's physical memory beyond what it maps at the start: a run
     that would need more fails with its own sentence (training.describe) rather than swapping the machine or being
     killed without one. Not on a GPU: CUDA reserves address space far beyond the physical memory."""
+    from get_core.engine.optimize import resolve_device  # torch: after the heartbeat started (``execute``)
+
     try:
         device = resolve_device(str(params.get("config", {}).get("device", "auto")))
     except ValueError:

@@ -108,6 +108,9 @@ def test_upload_choose_target_launch_a_tiny_run_and_see_it_finish(db):
     assert texts(at, "metric")[2] != "–"  # test R²
     run = RunStore(db).get_run(1)
     assert run.status is RunStatus.FINISHED and run.params["data"]["target"] == "sound"
+    # the estimate shown before Start goes with the run, and its time left counts down from it (issue 48)
+    shown = estimate.search_estimate(120, 5, run.params, db.parent / "calibration.json")
+    assert run.params["estimated_seconds"] == pytest.approx(shown.seconds, abs=0.05)
 
     at.switch_page("pages/runs.py").run()
     assert_no_traceback(at)

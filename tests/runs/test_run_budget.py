@@ -52,14 +52,35 @@ def _running(store: RunStore, budget: float | None, phase: str, progress: float)
     return dataclasses.replace(store.get_run(run_id), phase=phase, progress=progress)
 
 
-def test_time_left_is_the_budgets_rest_for_a_budgeted_run_and_none_during_an_unbudgeted_runs_baselines(tmp_path):
+def test_without_an_estimate_time_left_is_a_budgets_rest_while_training_and_none_during_the_baselines(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
-    budgeted = _running(store, 10.0, "baselines", 0.3)
-    assert budgeted.eta_seconds(now=budgeted.started_at + 4) == pytest.approx(6.0)
+    budgeted = _running(store, 10.0, "optimize", 0.3)
+    assert budgeted.eta_seconds(now=budgeted.started_at + 4) == pytest.approx(6.0)  # training: the budget's rest
     assert budgeted.eta_seconds(now=budgeted.started_at + 12) is None  # past its budget: no invented figure
+    fitting = dataclasses.replace(budgeted, phase="baselines")  # without the run's estimate, nothing honest to say
+    assert fitting.eta_seconds(now=budgeted.started_at + 4) is None
     plain = _running(store, None, "baselines", 0.12)
     assert plain.eta_seconds(now=plain.started_at + 60) is None  # was 7 min 20 s, growing, at a standing 12%
     training = dataclasses.replace(plain, phase="optimize")
     assert training.eta_seconds(now=plain.started_at + 10) == pytest.approx(10 * 0.88 / 0.12)
     text = run_panel.progress_text(dataclasses.replace(plain, started_at=time.time() - 60))
     assert "fitting the baselines" in text and "left" not in text
+
+
+def test_time_left_counts_down_from_the_whole_runs_estimate_through_every_phase_search_included(tmp_path):
+    """Issue 48: the Train page stores the run's estimate (search, refit, polish, counterpart, baselines); the time
+    left is that estimate's rest in every phase, so it only ever shrinks; past it, the old rules."""
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_params, data = params(10.0)
+    run_params = {**run_params, "search": {"depths": [1, 2, 3], "split_features": None}, "estimated_seconds": 40.0}
+    run_id = store.create_run(run_params, data, "airfoil.csv", n_rows=300, n_features=5)
+    store.start_run(run_id)
+    run = store.get_run(run_id)
+    lefts = [dataclasses.replace(run, phase=phase, progress=progress).eta_seconds(now=run.started_at + t)
+             for t, phase, progress in ((2, "search: depth 1", 0.05), (15, "refit", 0.5), (30, "baselines", 0.8),
+                                        (39, "baselines", 0.9))]
+    assert lefts == pytest.approx([38.0, 25.0, 10.0, 1.0])
+    late = dataclasses.replace(run, phase="baselines", progress=0.9)
+    assert late.eta_seconds(now=run.started_at + 45) is None  # past the estimate while the forest fits: no guess
+    assert dataclasses.replace(run, progress=0.3371).percent == 34  # one figure on every page
+

@@ -149,3 +149,17 @@ def test_the_leaves_that_err_most_name_every_true_class_they_miss_most_first_and
     assert summary.misclassified_leaves(tree, X[6:], y[6:]) == []
     assert summary.summarize(tree, X_test=X[6:], y_test=y[6:]).sentences()[-1] == (
         "It classifies every test row correctly.")
+
+
+def test_a_tuned_cart_ahead_of_the_tree_gets_a_hint_and_one_behind_it_none():
+    """Issue 48: where the depth-tuned CART beats the tree on the test rows, the summary says so and what to try."""
+    X = np.array([[1, 0, 0]] * 4 + [[4, 0, 0]] * 2 + [[9, 0, 0]] * 3, dtype=float)
+    y = np.array([9, 11, 9, 11, 17, 23, 28, 32, 30], dtype=float)
+    tree_r2 = summary.summarize(known_tree(), X_test=X, y_test=y).tree_scores[0]
+    ahead = {"models": {"cart": {"name": "CART (depth 3, tuned)", "r2": min(1.0, tree_r2 + 0.05)}}}
+    comparison = summary.summarize(known_tree(), X_test=X, y_test=y, baselines=ahead).sentences()[2]
+    assert "CART (depth 3, tuned) explains" in comparison and "try a smaller depth" in comparison
+    behind = {"models": {"cart": {"name": "CART (depth 3, tuned)", "r2": tree_r2 - 0.05}}}
+    assert "CART" not in summary.summarize(known_tree(), X_test=X, y_test=y, baselines=behind).sentences()[2]
+    no_rows = summary.summarize(known_tree(), baselines=ahead).sentences()
+    assert not any("CART" in sentence for sentence in no_rows)  # no test rows: nothing to compare
