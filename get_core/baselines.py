@@ -1,4 +1,6 @@
-"""Baselines for the comparison page: CART of the same depth and a random forest, on the run's own split.
+"""Baselines for the comparison page, on the run's own split and at their usual settings, never cut by GET's time
+budget (issue 48): CART with its depth tuned on a 2:1 split of the training rows (the paper's protocol), a random
+forest of ``FOREST_TREES`` trees and HistGradientBoosting, all with scikit-learn's defaults otherwise.
 
 ``fit_baselines`` returns one JSON-ready dict (the worker stores it as the run artifact "baselines"); the other
 functions put an ``ObliqueTree`` on the same footing and look at the forest on one node's rows.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import math
 import pickle
 import time
+import warnings
 from numbers import Integral
 from typing import Any, Callable, Sequence
 
@@ -36,33 +39,32 @@ FOREST_TREES = 100  # sklearn's default; the paper's forests use the library def
 #: Rows each forest tree draws on large tables: fully grown trees on all of 750,000 rows would hold about 9 GB
 #: (100 trees of ~1.5 million nodes); tables up to this size keep sklearn's default (a bootstrap of every row).
 FOREST_MAX_SAMPLES = 50_000
-#: A budgeted forest (``forest_seconds``) grows this many trees at a time (``warm_start``) and has at least this many.
-FOREST_STEP = 10
+#: The depths a baseline CART is tuned over (the paper's depth grid for every tree method, bench.paper).
+CART_DEPTHS = tuple(range(1, 13))
+#: The share of the training rows that scores each CART depth (the paper's 2:1 split).
+CART_VALIDATION_FRACTION = 1 / 3
 
 
-def more_trees(elapsed: float, n_trees: int, seconds: float) -> bool:
-    """Whether a budgeted forest that has grown ``n_trees`` trees in ``elapsed`` seconds grows another
-    ``FOREST_STEP``: only while the next step, at the pace so far, ends within its ``seconds`` and it has fewer than
-    ``FOREST_TREES``. The pace is measured, never assumed, so the rule holds on any machine."""
-    if n_trees >= FOREST_TREES:
-        return False
-    return elapsed + FOREST_STEP * elapsed / max(n_trees, 1) <= seconds
+def tuned_cart(make: Callable[[int], Any], X: np.ndarray, y: np.ndarray, random_state: int | None,
+               stratify: bool = False) -> Any:
+    """``make(depth)`` fitted on all of X, y (its ``max_depth`` says which) at the depth of ``CART_DEPTHS`` with the best ``score`` (R2 or
+    accuracy) on a random 2:1 split of them (stratified for classes where every class has two rows); ties go to the
+    shallower tree. Too few rows to split: the deepest depth, as an untuned CART would grow."""
+    from sklearn.model_selection import train_test_split
 
-
-def grow_forest(forest: Any, X: np.ndarray, y: np.ndarray, seconds: float | None,
-                clock: Callable[[], float] = time.perf_counter) -> Any:
-    """Fit ``forest`` (its ``n_estimators`` is the most trees): all at once without ``seconds``; with them, by
-    ``warm_start`` in steps of ``FOREST_STEP`` trees while ``more_trees`` allows, so a run's budget bounds the forest
-    and the forest shown is what it is (``len(forest.estimators_)`` trees)."""
-    if seconds is None:
-        return forest.fit(X, y)
-    start = clock()
-    forest.set_params(warm_start=True, n_estimators=min(FOREST_STEP, forest.n_estimators))
-    forest.fit(X, y)
-    while more_trees(clock() - start, forest.n_estimators, seconds):
-        forest.set_params(n_estimators=min(FOREST_TREES, forest.n_estimators + FOREST_STEP))
-        forest.fit(X, y)
-    return forest
+    _, counts = np.unique(y, return_counts=True) if stratify else (None, None)
+    try:
+        X_tr, X_val, y_tr, y_val = train_test_split(
+            X, y, test_size=CART_VALIDATION_FRACTION, random_state=random_state,
+            stratify=y if stratify and counts.min() >= 2 else None)
+    except ValueError:  # fewer rows than a split needs
+        y_val = y[:0]
+    if len(y_val) < 2:  # no score to choose by
+        return make(CART_DEPTHS[-1]).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # R2 of a constant validation target: NaN, never chosen
+        scored = [(np.nan_to_num(make(d).fit(X_tr, y_tr).score(X_val, y_val), nan=-np.inf), -d) for d in CART_DEPTHS]
+    return make(-max(scored)[1]).fit(X, y)
 
 
 def oob_predictions(forest: Any, X: np.ndarray) -> np.ndarray:
@@ -79,26 +81,26 @@ def oob_predictions(forest: Any, X: np.ndarray) -> np.ndarray:
 
 
 def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: int, random_state: int | None,
-                  *, feature_names: Sequence[str] | None = None, n_repeats: int = 5,
-                  forest_seconds: float | None = None) -> dict:
-    """Fit CART (``max_depth=depth``) and a random forest (sklearn defaults, 100 trees; with ``forest_seconds``,
-    as many trees as ``grow_forest`` fits in them, at least ``FOREST_STEP``) and evaluate both.
+                  *, feature_names: Sequence[str] | None = None, n_repeats: int = 5) -> dict:
+    """Fit the baselines at their usual settings (module docstring: depth-tuned CART, a 100-tree random forest and
+    HistGradientBoosting) and evaluate them. ``depth`` is the GET tree's, recorded beside them.
 
     Returns a JSON-ready dict::
 
         {"schema", "version", "depth", "random_state", "n_train", "n_test", "feature_names",
          "y_test": [...],
-         "models": {"cart": ENTRY, "random_forest": ENTRY},  # the worker adds "get_sparse" or "get_dense"
-         "forest": {"feature_importances": [...], "oob_train_predictions": [...]}}
+         "models": {"cart": ENTRY, "random_forest": ENTRY, "hist_gradient_boosting": ENTRY},  # the worker adds
+         "forest": {"feature_importances": [...], "oob_train_predictions": [...]}}          # "get_sparse"/"get_dense"
 
     where each ENTRY is ``{"name", "r2", "rmse", "n_parameters", "parameter_bytes", "size_bytes",
-    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}``. ``r2``/``rmse`` are ``None``
-    when undefined (``metrics.scores``: fewer than two test rows or a constant target, no test rows).
+    "predict_ms_per_10k", "fit_seconds", "features_per_split", "test_predictions"}`` (CART's entry adds its tuned
+    ``depth``; HistGradientBoosting's parameters count every tree it grew, ``count_boosting_parameters``). ``r2``/``rmse`` are
+    ``None`` when undefined (``metrics.scores``: fewer than two test rows or a constant target, no test rows).
     ``oob_train_predictions`` are the forest's out-of-bag predictions of the training rows
     (honest predictions on rows it trained on; ``None`` for a row no tree left out), used for the forest's error on
     one node's training rows.
     """
-    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
     from sklearn.tree import DecisionTreeRegressor
 
     X_train, y_train = _as_xy(X_train, y_train, "train")
@@ -108,19 +110,23 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
     names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(X_train.shape[1])]
 
     timing_X = timing_rows(X_test if len(X_test) else X_train, random_state)
-    cart = DecisionTreeRegressor(max_depth=depth, random_state=random_state)
-    cart_entry = _fit_and_evaluate("CART", cart, X_train, y_train, X_test, y_test, timing_X, n_repeats)
-    cart_entry["n_parameters"] = count_tree_parameters(cart)
+    cart, seconds = _timed(lambda: tuned_cart(
+        lambda d: DecisionTreeRegressor(max_depth=d, random_state=random_state), X_train, y_train, random_state))
+    cart_entry = _evaluate(_cart_name(cart), cart, seconds, X_test, y_test, timing_X, n_repeats)
+    cart_entry.update(n_parameters=count_tree_parameters(cart), depth=cart.max_depth)
 
     forest = RandomForestRegressor(n_estimators=FOREST_TREES, random_state=random_state,
                                    max_samples=FOREST_MAX_SAMPLES if len(y_train) > FOREST_MAX_SAMPLES else None)
-    forest_entry = _fit_and_evaluate("Random forest", forest, X_train, y_train, X_test, y_test, timing_X, n_repeats,
-                                     fit=lambda: grow_forest(forest, X_train, y_train, forest_seconds))
+    forest_entry = _evaluate(BASELINE_TITLES["random_forest"], *_timed(lambda: forest.fit(X_train, y_train)), X_test, y_test, timing_X,
+                             n_repeats)
     forest_entry["n_parameters"] = sum(count_tree_parameters(t) for t in forest.estimators_)
     forest_entry["n_trees"] = len(forest.estimators_)
-    if forest_entry["n_trees"] < FOREST_TREES:  # the budget stopped it: every table that names the forest says so
-        forest_entry["name"] = f"Random forest ({forest_entry['n_trees']} trees)"
-    for entry in (cart_entry, forest_entry):
+    with threadpool_limits(ONE_OPENMP_THREAD, user_api="openmp"):
+        boosting = HistGradientBoostingRegressor(random_state=random_state)
+        boosting_entry = _evaluate(BASELINE_TITLES["hist_gradient_boosting"], *_timed(lambda: boosting.fit(X_train, y_train)), X_test,
+                                   y_test, timing_X, n_repeats)
+    boosting_entry["n_parameters"] = count_boosting_parameters(boosting)
+    for entry in (cart_entry, forest_entry, boosting_entry):
         entry["parameter_bytes"] = 8 * entry["n_parameters"]
         entry["features_per_split"] = 1
 
@@ -133,12 +139,17 @@ def fit_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: i
         "n_test": int(X_test.shape[0]),
         "feature_names": names,
         "y_test": _floats(y_test),
-        "models": {"cart": cart_entry, "random_forest": forest_entry},
+        "models": {"cart": cart_entry, "random_forest": forest_entry, "hist_gradient_boosting": boosting_entry},
         "forest": {
             "feature_importances": _floats(forest.feature_importances_),
             "oob_train_predictions": _floats(oob_predictions(forest, X_train)),
         },
     }
+
+
+def _cart_name(cart: Any) -> str:
+    """A tuned CART's name in every table, with the depth its tuning chose."""
+    return f"CART (depth {cart.max_depth}, tuned)"
 
 
 def _check_inputs(X_train: np.ndarray, X_test: np.ndarray, depth: Any) -> None:
@@ -180,9 +191,9 @@ ONE_OPENMP_THREAD = 1
 def fit_class_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, depth: int, random_state: int | None,
                         *, feature_names: Sequence[str] | None = None, class_weight: str | None = None,
                         n_repeats: int = 5) -> dict:
-    """``fit_baselines`` for a class target: CART of the same depth, the random forest (100 trees) and scikit-learn's
-    HistGradientBoosting classifier on the same split, each weighted by ``class_weight`` like the run. Each ENTRY
-    holds ``class_metrics`` (accuracy, balanced accuracy, log loss, ROC AUC, the confusion matrix) and its test
+    """``fit_baselines`` for a class target: depth-tuned CART (by accuracy on a stratified 2:1 split), the random
+    forest (100 trees) and scikit-learn's HistGradientBoosting classifier on the same split, each weighted by
+    ``class_weight`` like the run. Each ENTRY holds ``class_metrics`` (accuracy, balanced accuracy, log loss, ROC AUC, the confusion matrix) and its test
     predictions (labels) and probabilities; the dict adds ``"task": "classification"`` and the ``classes``."""
     from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
     from sklearn.tree import DecisionTreeClassifier
@@ -192,38 +203,41 @@ def fit_class_baselines(X_train: Any, y_train: Any, X_test: Any, y_test: Any, de
     classes = np.unique(y_train)
     names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(X_train.shape[1])]
     timing_X = timing_rows(X_test if len(X_test) else X_train, random_state)
-    models = {
-        "cart": DecisionTreeClassifier(max_depth=int(depth), random_state=random_state, class_weight=class_weight),
-        "random_forest": RandomForestClassifier(
-            n_estimators=FOREST_TREES, random_state=random_state, class_weight=class_weight,
-            max_samples=FOREST_MAX_SAMPLES if len(y_train) > FOREST_MAX_SAMPLES else None),
-        "hist_gradient_boosting": HistGradientBoostingClassifier(random_state=random_state, class_weight=class_weight),
-    }
-    titles = {"cart": "CART", "random_forest": "Random forest", "hist_gradient_boosting": "HistGradientBoosting"}
+    forest = RandomForestClassifier(n_estimators=FOREST_TREES, random_state=random_state, class_weight=class_weight,
+                                    max_samples=FOREST_MAX_SAMPLES if len(y_train) > FOREST_MAX_SAMPLES else None)
+    boosting = HistGradientBoostingClassifier(random_state=random_state, class_weight=class_weight)
+    fits = {"cart": lambda: tuned_cart(
+                lambda d: DecisionTreeClassifier(max_depth=d, random_state=random_state, class_weight=class_weight),
+                X_train, y_train, random_state, stratify=True),
+            "random_forest": lambda: forest.fit(X_train, y_train),
+            "hist_gradient_boosting": lambda: boosting.fit(X_train, y_train)}
     entries = {}
     with threadpool_limits(ONE_OPENMP_THREAD, user_api="openmp"):  # fits, predictions and their timing
-        for key, model in models.items():
-            start = time.perf_counter()
-            model.fit(X_train, y_train)
-            fit_seconds = time.perf_counter() - start
+        for key, fit in fits.items():
+            model, fit_seconds = _timed(fit)
             proba = model.predict_proba(X_test) if len(X_test) else np.empty((0, len(classes)))
             pred = model.predict(X_test) if len(X_test) else y_test[:0]
             entries[key] = {
-                "name": titles[key], **class_metrics(y_test, pred, proba, classes),
+                "name": _cart_name(model) if key == "cart" else BASELINE_TITLES[key], **class_metrics(y_test, pred, proba, classes),
                 "n_parameters": (count_tree_parameters(model) if key == "cart" else
                                  sum(count_tree_parameters(t) for t in model.estimators_) if key == "random_forest"
-                                 else None),
+                                 else count_boosting_parameters(model)),
                 "size_bytes": len(pickle.dumps(model, protocol=5)),
                 "predict_ms_per_10k": predict_ms(model.predict, timing_X, n_repeats) if len(timing_X) else None,
                 "fit_seconds": fit_seconds, "features_per_split": 1,
                 "test_predictions": np.asarray(pred).tolist(), "test_proba": _float_rows(proba)}
-            if entries[key]["n_parameters"] is not None:
-                entries[key]["parameter_bytes"] = 8 * entries[key]["n_parameters"]
+            if key == "cart":
+                entries[key]["depth"] = model.max_depth
+            entries[key]["parameter_bytes"] = 8 * entries[key]["n_parameters"]
     return {"schema": SCHEMA, "version": SCHEMA_VERSION, "task": "classification", "depth": int(depth),
             "random_state": random_state, "n_train": int(len(y_train)), "n_test": int(len(y_test)),
             "feature_names": names, "classes": classes.tolist(), "y_test": y_test.tolist(), "models": entries,
-            "forest": {"feature_importances": _floats(models["random_forest"].feature_importances_),
+            "forest": {"feature_importances": _floats(forest.feature_importances_),
                        "oob_train_predictions": None}}
+
+
+#: The baselines' names in tables (CART's adds its tuned depth, ``_cart_name``).
+BASELINE_TITLES = {"random_forest": "Random forest", "hist_gradient_boosting": "HistGradientBoosting"}
 
 
 def evaluate_class_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "GET",
@@ -322,6 +336,13 @@ def node_forest_comparison(tree: ObliqueTree, node: int, X: Any, y: Any, forest_
     return out
 
 
+def count_boosting_parameters(model: Any) -> int:
+    """A fitted HistGradientBoosting model's parameters, counted as CART's: 2 per split node and 1 per leaf of every
+    tree it grew (one per iteration, and per class beyond two)."""
+    return sum(2 * int((~leaf).sum()) + int(leaf.sum()) for trees in model._predictors for tree in trees
+               for leaf in [tree.nodes["is_leaf"].astype(bool)])
+
+
 def count_tree_parameters(model: Any) -> int:
     """2 per branch node (feature + threshold) and 1 per leaf of a fitted sklearn decision tree."""
     left = model.tree_.children_left
@@ -348,12 +369,16 @@ def predict_ms(predict: Callable[[np.ndarray], Any], X: np.ndarray, n_repeats: i
     return 1000.0 * float(np.median(times))
 
 
-def _fit_and_evaluate(name: str, model: Any, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                      y_test: np.ndarray, timing_X: np.ndarray, n_repeats: int,
-                      fit: Callable[[], Any] | None = None) -> dict:
+def _timed(fit: Callable[[], Any]) -> tuple[Any, float]:
+    """What ``fit()`` returns (the fitted model) and the seconds it took."""
     start = time.perf_counter()
-    fit() if fit is not None else model.fit(X_train, y_train)
-    fit_seconds = time.perf_counter() - start
+    fitted = fit()
+    return fitted, time.perf_counter() - start
+
+
+def _evaluate(name: str, model: Any, fit_seconds: float, X_test: np.ndarray, y_test: np.ndarray,
+              timing_X: np.ndarray, n_repeats: int) -> dict:
+    """A regression ENTRY of a fitted scikit-learn model (``fit_baselines``), its parameters left to the caller."""
     pred = model.predict(X_test) if len(X_test) else np.empty(0)
     return {
         "name": name,

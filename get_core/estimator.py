@@ -256,7 +256,7 @@ class _GETEstimator(BaseEstimator):
                replay_plan: dict | None = None) -> ObliqueTree:
         """One fit of this estimator's kind (a classifier's on ``classes_``), from ``checkpoint`` when stored,
         replaying ``replay_plan`` (one fit's recorded plan) when given."""
-        classes = list(self.classes_) if self._is_classifier else None
+        classes = self.classes_.tolist() if self._is_classifier else None  # plain labels: no np.str_('B') in words
         return _search_fit(X, y, config, on_progress, names, checkpoint, warm_start, sample_weight, classes,
                            replay_plan)
 
@@ -799,6 +799,22 @@ def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Pr
         if not tree.meta.get("cancelled"):
             checkpoint.save(key, tree)
     return tree
+
+
+def estimator_params(cls: type, config: GETConfig) -> dict:
+    """The parameters of estimator class ``cls`` that ``config`` sets: how the app's runs, which hold a GETConfig,
+    fit through the estimators. A setting ``cls`` does not take must be at its default, except those another
+    parameter replaces: a search's ``depths`` its ``depth``, and a classifier's class shares the linear leaves'
+    settings."""
+    names = cls._get_param_names()
+    ignored = ({"linear_leaves", "clip_leaves"} if cls._is_classifier else set()) | (
+        {"depth"} if issubclass(cls, _SearchCV) else set())
+    hidden = [f.name for f in fields(GETConfig) if f.name not in names and f.name not in ignored
+              and getattr(config, f.name) != getattr(DEFAULTS, f.name)]
+    if hidden:
+        raise ValueError(f"{cls.__name__} does not take {', '.join(hidden)}: leave {'it' if len(hidden) == 1 else 'them'}"
+                         " at the default.")
+    return {name: getattr(config, name) for name in names if name in _CONFIG_FIELDS}
 
 
 def _l1_values(l1) -> list[float]:

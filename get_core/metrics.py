@@ -46,3 +46,10 @@ def _weighted_r2(y_true: np.ndarray, y_pred: np.ndarray, weights: np.ndarray) ->
     y_true, y_pred = np.asarray(y_true, dtype=np.float64).ravel(), np.asarray(y_pred, dtype=np.float64).ravel()
     sst = float(np.sum(weights * (y_true - np.average(y_true, weights=weights)) ** 2))
     return 1.0 - float(np.sum(weights * (y_true - y_pred) ** 2)) / sst if sst > 0 else None
+
+
+def target_span(y: np.ndarray) -> float:
+    """The target's range, the unit of the trainer's scaled target (``engine.train.MinMax``; 1 for a constant
+    target): the loss curves turn the scaled MSE back into RMSE in the target's units with it."""
+    span = float(np.max(y)) - float(np.min(y))
+    return span if span > 0 else 1.0

@@ -13,7 +13,7 @@ import streamlit as st
 from get_core.runs import launch
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
-from get_core.runs.search import FITS
+from get_core.runs.spec import FITS
 from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore
 from get_core.views.curves import loss_curves_figure
 from pages import common, search_ui
@@ -134,13 +134,13 @@ def target_scale(store: RunStore, run_id: int) -> float | None:
 
 
 def progress_text(run: Run) -> str:
-    parts = [f"{100 * run.progress:.0f}%"]
+    parts = [f"{run.percent}%"]
     if run.status.is_finished():
         parts.append({RunStatus.FINISHED: "done", RunStatus.FAILED: "failed",
                       RunStatus.CANCELLED: "stopped"}[run.status])
     elif run.phase == "baselines":
-        parts.append("step 2 of 2: fitting the baselines (CART, a random forest and GET with sparse or dense "
-                     "splits)")
+        parts.append("step 2 of 2: fitting the baselines (tuned CART, a 100-tree random forest, HistGradientBoosting "
+                     "and GET with sparse or dense splits)")
     elif run.stage is not None and run.n_stages:
         parts.append(f"step 1 of 2, {run.phase or 'optimize'}: stage {run.stage + 1}/{run.n_stages}, epoch "
                      f"{run.epoch}/{run.n_epochs}")

@@ -46,8 +46,8 @@ def _runs_table(active: bool) -> None:
         runs = common.get_store().list_runs()
         st.dataframe(pd.DataFrame([_row(r) for r in runs]), hide_index=True, column_config={
             "id": st.column_config.NumberColumn(width="small"),
-            "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0, format="percent",
-                                                        width="small"),
+            "progress": st.column_config.ProgressColumn("progress", min_value=0, max_value=100, format="%d%%",
+                                                        width="small"),  # Run.percent: the run panel's figure
             "rows": st.column_config.NumberColumn(format="localized"),
             "test R²": st.column_config.NumberColumn(format="%.4f"),
             "test RMSE": st.column_config.NumberColumn(format="%.4g")})
@@ -62,7 +62,7 @@ def _row(run: Run) -> dict:
     duration = run.duration()
     return {"id": run.run_id, "name": run.name,
             "test R²": run.test_r2, "test RMSE": run.test_rmse,  # the key columns first: clipped last (issue 35)
-            "status": run.status.value.lower(), "progress": run.progress, "dataset": run.dataset_name,
+            "status": run.status.value.lower(), "progress": run.percent, "dataset": run.dataset_name,
             "rows": run.n_rows,
             "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}",  # one column: the table fits
             "budget": _budget(config),

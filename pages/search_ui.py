@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import streamlit as st
 
 from get_core.config import SEARCH_PATIENCE, validation_split_words
-from get_core.runs.search import SEARCH
+from get_core.runs.spec import SEARCH
 from get_core.runs.store import Run, RunStore
 from get_core.views.search_chart import (ACCURACY, R2, SCORE_NAMES, features_label, path_text, point_label,
                                          search_figure, tolerance_text)

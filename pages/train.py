@@ -233,6 +233,9 @@ def _submit(ready: dict, config: dict) -> None:
               "seed": int(s.cfg_seed), **({"search": search} if search else {})}
     if is_classification(ready) and s.cfg_class_weight == "balanced":
         params["class_weight"] = "balanced"
+    found = estimate.search_estimate(ready["n_rows"], ready["n_features"], params, common.calibration_path())
+    if found is not None:  # the run's time left counts down from it through every phase (Run.eta_seconds)
+        params["estimated_seconds"] = round(found.seconds, 1)
     name = f"{ready['name']} · {common.describe_choice(params, leaf=config['leaf'])}"
     st.session_state[common.STARTING] = True  # until selected below: a page left sooner opens the newest run
     run_id = launch.submit_run(common.get_store(), params, columns.to_parquet_bytes(ready["table"]), ready["name"],

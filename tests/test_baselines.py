@@ -44,12 +44,16 @@ def test_fit_baselines_is_json_ready_and_complete(baselines):
     assert again["feature_names"] == ["x0", "x1", "x2"]
 
 
-def test_cart_of_depth_two_counts_two_per_branch_and_one_per_leaf(baselines):
+def test_cart_counts_two_per_branch_and_one_per_leaf():
+    from sklearn.tree import DecisionTreeRegressor
+
+    Xtr, ytr, _, _ = _data()
     # a full depth-2 regression tree on 90 distinct rows has 3 branch nodes and 4 leaves
-    assert baselines["models"]["cart"]["n_parameters"] == 2 * 3 + 4
+    cart = DecisionTreeRegressor(max_depth=2, random_state=0).fit(Xtr, ytr)
+    assert baseline_models.count_tree_parameters(cart) == 2 * 3 + 4
 
 
-def test_forest_beats_a_depth_two_cart_on_a_linear_target(baselines):
+def test_forest_beats_the_tuned_cart_on_a_linear_target(baselines):
     assert baselines["models"]["random_forest"]["r2"] > baselines["models"]["cart"]["r2"]
 
 
@@ -111,49 +115,38 @@ def test_a_large_tables_forest_grows_each_tree_on_a_bounded_sample_of_rows(monke
     assert bounded["n_parameters"] < 0.4 * whole["n_parameters"]
 
 
-class TickingClock:
-    """A fake clock that moves ``tick`` seconds each time it is read: a forest's pace without wall time."""
+def test_the_baselines_are_fitted_at_their_usual_settings_with_carts_depth_tuned_on_a_validation_split():
+    """Issue 48: every tree of the forest, HistGradientBoosting for regression too, and CART at the depth a 2:1 split
+    of the training rows prefers (not the GET tree's), named with it."""
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import DecisionTreeRegressor
 
-    def __init__(self, tick: float):
-        self.now, self.tick = 0.0, tick
-
-    def __call__(self) -> float:
-        self.now += self.tick
-        return self.now - self.tick
-
-
-def test_more_trees_grows_while_the_next_step_at_the_pace_so_far_ends_within_the_seconds():
-    step = baseline_models.FOREST_STEP
-    assert baseline_models.more_trees(elapsed=1.0, n_trees=step, seconds=2.0)  # next step ends at 2.0
-    assert not baseline_models.more_trees(elapsed=1.0, n_trees=step, seconds=1.9)
-    assert baseline_models.more_trees(elapsed=2.0, n_trees=4 * step, seconds=2.5)  # a quarter second a step
-    assert not baseline_models.more_trees(elapsed=0.0, n_trees=baseline_models.FOREST_TREES, seconds=100.0)
-
-
-def test_a_budgeted_forest_grows_in_steps_until_its_seconds_are_spent_and_has_at_least_one_step():
-    from sklearn.ensemble import RandomForestRegressor
-
-    Xtr, ytr, _, _ = _data()
-    step = baseline_models.FOREST_STEP
-    # each clock read is one second later: started 0, first step done at 1, second at 2, third at 3 (pace 1 a step)
-    grown = baseline_models.grow_forest(RandomForestRegressor(n_estimators=baseline_models.FOREST_TREES,
-                                                              random_state=0), Xtr, ytr, 3.5, TickingClock(1.0))
-    assert len(grown.estimators_) == 3 * step  # a fourth step would end at 4 > 3.5
-    none_left = baseline_models.grow_forest(RandomForestRegressor(random_state=0), Xtr, ytr, 0.0, TickingClock(1.0))
-    assert len(none_left.estimators_) == step
-    plenty = baseline_models.grow_forest(RandomForestRegressor(random_state=0), Xtr, ytr, 1e9, TickingClock(1e-3))
-    assert len(plenty.estimators_) == baseline_models.FOREST_TREES  # never more than the unbudgeted forest
-
-
-def test_a_forest_cut_short_by_its_budget_says_how_many_trees_it_has():
     Xtr, ytr, Xte, yte = _data()
-    out = baseline_models.fit_baselines(Xtr, ytr, Xte, yte, depth=2, random_state=0, n_repeats=1,
-                                        forest_seconds=0.0)["models"]["random_forest"]
-    assert out["n_trees"] == baseline_models.FOREST_STEP
-    assert out["name"] == f"Random forest ({baseline_models.FOREST_STEP} trees)"
-    whole = baseline_models.fit_baselines(Xtr, ytr, Xte, yte, depth=2, random_state=0, n_repeats=1)
-    assert whole["models"]["random_forest"]["name"] == "Random forest"
-    assert whole["models"]["random_forest"]["n_trees"] == baseline_models.FOREST_TREES
+    out = baseline_models.fit_baselines(Xtr, ytr, Xte, yte, depth=2, random_state=0, n_repeats=1)
+    models = out["models"]
+    assert models["random_forest"]["n_trees"] == baseline_models.FOREST_TREES
+    assert models["random_forest"]["name"] == "Random forest"
+    boosting = models["hist_gradient_boosting"]
+    assert boosting["r2"] is not None and boosting["n_parameters"] > models["cart"]["n_parameters"]
+    X_tr, X_val, y_tr, y_val = train_test_split(Xtr, ytr, test_size=baseline_models.CART_VALIDATION_FRACTION,
+                                                random_state=0)
+    scores = {d: DecisionTreeRegressor(max_depth=d, random_state=0).fit(X_tr, y_tr).score(X_val, y_val)
+              for d in baseline_models.CART_DEPTHS}
+    best = min(d for d in scores if scores[d] == max(scores.values()))  # ties: the shallower
+    assert models["cart"]["depth"] == best and models["cart"]["name"] == f"CART (depth {best}, tuned)"
+    assert out["depth"] == 2  # the GET tree's depth, recorded beside them
+
+
+def test_a_class_carts_depth_is_tuned_by_accuracy_and_too_few_rows_to_split_grow_the_deepest():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(90, 2))
+    y = np.where(X[:, 0] > 0.5, "a", "b")
+    out = baseline_models.fit_class_baselines(X[:60], y[:60], X[60:], y[60:], depth=4, random_state=0, n_repeats=1)
+    assert out["models"]["cart"]["depth"] == 1 and out["models"]["cart"]["accuracy"] > 0.9  # one cut is all it needs
+    from sklearn.tree import DecisionTreeRegressor
+
+    lone = baseline_models.tuned_cart(lambda d: DecisionTreeRegressor(max_depth=d), X[:2], np.array([0.0, 1.0]), 0)
+    assert lone.max_depth == baseline_models.CART_DEPTHS[-1]
 
 
 def test_out_of_bag_predictions_match_sklearns_and_are_missing_for_rows_every_tree_drew():

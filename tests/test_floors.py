@@ -114,3 +114,57 @@ def test_the_settings_the_model_and_what_the_pages_import_from_get_core_load_wit
     code = (f"import sys\nfor name in {['get_core.config', 'get_core.model.tree', *used]!r}:\n    __import__(name)\n"
             "assert 'torch' not in sys.modules, 'torch was loaded'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+
+
+#: The worker side of runs/: it trains (through the estimators) and imports what it needs at the top; pages never
+#: import it, directly or through another module (issue 46).
+WORKER_SIDE = ("get_core.runs.training", "get_core.runs.search", "get_core.runs.worker", "get_core.runs.remote_task",
+               "get_core.runs.measure")
+#: Outside the engine, the modules that may import it: the estimators (the one door into training) and the worker
+#: side of runs/, which reaches the device for its memory limit.
+ENGINE_DOORS = ("get_core.estimator", "get_core.runs.worker")
+
+
+def reached(graph: dict[str, set[str]], starts: set[str]) -> set[str]:
+    """Every module of the graph that ``starts`` import, directly or through others, lazy imports included."""
+    seen, todo = set(), list(starts)
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
+    return seen
+
+
+def test_no_page_reaches_the_worker_side_of_runs_the_estimators_or_the_engine():
+    pages = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    used = {m for p in pages for m in imported(p) if m.split(".")[0] == "get_core"}
+    assert "get_core.runs.spec" in used  # the graph sees what pages take from runs/
+    found = reached(project_graph(), used)
+    assert not [m for m in found if m in WORKER_SIDE or m == "get_core.estimator" or m.startswith("get_core.engine")]
+
+
+def test_only_the_estimators_and_the_worker_reach_into_the_engine():
+    graph = project_graph()
+    importers = {a for a, targets in graph.items() for b in targets
+                 if b.startswith("get_core.engine") and not a.startswith("get_core.engine")}
+    assert importers <= set(ENGINE_DOORS), importers
+    trainers = {a for a, targets in graph.items() if a in WORKER_SIDE for b in targets if b == "get_core.estimator"}
+    assert {"get_core.runs.training", "get_core.runs.search", "get_core.runs.measure"} <= trainers
+
+
+def test_every_share_of_a_budget_is_written_once_in_budget_py():
+    """Budget shares live in get_core/budget.py; the other *_SHARE names are no shares of a budget (the routing's
+    dense share, the squeezed features' share of [0, 1], and the CPU share under which a fit counts as starved)."""
+    not_budget = {"DENSE_SHARE", "SQUEEZED_SHARE", "STARVED_SHARE"}
+    written = {}
+    for path in (ROOT / "get_core").rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.AnnAssign) else []
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id.endswith("_SHARE"):
+                    written.setdefault(target.id, []).append(module_name(path))
+    budget = {name for name, where in written.items() if where == ["get_core.budget"]}
+    assert {"SEARCH_SHARE", "POLISH_SHARE", "REFIT_SHARE", "CART_SHARE", "PROBE_SHARE", "COUNTERPART_SHARE"} <= budget
+    assert set(written) - budget == not_budget, {n: w for n, w in written.items() if n not in budget}

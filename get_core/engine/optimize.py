@@ -18,7 +18,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import torch
 
-from get_core.budget import now
+from get_core.budget import PROBE_SHARE, now
 from get_core.engine import classes, leaves, native
 from get_core.config import GETConfig, soft_rows
 from get_core.engine.progress import Reporter
@@ -490,8 +490,6 @@ def probe_costs(problems: Problems, params: Params, alphas: torch.Tensor, config
 
 #: Random trees per problem of the first probe; a second one times the plan's start count when it is larger.
 PROBE_MODELS = 8
-#: The second probe runs only when it should cost at most this share of the budget (else at fewer starts).
-PROBE_SHARE = 0.05
 
 
 def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator,

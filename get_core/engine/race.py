@@ -20,9 +20,9 @@ checkpoints):
    would still meet it, none is, except at the last rung (``Race._keep``). A little past its deadline (``OVERRUN``)
    the fit stops as if cancelled, with the best tree so far, so that it ends within ``HARD_LIMIT`` times its budget.
 The result is the best tree by hard training loss over every tree any start ever had at a checkpoint (dropped starts
-included), so it is never worse than the CART start. The last ``REFIT_SHARE`` of the time refits its nodes one at a
+included), so it is never worse than the CART start. The last ``budget.REFIT_SHARE`` of the time refits its nodes one at a
 time (``node_refit``), which only ever lowers that loss; with the default polish (``config.polishes``) all this
-takes the first ``POLISH_SHARE`` of the budget and the subtree polish the rest. Why many short starts: GET gets stuck
+takes the first ``budget.POLISH_SHARE`` of the budget and the subtree polish the rest. Why many short starts: GET gets stuck
 in local optima; on planted data 40 starts x 1000 epochs beat 10 x 3000 (issue 21), and halving spends the epochs on
 the starts that lead.
 """
@@ -64,14 +64,6 @@ FINAL_STARTS = 2
 #: to 42 s (issue 34).
 HARD_LIMIT = 2.0
 OVERRUN = HARD_LIMIT / STRETCH
-#: With polish on (by default with a budget: ``config.polishes``), the polish's share of the budget (its levels
-#: share it, ``polish.level_seconds``; the optimization gets the rest). Planted depth 4, 10 s, seeds 0-9: 0.5 reached
-#: 95.9-98.3% of the noise ceiling on 9 seeds and 70.8% on one (a wrong root), 0.35 95.8-98.5% on all ten (medians
-#: 96.8 both); a single miss is within luck, so the even split stays.
-POLISH_SHARE = 0.5
-#: The node refit's share of the optimization's seconds (``node_refit``, run on the race's best tree): measured at
-#: 0.1-1.1 s of 10 on 12,000 rows, depth 4; no pass starts after it (the first always runs).
-REFIT_SHARE = 0.1
 
 
 @dataclass(frozen=True)

@@ -14,20 +14,21 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from get_core.budget import Budget, Counting, counting, now
+from get_core.budget import CART_SHARE, POLISH_SHARE, REFIT_SHARE, Budget, Counting, counting, now
 from get_core.engine import classes as class_task
 from get_core.engine import leaves
 from get_core.config import GETConfig, polishes, soft_rows
 from get_core.engine.memory import refuse_oversized_fit
 from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data.columns import ROBUST_PERCENTILES
+from get_core.metrics import target_span
 from get_core.engine.optimize import (Problems, alpha_schedule, budgeted, initial_params, repeatable, resolve_device,
                                       run_stages)
 from get_core.engine.plan import Plan, fit_header, record, replay_config, replayed
 from get_core.engine.polish import polish
 from get_core.engine.starts import cart_splits
 from get_core.engine.progress import ProgressCallback, Reporter
-from get_core.engine.race import POLISH_SHARE, REFIT_SHARE, Race
+from get_core.engine.race import Race
 from get_core.engine.soft import Params
 from get_core.model import routing
 from get_core.model.tree import CLASS_LEAVES, ObliqueTree
@@ -52,12 +53,12 @@ class MinMax:
         the sigmoid is flat at every alpha and GET's splits hardly move; trees are affine-invariant per feature,
         so either is the same model class."""
         x_min, y_min = X.min(axis=0), float(y.min())
-        x_range, y_range = X.max(axis=0) - x_min, float(y.max()) - y_min
+        x_range = X.max(axis=0) - x_min
         if scaling == "robust":
             low, high = np.percentile(X, ROBUST_PERCENTILES, axis=0)
             span = np.maximum(high - low, x_range / MAX_ROBUST_STRETCH)  # float32 keeps every scaled value finite
             x_min, x_range = np.where(high > low, low, x_min), np.where(high > low, span, x_range)
-        return cls(x_min, np.where(x_range > 0, x_range, 1.0), y_min, y_range if y_range > 0 else 1.0)
+        return cls(x_min, np.where(x_range > 0, x_range, 1.0), y_min, target_span(y))
 
     def transform(self, X: np.ndarray, y: np.ndarray | None = None):
         Xs = (X - self.x_min) / self.x_scale
@@ -180,10 +181,6 @@ def cpu_record(clock: Counting, cpu_seconds: float, wall_seconds: float, config:
     return {"cpu_share": share, **({"starved": share < STARVED_SHARE} if config.time_budget is not None else {})}
 
 
-#: A budgeted fit's CART start costs at most about this share of its budget: it runs before the race and cannot be
-#: paced. On every row of 300,000 x 19 at depth 4 it took 7.3 s of a 10-s fit (a busy 2-core machine), outside the
-#: race's plan. ``CART_PROBE_ROWS`` rows time its cost first.
-CART_SHARE = 0.1
 CART_PROBE_ROWS = 2_000
 
 

@@ -8,10 +8,12 @@ A run's wall time is modelled as ``startup + n_stages * (per_stage * row_scale +
     ``MEASURE_ROWS`` rows (after a warm-up fit; the faster of two tries each, since a shared machine only ever
     adds time); ``row_scale`` extrapolates linearly to more rows, ``epoch_scale`` to the rows a soft epoch uses
     (``config.soft_rows``: a sample of a large table);
-  * ``startup`` (interpreter, torch and project imports) and ``baselines`` (``get_core.baselines.fit_baselines``,
-    intercept and slope in rows from two fits) are measured once per machine; the baselines' GET fit with the other
-    kind of splits (``training.fit_all_baselines``) is counted as one more training.
-The measurement runs in a background subprocess (``start_measurement``, spawned through ``launch``) with the
+  * ``startup`` (interpreter, torch and project imports) and ``baselines`` (``get_core.baselines.fit_baselines`` at
+    their usual settings: depth-tuned CART, a 100-tree forest, HistGradientBoosting; intercept and slope in rows from
+    two fits) are measured once per machine; the baselines' GET fit with the other kind of splits
+    (``training.fit_all_baselines``) is counted as one more training, or ``budget.COUNTERPART_SHARE`` of a budget.
+The measurement runs in a background subprocess (``start_measurement``, spawned through ``launch``: ``runs.measure``,
+the worker side, which fits through the estimators) with the
 workers' thread count, so the app never waits on it nor imports torch, and the numbers match what a worker sees; it
 takes a few seconds once per shape (about ten the first time, with the machine constants); a marker file beside the
 cache, touched by the measuring process every ``MARKER_BEAT_S``, keeps it to one at a time however long it takes.
@@ -24,27 +26,24 @@ each costed as one fit of the deepest depth (``search_estimate``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
-import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from get_core.budget import search_seconds
+from get_core.budget import COUNTERPART_SHARE, search_seconds
 from get_core.config import soft_rows
 from get_core.runs import launch
+from get_core.runs.spec import has_counterpart, n_search_fits, search_spec
 from get_core.runs.store import default_db_path
-from get_core.runs.training import COUNTERPART_MIN_S, MAIN_SHARE, forest_seconds, has_counterpart
 
 MEASURE_ROWS = 10_000  # covers the usual table exactly; larger ones extrapolate linearly
 BASELINE_ROWS = 4000
 SHORT_EPOCHS = 20  # every epoch of so short a stage is a hard-loss checkpoint, as are 20 of any longer one
 MIN_EXTRA_EPOCHS, MAX_EXTRA_EPOCHS = 20, 400
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: each shape's budget overrun, the baselines uncut and their width
 MEASURE_TIMEOUT_S = 120.0  # also the age at which an untouched marker counts as left by a killed measurement
 MEASURE_LIMIT_S = 1800.0  # a measurement still running after this long is taken for hung: its marker goes stale
 MARKER_BEAT_S = 2.0  # the measuring process touches its marker this often, so a live one never looks abandoned
@@ -57,6 +56,7 @@ class Estimate:
     training: float
     baselines: float
     n_fits: int = 1  # a search's most fits (``runs.search``): ``training`` is then an upper bound
+    overrun: float = 0.0  # the seconds one budgeted fit of this shape runs past its budget (``runs.measure``)
 
     @property
     def training_share(self) -> float:
@@ -101,7 +101,7 @@ def shape_key(depth: int, leaf: str, n_starts: int, n_features: int, n_rows: int
 def cached_estimate(n_rows: int, n_features: int, config: Mapping[str, Any], cache_path: str | os.PathLike
                     ) -> Estimate | None:
     """The estimate from the cache alone, or None when this shape has not been measured yet."""
-    cache = _load(Path(cache_path))
+    cache = load_cache(Path(cache_path))
     entry = cache["shapes"].get(_key(n_rows, n_features, config))
     if entry is None or "machine" not in cache:
         return None
@@ -112,16 +112,14 @@ def search_estimate(n_rows: int, n_features: int, params: Mapping[str, Any], cac
                     ) -> Estimate | None:
     """The estimate of a run's parameters, bounded over its search when it has one (``config["depth"]`` is then the
     deepest depth tried); None when the shape has not been measured yet."""
-    from get_core.runs.search import n_search_fits, search_spec
-
     config = params["config"]
     found = cached_estimate(n_rows, n_features, config, cache_path)
     search = search_spec(params)
     if found is None or search is None:
         return found
     if config.get("time_budget") is not None:  # GETRegressorCV shares its budget over the search (budget.split_budget)
-        n_fits = n_search_fits(search, n_features)
-        training = search_seconds(float(config["time_budget"]) * MAIN_SHARE, n_fits - 1)  # the refit: its third
+        n_fits = n_search_fits(search, n_features)  # each fit, the refit too, overruns its share by what no budget
+        training = search_seconds(float(config["time_budget"]), n_fits - 1) + n_fits * found.overrun  # paces
         return replace(found, training=training, seconds=found.seconds - found.training + training, n_fits=n_fits)
     sparse = bool(search.get("split_features") or config.get("max_split_features"))
     return found.searching(n_search_fits(search, n_features), sparse, int(config["n_alphas"]))
@@ -149,7 +147,7 @@ def start_measurement(n_rows: int, n_features: int, config: Mapping[str, Any], c
     args = ["--cache", str(path.resolve()), "--marker", str(marker.resolve()), "--t0", repr(time.time()),
             str(config["depth"]), str(config["leaf"]), str(config["n_starts"]), str(n_features),
             str(min(n_rows, MEASURE_ROWS))]
-    launch.spawn_module("get_core.runs.estimate", args, path.with_name("calibration.log"))
+    launch.spawn_module("get_core.runs.measure", args, path.with_name("calibration.log"))
     return True
 
 
@@ -157,7 +155,7 @@ def save_measurement(cache_path: str | os.PathLike, key: str, shape: Mapping[str
                      machine: Mapping[str, float] | None = None) -> None:
     """Record one shape's timings (and the machine constants) in the cache; ``key`` comes from ``shape_key``."""
     path = Path(cache_path)
-    cache = _load(path)  # re-read: another measurement may have written meanwhile
+    cache = load_cache(path)  # re-read: another measurement may have written meanwhile
     if machine is not None:
         cache["machine"] = dict(machine)
     cache["shapes"][key] = dict(shape)
@@ -178,19 +176,17 @@ def _combine(shape: Mapping[str, float], machine: Mapping[str, float], n_rows: i
     if config.get("polish") is True:  # "auto" polishes only with a time budget, which sets the time below
         training *= 2
     budget = config.get("time_budget")
-    if budget is not None:  # the whole run's seconds: its GET fit races to end near its share (race.py, training.py)
-        training = float(budget) * MAIN_SHARE
-    baselines = machine["baselines"] + machine["baselines_per_row"] * n_rows
-    counterpart = has_counterpart(config.get("max_split_features"), n_features)
-    if budget is not None:  # the forest grows while its share of the budget's rest lasts, its first trees at least
-        from get_core.baselines import FOREST_STEP, FOREST_TREES  # numpy only; scikit-learn loads when fitting
-
-        baselines = max(baselines * FOREST_STEP / FOREST_TREES,
-                        min(baselines, forest_seconds(float(budget), float(budget) - training, counterpart)))
-    if counterpart:
-        # the same GET fit with the other kind of splits (training.fit_all_baselines): the budget's rest, if any
-        baselines += training if budget is None else max(COUNTERPART_MIN_S, float(budget) - training - baselines)
-    return Estimate(machine["startup"] + training + baselines, machine["startup"], training, baselines)
+    overrun = shape.get("overrun", 0.0)  # what no budget paces (probes, CART start, leaf refits), measured
+    if budget is not None:  # its GET fit races to end near its budget, polish included (engine.race)
+        training = float(budget) + overrun
+    # the baselines at their usual settings, never cut: measured at one width, their trees' cost grows with it
+    width = max(1.0, n_features / machine.get("baselines_features", n_features))
+    baselines = (machine["baselines"] + machine["baselines_per_row"] * n_rows) * width
+    if has_counterpart(config.get("max_split_features"), n_features):
+        # the same GET fit with the other kind of splits (training.fit_all_baselines)
+        baselines += training if budget is None else COUNTERPART_SHARE * float(budget) + overrun
+    return Estimate(machine["startup"] + training + baselines, machine["startup"], training, baselines,
+                    overrun=overrun)
 
 
 def _fingerprint() -> dict[str, Any]:
@@ -204,7 +200,7 @@ def _fingerprint() -> dict[str, Any]:
             "torch": torch_version}
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_cache(path: Path) -> dict[str, Any]:
     try:
         cache = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -220,96 +216,3 @@ def _save(path: Path, cache: Mapping[str, Any]) -> None:
     partial = path.with_suffix(f".{os.getpid()}.tmp")
     partial.write_text(json.dumps(cache, indent=1, sort_keys=True))
     partial.replace(path)  # atomic: readers never see half a file
-
-
-# ------------------------------------------------------------------------------------------ measuring (subprocess)
-def measure(depth: int, leaf: str, n_starts: int, n_features: int, n_rows: int, machine: bool) -> dict[str, Any]:
-    """Time the trainer on random data of this shape; with ``machine`` also time the baselines once."""
-    import numpy as np
-
-    from get_core.config import GETConfig
-    from get_core.engine.train import train
-
-    result: dict[str, Any] = {"startup_seconds": time.time()}  # wall clock once imports are done
-    rng = np.random.default_rng(0)
-    X = rng.random((n_rows, n_features))
-    y = X @ rng.normal(size=n_features) + np.sin(6 * X[:, 0])
-
-    def timed(epochs: int) -> float:
-        config = GETConfig(depth=depth, leaf=leaf, n_starts=n_starts, n_epochs=epochs, n_alphas=1, random_state=0)
-        start = time.perf_counter()
-        train(X, y, config)
-        return time.perf_counter() - start
-
-    timed(2)  # warm-up: first-call allocations and lazy imports would otherwise count as epochs
-    # The fastest of two tries: other processes on a shared machine only ever add time.
-    short = min(timed(SHORT_EPOCHS) for _ in range(2))
-    # Enough extra epochs for about one second of difference, so the slope is not lost in timer noise.
-    long_epochs = SHORT_EPOCHS + int(min(MAX_EXTRA_EPOCHS, max(MIN_EXTRA_EPOCHS, SHORT_EPOCHS / max(short, 1e-3))))
-    long = min(timed(long_epochs) for _ in range(2))
-    per_epoch = max(0.0, (long - short) / (long_epochs - SHORT_EPOCHS))
-    result["shape"] = {"per_epoch": per_epoch, "per_stage": max(0.0, short - SHORT_EPOCHS * per_epoch)}
-    if machine:
-        result["machine"] = _measure_baselines(X, y, depth)
-    return result
-
-
-def _measure_baselines(X: Any, y: Any, depth: int) -> dict[str, float]:
-    """Baseline fit time as ``intercept + slope * rows`` from fits on BASELINE_ROWS / 4 and BASELINE_ROWS rows."""
-    try:
-        from get_core.baselines import fit_baselines
-    except ImportError:
-        return {"baselines": 0.0, "baselines_per_row": 0.0}
-    times = {}
-    for rows in (BASELINE_ROWS // 4, BASELINE_ROWS // 4, BASELINE_ROWS):  # the first fit warms the imports up
-        rows = min(rows, len(y))
-        start = time.perf_counter()
-        fit_baselines(X[:rows], y[:rows], X[: rows // 3], y[: rows // 3], depth, 0)
-        times[rows] = time.perf_counter() - start
-    small, large = min(times), max(times)
-    slope = max(0.0, (times[large] - times[small]) / (large - small)) if large > small else 0.0
-    return {"baselines": max(0.0, times[small] - slope * small), "baselines_per_row": slope}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m get_core.runs.estimate --cache PATH --marker PATH --t0 T DEPTH LEAF STARTS FEATURES ROWS``."""
-    parser = argparse.ArgumentParser(prog="python -m get_core.runs.estimate")
-    parser.add_argument("--cache", required=True)
-    parser.add_argument("--marker")
-    parser.add_argument("--t0", type=float, required=True, help="time.time() when the parent spawned us")
-    for name, kind in (("depth", int), ("leaf", str), ("starts", int), ("features", int), ("rows", int)):
-        parser.add_argument(name, type=kind)
-    args = parser.parse_args(argv)
-    path = Path(args.cache)
-    done = threading.Event()
-    if args.marker:
-        threading.Thread(target=_keep_fresh, args=(Path(args.marker), done), daemon=True).start()
-    try:
-        needs_machine = "machine" not in _load(path)
-        result = measure(args.depth, args.leaf, args.starts, args.features, args.rows, needs_machine)
-        machine = {**result["machine"], "startup": result["startup_seconds"] - args.t0} if needs_machine else None
-        save_measurement(path, shape_key(args.depth, args.leaf, args.starts, args.features, args.rows),
-                         result["shape"], machine)
-    finally:
-        done.set()
-        if args.marker:
-            Path(args.marker).unlink(missing_ok=True)
-    return 0
-
-
-def _keep_fresh(marker: Path, done: threading.Event, limit_s: float = MEASURE_LIMIT_S) -> None:
-    """Touch ``marker`` every ``MARKER_BEAT_S`` until ``done``, so that a measurement longer than the stale bound
-    (a deep tree on a busy machine) is never taken for an abandoned one and measured twice at once; but for at most
-    ``limit_s``, so that a hung measurement does not block every later one."""
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        try:
-            os.utime(marker)
-        except OSError:  # removed: the measurement is over
-            return
-        if done.wait(MARKER_BEAT_S):
-            return
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -94,19 +94,30 @@ class Run:
         return max(0.0, end - self.started_at)
 
     def eta_seconds(self, now: float | None = None) -> float | None:
-        """Remaining time: a budgeted run's budget (its whole run's seconds, ``runs.training``) less the time spent,
-        while any is left; otherwise extrapolated from the progress so far. None before the first progress report,
-        and while an unbudgeted run's baselines are fitted: the forest reports no progress, so the bar stands still
-        and an extrapolation from it grew while the run was nearly done (issue 35)."""
+        """Remaining time. With the whole-run estimate the Train page stored when the run was started
+        (``params["estimated_seconds"]``: search, refit, polish, counterpart and baselines, ``runs.estimate``), that
+        estimate less the time spent, so the figure shrinks through every phase; once past it, or without one, a
+        budgeted run's GET budget less the time spent while training, else an extrapolation from the progress so
+        far. None before the first progress report, and while the baselines are fitted past the estimate: the
+        forest reports no progress, so an extrapolation from the standing bar grew while the run was nearly done
+        (issue 35)."""
         elapsed = self.duration(now)
         if self.status is not RunStatus.RUNNING or elapsed is None or not 0.01 <= self.progress < 1:
+            return None
+        estimated = self.params.get("estimated_seconds")
+        if isinstance(estimated, (int, float)) and elapsed < float(estimated):
+            return float(estimated) - elapsed
+        if self.phase == "baselines":
             return None
         budget = (self.params.get("config") or {}).get("time_budget")
         if budget is not None:
             return float(budget) - elapsed if elapsed < float(budget) else None
-        if self.phase == "baselines":
-            return None
         return elapsed * (1 - self.progress) / self.progress
+
+    @property
+    def percent(self) -> int:
+        """The run's progress as the whole percent every page shows (the panel's text and the Runs table alike)."""
+        return int(round(100 * min(1.0, max(0.0, self.progress))))
 
 
 @dataclass(frozen=True)

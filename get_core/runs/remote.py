@@ -3,9 +3,9 @@
 A Dask worker may run on another machine and cannot see the SQLite file, so nothing on it touches the store. The
 task ``train_remote`` runs the same body as the local worker (``training.train_run``) on the run's inputs (the table
 as Parquet bytes, the parameters as JSON text); everything travels over Dask itself:
-  * progress and metric points, and a beat every ``BEAT_PERIOD_S``, go as JSON text into a ``distributed.Queue``
+  * progress and metric points, and a beat every ``remote_task.BEAT_PERIOD_S``, go as JSON text into a ``distributed.Queue``
     named for the run; every message carries the task's attempt token;
-  * the cancel flag is a ``distributed.Variable`` the task polls every ``CANCEL_POLL_S``; the relay deletes it when
+  * the cancel flag is a ``distributed.Variable`` the task polls every ``remote_task.CANCEL_POLL_S``; the relay deletes it when
     it lets the run go, and a task that finds it gone stops (a future cannot interrupt a running task);
   * the artifacts and the ending come back as the future's result: JSON text and plain values only.
 On the app side the ``DaskRelay`` lives in the queue's supervisor (``get_core.runs.supervisor``), which already outlives
@@ -26,107 +26,26 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 import traceback
 import uuid
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from get_core.errors import GETExplorerError
 from get_core.runs import launch
 from get_core.runs.records import MetricPoint, RunFinishedError, RunNotFound, RunStatus, StoreError
 from get_core.runs.store import JSON, RunStore
-from get_core.runs.training import Ending, describe, train_run
+from get_core.runs.channel import Ending
 
 CONNECT_TIMEOUT_S = 5
 RELAY_POLL_S = 0.25  # with the task's cancel poll and the trainer's report interval, Cancel acts within ~1 s
-BEAT_PERIOD_S = 1.0
-CANCEL_POLL_S = 0.2
 CANCEL_GRACE_S = 5.0  # a remote trainer that ignores its flag longer than this is cut off (no model kept)
 NOT_STOPPED = "Cancelled by request; the Dask task had not stopped, so it was cancelled and no model is kept."
 
 
 class SchedulerUnreachable(GETExplorerError):
     """The Dask scheduler could not be reached; the message is one sentence for the run's page."""
-
-
-# ------------------------------------------------------------------------------------------ on the Dask worker
-class RemoteChannel:
-    """The task's channel: messages into the run's Queue, cancel flag from its Variable, artifacts kept for the
-    result."""
-
-    def __init__(self, queue: Any, flag: Any) -> None:
-        self.queue, self.flag = queue, flag
-        self.attempt = uuid.uuid4().hex  # a task Dask starts again elsewhere sends a new one
-        self.artifacts: dict[str, str] = {}  # name -> JSON text
-        self._cancel, self._lost, self._halt = threading.Event(), threading.Event(), threading.Event()
-        self._watcher = threading.Thread(target=self._watch, name="get-explorer-cancel-watch", daemon=True)
-
-    def __enter__(self) -> RemoteChannel:
-        self._send("beat")
-        self._watcher.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._halt.set()
-        self._watcher.join(timeout=5)
-
-    def report(self, *, metrics: Any = (), **fields: Any) -> bool:
-        self._send("progress", fields=fields, metrics=[astuple(m) for m in metrics])
-        return self._cancel.is_set() or self._lost.is_set()
-
-    def put_json(self, name: str, value: Any) -> None:
-        self.artifacts[name] = json.dumps(value, allow_nan=False)
-
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-    def ended_elsewhere(self) -> bool:
-        return self._lost.is_set()
-
-    def on_stop(self, ending: Ending) -> None:
-        pass  # the relay enforces the stop (CANCEL_GRACE_S)
-
-    def _send(self, kind: str, **body: Any) -> None:
-        self.queue.put(json.dumps({"attempt": self.attempt, "kind": kind, **body}, default=_plain))
-
-    def _watch(self) -> None:
-        last_beat = time.monotonic()
-        while not self._halt.wait(CANCEL_POLL_S):
-            try:
-                cancel = self.flag.get(timeout=CONNECT_TIMEOUT_S)
-            except Exception:  # the relay deleted the flag (it let the run go) or the scheduler is gone: stop
-                self._lost.set()
-                return
-            if cancel:
-                self._cancel.set()
-            try:
-                if time.monotonic() - last_beat >= BEAT_PERIOD_S:
-                    self._send("beat")
-                    last_beat = time.monotonic()
-            except Exception as exc:  # the scheduler is busy or gone: the relay's heartbeat rule decides
-                print(f"get-explorer task: {type(exc).__name__}: {exc}", flush=True)
-
-
-def train_remote(dataset: bytes, params_json: str, queue_name: str, flag_name: str) -> dict[str, Any]:
-    """The Dask task: train one run; returns its ending and artifacts as plain values (JSON text for artifacts)."""
-    from distributed import Queue, Variable, get_client
-
-    client = get_client()  # bound here: the channel's watch thread is not a task thread and cannot look it up
-    with RemoteChannel(Queue(queue_name, client=client), Variable(flag_name, client=client)) as channel:
-        try:
-            ending, failure = train_run(dataset, json.loads(params_json), channel), None
-        except Exception as exc:
-            ending, failure = Ending(RunStatus.FAILED, describe(exc)), traceback.format_exc()
-    r2, rmse = ending.scores
-    return {"status": ending.status.value, "error": ending.error, "scores": [r2, rmse],
-            "artifacts": channel.artifacts, "traceback": failure}
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars as Python numbers, for JSON."""
-    return value.item()
 
 
 # ------------------------------------------------------------------------------------------ in the supervisor
@@ -193,6 +112,10 @@ class DaskRelay:
 
     def _submit(self, run_id: int, params: dict[str, Any]) -> None:
         from distributed import Queue, Variable
+
+        # The task's module is the worker side (the estimators, torch): the supervisor loads it only when a cluster
+        # takes runs, and Dask sends the task by reference to it.
+        from get_core.runs.remote_task import train_remote
 
         name = f"get-explorer-run-{run_id}-{uuid.uuid4().hex}"
         try:

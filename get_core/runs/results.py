@@ -13,12 +13,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from get_core import schedule
+from get_core.baselines import fit_baselines, fit_class_baselines
 from get_core.config import DEFAULTS
 from get_core.data.columns import from_parquet_bytes
 from get_core.data.encoding import Encoding
 from get_core.metrics import scores
 from get_core.model.model_file import ModelFormatError, from_dict
-from get_core.runs.search import SEARCH, TREE_PREFIX
+from get_core.runs.spec import SEARCH, TREE_PREFIX
 from get_core.runs.store import Run, RunStore, StoreError
 from get_core.model.tree import ObliqueTree
 
@@ -129,3 +130,24 @@ def runs_with_models(store: RunStore) -> list[Run]:
     """Finished or cancelled runs that stored a model, newest first."""
     return [run for run in store.list_runs()
             if run.status.is_finished() and "model" in store.list_artifacts(run.run_id)]
+
+
+def fit_missing_baselines(store: RunStore, run_id: int) -> None:
+    """Fit the baselines of a finished run that stopped before them (cancelled while training) on its stored split,
+    as the worker would have (``training.fit_all_baselines`` less the GET counterpart), and store them (``RunStore.add_baselines``): called by the Compare page. CART and the
+    forest only: the GET fit with the other kind of splits (``training.fit_all_baselines``) would hold the page as
+    long as the run that was cancelled, so such a run is compared without it. A class run's are the classification
+    baselines (HistGradientBoosting too), weighted by the run's ``class_weight`` as the worker would have."""
+    results = load_results(store, run_id)
+    if not results.has_data:
+        raise StoreError(f"Run {run_id}'s rows could not be rebuilt ({results.data_note}), so its baselines cannot "
+                         "be fitted.")
+    params = results.run.params
+    rows = (results.X_train, results.y_train, results.X_test, results.y_test, results.tree.depth,
+            int(params.get("seed", 0)))
+    if results.tree.is_classifier:
+        fitted = fit_class_baselines(*rows, feature_names=results.tree.feature_names,
+                                     class_weight=params.get("class_weight"))
+    else:
+        fitted = fit_baselines(*rows, feature_names=results.tree.feature_names)
+    store.add_baselines(run_id, fitted)

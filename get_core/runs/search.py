@@ -26,37 +26,19 @@ run's message says which tree it kept.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 import numpy as np
+import pandas as pd
 
 from get_core.config import GETConfig, split_feature_path
+from get_core.estimator import GETClassifierCV, GETRegressorCV, estimator_params
+from get_core.model import model_file
+from get_core.model.tree import ObliqueTree
 from get_core.runs.channel import Channel, Ending
 from get_core.runs.records import RunStatus
-
-if TYPE_CHECKING:
-    from get_core.model.tree import ObliqueTree
-
-SEARCH = "search"  # the artifact with the points and the choice
-FITS = "fits"  # the artifact listing each fit's first stage on the loss curves and its name (views.curves)
-TREE_PREFIX = "search-tree-"  # + key: one search fit's tree
-
-
-def search_spec(params: Mapping[str, Any]) -> dict | None:
-    """The run's search request, or None for a run of one fixed tree."""
-    search = params.get("search")
-    return dict(search) if search else None
-
-
-def tree_key(depth: int, max_split_features: int | None) -> str:
-    """A search fit's name in URLs and artifacts: ``d3-k2``, ``d3-kany`` (dense splits)."""
-    return f"d{int(depth)}-k{'any' if max_split_features is None else int(max_split_features)}"
-
-
-def n_search_fits(search: Mapping[str, Any], n_features: int) -> int:
-    """The most fits a search can make (every depth for every k, then the refit); patience usually stops it sooner."""
-    ks = split_feature_path(search.get("split_features"), n_features) if search.get("split_features") else [None]
-    return len(search["depths"]) * len(ks) + 1
+from get_core.runs.spec import FITS, SEARCH, TREE_PREFIX, tree_key
+from get_core.views.search_chart import features_label, score_text
 
 
 @dataclass
@@ -107,8 +89,6 @@ class SearchRecorder:
         self.channel.put_json(FITS, self.fits)  # the curves draw each fit on its own epochs (views.curves)
 
     def scored(self, result: dict, tree: ObliqueTree) -> None:
-        from get_core.model import model_file
-
         key = tree_key(result["depth"], result["max_split_features"])
         self.channel.put_json(TREE_PREFIX + key, model_file.to_dict(tree))
         self.points.append({**{k: _plain(v) for k, v in result.items()}, "key": key})
@@ -141,12 +121,8 @@ def search_fit(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig, spec
     validated tree is kept). The baselines take the config the tree records (its depth, k and budget share). With
     ``classify`` y holds class labels and ``GETClassifierCV`` (weighted by ``class_weight``) chooses by validation
     accuracy."""
-    import pandas as pd
-
-    from get_core.estimator import GETClassifierCV, GETRegressorCV
-
     cls = GETClassifierCV if classify else GETRegressorCV
-    params = {name: getattr(config, name) for name in cls().get_params() if hasattr(config, name)}
+    params = estimator_params(cls, config)
     auto = bool(spec.get("split_features"))
     cv = cls(**{**params, "depths": list(spec["depths"]),
                 "max_split_features": "auto" if auto else config.max_split_features,
@@ -164,8 +140,6 @@ def search_fit(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig, spec
 
 
 def _cancelled_ending(points: list[dict], key: str) -> Ending:
-    from get_core.views.search_chart import score_text  # plotly: only once there is a point to describe
-
     point = next(p for p in points if p["key"] == key)
     return Ending(RunStatus.CANCELLED, f"Cancelled by request during the search; the best tree validated so far "
                   f"(depth {point['depth']}{', ' + _features_text(point['max_split_features'])}, "
@@ -173,8 +147,6 @@ def _cancelled_ending(points: list[dict], key: str) -> Ending:
 
 
 def _features_text(k: int | None) -> str:
-    from get_core.views.search_chart import features_label  # plotly: only once there is a point to describe
-
     return features_label(k)
 
 

@@ -31,11 +31,11 @@ import time
 import traceback
 from typing import Any
 
-from get_core.runs import estimate
-from get_core.runs.results import load_results
+from get_core.data.confined import limit_address_space
+from get_core.runs import estimate, launch
 from get_core.runs.store import (Run, RunFinishedError, RunStatus, RunStore, StoreError, StoreReplaced,
                                   StoreUnavailable)
-from get_core.runs.training import Ending, describe, train_run
+from get_core.runs.channel import Ending
 
 HEARTBEAT_PERIOD_S = 1.0
 CANCEL_POLL_S = 0.2
@@ -121,8 +121,6 @@ def dispatch_next(store: RunStore) -> None:
     """Start the next queued run in the slot this worker frees; a failure here is only logged, since the run itself
     has already ended and must not be reported as crashed."""
     try:
-        from get_core.runs import launch
-
         launch.dispatch(store)
     except Exception:
         traceback.print_exc()
@@ -149,6 +147,10 @@ def execute(store: RunStore, run_id: int, *, hard_stop: bool = True) -> RunStatu
     beat = Heartbeat(store, run_id, hard_stop=hard_stop)
     previous = _on_sigterm(beat.request_cancel)
     beat.start()
+    # The trainer (the estimators, torch) loads once the heartbeat beats: its imports take seconds on a busy machine,
+    # and a claimed run that sends no heartbeat for the store's grace is failed as stale.
+    from get_core.runs.training import describe, train_run
+
     try:
         if hard_stop:  # a worker process of its own (in-process callers keep their limits); with the heartbeat
             _limit_memory(run.params)  # already beating: it imports torch, seconds on a busy machine
@@ -201,8 +203,7 @@ def _limit_memory(params: dict) -> None:
     """Bound a CPU worker's address space by the machine's physical memory beyond what it maps at the start: a run
     that would need more fails with its own sentence (training.describe) rather than swapping the machine or being
     killed without one. Not on a GPU: CUDA reserves address space far beyond the physical memory."""
-    from get_core.data.confined import limit_address_space
-    from get_core.engine.optimize import resolve_device
+    from get_core.engine.optimize import resolve_device  # torch: after the heartbeat started (``execute``)
 
     try:
         device = resolve_device(str(params.get("config", {}).get("device", "auto")))
@@ -221,29 +222,6 @@ def _on_sigterm(handler: Any) -> Any:
 def _restore_sigterm(previous: Any) -> None:
     if previous is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, previous)
-
-
-def fit_missing_baselines(store: RunStore, run_id: int) -> None:
-    """Fit the baselines of a finished run that stopped before them (cancelled while training) on its stored split,
-    as the worker would have, and store them (``RunStore.add_baselines``): called by the Compare page. CART and the
-    forest only: the GET fit with the other kind of splits (``training.fit_all_baselines``) would hold the page as
-    long as the run that was cancelled, so such a run is compared without it. A class run's are the classification
-    baselines (HistGradientBoosting too), weighted by the run's ``class_weight`` as the worker would have."""
-    from get_core.baselines import fit_baselines, fit_class_baselines  # scikit-learn: only when asked for
-
-    results = load_results(store, run_id)
-    if not results.has_data:
-        raise StoreError(f"Run {run_id}'s rows could not be rebuilt ({results.data_note}), so its baselines cannot "
-                         "be fitted.")
-    params = results.run.params
-    rows = (results.X_train, results.y_train, results.X_test, results.y_test, results.tree.depth,
-            int(params.get("seed", 0)))
-    if results.tree.is_classifier:
-        fitted = fit_class_baselines(*rows, feature_names=results.tree.feature_names,
-                                     class_weight=params.get("class_weight"))
-    else:
-        fitted = fit_baselines(*rows, feature_names=results.tree.feature_names)
-    store.add_baselines(run_id, fitted)
 
 
 def _training_share(store: RunStore, run: Run) -> float:

@@ -13,7 +13,8 @@ from get_core.config import GETConfig
 from get_core.engine import optimize
 from get_core.engine.race import HARD_LIMIT
 from get_core.engine import train as train_module
-from get_core.engine.train import CART_PROBE_ROWS, CART_SHARE, train
+from get_core.budget import CART_SHARE
+from get_core.engine.train import CART_PROBE_ROWS, train
 from tests.clock import Clock
 from tests.planted import planted_depth2
 

@@ -275,20 +275,20 @@ def test_the_live_curves_note_how_many_starts_the_race_keeps():
     assert not any("alive" in (a.text or "") for a in unraced.layout.annotations)
 
 
-def test_the_time_estimate_of_a_budgeted_run_is_its_budget(tmp_path):
+def test_the_time_estimate_of_a_budgeted_run_is_its_budget_then_the_baselines_and_the_counterparts_share(tmp_path):
+    from get_core.budget import COUNTERPART_SHARE
     from get_core.runs import estimate
-    from get_core.runs.training import MAIN_SHARE
 
     config = {"depth": 4, "leaf": "constant", "n_starts": 10, "n_epochs": 3000, "n_alphas": 2, "time_budget": 10.0}
     estimate.save_measurement(tmp_path / "calibration.json", estimate.shape_key(4, "constant", 10, 5, 1000),
                               {"per_epoch": 0.01, "per_stage": 0.5},
                               {"startup": 4.0, "baselines": 1.0, "baselines_per_row": 0.0})
     found = estimate.cached_estimate(1000, 5, config, tmp_path / "calibration.json")
-    # the budget is the whole run's (issue 35): the fit gets MAIN_SHARE of it, CART, the forest and the counterpart
-    # the rest; with the start-up, 4 + 10 seconds
-    assert found.training == pytest.approx(10.0 * MAIN_SHARE)
-    assert found.training + found.baselines == pytest.approx(10.0)
-    assert found.seconds == pytest.approx(14.0)
+    # the budget is the GET fit's (issue 48): the baselines at their usual settings come after it, uncut, and the
+    # counterpart (5 features > 3: a sparse fit beside the dense one) gets its share of the budget
+    assert found.training == pytest.approx(10.0)
+    assert found.baselines == pytest.approx(1.0 + COUNTERPART_SHARE * 10.0)
+    assert found.seconds == pytest.approx(4.0 + 10.0 + found.baselines)
     fixed = estimate.cached_estimate(1000, 5, {**config, "time_budget": None}, tmp_path / "calibration.json")
     assert fixed.training == pytest.approx(2 * (0.5 + 3000 * 0.01))
 

@@ -123,11 +123,18 @@ def test_tree_page_uses_a_loaded_model_file_without_rows(store, run_id):
     assert at.metric[0].label == "Training rows (from the model)"
 
 
-def test_compare_page_lists_get_cart_and_forest(run_id):
+def _baseline_names(store, run_id: int) -> list[str]:
+    """The stored baselines' names in table order: tuned CART (named with its depth), the forest, boosting."""
+    models = store.get_json(run_id, "baselines")["models"]
+    return [models[k]["name"] for k in ("cart", "random_forest", "hist_gradient_boosting")]
+
+
+def test_compare_page_lists_get_tuned_cart_the_forest_and_boosting(run_id, store):
     at = _page("compare", run=run_id)
     _ok(at)
     table = at.dataframe[0].value
-    assert list(table["Model"]) == ["GET", "CART", "Random forest"]
+    assert list(table["Model"]) == ["GET", *_baseline_names(store, run_id)]
+    assert table["Model"].iloc[1].startswith("CART (depth ") and table["Model"].iloc[3] == "HistGradientBoosting"
     assert (table["Parameters"] > 0).all()
 
 
@@ -137,21 +144,22 @@ def test_compare_page_puts_the_sparse_get_tree_beside_the_dense_one_with_feature
     at = _page("compare", run=run_id)
     _ok(at)
     table = at.dataframe[0].value
-    assert list(table["Model"]) == ["GET", "GET, at most 3 features per split", "CART", "Random forest"]
+    cart, forest, boosting = _baseline_names(store, run_id)
+    assert list(table["Model"]) == ["GET", "GET, at most 3 features per split", cart, forest, boosting]
     widths = dict(zip(table["Model"], table["Features per split (most)"]))
     assert widths["GET"] == 5 and 1 <= widths["GET, at most 3 features per split"] <= 3
-    assert widths["CART"] == widths["Random forest"] == 1
+    assert widths[cart] == widths[forest] == widths[boosting] == 1
     sparse = store.get_json(run_id, "baselines")["models"]["get_sparse"]
     assert table["Test R\u00b2"].iloc[1] == pytest.approx(sparse["r2"])  # the stored fit, on the run's test rows
     assert any("other kind of splits" in c.value for c in at.caption)
-    assert len(at.get("plotly_chart")) == 4  # predicted against actual for each model
+    assert len(at.get("plotly_chart")) == 5  # predicted against actual for each model
 
 
 def test_compare_page_shows_an_old_run_without_the_sparse_tree_and_says_why(store):
     old = finished_run(store, depth=2, names=["temp", "pressure", "wind", "rain"])
     at = _page("compare", run=old)
     _ok(at)
-    assert list(at.dataframe[0].value["Model"]) == ["GET", "CART", "Random forest"]
+    assert list(at.dataframe[0].value["Model"]) == ["GET", *_baseline_names(store, old)]
     assert any("fitted before that comparison existed" in c.value for c in at.caption)
     narrow = finished_run(store, depth=2, seed=1)  # three features: a 3-sparse tree would be the same tree
     at = _page("compare", run=narrow)
@@ -166,8 +174,8 @@ def test_a_run_cancelled_before_its_baselines_offers_to_fit_them_and_compare_sho
     assert "ended before its baselines (CART, random forest, HistGradientBoosting) were fitted" in at.info[0].value
     at.button(key="fit_baselines").click().run()
     _ok(at)
-    assert list(at.dataframe[0].value["Model"]) == ["GET", "CART", "Random forest"]
-    assert set(store.get_json(run_id, "baselines")["models"]) == {"cart", "random_forest"}
+    assert list(at.dataframe[0].value["Model"]) == ["GET", *_baseline_names(store, run_id)]
+    assert set(store.get_json(run_id, "baselines")["models"]) == {"cart", "random_forest", "hist_gradient_boosting"}
 
 
 def test_compare_page_explains_missing_baselines(store):

@@ -10,7 +10,7 @@ import pytest
 from get_core.data import columns
 from get_core.data.encoding import DataSpec
 from get_core.runs import worker
-from get_core.runs.results import load_results
+from get_core.runs.results import fit_missing_baselines, load_results
 from get_core.runs.store import RunStatus, RunStore
 from get_core.model import model_file
 from get_core.runs.search import SEARCH, TREE_PREFIX
@@ -125,7 +125,7 @@ def test_a_class_run_cancelled_before_its_baselines_gets_class_baselines_on_dema
     assert worker.execute(store, done, hard_stop=False) is RunStatus.FINISHED
     run_id = cancelled_before_baselines(store, done, three_classes(), extra={"class_weight": "balanced"})
     assert "baselines" not in store.list_artifacts(run_id)
-    worker.fit_missing_baselines(store, run_id)
+    fit_missing_baselines(store, run_id)
     results = load_results(store, run_id)
     baselines = store.get_json(run_id, "baselines")
     assert baselines["task"] == "classification" and baselines["classes"] == results.tree.classes

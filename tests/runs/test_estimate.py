@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from get_core.runs import estimate, launch
-from get_core.baselines import FOREST_STEP, FOREST_TREES
-from get_core.runs.training import COUNTERPART_MIN_S, MAIN_SHARE
+from get_core.runs import estimate, launch, measure
+from get_core.budget import COUNTERPART_SHARE
 from tests.runs.test_worker import wait_for
 
 CONFIG = {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 20, "n_alphas": 1}
@@ -48,11 +47,11 @@ def test_a_hung_measurement_stops_refreshing_its_marker_after_the_limit(tmp_path
     marker = tmp_path / "calibration.measuring"
     marker.write_text("pid")
     os.utime(marker, (time.time() - 600, time.time() - 600))
-    estimate._keep_fresh(marker, threading.Event(), limit_s=0.0)  # never done: returns at the limit
+    measure._keep_fresh(marker, threading.Event(), limit_s=0.0)  # never done: returns at the limit
     assert time.time() - marker.stat().st_mtime > 500  # left to go stale
     done = threading.Event()
     done.set()
-    estimate._keep_fresh(marker, done, limit_s=60.0)
+    measure._keep_fresh(marker, done, limit_s=60.0)
     assert time.time() - marker.stat().st_mtime < 60  # a live one is touched
 
 
@@ -89,8 +88,8 @@ def budgeted_calibration(tmp_path, depth: int) -> tuple:
 def test_a_budgeted_search_is_estimated_as_its_budget_shared_over_its_fits(tmp_path):
     cache, config = budgeted_calibration(tmp_path, 3)
     found = estimate.search_estimate(500, 6, {"config": config, "search": {"depths": [1, 2, 3]}}, cache)
-    # GETRegressorCV shares the run's GET share of the budget (the rest is the baselines'); it is not per fit
-    assert found.training == pytest.approx(10.0 * MAIN_SHARE) and found.n_fits == 4
+    # GETRegressorCV shares the run's budget over its fits (the baselines come after it, uncut); it is not per fit
+    assert found.training == pytest.approx(10.0) and found.n_fits == 4
 
 
 def test_the_estimate_of_a_large_table_counts_its_soft_epochs_at_the_sampled_rows(tmp_path):
@@ -110,26 +109,20 @@ def test_a_long_budgeted_search_is_estimated_at_its_fits_least_share_not_at_the_
     cache, config = budgeted_calibration(tmp_path, 4)
     search = {"depths": [1, 2, 3, 4], "split_features": "auto"}  # 4 depths x 5 k: 20 search fits and the refit
     found = estimate.search_estimate(500, 6, {"config": config, "search": search}, cache)
-    assert found.n_fits == 21 and found.training == pytest.approx(20 * 1.0 + 10.0 * MAIN_SHARE / 3)  # a second each
+    assert found.n_fits == 21 and found.training == pytest.approx(20 * 1.0 + 10.0 / 3)  # a second each
     assert found.seconds == pytest.approx(found.startup + found.training + found.baselines)
 
 
-def test_a_budgeted_run_is_estimated_at_its_budget_baselines_included(tmp_path):
-    """Issue 35: "about 10 s" is the whole run; the GET fit gets its share and the counterpart what the forest
-    leaves; the forest grows trees while its share lasts, so only a forest whose first ``FOREST_STEP`` trees are
-    slower than the rest of the budget makes the run longer."""
+def test_a_budgeted_run_is_estimated_at_its_budget_then_its_uncut_baselines(tmp_path):
+    """Issue 48: the budget is the GET fit's; the baselines are fitted at their usual settings after it (a slow
+    forest makes the run longer, and the estimate says so) and the counterpart gets its share of the budget."""
     cache, config = budgeted_calibration(tmp_path, 3)
     found = estimate.search_estimate(500, 6, {"config": config}, cache)
-    assert found.training == pytest.approx(10.0 * MAIN_SHARE)
-    assert found.training + found.baselines == pytest.approx(10.0)  # forest (1 s) + counterpart: the budget's rest
-    assert found.seconds == pytest.approx(found.startup + 10.0)
+    assert found.training == pytest.approx(10.0)
+    assert found.baselines == pytest.approx(1.0 + COUNTERPART_SHARE * 10.0)  # 6 features > 3: a sparse counterpart
+    assert found.seconds == pytest.approx(found.startup + found.training + found.baselines)
     assert 0.5 < found.training_share < 0.7  # the bar's share for the GET fit
-    estimate.save_measurement(cache, estimate.shape_key(3, "constant", 2, 6, 500), {"per_epoch": 0.01,
-                              "per_stage": 0.5}, {"startup": 3.0, "baselines": 30.0, "baselines_per_row": 0.0})
-    bounded = estimate.search_estimate(500, 6, {"config": config}, cache)
-    assert bounded.training + bounded.baselines == pytest.approx(10.0)  # 100 trees in 30 s: it stops at 4 s's share
     estimate.save_measurement(cache, estimate.shape_key(3, "constant", 2, 6, 500), {"per_epoch": 0.01,
                               "per_stage": 0.5}, {"startup": 3.0, "baselines": 100.0, "baselines_per_row": 0.0})
     slow = estimate.search_estimate(500, 6, {"config": config}, cache)
-    first_trees = 100.0 * FOREST_STEP / FOREST_TREES
-    assert slow.baselines == pytest.approx(first_trees + COUNTERPART_MIN_S)  # a slow forest: said, not hidden
+    assert slow.baselines == pytest.approx(100.0 + COUNTERPART_SHARE * 10.0)  # a slow forest: said, not hidden

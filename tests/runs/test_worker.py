@@ -16,7 +16,7 @@ from get_core.data import columns, reading
 
 from get_core.model import model_file
 from get_core.data.encoding import DataSpec, Encoding
-from get_core.runs import launch, supervisor, training, worker
+from get_core.runs import launch, spec, supervisor, worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
 
@@ -102,10 +102,10 @@ def file_store(tmp_path, monkeypatch):
 
 
 def test_split_rows_is_a_seeded_partition():
-    train, test = training.split_rows(100, 0.25, seed=1)
+    train, test = spec.split_rows(100, 0.25, seed=1)
     assert len(test) == 25 and sorted(np.concatenate([train, test]).tolist()) == list(range(100))
-    again = training.split_rows(100, 0.25, seed=1)
-    assert np.array_equal(again[1], test) and not np.array_equal(training.split_rows(100, 0.25, seed=2)[1], test)
+    again = spec.split_rows(100, 0.25, seed=1)
+    assert np.array_equal(again[1], test) and not np.array_equal(spec.split_rows(100, 0.25, seed=2)[1], test)
 
 
 def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
@@ -126,7 +126,7 @@ def test_a_run_finishes_with_model_split_predictions_and_scores(tmp_path):
     metrics = store.list_metrics(run_id)
     assert {m.start for m in metrics} == {0, 1} and {m.stage for m in metrics} == {0, 1}
     baselines = store.get_json(run_id, "baselines")  # 5 features, dense splits: a 3-sparse GET fit beside it
-    assert set(baselines["models"]) == {"cart", "random_forest", "get_sparse"}
+    assert set(baselines["models"]) == {"cart", "random_forest", "hist_gradient_boosting", "get_sparse"}
     sparse = baselines["models"]["get_sparse"]
     assert sparse["name"] == "GET, at most 3 features per split" and sparse["features_per_split"] <= 3
     assert len(sparse["test_predictions"]) == len(split["test"]) and sparse["r2"] is not None
@@ -138,9 +138,9 @@ def test_the_counterpart_of_a_dense_run_has_three_features_per_split_and_of_a_sp
     from get_core.config import GETConfig
 
     config = GETConfig(depth=3, max_split_features=k, n_epochs=7)
-    found = training.counterpart_config(config, p)
+    found = spec.counterpart_config(config, p)
     if other == "none":  # it would be the run's own tree
-        assert found is None and not training.has_counterpart(k, p)
+        assert found is None and not spec.has_counterpart(k, p)
     else:
         assert found.max_split_features == other and found.n_epochs == 7 and found.depth == 3
 
@@ -165,7 +165,7 @@ def test_a_finished_run_keeps_the_stage_layout_its_loss_curves_are_drawn_with(tm
 def test_the_encoding_learns_fill_values_and_levels_from_the_training_rows_only(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
     table = example(200)
-    train, test = training.split_rows(200, 0.25, seed=3)  # the run's split: every row is usable
+    train, test = spec.split_rows(200, 0.25, seed=3)  # the run's split: every row is usable
     column = table.columns[0]
     table.loc[test, column] = 1e6  # test rows that would move a median taken over every row
     table.loc[train[::7], column] = np.nan

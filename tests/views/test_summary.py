@@ -120,13 +120,18 @@ def test_a_classification_summary_states_accuracy_beside_the_forest_and_the_leav
     assert "no random forest was fitted" in without
 
 
-def test_a_forest_the_budget_cut_short_is_named_with_its_trees_and_why():
+def test_a_forest_the_budget_cut_short_gets_no_comparative_sentence_and_a_whole_one_does():
+    """Issue 48: a stored run's forest of 30 trees (cut by its time budget) is no fair baseline: the summary says so
+    instead of stating the tree as more or less accurate than it."""
     X = np.array([[1, 0, 0]] * 4 + [[4, 0, 0]] * 2 + [[9, 0, 0]] * 3, dtype=float)
     y = np.array([9, 11, 9, 11, 17, 23, 28, 32, 30], dtype=float)
     forest = {"models": {"random_forest": {"r2": 0.99, "rmse": 0.5, "n_trees": 30}}}
     comparison = summary.summarize(known_tree(), X_test=X, y_test=y, baselines=forest).sentences()[2]
-    assert "a random forest of 30 trees (as many as the run's time budget allowed) explains 99%" in comparison
-    assert "gives up" in comparison  # where the forest still wins, said plainly
+    assert "only 30 trees" in comparison and "no comparison is made" in comparison
+    assert "gives up" not in comparison and "more accurate" not in comparison
+    whole = {"models": {"random_forest": {"r2": 0.99, "rmse": 0.5, "n_trees": 100}}}
+    comparison = summary.summarize(known_tree(), X_test=X, y_test=y, baselines=whole).sentences()[2]
+    assert "a random forest of 100 trees explains 99%" in comparison and "gives up" in comparison
 
 
 def test_the_leaves_that_err_most_name_every_true_class_they_miss_most_first_and_agree_with_predict():
@@ -144,3 +149,17 @@ def test_the_leaves_that_err_most_name_every_true_class_they_miss_most_first_and
     assert summary.misclassified_leaves(tree, X[6:], y[6:]) == []
     assert summary.summarize(tree, X_test=X[6:], y_test=y[6:]).sentences()[-1] == (
         "It classifies every test row correctly.")
+
+
+def test_a_tuned_cart_ahead_of_the_tree_gets_a_hint_and_one_behind_it_none():
+    """Issue 48: where the depth-tuned CART beats the tree on the test rows, the summary says so and what to try."""
+    X = np.array([[1, 0, 0]] * 4 + [[4, 0, 0]] * 2 + [[9, 0, 0]] * 3, dtype=float)
+    y = np.array([9, 11, 9, 11, 17, 23, 28, 32, 30], dtype=float)
+    tree_r2 = summary.summarize(known_tree(), X_test=X, y_test=y).tree_scores[0]
+    ahead = {"models": {"cart": {"name": "CART (depth 3, tuned)", "r2": min(1.0, tree_r2 + 0.05)}}}
+    comparison = summary.summarize(known_tree(), X_test=X, y_test=y, baselines=ahead).sentences()[2]
+    assert "CART (depth 3, tuned) explains" in comparison and "try a smaller depth" in comparison
+    behind = {"models": {"cart": {"name": "CART (depth 3, tuned)", "r2": tree_r2 - 0.05}}}
+    assert "CART" not in summary.summarize(known_tree(), X_test=X, y_test=y, baselines=behind).sentences()[2]
+    no_rows = summary.summarize(known_tree(), baselines=ahead).sentences()
+    assert not any("CART" in sentence for sentence in no_rows)  # no test rows: nothing to compare
