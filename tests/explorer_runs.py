@@ -12,7 +12,8 @@ from get_core.data.encoding import DataSpec, prepare
 from get_core.runs.store import RunStatus, RunStore
 from get_core.config import GETConfig
 from get_core.metrics import scores
-from get_core.runs.training import fit_all_baselines, split_rows
+from get_core.runs.spec import split_rows
+from get_core.runs.training import fit_all_baselines
 from tests.trees import make_tree
 
 TARGET = "yield"
