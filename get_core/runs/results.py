@@ -134,10 +134,10 @@ def runs_with_models(store: RunStore) -> list[Run]:
 
 def fit_missing_baselines(store: RunStore, run_id: int) -> None:
     """Fit the baselines of a finished run that stopped before them (cancelled while training) on its stored split,
-    as the worker would have (``training.fit_all_baselines`` less the GET counterpart), and store them (``RunStore.add_baselines``): called by the Compare page. CART and the
-    forest only: the GET fit with the other kind of splits (``training.fit_all_baselines``) would hold the page as
-    long as the run that was cancelled, so such a run is compared without it. A class run's are the classification
-    baselines (HistGradientBoosting too), weighted by the run's ``class_weight`` as the worker would have."""
+    as the worker would have, and store them (``RunStore.add_baselines``): called by the Compare page. The baselines
+    only (tuned CART, the forest, HistGradientBoosting; a class run's weighted by its ``class_weight``): the GET fit
+    with the other kind of splits (``training.fit_all_baselines``) would hold the page as long as the run that was
+    cancelled, so such a run is compared without it."""
     results = load_results(store, run_id)
     if not results.has_data:
         raise StoreError(f"Run {run_id}'s rows could not be rebuilt ({results.data_note}), so its baselines cannot "
