@@ -664,9 +664,9 @@ def _unreachable(tree: ObliqueTree, goal: Any, leaf: int | None) -> str:
 def _unsupported(tree: ObliqueTree, goal: Any, min_support: int) -> str:
     """Why no leaf may hold an answer: every leaf that gives the goal rests on too few training rows."""
     rows = tree.n_samples[tree.n_leaves - 1:][_leaves_meeting(tree, goal, None)]
-    return (f"Only leaves with at most {int(rows.max())} training row{'s' * (rows.max() != 1)} give "
-            f"{_describe_goal(tree, goal)}, under the {min_support} an answer needs: lower min_support to see "
-            "answers that rest on so few rows, or choose another goal.")
+    return (f"Only leaves with at most {int(rows.max())} training row{'s' * bool(rows.max() != 1)} give "
+            f"{_describe_goal(tree, goal)}, fewer than the {min_support} an answer needs: lower that number "
+            "(min_support) to see answers that rest on so few rows, or choose another goal.")
 
 
 def _blocked(tree: ObliqueTree, goal: Any, leaf: int | None, space: Space, min_support: int = 0) -> str:
