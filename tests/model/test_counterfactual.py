@@ -16,9 +16,12 @@ from get_core import CounterfactualError, counterfactual
 from get_core.data.columns import DataError
 from get_core.data.encoding import Encoding
 from get_core.model import model_file
-from get_core.model.counterfactual import _leaves_meeting
+from get_core.model.counterfactual import _grid, _leaves_meeting
+from get_core.model.counterfactual_programs import grid_above
 from get_core.model.tree import ObliqueTree
 from tests import trees
+from get_core.views import what_if
+from bench.studies.counterfactual import routed_tree
 from tests.model.cf_reference import brute_force, nearest_in_leaf
 
 RTOL, ATOL = 1e-5, 1e-7  # the answer keeps a margin of ~1e-9 from every split; HiGHS solves to ~1e-9
@@ -386,3 +389,235 @@ def test_answers_are_confirmed_by_predict_and_minimal_on_random_trees(seed, dept
     _, low, high = default_box(tree, x)
     assert np.all(result.x >= low) and np.all(result.x <= high)
     assert infimum - ATOL - RTOL * infimum <= result.distance <= reachable + ATOL + RTOL * reachable
+
+
+# ---------------------------------------------------------------------------------------------- answers that hold
+def typed_back(result, x: np.ndarray, tree: ObliqueTree) -> np.ndarray:
+    """The row as a reviewer types it: the row itself, each changed feature set to the text the page shows."""
+    row = x.copy()
+    for change in result.changes:
+        row[tree.feature_names.index(change.feature)] = float(what_if.value_text(change.needed, change.step))
+    return row
+
+
+def gets(tree: ObliqueTree, row: np.ndarray, goal) -> bool:
+    value = tree.predict(row[None])[0]
+    if tree.is_classifier:
+        return value == goal
+    low, high = goal
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
+def snapped_bounds(tree: ObliqueTree, x: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The default bounds as the answer keeps them: on the grid, inward, unless the row's own value is the bound."""
+    _, low, high = default_box(tree, x)
+    for j, step in enumerate(grid):
+        if step > 0 and low[j] < x[j]:
+            low[j] = min(x[j], grid_above(low[j], step))
+        if step > 0 and high[j] > x[j]:
+            high[j] = max(x[j], -grid_above(-high[j], step))
+    return low, high
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), depth=st.integers(1, 3), p=st.integers(2, 4),
+       kind=st.sampled_from(["constant", "linear", "classes"]), quantile=st.floats(0.0, 1.0), row=st.integers(0, 299),
+       side=st.sampled_from(["above", "below", "band"]), norm=st.sampled_from(["l1", "linf"]),
+       n=st.integers(1, 3), support=st.sampled_from([0, 10, 40]), way=st.sampled_from([None, "increase", "decrease"]),
+       whole=st.booleans(), data=st.data())
+def test_answers_hold_typed_back_respect_every_constraint_and_are_minimal_on_random_trees(
+        seed, depth, p, kind, quantile, row, side, norm, n, support, way, whole, data):
+    if kind == "classes":
+        tree, X, _ = trees.make_class_tree(depth=depth, p=p, seed=seed, n_rows=300)
+        goal = tree.classes[data.draw(st.integers(0, len(tree.classes) - 1))]
+    else:
+        tree, X, _ = trees.make_tree(depth=depth, p=p, leaf=kind, seed=seed, n_rows=300)
+        q = float(np.quantile(tree.predict(X), quantile))
+        goal = {"above": (q, None), "below": (None, q), "band": (q - 0.5, q + 0.5)}[side]
+    x = X[row].copy()
+    integers = ["x0"] if whole else []
+    x[0] = np.round(x[0]) if whole else x[0]
+    directions = {"x1": way} if way else {}
+    options = {"norm": norm, "n": n, "min_support": support, "directions": directions, "integers": integers}
+    leaves = [tree.n_leaves + int(i) for i in np.flatnonzero(_leaves_meeting(tree, goal, None, support))]
+    try:
+        answers = counterfactual(tree, x, goal, **options)
+    except CounterfactualError as exc:
+        assert "No " in str(exc) or "Only leaves" in str(exc)
+        answers = ()
+    grid = _grid(tree, None, None, [0] if whole else [])
+    for answer in answers:
+        assert gets(tree, answer.x, goal) and tree.apply(answer.x[None])[0] == answer.leaf
+        assert gets(tree, typed_back(answer, x, tree), goal)  # as shown, typed back
+        assert np.array_equal(typed_back(answer, x, tree), answer.x)
+        assert answer.leaf in leaves and (support == 0 or answer.support.rows >= support)
+        if way:
+            assert (answer.x[1] - x[1]) * (1 if way == "increase" else -1) >= 0
+        if whole:
+            assert answer.x[0] == np.round(answer.x[0])
+        rng = np.random.default_rng(seed)  # any row within half a step of it, in each feature, gives the same answer
+        for _ in range(5):
+            near = answer.x + rng.uniform(-0.499, 0.499, size=p) * np.where(np.arange(p) == 0, 0, grid)
+            assert tree.apply(near[None])[0] == answer.leaf and gets(tree, near, goal)
+    assert [a.distance for a in answers] == sorted(a.distance for a in answers)
+    assert len({a.leaf for a in answers}) == len(answers) <= n
+    if whole or not leaves:
+        return  # the reference solves linear programs only
+    costs, _, _ = default_box(tree, x)
+    low, high = snapped_bounds(tree, x, grid)
+    if way == "increase":
+        low[1] = max(low[1], x[1])
+    elif way == "decrease":
+        high[1] = min(high[1], x[1])
+    line = goal if kind == "linear" else None
+    full = {leaf: brute_force(tree, x, [leaf], costs, low, high, goal=line, norm=norm, margin=0.0, radius=grid)
+            for leaf in leaves}
+    half = {leaf: brute_force(tree, x, [leaf], costs, low, high, goal=line, norm=norm, margin=0.0, radius=grid / 2)
+            for leaf in leaves}
+    slack = float(np.sum(costs * grid) / 2) + ATOL
+    if not answers:
+        assert all(not np.isfinite(d) for d in full.values())
+        return
+    assert answers[0].distance <= min(full.values()) + slack + RTOL * answers[0].distance  # the nearest
+    for answer in answers:  # the nearest in its leaf, and never nearer than its leaf allows
+        assert half[answer.leaf] - ATOL - RTOL * answer.distance <= answer.distance
+        assert answer.distance <= full[answer.leaf] + slack + RTOL * answer.distance
+    if len(answers) < n:  # fewer answers than asked: no other leaf holds one with the full margin
+        assert all(not np.isfinite(d) for leaf, d in full.items() if leaf not in {a.leaf for a in answers})
+
+
+def test_an_answer_on_a_split_is_moved_inside_and_typed_back_holds():
+    """Issue 49: the split's threshold is 43.34999995529652; the exact answer lies on it, the shown one inside."""
+    tree = trees.class_stump(("B", "C"))
+    tree.thresholds[:] = 2 * 43.34999995529652 - 0.0  # left ('B') iff 2*temp - pressure <= 86.69999991059304
+    x = np.array([50.0, 0.0])
+    exact_answer = exact(tree, x, "B")
+    assert exact_answer.x[0] == pytest.approx(43.34999995529652)
+    shown = exact_answer.changes[0]
+    assert tree.predict(np.array([[float(f"{shown.needed:.4g}"), 0.0]]))[0] == "C"  # the old display's rounding
+    answer = counterfactual(tree, x, "B", min_support=0)
+    (change,) = answer.changes
+    # a step of 0.001 (span 1); one step from the split in each free feature (temp's weight 2, pressure's -1)
+    assert change.step == 0.001 and what_if.value_text(change.needed, change.step) == "43.348"
+    assert tree.predict(typed_back(answer, x, tree)[None])[0] == "B" and answer.prediction == "B"
+    assert type(answer.prediction) is str  # a label, never np.str_('B')
+    assert change.keeps == (0.0, 43.349)  # from the bound to the last step before the split
+
+
+def test_a_leaf_thinner_than_two_steps_holds_no_answer():
+    """A sliver: leaf 6 (1 < x0 <= 1.004 on a span of 10, steps of 0.01) is reached exactly, never by default."""
+    w = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    tree = ObliqueTree(weights=w, thresholds=[0.1, 0.05, 0.1004], leaf_intercepts=[0.0, 1.0, 2.0, 3.0],
+                       leaf_coefs=np.zeros((4, 2)), n_samples=[0] * 7, node_values=[0.0] * 7, x_min=np.zeros(2),
+                       x_scale=np.full(2, 10.0), y_min=0.0, y_scale=1.0)
+    x = np.array([0.5, 5.0])
+    assert exact(tree, x, leaf=6).leaf == 6
+    with pytest.raises(CounterfactualError, match="No change to this row gives a way into leaf 6"):
+        counterfactual(tree, x, leaf=6)
+    assert counterfactual(tree, x, leaf=6, resolution={"x0": 1e-4}).leaf == 6  # a finer grid fits in it
+
+
+def test_leaves_on_few_rows_are_skipped_unless_asked_and_then_flagged():
+    tree, X, _ = trees.make_tree(depth=3, p=3, seed=21)
+    top = int(np.argmax(tree.leaf_intercepts))
+    tree.n_samples[tree.n_leaves - 1 + top] = 2  # the one leaf that gives the goal rests on 2 rows
+    goal = (tree.predict(X).max(), None)
+    x = X[tree.apply(X) != tree.n_leaves + top][0]
+    with pytest.raises(CounterfactualError, match="Only leaves with at most 2 training rows give a prediction of at "
+                                                  "least .*fewer than the 10 an answer needs.*min_support"):
+        counterfactual(tree, x, goal)
+    answer = counterfactual(tree, x, goal, min_support=2)
+    assert answer.leaf == tree.n_leaves + top and answer.support.rows == 2 and answer.support.few
+    assert what_if.sentence(tree, answer).endswith("; this rests on only 2 training rows.")
+
+
+def test_support_carries_class_shares_a_regression_mean_and_the_nearest_reference_row():
+    tree, X, y = trees.make_class_tree(depth=3, p=3, seed=5, n_rows=400)
+    label = tree.classes[1]
+    answers = counterfactual(tree, X[0], label, n=3, reference=X)
+    for answer in answers:
+        counts = tree.node_counts[answer.leaf - 1]
+        assert answer.support.rows == tree.n_samples[answer.leaf - 1]
+        assert answer.support.shares == pytest.approx(dict(zip(tree.classes, counts / counts.sum())))
+        reached = X[tree.predict(X) == label]
+        std = X.std(axis=0)
+        assert answer.support.nearest == pytest.approx(np.min(np.sum(np.abs(reached - answer.x) / std, axis=1)))
+    regression, Xr, _ = trees.make_tree(depth=2, p=3, seed=5)
+    answer = counterfactual(regression, Xr[0], (np.quantile(regression.predict(Xr), 0.9), None))
+    assert answer.support.mean == pytest.approx(regression.node_value_original(answer.leaf))
+    assert answer.support.nearest is None and answer.support.range is None
+
+
+def test_the_values_each_change_keeps_give_the_same_answer_and_the_next_step_out_does_not():
+    tree, X, _ = trees.make_tree(depth=4, p=3, seed=8, n_rows=1000)
+    goal = (float(np.quantile(tree.predict(X), 0.8)), None)
+    checked = 0
+    for x in X[:10]:
+        answer = counterfactual(tree, x, goal)
+        for change in answer.changes:
+            j = tree.feature_names.index(change.feature)
+            low, high = change.keeps
+            assert low <= change.needed <= high
+            for value in np.linspace(low, high, 7):
+                row = answer.x.copy()
+                row[j] = value
+                assert tree.apply(row[None])[0] == answer.leaf and gets(tree, row, goal)
+            beyond = answer.x.copy()
+            beyond[j] = high + 2 * change.step  # past a split (or the bounds, where the leaf may go on)
+            if beyond[j] <= tree.x_min[j] + tree.x_scale[j]:
+                assert tree.apply(beyond[None])[0] != answer.leaf or not gets(tree, beyond, goal)
+                checked += 1
+    assert checked
+
+
+def test_round_off_is_no_change_and_the_cap_holds_on_a_dense_deep_tree():
+    """Issue 50: max_changes=10 gave 13 changes on a dense depth-8 tree, three of them 1e-13."""
+    tree, X = routed_tree(depth=8, p=16, seed=3)
+    goal = (float(np.quantile(tree.predict(X), 0.9)), None)
+    for solve in (exact, counterfactual):
+        for x in X[tree.predict(X) < goal[0]][:2]:
+            answer = solve(tree, x, goal, max_changes=10)
+            moved = np.flatnonzero(answer.x != x)
+            assert len(answer.changes) == len(moved) <= 10
+            assert np.all(np.abs(answer.x[moved] - x[moved]) > 1e-9 * tree.x_scale[moved])
+
+
+def test_one_string_names_one_feature_and_a_bad_one_is_refused():
+    tree, X, _ = trees.make_tree(depth=2, p=3, seed=3, names=["AT", "V", "AP"])
+    goal = upper_goal(tree, X, 0.6)
+    answers = [counterfactual(tree, x, goal, locked="AT", min_support=0, resolution=0) for x in X[:5]]
+    assert all(answer.x[0] == x[0] for answer, x in zip(answers, X))  # 'AT' is kept, 'A' and 'T' are no features
+    with pytest.raises(CounterfactualError, match="locked: 'A' is not a feature of the model; its features are 'AT'"):
+        counterfactual(tree, X[0], goal, locked="A")
+    with pytest.raises(CounterfactualError, match="integers: 'T' is not a feature"):
+        counterfactual(tree, X[0], goal, integers="T")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"directions": {"x0": "up"}}, r"directions\['x0'\] must be 'increase' or 'decrease'"),
+    ({"directions": {"x0": "increase"}, "bounds": {"x0": (0.0, 1.0)}}, "may only increase from .* widen them"),
+    ({"integers": ["x0"]}, "Feature 'x0' takes whole numbers, but the row holds"),
+    ({"resolution": 0.1}, "resolution must be None"),
+    ({"resolution": {"x0": 0}}, r"resolution\['x0'\] must be a finite number above 0"),
+    ({"n": 0}, "n must be a whole number of at least 1"),
+    ({"min_support": -1}, "min_support must be a whole number of at least 0"),
+])
+def test_malformed_constraints_are_refused_by_name(options, message):
+    tree, X, _ = trees.make_tree(depth=2, p=3, seed=13)
+    x = X[0] + 0.25
+    with pytest.raises(CounterfactualError, match=message):
+        counterfactual(tree, x, upper_goal(tree, X, 0.9), **options)
+
+
+def test_a_categorical_column_takes_no_direction_and_whole_numbers_are_whole():
+    tree, encoding, X = categorical_tree(3)
+    goal = upper_goal(tree, X, 0.8)
+    with pytest.raises(CounterfactualError, match="directions: 'color' is a categorical column"):
+        counterfactual(tree, X[0], goal, encoding=encoding, directions={"color": "increase"})
+    with pytest.raises(CounterfactualError, match="integers: 'color=red' is a level of a categorical column"):
+        counterfactual(tree, X[0], goal, encoding=encoding, integers=["color=red"])
+    x = X[0].copy()
+    x[0] = np.round(x[0])
+    for answer in counterfactual(tree, x, goal, encoding=encoding, integers="a", n=3, min_support=0):
+        assert answer.x[0] == np.round(answer.x[0]) and set(answer.x[2:].tolist()) <= {0.0, 1.0}
+        assert gets(tree, typed_back(answer, x, tree), goal)
