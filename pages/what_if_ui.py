@@ -36,9 +36,9 @@ def what_would_change(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | Non
         cols = st.columns(3)
         up = cols[0].multiselect("May only increase", numeric, key=f"{key}_up")
         down = cols[1].multiselect("May only decrease", numeric, key=f"{key}_down")
-        whole = cols[2].multiselect("Whole numbers", numeric, default=what_if.whole_columns(tree, x, reference, encoding),
-                                    key=f"{key}_whole", help="Started with the columns whose training values are all "
-                                                             "whole numbers")
+        whole = cols[2].multiselect("Whole numbers", numeric,
+                                    default=what_if.whole_columns(tree, x, reference, encoding), key=f"{key}_whole",
+                                    help="Started with the columns whose training values are all whole numbers")
         support = st.number_input("Training rows an answer's leaf needs at least", 0, None, MIN_SUPPORT, step=1,
                                   key=f"{key}_support", help="Leaves that rest on fewer rows are left out; lower it to "
                                                              "see them (each answer says how many rows it rests on)")

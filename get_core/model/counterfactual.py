@@ -612,7 +612,11 @@ def _goal(tree: ObliqueTree, goal: Any, leaf: int | None, min_support: int = 0) 
         label = tree.classes[_class_index(tree, goal)]
         return Goal(meets, {}, lambda rows: tree.predict(rows) == label)
     low, high = _goal_range(goal)
-    return Goal(meets, _goal_lines(tree, goal, meets), lambda rows: (low <= tree.predict(rows)) & (tree.predict(rows) <= high))
+    def within(rows: np.ndarray) -> np.ndarray:
+        predicted = tree.predict(rows)
+        return (low <= predicted) & (predicted <= high)
+
+    return Goal(meets, _goal_lines(tree, goal, meets), within)
 
 
 def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tuple[int, float, float]]:

@@ -224,7 +224,8 @@ class Space:
         n, m = len(self.numeric), len(self.cat)
         low = np.zeros(self.n_vars)
         whole = self.numeric[self.whole]
-        k_low, k_high = np.ceil(self.x_low[self.whole] - self.x[whole]), np.floor(self.x_high[self.whole] - self.x[whole])
+        k_low = np.ceil(self.x_low[self.whole] - self.x[whole])
+        k_high = np.floor(self.x_high[self.whole] - self.x[whole])
         high = np.concatenate([np.maximum(self.high, 0), np.maximum(-self.low, 0), np.ones(m),
                                np.ones(n if self.cap is not None else 0), k_high,
                                np.full(int(self.norm == "linf"), np.inf)])

@@ -91,7 +91,8 @@ def _move(change: Change) -> str:
         was = f"'{change.now}'" if change.now is not None else "a level training never saw"
         return f"switch {change.feature} from {was} to '{change.needed}'"
     verb = "raise" if change.change > 0 else "lower"
-    return f"{verb} {change.feature} by {labels.fmt(abs(change.change), DIGITS)} to {value_text(change.needed, change.step)}"
+    return (f"{verb} {change.feature} by {labels.fmt(abs(change.change), DIGITS)} to "
+            f"{value_text(change.needed, change.step)}")
 
 
 def _prediction(tree: ObliqueTree, value: Any) -> str:
