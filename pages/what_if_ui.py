@@ -74,6 +74,7 @@ def show_answers(tree: ObliqueTree, answers: tuple[what_if.Answer, ...], key: st
             st.success(common.plain(answer.sentence))
             if len(answer.table):
                 st.table(answer.table.set_index("feature"))
+            st.caption(common.plain(what_if.support_note(tree, answer.result)))
     st.caption("Each needed value is shown with every digit it has: typed back as shown it gives the answer, and so "
                "does any value within half its last digit (the answer keeps that margin inside its leaf). 'Keeps "
                "it': the values of that feature, the other changes made, that give the same answer.")

@@ -86,6 +86,30 @@ def _support(tree: ObliqueTree, result: Counterfactual) -> str:
     return said
 
 
+def support_note(tree: ObliqueTree, result: Counterfactual) -> str:
+    """What the answer's leaf holds of the training rows and how near the data it lies: "Leaf 14 holds 41 training
+    rows, 90% of them 'B'; the nearest training row the model gives this outcome is 0.31 away (the answer: 0.45)."."""
+    support = result.support
+    if support is None:
+        return ""
+    parts = []
+    if support.rows is not None:
+        held = f"Leaf {result.leaf} holds {support.rows:,} training row{'s' * (support.rows != 1)}"
+        if support.shares:
+            held += ", " + ", ".join(f"{labels.percent(share)} '{labels.class_name(label)}'"
+                                     for label, share in sorted(support.shares.items(), key=lambda kv: -kv[1])[:3])
+        elif support.mean is not None:
+            held += f", mean target {labels.fmt(support.mean, DIGITS)}"
+            if support.range is not None:
+                held += f" (from {labels.fmt(support.range[0], DIGITS)} to {labels.fmt(support.range[1], DIGITS)})"
+        parts.append(held)
+    if support.nearest is not None:
+        parts.append(f"the nearest training row the model gives this outcome is {support.nearest:.2g} away (the "
+                     f"answer: {result.distance:.2g})")
+    said = "; ".join(parts)
+    return f"{said[0].upper()}{said[1:]}." if said else ""
+
+
 def _move(change: Change) -> str:
     if change.change is None:
         was = f"'{change.now}'" if change.now is not None else "a level training never saw"

@@ -62,6 +62,18 @@ def test_the_sentence_says_what_the_answer_rests_on_and_names_a_class_plainly():
     assert what_if.sentence(tree, plenty).endswith("; this rests on 40 training rows, 90% of them 'B'.")
 
 
+def test_the_support_note_says_what_the_leaf_holds_and_how_near_the_data_the_answer_is():
+    tree, _, _ = trees.make_class_tree(depth=2, p=2, labels=["A", "B"])
+    result = Counterfactual(x=np.zeros(2), prediction="B", distance=0.45, leaf=5, changes=(), programs=1,
+                            support=Support(rows=40, shares={"A": 0.1, "B": 0.9}, nearest=0.31))
+    assert what_if.support_note(tree, result) == ("Leaf 5 holds 40 training rows, 90% 'B', 10% 'A'; the nearest "
+                                                  "training row the model gives this outcome is 0.31 away (the "
+                                                  "answer: 0.45).")
+    regression = replace(result, support=Support(rows=1, mean=12.5, range=(10.0, 15.0)))
+    assert what_if.support_note(tree, regression) == "Leaf 5 holds 1 training row, mean target 12.5 (from 10 to 15)."
+    assert what_if.support_note(tree, replace(result, support=Support(rows=None))) == ""
+
+
 def test_the_goal_starts_away_from_todays_prediction():
     tree, X, _ = trees.make_tree(depth=3, p=3, seed=4)
     for x in X[:20]:
