@@ -152,17 +152,21 @@ def changes_table(changes: Sequence[Change]) -> pd.DataFrame:
 
 
 def default_goal(tree: ObliqueTree, x: Sequence[float]) -> tuple[str, float, float] | Any:
-    """What the goal widgets start at, never today's prediction: a classifier's first other class; for regression
-    (mode, low, high) "at least" the next leaf value above the row's prediction (else "at most" the next below)."""
+    """What the goal widgets start at, never today's prediction: a classifier's first other class that a leaf of at
+    least ``MIN_SUPPORT`` training rows gives; for regression (mode, low, high) "at least" a value up to the next
+    such leaf's above the row's prediction (else "at most" down to the next below)."""
     now = tree.predict(np.asarray(x, dtype=np.float64)[None])[0]
+    rows = tree.n_samples[tree.n_leaves - 1:]  # the leaves an answer may use (a tree without counts: all)
+    supported = rows >= MIN_SUPPORT if rows.sum() > 0 else np.ones(tree.n_leaves, dtype=bool)
     if getattr(tree, "is_classifier", False):
+        reachable = set(np.asarray(tree.classes)[tree.leaf_class_index[supported]].tolist())
         others = [c for c in tree.classes if c != now]
-        return others[0] if others else now
+        return next((c for c in others if c in reachable), others[0] if others else now)
     if tree.leaf_type == "linear":  # a line gives every value between its ends: a tenth of the target's span up
         values = np.array([now + 0.1 * tree.y_scale])
     else:
         values = np.unique(tree.y_min + tree.y_scale * np.clip(tree.leaf_intercepts, tree.leaf_lower,
-                                                                tree.leaf_upper))
+                                                                tree.leaf_upper)[supported])
     above, below = values[values > now], values[values < now]
     if len(above):
         return "at least", _goal_end(now, above[0], up=True), float(now)
