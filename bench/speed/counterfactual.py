@@ -189,8 +189,12 @@ def main(argv: list[str] | None = None) -> None:
         tables = _tables(args.data_dir, args.datasets)
         jobs = [(f, t, d, args.rows, args.train_rows, args.starts, args.epochs) for f, t in tables
                 for d in args.depths]
+        cells = []
         with ProcessPoolExecutor(args.jobs) as pool:
-            cells = list(pool.map(typed_cell, *zip(*jobs)))
+            for cell in pool.map(typed_cell, *zip(*jobs)):
+                cells.append(cell)
+                print(f"{cell['table']}, depth {cell['depth']}: {cell['held']} of {cell['shown']} answers hold typed "
+                      f"back, {cell['answered']} of {cell['rows']} rows answered", flush=True)
         print(typed_table(cells, args), flush=True)
     if args.part in ("speed", "both"):
         print(speed_table([speed_cell(d, 50, args.queries) for d in args.speed_depths]))
