@@ -83,10 +83,12 @@ class Space:
         self.x_low, self.x_high = low[numeric].copy(), high[numeric].copy()
         for k, j in enumerate(numeric):  # bounds on the grid (inward), unless the row's own value is the bound
             step = self.grid[j]
-            if step > 0 and self.x_low[k] < x[j]:
-                self.x_low[k] = min(x[j], grid_above(self.x_low[k], step))
-            if step > 0 and self.x_high[k] > x[j]:
-                self.x_high[k] = max(x[j], -grid_above(-self.x_high[k], step))
+            if step > 0 and self.x_low[k] != x[j]:
+                up = grid_above(self.x_low[k], step)
+                self.x_low[k] = min(x[j], up) if self.x_low[k] < x[j] else up
+            if step > 0 and self.x_high[k] != x[j]:
+                down = -grid_above(-self.x_high[k], step)
+                self.x_high[k] = max(x[j], down) if self.x_high[k] > x[j] else down
         low, high = low.copy(), high.copy()
         low[numeric], high[numeric] = self.x_low, self.x_high
         s = tree.x_scale[numeric]

@@ -517,6 +517,16 @@ def test_a_leaf_thinner_than_two_steps_holds_no_answer():
     assert counterfactual(tree, x, leaf=6, resolution={"x0": 1e-4}).leaf == 6  # a finer grid fits in it
 
 
+def test_bounds_hold_on_the_grid_even_where_they_exclude_the_row():
+    tree, X, _ = trees.make_tree(depth=2, p=3, seed=6)
+    x = X[2]
+    value = tree.predict(x[None])[0]
+    low = x[0] + 1.23456
+    answer = counterfactual(tree, x, (value - 1e-9, value + 1e-9), bounds={"x0": (low, low + 0.5)}, min_support=0)
+    (change,) = [c for c in answer.changes if c.feature == "x0"]
+    assert low <= change.needed <= low + 0.5 and change.needed == float(what_if.value_text(change.needed, change.step))
+
+
 def test_leaves_on_few_rows_are_skipped_unless_asked_and_then_flagged():
     tree, X, _ = trees.make_tree(depth=3, p=3, seed=21)
     top = int(np.argmax(tree.leaf_intercepts))
