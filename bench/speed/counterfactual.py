@@ -143,7 +143,7 @@ def speed_cell(depth: int, p: int, queries: int, seed: int = 0) -> dict:
 def speed_table(cells: list[dict]) -> str:
     lines = ["Random dense trees, 50 features (10 whole numbers, 10 increase-only, 10 decrease-only), three answers "
              "in distinct leaves, goal the upper tenth; "
-             f"{platform.processor() or platform.machine()}, one process per cell.", "",
+             f"{platform.processor() or platform.machine()}, wall seconds in this process.", "",
              "| depth | features | rows | median s | max s | programs (median) | answers (median) |",
              "|---:|---:|---:|---:|---:|---:|---:|"]
     for c in cells:
