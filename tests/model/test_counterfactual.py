@@ -482,8 +482,11 @@ def test_answers_hold_typed_back_respect_every_constraint_and_are_minimal_on_ran
     for answer in answers:  # the nearest in its leaf, and never nearer than its leaf allows
         assert half[answer.leaf] - ATOL - RTOL * answer.distance <= answer.distance
         assert answer.distance <= full[answer.leaf] + slack + RTOL * answer.distance
+    others = [d for leaf, d in full.items() if leaf not in {a.leaf for a in answers}]
     if len(answers) < n:  # fewer answers than asked: no other leaf holds one with the full margin
-        assert all(not np.isfinite(d) for leaf, d in full.items() if leaf not in {a.leaf for a in answers})
+        assert all(not np.isfinite(d) for d in others)
+    else:  # the n nearest: no other leaf's answer would be nearer than the last one (but for snapping)
+        assert all(d >= answers[-1].distance - 2 * slack - RTOL * d for d in others)
 
 
 def test_an_answer_on_a_split_is_moved_inside_and_typed_back_holds():
@@ -631,3 +634,25 @@ def test_a_categorical_column_takes_no_direction_and_whole_numbers_are_whole():
     for answer in counterfactual(tree, x, goal, encoding=encoding, integers="a", n=3, min_support=0):
         assert answer.x[0] == np.round(answer.x[0]) and set(answer.x[2:].tolist()) <= {0.0, 1.0}
         assert gets(tree, typed_back(answer, x, tree), goal)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_whole_number_answer_is_as_near_as_trying_every_whole_value(seed):
+    tree, X, _ = trees.make_tree(depth=3, p=2, seed=seed)
+    goal = upper_goal(tree, X, 0.8)
+    for x in np.round(X[:6]):  # x0 whole, x1 as it is
+        x[1] = X[0][1]
+        costs, low, high = default_box(tree, x)
+        expected = np.inf
+        for value in np.arange(np.ceil(low[0]), np.floor(high[0]) + 1):
+            row = np.array([value, x[1]])
+            for leaf in goal_leaves(tree, goal):
+                expected = min(expected, costs[0] * abs(value - x[0]) + nearest_in_leaf(
+                    tree, row, leaf, costs, low, high, np.array([False, True])))
+        if not np.isfinite(expected):
+            with pytest.raises(CounterfactualError):
+                exact(tree, x, goal, integers="x0")
+            continue
+        answer = exact(tree, x, goal, integers="x0")
+        assert answer.x[0] == np.round(answer.x[0]) and meets(tree, answer.x, goal)
+        assert answer.distance == pytest.approx(expected, rel=1e-4, abs=1e-5)
