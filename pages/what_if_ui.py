@@ -56,9 +56,11 @@ def what_would_change(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | Non
     answers = st.session_state.get(f"{key}_answer")
     if answers is None:
         st.caption("The smallest change is exact: every leaf of the tree is a region bounded by its splits, and the "
-                   "nearest point of each leaf that gives the goal is found by linear programming. Distance: the "
-                   "sum of each change divided by the feature's spread (a category switch counts 1); features stay "
-                   "within their training range.")
+                   "nearest point of each leaf that gives the goal is found by linear programming, a step inside "
+                   "the leaf so that the values shown hold when typed back. The three nearest leaves give three "
+                   "answers; leaves with too few training rows give none. Distance: the sum of each change divided "
+                   "by the feature's spread (a category switch counts 1); features stay within their training "
+                   "range.")
         return
     if isinstance(answers, str):
         st.warning(common.plain(answers))
