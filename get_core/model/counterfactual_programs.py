@@ -235,11 +235,15 @@ class Space:
         low[self.k_offset:self.k_offset + len(whole)] = k_low
         return low, high
 
-    def row_of(self, solution: np.ndarray) -> np.ndarray:
-        """The new row, original units, from a program's solution (indicators rounded to 0 or 1)."""
+    def row_of(self, solution: np.ndarray, exact: bool = False) -> np.ndarray:
+        """The new row, original units, from a program's solution (indicators rounded to 0 or 1). Of an ``exact``
+        program with a cap, an input whose flag is under one half does not move: the solver meets a flag's
+        integrality only to a tolerance, and the move it then allows is round-off, not a change to count."""
         n, m = len(self.numeric), len(self.cat)
         new = self.x.copy()
         step = solution[:n] - solution[n:2 * n]
+        if exact and self.cap is not None:
+            step = np.where(solution[2 * n + m:3 * n + m] >= 0.5, step, 0.0)
         moved = np.clip(self.x[self.numeric] + step * self.tree.x_scale[self.numeric], self.x_low, self.x_high)
         new[self.numeric] = np.where(step != 0, moved, self.x[self.numeric])
         new[self.cat] = np.round(solution[2 * n:2 * n + m])
@@ -416,7 +420,7 @@ def solve_leaf(space: Space, path: tuple, leaf: int, goal: Goal) -> tuple[np.nda
             if attempt == 0:
                 return None  # the leaf cannot be reached at all
             continue
-        new = space.snap(space.row_of(solved[0]))
+        new = space.snap(space.row_of(solved[0], exact=True))
         if _holds(space, new, leaf, goal):
             return new, space.distance(new), leaf
     return None

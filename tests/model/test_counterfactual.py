@@ -16,7 +16,7 @@ from get_core import CounterfactualError, counterfactual
 from get_core.data.columns import DataError
 from get_core.data.encoding import Encoding
 from get_core.model import model_file
-from get_core.model.counterfactual import _grid, _leaves_meeting
+from get_core.model.counterfactual import _grid, _leaves_meeting, _space
 from get_core.model.counterfactual_programs import grid_above
 from get_core.model.tree import ObliqueTree
 from tests import trees
@@ -593,6 +593,19 @@ def test_round_off_is_no_change_and_the_cap_holds_on_a_dense_deep_tree():
             moved = np.flatnonzero(answer.x != x)
             assert len(answer.changes) == len(moved) <= 10
             assert np.all(np.abs(answer.x[moved] - x[moved]) > 1e-9 * tree.x_scale[moved])
+
+
+def test_a_flag_the_solver_left_a_hair_above_zero_moves_nothing():
+    """The cap's flags are integers only to the solver's tolerance: a move under a flag of 1e-7 is round-off."""
+    tree, X, _ = trees.make_tree(depth=2, p=3, seed=1)
+    x = X[0]
+    space = _space(tree, x, None, set(), {}, 1.0 / tree.x_scale, "l1", 1)
+    solution = np.zeros(space.n_vars)
+    solution[:3] = [0.2, 1e-7, 0.0]  # rises of x0 (flag 1) and x1 (flag 1e-7)
+    solution[6:9] = [1.0, 1e-7, 0.0]
+    moved = space.row_of(solution, exact=True)
+    assert moved[0] == pytest.approx(x[0] + 0.2 * tree.x_scale[0]) and moved[1] == x[1] and moved[2] == x[2]
+    assert space.row_of(solution)[1] != x[1]  # a relaxed program's flags mean nothing: its moves stand
 
 
 def test_one_string_names_one_feature_and_a_bad_one_is_refused():
