@@ -81,14 +81,14 @@ class Change:
 @dataclass(frozen=True)
 class Support:
     """What an answer's leaf rests on: its training ``rows`` (None when the tree records none), a classifier's class
-    ``shares`` there, a regression leaf's training target ``mean`` and ``range`` (a linear leaf's clamp, when it has
+    ``shares`` there, a regression leaf's training target ``mean`` and ``spread`` (a linear leaf's clamp, when it has
     one), ``nearest``: the distance from the answer to the nearest ``reference`` row the model gives the wanted
     outcome (None without reference rows or when none does), and ``few``: fewer rows than ``MIN_SUPPORT``."""
 
     rows: int | None
     shares: dict[Any, float] | None = None
     mean: float | None = None
-    range: tuple[float, float] | None = None
+    spread: tuple[float, float] | None = None
     nearest: float | None = None
     few: bool = False
 
@@ -238,7 +238,7 @@ def _support(tree: ObliqueTree, leaf: int, nearest: float | None) -> Support:
     mean = tree.node_value_original(leaf)
     bounds = tree.leaf_bounds_original(leaf)
     return Support(rows, mean=float(mean) if np.isfinite(mean) else None,
-                   range=None if bounds is None else (float(bounds[0]), float(bounds[1])), nearest=nearest, few=few)
+                   spread=None if bounds is None else (float(bounds[0]), float(bounds[1])), nearest=nearest, few=few)
 
 
 def _plain(value: Any) -> Any:

@@ -100,8 +100,8 @@ def support_note(tree: ObliqueTree, result: Counterfactual) -> str:
                                      for label, share in sorted(support.shares.items(), key=lambda kv: -kv[1])[:3])
         elif support.mean is not None:
             held += f", mean target {labels.fmt(support.mean, DIGITS)}"
-            if support.range is not None:
-                held += f" (from {labels.fmt(support.range[0], DIGITS)} to {labels.fmt(support.range[1], DIGITS)})"
+            if support.spread is not None:
+                held += f" (from {labels.fmt(support.spread[0], DIGITS)} to {labels.fmt(support.spread[1], DIGITS)})"
         parts.append(held)
     if support.nearest is not None:
         parts.append(f"the nearest training row the model gives this outcome is {support.nearest:.2g} away (the "

@@ -558,7 +558,7 @@ def test_support_carries_class_shares_a_regression_mean_and_the_nearest_referenc
     regression, Xr, _ = trees.make_tree(depth=2, p=3, seed=5)
     answer = counterfactual(regression, Xr[0], (np.quantile(regression.predict(Xr), 0.9), None))
     assert answer.support.mean == pytest.approx(regression.node_value_original(answer.leaf))
-    assert answer.support.nearest is None and answer.support.range is None
+    assert answer.support.nearest is None and answer.support.spread is None
 
 
 def test_the_values_each_change_keeps_give_the_same_answer_and_the_next_step_out_does_not():

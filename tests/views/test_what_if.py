@@ -69,7 +69,7 @@ def test_the_support_note_says_what_the_leaf_holds_and_how_near_the_data_the_ans
     assert what_if.support_note(tree, result) == ("Leaf 5 holds 40 training rows, 90% 'B', 10% 'A'; the nearest "
                                                   "training row the model gives this outcome is 0.31 away (the "
                                                   "answer: 0.45).")
-    regression = replace(result, support=Support(rows=1, mean=12.5, range=(10.0, 15.0)))
+    regression = replace(result, support=Support(rows=1, mean=12.5, spread=(10.0, 15.0)))
     assert what_if.support_note(tree, regression) == "Leaf 5 holds 1 training row, mean target 12.5 (from 10 to 15)."
     assert what_if.support_note(tree, replace(result, support=Support(rows=None))) == ""
 
