@@ -4,11 +4,14 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from get_core.data.encoding import Encoding
 from dataclasses import replace
 
 from get_core.model.counterfactual import Change, Counterfactual, Support
+from get_core.model.counterfactual_programs import on_step
 from get_core.views import diagram, diagram_content, what_if
 from tests import trees
 
@@ -135,3 +138,13 @@ def test_sliders_span_the_training_range_and_categorical_columns_offer_their_lev
     assert edited.tolist() == [1.5, 1.0, 0.0]
     typical = what_if.typical_row(tree, np.column_stack([X[:, 0], np.tile([[1.0, 0.0]], (len(X), 1))]), encoding)
     assert typical[0] == pytest.approx(np.median(X[:, 0])) and typical[1:].tolist() == [1.0, 0.0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.floats(-1e12, 1e12, allow_nan=False), exponent=st.integers(-12, 6))
+def test_a_value_on_its_grid_reads_back_as_itself(value, exponent):
+    step = float(f"1e{exponent}")
+    on_grid = on_step(value, step)
+    assert float(what_if.value_text(on_grid, step)) == on_grid
+    assert abs(on_grid - value) <= step / 2 * (1 + 1e-9) + abs(value) * 1e-15
+    assert float(what_if.value_text(value, 0.0)) == value  # without a grid, in full
