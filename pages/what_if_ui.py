@@ -9,20 +9,23 @@ import numpy as np
 import streamlit as st
 
 from get_core.data.encoding import Encoding
-from get_core.model.counterfactual import CounterfactualError
+from get_core.model.counterfactual import MIN_SUPPORT, CounterfactualError
 from get_core.model.tree import ObliqueTree
-from get_core.views import diagram, what_if
+from get_core.views import diagram, labels, what_if
 from pages import common, diagram_widget
 
 NO_CAP = "any number"
 ARROW = " \u2192 "
+ANSWERS = 3  # answers in distinct leaves, side by side
 
 
 def what_would_change(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, reference: Any,
                       scope: str) -> None:
-    """Goal, locked features and a cap on the changes for row ``x``; the smallest change that meets the goal as a
-    sentence, a table and the old and new paths on the diagram."""
+    """Goal, locked features, a cap on the changes, directions, whole numbers and the support an answer needs for
+    row ``x``; the ``ANSWERS`` nearest changes that meet the goal side by side, each as a sentence and a table, and
+    the old and new paths of the one chosen on the diagram."""
     key = f"cf_{scope}"
+    numeric = list(encoding.numeric) if encoding is not None else list(tree.feature_names)
     with st.form(key):
         goal = _goal_widgets(tree, x, key)
         columns = list(encoding.columns) if encoding is not None else list(tree.feature_names)
@@ -30,45 +33,77 @@ def what_would_change(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | Non
         locked = cols[0].multiselect("Features that may not change", columns, key=f"{key}_locked")
         cap = cols[1].selectbox("Features that may change", [NO_CAP, *range(1, min(len(columns), 10) + 1)],
                                 key=f"{key}_cap")
+        cols = st.columns(3)
+        up = cols[0].multiselect("May only increase", numeric, key=f"{key}_up")
+        down = cols[1].multiselect("May only decrease", numeric, key=f"{key}_down")
+        whole = cols[2].multiselect("Whole numbers", numeric,
+                                    default=what_if.whole_columns(tree, x, reference, encoding), key=f"{key}_whole",
+                                    help="Started with the columns whose training values are all whole numbers")
+        support = st.number_input("Training rows an answer's leaf needs at least", 0, None, MIN_SUPPORT, step=1,
+                                  key=f"{key}_support", help="Leaves that rest on fewer rows are left out; lower it to "
+                                                             "see them (each answer says how many rows it rests on)")
         asked = st.form_submit_button("Find the smallest change")
     if asked:
+        both = [c for c in up if c in down]  # may neither rise nor fall: locked
+        directions = {**{c: "increase" for c in up if c not in both}, **{c: "decrease" for c in down if c not in both}}
         try:
             st.session_state[f"{key}_answer"] = what_if.ask(
-                tree, x, goal, locked=locked, max_changes=None if cap == NO_CAP else int(cap), encoding=encoding,
-                reference=reference)
+                tree, x, goal, locked=[*locked, *both], max_changes=None if cap == NO_CAP else int(cap),
+                encoding=encoding, reference=reference, directions=directions, integers=whole,
+                min_support=int(support), n=ANSWERS)
         except CounterfactualError as exc:
             st.session_state[f"{key}_answer"] = str(exc)
-    answer = st.session_state.get(f"{key}_answer")
-    if answer is None:
+    answers = st.session_state.get(f"{key}_answer")
+    if answers is None:
         st.caption("The smallest change is exact: every leaf of the tree is a region bounded by its splits, and the "
-                   "nearest point of each leaf that gives the goal is found by linear programming. Distance: the "
-                   "sum of each change divided by the feature's spread (a category switch counts 1); features stay "
-                   "within their training range.")
+                   "nearest point of each leaf that gives the goal is found by linear programming, a step inside "
+                   "the leaf so that the values shown hold when typed back. The three nearest leaves give three "
+                   "answers; leaves with too few training rows give none. Distance: the sum of each change divided "
+                   "by the feature's spread (a category switch counts 1); features stay within their training "
+                   "range.")
         return
-    if isinstance(answer, str):
-        st.warning(common.plain(answer))
+    if isinstance(answers, str):
+        st.warning(common.plain(answers))
         return
-    show_answer(tree, answer, key)
+    show_answers(tree, answers, key)
 
 
-def show_answer(tree: ObliqueTree, answer: what_if.Answer, key: str) -> None:
-    st.success(common.plain(answer.sentence))
-    if len(answer.table):
-        st.table(answer.table.set_index("feature"))  # a few rows: plain text, read aloud and copied as it is
-    st.caption(f"Path now (blue): {ARROW.join(map(str, answer.old_path))}; after the change (green): "
-               f"{ARROW.join(map(str, answer.new_path))}. Distance {answer.result.distance:.4g}.")
+def show_answers(tree: ObliqueTree, answers: tuple[what_if.Answer, ...], key: str) -> None:
+    """Up to ``ANSWERS`` answers side by side, nearest first, and the paths of the one chosen on the diagram."""
+    for i, (column, answer) in enumerate(zip(st.columns(len(answers)), answers)):
+        with column:
+            st.markdown(f"**Answer {i + 1}**, distance {answer.result.distance:.4g}")
+            st.success(common.plain(answer.sentence))
+            if len(answer.table):
+                st.table(answer.table.set_index("feature"))
+            st.caption(common.plain(what_if.support_note(tree, answer.result)))
+    st.caption("Each needed value is shown with every digit it has: typed back as shown it gives the answer, and so "
+               "does any value within half its last digit (the answer keeps that margin inside its leaf). 'Keeps "
+               "it': the values of that feature, the other changes made, that give the same answer.")
+    chosen = 0
+    if len(answers) > 1:
+        chosen = st.radio("Drawn on the diagram", range(len(answers)), format_func=lambda i: f"Answer {i + 1}",
+                          horizontal=True, key=f"{key}_drawn")
+    answer = answers[chosen]
+    st.caption(f"Path now (blue): {ARROW.join(map(str, answer.old_path))}; after answer {chosen + 1} (green): "
+               f"{ARROW.join(map(str, answer.new_path))}.")
     paths_diagram(tree, answer.old_path, answer.new_path, key=f"{key}_diagram")
 
 
 def _goal_widgets(tree: ObliqueTree, x: np.ndarray, key: str) -> Any:
+    """The goal, started away from today's prediction (``what_if.default_goal``)."""
+    start = what_if.default_goal(tree, x)
     if getattr(tree, "is_classifier", False):
-        return st.selectbox("Class wanted", list(tree.classes), key=f"{key}_class")
-    now = float(tree.predict(x[None])[0])
+        classes = list(tree.classes)
+        return st.selectbox("Class wanted", classes, index=classes.index(start), key=f"{key}_class",
+                            format_func=labels.class_name)
+    mode, low, high = start
     cols = st.columns([1, 1, 1])
-    mode = cols[0].selectbox("Prediction wanted", what_if.GOAL_MODES, key=f"{key}_mode")
-    low = cols[1].number_input("Low", value=float(f"{now:.4g}"), format="%g", key=f"{key}_low",
+    mode = cols[0].selectbox("Prediction wanted", what_if.GOAL_MODES, index=what_if.GOAL_MODES.index(mode),
+                             key=f"{key}_mode")
+    low = cols[1].number_input("Low", value=low, format="%g", key=f"{key}_low",
                                help="Used by 'at least' and 'between'")
-    high = cols[2].number_input("High", value=float(f"{now:.4g}"), format="%g", key=f"{key}_high",
+    high = cols[2].number_input("High", value=high, format="%g", key=f"{key}_high",
                                 help="Used by 'at most' and 'between'")
     return what_if.regression_goal(mode, low, high)
 
@@ -142,4 +177,4 @@ def way_into_leaf(tree: ObliqueTree, leaf: int, X_train: Any, encoding: Encoding
         if isinstance(answer, str):
             st.warning(common.plain(answer))
         elif answer is not None:
-            show_answer(tree, answer, key)
+            show_answers(tree, (answer,), key)

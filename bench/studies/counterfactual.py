@@ -3,7 +3,8 @@
 Trees: dense random hyperplanes whose thresholds are the median of the training rows reaching each node (so every
 leaf holds rows, as in a fitted tree), constant leaves holding the mean target of their rows (a linear target
 plus a sine). Queries: training rows predicted below the 90th percentile, goal "at least the 90th percentile" (the
-upper tenth of the tree's predictions), L1 in the default units; uncapped and with at most ``--cap`` changes. The
+upper tenth of the tree's predictions), L1 in the default units, no grid (``resolution=0``: the exact nearest
+row, as the baseline finds it); uncapped and with at most ``--cap`` changes. The
 baseline solves the same program in every leaf that meets the goal, no pruning (``--baseline-depth`` and below).
 Medians over ``--queries`` rows per cell, same process.
 
@@ -29,12 +30,14 @@ SECTION = "counterfactual"
 TITLE = "## Counterfactuals (python -m bench.studies.counterfactual)"
 
 
-def routed_tree(depth: int, p: int, seed: int) -> tuple[ObliqueTree, np.ndarray]:
+def routed_tree(depth: int, p: int, seed: int, whole: int = 0) -> tuple[ObliqueTree, np.ndarray]:
     """A depth-``depth`` tree over ``p`` Gaussian features and its training rows: each split a random direction
-    through the median of its rows' projections, each leaf the mean scaled target of its rows."""
+    through the median of its rows' projections, each leaf the mean scaled target of its rows. The first ``whole``
+    features are whole numbers (ten times a Gaussian, rounded)."""
     rng = np.random.default_rng(seed)
     n = max(2000, 16 * 2 ** depth)
     X = rng.normal(size=(n, p))
+    X[:, :whole] = np.round(10 * X[:, :whole])
     y = X @ rng.normal(size=p) + 3 * np.sin(2 * X[:, 0])
     x_min, x_scale = X.min(axis=0), X.max(axis=0) - X.min(axis=0)
     xs, ys = (X - x_min) / x_scale, (y - y.min()) / np.ptp(y)
@@ -85,7 +88,7 @@ def cell(depth: int, p: int, cap: int | None, queries: int, baseline: bool, seed
     seconds, programs, base_seconds, changed = [], [], [], []
     for x in rows:
         start = time.perf_counter()
-        result = cf.counterfactual(tree, x, goal, max_changes=cap)
+        result = cf.counterfactual(tree, x, goal, max_changes=cap, resolution=0)  # exact, as the baseline
         seconds.append(time.perf_counter() - start)
         programs.append(result.programs)
         changed.append(len(result.changes))

@@ -12,6 +12,23 @@ L-infinity, ``scipy.optimize.milp`` when integers enter (a cap on the number of 
 which switch whole, never to a half of two). Every answer is confirmed by ``predict``: right branches are strict, so
 an answer keeps a small margin from the splits, widened if rounding still lands it on the wrong side.
 
+Answers that hold when typed back: each numeric feature has a grid step (``resolution``; by default a power of ten,
+a thousandth to a ten-thousandth of its span: 1 for a span of 2,654, 0.01 for 30) and each answer's values lie on
+it, so they are written exactly with that many decimals. The programs keep every split, and a linear leaf's goal,
+one step per free feature away (the margin, in the feature's own units: every row within one step of the program's
+optimum in each free feature lies in the same leaf); snapping moves a value at most half a step, so every row within
+half a step of the answer, in each free feature, gets the same leaf and meets the goal. The price is optimality:
+the answer is the nearest row of the leaves *shrunk* by the margin, snapped, so it can be farther than the exact
+infimum (on the leaf's rim, which a display's rounding could push across) by the margin's cost, and a leaf thinner
+than two steps (a sliver) holds no answer at all. ``resolution=0`` gives the exact nearest row instead, a hair
+(``MARGINS``) inside. Whole-number features take whole values exactly (a mixed-integer program), within a margin
+of ``WHOLE_RADIUS``.
+
+Support: an answer in a leaf where few training rows fell rests on little. Leaves with fewer than ``min_support``
+training rows (``ObliqueTree.n_samples``) hold no answer unless the caller lowers it (trees that record no counts
+skip the check); each answer carries its leaf's rows, class shares or target mean and range (``Support``), and,
+with ``reference`` rows, the distance to the nearest of them that the model gives the wanted outcome.
+
 Units: the programs work in the model's scaled units (``xs = (x - x_min) / x_scale``, where splits live); distances
 are reported in cost units: by default a numeric feature's change divided by its spread (its standard deviation over
 ``reference`` rows when given, else the span the model scales it by: the training range under min-max scaling, the
@@ -29,10 +46,16 @@ import numpy as np
 from get_core.data.columns import DataError
 from get_core.data.encoding import Encoding
 from get_core.model import model_file
-from get_core.model.counterfactual_programs import Goal, Group, Space, search
+from get_core.model.counterfactual_programs import Goal, Group, Space, grid_above, on_step, path_to, search
 from get_core.model.tree import ObliqueTree
 
 NORMS = ("l1", "linf")
+DIRECTIONS = ("increase", "decrease")
+#: Leaves with fewer training rows than this hold no answer unless the caller lowers it: the engine's own floor for a
+#: leaf with a model of its own (``engine.leaves.MIN_LEAF_ROWS``); a leaf of two or three rows is a quirk of the fit.
+MIN_SUPPORT = 10
+#: A feature's default grid step: the power of ten this many places below its span's leading digit.
+GRID_PLACES = 3
 
 class CounterfactualError(DataError):
     """No row meets the goal under the constraints given, or the request itself is malformed; the message says
@@ -48,12 +71,33 @@ class Change:
     now: float | str | None
     needed: float | str
     change: float | None
+    #: the values of this feature, the others as the answer has them, that keep its leaf and goal: (low, high), on
+    #: the feature's grid and confirmed by ``predict``; None for a category
+    keeps: tuple[float, float] | None = None
+    #: the grid step ``needed`` lies on (1: a whole number; 0: none, written in full)
+    step: float = 0.0
+
+
+@dataclass(frozen=True)
+class Support:
+    """What an answer's leaf rests on: its training ``rows`` (None when the tree records none), a classifier's class
+    ``shares`` there, a regression leaf's training target ``mean`` and ``spread`` (a linear leaf's clamp, when it has
+    one), ``nearest``: the distance from the answer to the nearest ``reference`` row the model gives the wanted
+    outcome (None without reference rows or when none does), and ``few``: fewer rows than ``MIN_SUPPORT``."""
+
+    rows: int | None
+    shares: dict[Any, float] | None = None
+    mean: float | None = None
+    spread: tuple[float, float] | None = None
+    nearest: float | None = None
+    few: bool = False
 
 
 @dataclass(frozen=True)
 class Counterfactual:
     """The nearest row that meets the goal: ``x`` (model inputs, original units), its ``prediction`` and ``leaf``
-    (heap id), its ``distance`` from the row asked about (cost units), and ``changes``, the dearest first."""
+    (heap id), its ``distance`` from the row asked about (cost units), ``changes`` (the dearest first) and what its
+    leaf rests on (``support``)."""
 
     x: np.ndarray
     prediction: Any
@@ -61,13 +105,18 @@ class Counterfactual:
     leaf: int
     changes: tuple[Change, ...]
     programs: int  # linear or mixed-integer programs solved on the way (the search's effort)
+    support: Support | None = None
 
 
-def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str | int] = (),
+def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str | int] | str = (),
                    bounds: Mapping[str | int, tuple[float | None, float | None]] | None = None,
                    max_changes: int | None = None, costs: Any = None, norm: str = "l1",
-                   encoding: Encoding | None = None, reference: Any = None, leaf: int | None = None) -> Counterfactual:
-    """The smallest change to row ``x`` that makes ``model`` predict ``goal``; exact (see the module docstring).
+                   encoding: Encoding | None = None, reference: Any = None, leaf: int | None = None,
+                   directions: Mapping[str | int, str] | None = None, integers: Iterable[str | int] | str = (),
+                   resolution: float | Mapping[str | int, float] | None = None, min_support: int = MIN_SUPPORT,
+                   n: int | None = None) -> Counterfactual | tuple[Counterfactual, ...]:
+    """The smallest change to row ``x`` that makes ``model`` predict ``goal``, on each feature's grid and a margin
+    inside its leaf (see the module docstring for both and what they cost in optimality).
 
     Parameters
     ----------
@@ -78,7 +127,7 @@ def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str
     goal : tuple (low, high) or class label
         Regression: the range the prediction must land in, either end None (``(None, 40.0)``: at most 40).
         Classification: the class the prediction must be. May be None only with ``leaf``.
-    locked : iterable of str or int
+    locked : iterable of str or int, or one str
         Features that may not change: model input names or indices, or categorical columns (all their levels).
     bounds : mapping, optional
         Feature -> (low, high) in original units that the answer must respect; a None end keeps the default, the
@@ -96,11 +145,22 @@ def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str
     reference : array-like of shape (n, n_features), optional
         Rows (e.g. the training rows) whose standard deviations set the default costs.
     leaf : int, optional
-        Only this leaf (heap id) may hold the answer: the shortest way into it.
+        Only this leaf (heap id) may hold the answer: the shortest way into it (whatever its support).
+    directions : mapping, optional
+        Feature -> "increase" or "decrease": the only way it may move (numeric features).
+    integers : iterable of str or int, or one str
+        Numeric features that take whole numbers only (the row must hold one); solved as a mixed-integer program.
+    resolution : 0, or mapping, optional
+        The grid step of each numeric feature's answer (original units): by default a power of ten, ``GRID_PLACES``
+        places below the span's leading digit; a mapping sets some; 0 turns the grid and its margin off everywhere.
+    min_support : int
+        Leaves with fewer training rows than this hold no answer (default ``MIN_SUPPORT``); 0 allows every leaf.
+    n : int, optional
+        Return the ``n`` nearest answers in distinct leaves, nearest first (fewer when fewer leaves hold one).
 
     Returns
     -------
-    Counterfactual
+    Counterfactual, or a tuple of them when ``n`` is given
 
     Raises
     ------
@@ -111,20 +171,79 @@ def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str
     x = _row(tree, x)
     if norm not in NORMS:
         raise CounterfactualError(f"norm must be one of {NORMS}; got {norm!r}.")
-    if max_changes is not None and (isinstance(max_changes, bool) or not isinstance(max_changes, (int, np.integer))
-                                    or max_changes < 1):
-        raise CounterfactualError(f"max_changes must be a whole number of at least 1 (or None); got {max_changes!r}.")
+    for value, what, least in ((max_changes, "max_changes", 1), (n, "n", 1), (min_support, "min_support", 0)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                  or value < least):
+            raise CounterfactualError(f"{what} must be a whole number of at least {least}"
+                                      f"{' (or None)' if what != 'min_support' else ''}; got {value!r}.")
     if encoding is None:
         encoding = _saved_encoding(tree)
+    whole = _whole(tree, x, encoding, integers)
     space = _space(tree, x, encoding, set(_indices(tree, encoding, locked, "locked")), bounds or {},
-                   _costs(tree, encoding, costs, reference), norm, max_changes)
-    best, programs = search(space, _goal(tree, goal, leaf))
-    if best is None:
-        raise CounterfactualError(_blocked(tree, goal, leaf, space))
-    new_x, distance, _ = best  # confirmed by predict; the leaf as apply routes it (the search's screen agrees but
-    # for rounding on a split)
-    return Counterfactual(x=new_x, prediction=tree.predict(new_x[None])[0], distance=distance,
-                          leaf=int(tree.apply(new_x[None])[0]), changes=_changes(space, new_x), programs=programs)
+                   _costs(tree, encoding, costs, reference), norm, max_changes, directions or {},
+                   _grid(tree, encoding, resolution, whole), whole)
+    wanted = _goal(tree, goal, leaf, min_support)
+    found, programs = search(space, wanted, 1 if n is None else int(n))
+    if not found:
+        raise CounterfactualError(_blocked(tree, goal, leaf, space, min_support))
+    reached = _reached(tree, wanted, reference)
+    answers = tuple(_answer(space, wanted, new_x, distance, programs, reached, _all_groups(tree, encoding))
+                    for new_x, distance, _ in found)
+    return answers[0] if n is None else answers
+
+
+def _answer(space: Space, goal: Goal, new_x: np.ndarray, distance: float, programs: int,
+            reached: np.ndarray | None, groups: list[np.ndarray]) -> Counterfactual:
+    """A found row as the caller reads it; the leaf as ``apply`` routes it (the search's screen agrees but for
+    rounding on a split, which the margin rules out)."""
+    tree = space.tree
+    leaf = int(tree.apply(new_x[None])[0])
+    nearest = None
+    if reached is not None and len(reached):
+        nearest = float(_distances(space, groups, reached, new_x).min())
+    return Counterfactual(x=new_x, prediction=_plain(tree.predict(new_x[None])[0]), distance=distance, leaf=leaf,
+                          changes=_changes(space, new_x, leaf, goal), programs=programs,
+                          support=_support(tree, leaf, nearest))
+
+
+def _reached(tree: ObliqueTree, goal: Goal, reference: Any) -> np.ndarray | None:
+    """The ``reference`` rows the model gives the wanted outcome (None without reference rows)."""
+    if reference is None:
+        return None
+    rows = np.asarray(reference, dtype=np.float64)  # its shape was checked with the costs
+    rows = rows[np.all(np.isfinite(rows), axis=1)]
+    return rows[goal.meets[tree.apply(rows) - tree.n_leaves] & goal.confirm(rows)] if len(rows) else rows
+
+
+def _distances(space: Space, groups: list[np.ndarray], rows: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """(n,) distance from ``point`` to each row, as answers are measured: numeric inputs by their cost per unit, a
+    categorical column by its switching cost where the levels differ."""
+    in_groups = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
+    numeric = np.setdiff1d(np.arange(space.tree.n_features), in_groups)
+    parts = [space.costs[numeric] * np.abs(rows[:, numeric] - point[numeric])]
+    parts += [(space.costs[g[0]] * np.any(rows[:, g] != point[g], axis=1))[:, None] for g in groups]
+    weighted = np.hstack(parts)
+    return weighted.sum(axis=1) if space.norm == "l1" else weighted.max(axis=1, initial=0.0)
+
+
+def _support(tree: ObliqueTree, leaf: int, nearest: float | None) -> Support:
+    """What ``leaf`` rests on (see ``Support``)."""
+    rows = int(tree.n_samples[leaf - 1]) if _has_counts(tree) else None
+    few = rows is not None and rows < MIN_SUPPORT
+    if _is_classifier(tree):
+        counts = tree.node_counts[leaf - 1] if tree.node_counts is not None else None
+        shares = None if counts is None or counts.sum() <= 0 else {
+            _plain(label): float(c / counts.sum()) for label, c in zip(tree.classes, counts)}
+        return Support(rows, shares=shares, nearest=nearest, few=few)
+    mean = tree.node_value_original(leaf)
+    bounds = tree.leaf_bounds_original(leaf)
+    return Support(rows, mean=float(mean) if np.isfinite(mean) else None,
+                   spread=None if bounds is None else (float(bounds[0]), float(bounds[1])), nearest=nearest, few=few)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (a label prints as 'B', never np.str_('B'))."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 # ---------------------------------------------------------------------------------------------- the request
@@ -168,8 +287,13 @@ def _names(tree: ObliqueTree, encoding: Encoding | None) -> dict[str, list[int]]
     return names
 
 
-def _indices(tree: ObliqueTree, encoding: Encoding | None, keys: Iterable[str | int], what: str) -> list[int]:
+def _indices(tree: ObliqueTree, encoding: Encoding | None, keys: Iterable[str | int] | str, what: str) -> list[int]:
+    """The model inputs ``keys`` name; one string is one feature (never read letter by letter)."""
     names, found = _names(tree, encoding), []
+    if isinstance(keys, (str, int, np.integer)):
+        keys = [keys]
+    elif not isinstance(keys, Iterable):
+        raise CounterfactualError(f"{what} must be a feature's name or a list of them; got {keys!r}.")
     for key in keys:
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             if not 0 <= key < tree.n_features:
@@ -211,6 +335,47 @@ def _costs(tree: ObliqueTree, encoding: Encoding | None, costs: Any, reference: 
     return given
 
 
+def _whole(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, integers: Iterable[str | int] | str
+           ) -> list[int]:
+    """The numeric inputs that take whole numbers; the row must hold one in each."""
+    in_groups = {int(j) for g in _all_groups(tree, encoding) for j in g}
+    found = _indices(tree, encoding, integers, "integers")
+    for j in found:
+        name = tree.feature_names[j]
+        if j in in_groups:
+            raise CounterfactualError(f"integers: '{name}' is a level of a categorical column, which switches whole "
+                                      "already; name numeric features only.")
+        if x[j] != np.round(x[j]):
+            raise CounterfactualError(f"Feature '{name}' takes whole numbers, but the row holds {x[j]:g}: give it a "
+                                      "whole number or leave it out of integers.")
+    return sorted(set(found))
+
+
+def _grid(tree: ObliqueTree, encoding: Encoding | None, resolution: Any, whole: list[int]) -> np.ndarray:
+    """Per model input, the step its answer lies on (original units; 0: none): see the module docstring."""
+    span = tree.x_scale
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grid = np.where(np.isfinite(span) & (span > 0),
+                        10.0 ** (np.floor(np.log10(np.where(span > 0, span, 1.0))) - GRID_PLACES), 0.0)
+    grid = np.array([float(f"{g:.0e}") for g in grid])  # exact powers of ten (10.0 ** -5 is not 1e-05)
+    in_groups = {int(j) for g in _all_groups(tree, encoding) for j in g}
+    grid[list(in_groups)] = 0.0
+    if isinstance(resolution, Mapping):
+        for key, value in resolution.items():
+            found = _indices(tree, encoding, [key], "resolution")
+            if len(found) != 1 or found[0] in in_groups:
+                raise CounterfactualError(f"resolution: '{key}' is a categorical column; a step applies to numeric "
+                                          "features.")
+            grid[found[0]] = _positive(value, f"resolution['{key}']")
+    elif resolution is not None:
+        if isinstance(resolution, bool) or not isinstance(resolution, (int, float)) or resolution != 0:
+            raise CounterfactualError("resolution must be None (each feature's default step), 0 (no grid) or a "
+                                      f"mapping of features to steps; got {resolution!r}.")
+        grid[:] = 0.0
+    grid[whole] = 1.0
+    return grid
+
+
 def _positive(value: Any, what: str) -> float:
     try:
         number = float(value)
@@ -221,9 +386,9 @@ def _positive(value: Any, what: str) -> float:
     return number
 
 
-def _leaves_meeting(tree: ObliqueTree, goal: Any, leaf: int | None) -> np.ndarray:
+def _leaves_meeting(tree: ObliqueTree, goal: Any, leaf: int | None, min_support: int = 0) -> np.ndarray:
     """(L,) bool: the leaves whose output can meet ``goal`` (a linear leaf: somewhere; ``_goal_lines`` then
-    says where), restricted to ``leaf`` when given."""
+    says where) on at least ``min_support`` training rows, restricted to ``leaf`` when given (whatever its rows)."""
     L = tree.n_leaves
     if leaf is not None and not (isinstance(leaf, (int, np.integer)) and L <= leaf < 2 * L):
         raise CounterfactualError(f"leaf must be a leaf's node number, {L} to {2 * L - 1}; got {leaf!r}.")
@@ -240,7 +405,14 @@ def _leaves_meeting(tree: ObliqueTree, goal: Any, leaf: int | None) -> np.ndarra
         meets = (hi >= low) & (lo <= high)
     if leaf is not None:
         meets &= np.arange(L, 2 * L) == leaf
+    elif _has_counts(tree):
+        meets &= tree.n_samples[L - 1:] >= min_support
     return meets
+
+
+def _has_counts(tree: ObliqueTree) -> bool:
+    """Whether the tree records its training rows per node (a hand-made tree may hold zeros)."""
+    return bool(tree.n_samples[0] > 0)
 
 
 def _is_classifier(tree: ObliqueTree) -> bool:
@@ -267,7 +439,10 @@ def _goal_range(goal: Any) -> tuple[float, float]:
         except (TypeError, ValueError):
             ends.append(float("nan"))
     low, high = ends
-    if np.isnan(low) or np.isnan(high) or low > high or (np.isinf(low) and np.isinf(high)) \
+    if low > high:
+        raise CounterfactualError(f"The goal's low end ({low:g}) is above its high end ({high:g}): no prediction "
+                                  "can be both; swap them.")
+    if np.isnan(low) or np.isnan(high) or (np.isinf(low) and np.isinf(high)) \
             or low == np.inf or high == -np.inf:
         raise CounterfactualError(f"A regression goal needs low <= high, finite numbers or None, and at least one "
                                   f"end; got {goal!r}.")
@@ -287,13 +462,30 @@ def _leaf_output_ranges(tree: ObliqueTree) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------------------------- the row's freedom
 def _space(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, locked: set[int],
            bounds: Mapping[str | int, tuple[float | None, float | None]], costs: np.ndarray, norm: str,
-           max_changes: int | None) -> Space:
-    """The programs' variables for row ``x``: what may move, within which bounds, at what cost."""
+           max_changes: int | None, directions: Mapping[str | int, str] | None = None, grid: np.ndarray | None = None,
+           whole: Iterable[int] = ()) -> Space:
+    """The programs' variables for row ``x``: what may move, which way, within which bounds, on which grid, at what
+    cost."""
     groups = _groups(tree, x, encoding, locked, costs)
     in_groups = {int(j) for g in _all_groups(tree, encoding) for j in g}
     numeric = np.array([j for j in range(tree.n_features) if j not in locked and j not in in_groups], dtype=np.int64)
     low, high = _bounds(tree, x, encoding, bounds, locked, in_groups)
-    return Space(tree, x, numeric, groups, low, high, costs, norm, max_changes)
+    for key, way in (directions or {}).items():
+        found = _indices(tree, encoding, [key], "directions")
+        if len(found) != 1 or found[0] in in_groups:
+            raise CounterfactualError(f"directions: '{key}' is a categorical column; a direction applies to numeric "
+                                      "features (lock the column to keep its level).")
+        j, name = found[0], tree.feature_names[found[0]]
+        if way not in DIRECTIONS:
+            raise CounterfactualError(f"directions['{name}'] must be 'increase' or 'decrease'; got {way!r}.")
+        if way == "increase":
+            low[j] = max(low[j], x[j])
+        else:
+            high[j] = min(high[j], x[j])
+        if low[j] > high[j]:
+            raise CounterfactualError(f"Feature '{name}' may only {way} from {x[j]:g}, but its bounds are "
+                                      f"[{low[j]:g}, {high[j]:g}]: widen them or drop the direction.")
+    return Space(tree, x, numeric, groups, low, high, costs, norm, max_changes, grid, whole)
 
 
 def _groups(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, locked: set[int],
@@ -347,13 +539,14 @@ def _bounds(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, bounds:
     return low, high
 
 
-def _changes(space: Space, new: np.ndarray) -> tuple[Change, ...]:
-    """The moves from the row to ``new``, the dearest first."""
+def _changes(space: Space, new: np.ndarray, leaf: int, goal: Goal) -> tuple[Change, ...]:
+    """The moves from the row to ``new`` (in ``leaf``), the dearest first."""
     x, found = space.x, []
-    for j in space.numeric:
+    for k, j in enumerate(space.numeric):
         if new[j] != x[j]:
             found.append((space.costs[j] * abs(new[j] - x[j]),
-                          Change(space.tree.feature_names[j], float(x[j]), float(new[j]), float(new[j] - x[j]))))
+                          Change(space.tree.feature_names[j], float(x[j]), float(new[j]), float(new[j] - x[j]),
+                                 keeps=_keeps(space, new, k, leaf, goal), step=float(space.grid[j]))))
     for g in space.groups:
         if np.any(new[g.inputs] != x[g.inputs]):
             now = g.levels[g.current] if g.current >= 0 else None
@@ -362,19 +555,68 @@ def _changes(space: Space, new: np.ndarray) -> tuple[Change, ...]:
     return tuple(change for _, change in found)
 
 
+def _keeps(space: Space, new: np.ndarray, k: int, leaf: int, goal: Goal) -> tuple[float, float]:
+    """The values of free numeric input ``numeric[k]``, the others as in ``new``, that keep ``leaf`` and the goal
+    within the bounds: each split on the path (and a linear leaf's goal) is linear in it; the ends are taken to
+    the grid inward and confirmed by ``predict`` (stepped inward while rounding on a split says otherwise)."""
+    tree, j = space.tree, int(space.numeric[k])
+    xs = (new - tree.x_min) / tree.x_scale
+    low, high = float(space.x_low[k]), float(space.x_high[k])
+    edges = []  # (value of the feature where a constraint's side changes, whether it caps the feature from above)
+    for node, right in path_to(leaf):
+        slope = tree.weights[node - 1, j] / tree.x_scale[j]
+        if slope != 0:
+            value = tree.weights[node - 1] @ xs - tree.thresholds[node - 1]
+            edges.append((new[j] - value / slope, (slope > 0) != right))
+    line = goal.lines.get(leaf - tree.n_leaves)
+    if line is not None:
+        i, z_low, z_high = line
+        slope = tree.leaf_coefs[i, j] / tree.x_scale[j]
+        if slope != 0:
+            z = tree.leaf_intercepts[i] + tree.leaf_coefs[i] @ xs
+            edges += [(new[j] + (z_low - z) / slope, slope < 0), (new[j] + (z_high - z) / slope, slope > 0)]
+    for edge, caps in edges:
+        if np.isfinite(edge):
+            low, high = (low, min(high, edge)) if caps else (max(low, edge), high)
+    step = space.grid[j]
+
+    def holds(value: float) -> bool:
+        row = new.copy()
+        row[j] = value
+        return int(tree.apply(row[None])[0]) == leaf and bool(goal.confirm(row[None])[0])
+
+    ends = []
+    for end, inward in ((low, 1.0), (high, -1.0)):
+        if step > 0:
+            end = inward * grid_above(inward * end, step)
+        for _ in range(4):
+            if (end - new[j]) * inward >= 0 or holds(end):
+                break
+            end = on_step(end + inward * step, step) if step > 0 else end + (new[j] - end) * 1e-6
+        ends.append(float(end) if (end - new[j]) * inward < 0 and holds(end) else float(new[j]))
+    return ends[0], ends[1]
+
+
 # ---------------------------------------------------------------------------------------------- the goal
-def _goal(tree: ObliqueTree, goal: Any, leaf: int | None) -> Goal:
-    """The leaves that meet ``goal`` (or are ``leaf``), their lines, and the check by ``predict``."""
-    meets = _leaves_meeting(tree, goal, leaf)
+def _goal(tree: ObliqueTree, goal: Any, leaf: int | None, min_support: int = 0) -> Goal:
+    """The leaves that meet ``goal`` (or are ``leaf``) on at least ``min_support`` rows, their lines, and the check
+    by ``predict``."""
+    meets = _leaves_meeting(tree, goal, leaf, min_support)
     if not meets.any():
+        if _leaves_meeting(tree, goal, leaf).any():
+            raise CounterfactualError(_unsupported(tree, goal, min_support))
         raise CounterfactualError(_unreachable(tree, goal, leaf))
     if goal is None:
-        return Goal(meets, {}, lambda new: True)
+        return Goal(meets, {}, lambda rows: np.ones(len(rows), dtype=bool))
     if _is_classifier(tree):
         label = tree.classes[_class_index(tree, goal)]
-        return Goal(meets, {}, lambda new: tree.predict(new[None])[0] == label)
+        return Goal(meets, {}, lambda rows: tree.predict(rows) == label)
     low, high = _goal_range(goal)
-    return Goal(meets, _goal_lines(tree, goal, meets), lambda new: bool(low <= tree.predict(new[None])[0] <= high))
+    def within(rows: np.ndarray) -> np.ndarray:
+        predicted = tree.predict(rows)
+        return (low <= predicted) & (predicted <= high)
+
+    return Goal(meets, _goal_lines(tree, goal, meets), within)
 
 
 def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tuple[int, float, float]]:
@@ -397,7 +639,7 @@ def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tu
 def _describe_goal(tree: ObliqueTree, goal: Any) -> str:
     """The goal in words: "a prediction of at most 40", "class 'approved'"."""
     if _is_classifier(tree):
-        return f"class {goal!r}"
+        return f"class {_plain(goal)!r}"
     low, high = _goal_range(goal)
     if np.isinf(low):
         return f"a prediction of at most {high:g}"
@@ -423,7 +665,15 @@ def _unreachable(tree: ObliqueTree, goal: Any, leaf: int | None) -> str:
     return f"No leaf of this tree gives {wanted}; the nearest leaves predict {' and '.join(nearest)}: widen the goal."
 
 
-def _blocked(tree: ObliqueTree, goal: Any, leaf: int | None, space: Space) -> str:
+def _unsupported(tree: ObliqueTree, goal: Any, min_support: int) -> str:
+    """Why no leaf may hold an answer: every leaf that gives the goal rests on too few training rows."""
+    rows = tree.n_samples[tree.n_leaves - 1:][_leaves_meeting(tree, goal, None)]
+    return (f"Only leaves with at most {int(rows.max())} training row{'s' * bool(rows.max() != 1)} give "
+            f"{_describe_goal(tree, goal)}, fewer than the {min_support} an answer needs: lower that number "
+            "(min_support) to see answers that rest on so few rows, or choose another goal.")
+
+
+def _blocked(tree: ObliqueTree, goal: Any, leaf: int | None, space: Space, min_support: int = 0) -> str:
     """Why no change meets the goal although some leaf could: the locks, the cap or the bounds stand in the way."""
     wanted = "a way into leaf " + str(leaf) if goal is None else _describe_goal(tree, goal) + (
         f" in leaf {leaf}" if leaf is not None else "")
@@ -434,6 +684,9 @@ def _blocked(tree: ObliqueTree, goal: Any, leaf: int | None, space: Space) -> st
     if space.cap is not None:
         limits.append(f"at most {space.cap} change{'s' * (space.cap > 1)}")
     fixes = ["unlock features"] * bool(locked) + ["widen the bounds"] + ["allow more changes"] * (space.cap is not None)
+    if leaf is None and min_support > 0 and _has_counts(tree):
+        limits.append(f"leaves of at least {min_support} training rows")
+        fixes.append("lower min_support")
     return (f"No change to this row gives {wanted} within the bounds" + (f" with {' and '.join(limits)}" if limits
                                                                            else "")
             + f": {', '.join(fixes[:-1]) + ' or ' if len(fixes) > 1 else ''}{fixes[-1]}.")

@@ -8,6 +8,7 @@ docstring for the method and its units.
 from __future__ import annotations
 
 import heapq
+from decimal import Decimal
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -19,6 +20,9 @@ from get_core.model.tree import ObliqueTree
 #: Margins kept from every split (and from a linear leaf's goal), relative to the row's size, tried in turn until
 #: ``predict`` confirms the answer: right branches are strict (``> b``) and HiGHS meets constraints up to rounding.
 MARGINS = (1e-9, 1e-7, 1e-5, 1e-3)
+#: The margin radius of a whole-number input (original units): HiGHS meets integrality to about 1e-6, and its answer
+#: is rounded to the whole number it stands for.
+WHOLE_RADIUS = 1e-6
 #: A node's own program is solved (a bound for its subtree) only above this many leaves that meet the goal: below,
 #: solving those leaves directly costs no more programs.
 NODE_PROGRAM_LEAVES = 3
@@ -40,11 +44,12 @@ class Group:
 @dataclass(frozen=True)
 class Goal:
     """What the answer must do: land in a leaf of ``meets`` ((L,) bool), with a linear leaf's line within
-    ``lines[i]`` (index, lowest and highest raw value), and pass ``confirm`` (``predict`` itself says so)."""
+    ``lines[i]`` (index, lowest and highest raw value), and pass ``confirm`` (``predict`` itself says so, for rows
+    (n, p) at once)."""
 
     meets: np.ndarray
     lines: dict[int, tuple[int, float, float]]
-    confirm: Callable[[np.ndarray], bool]
+    confirm: Callable[[np.ndarray], np.ndarray]
 
 
 class Space:
@@ -52,28 +57,56 @@ class Space:
 
     Variables (one program layout for every node): per free numeric input j its rise u_j and fall v_j in scaled
     units (the change is u_j - v_j); per free categorical column one z per level (the new row's indicators); with a
-    cap, one binary per free numeric input (it changes); with L-infinity, t (the largest weighted change). A split's
-    value is ``base + rows @ variables``; ``row_of`` and ``distance`` read an answer back in original units.
+    cap, one binary per free numeric input (it changes); per free whole-number input its change k_j (an integer,
+    original units); with L-infinity, t (the largest weighted change). A split's value is ``base + rows @
+    variables``; ``row_of`` and ``distance`` read an answer back in original units.
+
+    Margins: every free numeric input j has a radius r_j (original units: its grid step, ``WHOLE_RADIUS`` for a
+    whole number, 0 without a grid). A region's program keeps each split (and a linear leaf's goal) at least
+    ``box`` = sum_j |w_j| r_j / s_j from its boundary, so every row within r_j of the answer in each free input
+    lies in the same region; ``snap`` then moves each changed input to its grid (at most r_j / 2), which leaves
+    the snapped answer half that box inside (``robust`` checks it).
     """
 
     def __init__(self, tree: ObliqueTree, x: np.ndarray, numeric: np.ndarray, groups: list[Group], low: np.ndarray,
-                 high: np.ndarray, costs: np.ndarray, norm: str, max_changes: int | None) -> None:
+                 high: np.ndarray, costs: np.ndarray, norm: str, max_changes: int | None,
+                 grid: np.ndarray | None = None, whole: Iterable[int] = ()) -> None:
         """``numeric``: the numeric inputs that may move, within [``low``, ``high``] (original units, every input);
-        ``groups``: the one-hot columns that may switch; ``costs``: per original unit of every input."""
+        ``groups``: the one-hot columns that may switch; ``costs``: per original unit of every input; ``grid``: per
+        input the step its answer snaps to (0: none); ``whole``: inputs that take whole numbers (in ``numeric``)."""
         self.tree, self.x, self.norm, self.cap = tree, x, norm, max_changes
+        self.grid = np.zeros(len(x)) if grid is None else np.asarray(grid, dtype=np.float64)
+        whole = set(int(j) for j in whole)
+        self.whole = np.array([k for k, j in enumerate(numeric) if int(j) in whole], dtype=np.int64)  # in numeric
         self.xs = (x - tree.x_min) / tree.x_scale
         self.costs, self.numeric, self.groups = costs, numeric, groups
-        self.x_low, self.x_high = low[numeric], high[numeric]
+        self.x_low, self.x_high = low[numeric].copy(), high[numeric].copy()
+        for k, j in enumerate(numeric):  # bounds on the grid (inward), unless the row's own value is the bound
+            step = self.grid[j]
+            if step > 0 and self.x_low[k] != x[j]:
+                up = grid_above(self.x_low[k], step)
+                self.x_low[k] = min(x[j], up) if self.x_low[k] < x[j] else up
+            if step > 0 and self.x_high[k] != x[j]:
+                down = -grid_above(-self.x_high[k], step)
+                self.x_high[k] = max(x[j], down) if self.x_high[k] > x[j] else down
+        low, high = low.copy(), high.copy()
+        low[numeric], high[numeric] = self.x_low, self.x_high
         s = tree.x_scale[numeric]
         self.low, self.high = (low[numeric] - x[numeric]) / s, (high[numeric] - x[numeric]) / s
         self.unit_cost = costs[self.numeric] * s  # per scaled unit
         self.cat = np.concatenate([g.inputs for g in self.groups]) if self.groups else np.zeros(0, dtype=np.int64)
         n, m = len(self.numeric), len(self.cat)
-        self.n_vars = 2 * n + m + (n if max_changes is not None else 0) + int(norm == "linf")
+        self.k_offset = 2 * n + m + (n if max_changes is not None else 0)
+        self.n_vars = self.k_offset + len(self.whole) + int(norm == "linf")
         self.integrality = np.zeros(self.n_vars)
         self.integrality[2 * n:2 * n + m] = 1
         if max_changes is not None:
             self.integrality[2 * n + m:2 * n + m + n] = 1
+        self.integrality[self.k_offset:self.k_offset + len(self.whole)] = 1
+        radius = self.grid[self.numeric].copy()
+        radius[self.whole] = WHOLE_RADIUS
+        self.split_box = np.abs(tree.weights[:, self.numeric]) @ (radius / s)
+        self.leaf_box = np.abs(tree.leaf_coefs[:, self.numeric]) @ (radius / s)
         xs_fixed = self.xs.copy()  # the row as it is, but free indicators at 0 (the z variables set them)
         xs_fixed[self.cat] = -tree.x_min[self.cat] / tree.x_scale[self.cat]
         self.split_base, self.split_rows = self._linear(tree.weights, xs_fixed)
@@ -118,11 +151,12 @@ class Space:
         right = np.array([goes for _, goes in path], dtype=bool)
         rhs = self.tree.thresholds[nodes] - self.split_base[nodes]
         size = self.split_size[nodes]
-        rows, lower, upper = [self.split_rows[nodes]], [np.where(right, rhs + margin * size, -np.inf)], [
-            np.where(right, np.inf, rhs - inclusive * size)]
+        box = self.split_box[nodes]
+        rows, lower, upper = [self.split_rows[nodes]], [np.where(right, rhs + margin * size + box, -np.inf)], [
+            np.where(right, np.inf, rhs - inclusive * size - box)]
         if goal is not None:
             i, z_low, z_high = goal
-            gap = inclusive * self.leaf_size[i]
+            gap = inclusive * self.leaf_size[i] + self.leaf_box[i]
             rows.append(self.leaf_rows[i][None])
             lower.append([z_low - self.leaf_base[i] + gap])
             upper.append([z_high - self.leaf_base[i] - gap])
@@ -149,6 +183,11 @@ class Space:
             changed.append((-_unit(size, [offset + g.current]), 1.0, g.cost) if g.current >= 0
                            else (_unit(size, levels), 0.0, g.cost))
             offset += len(g.inputs)
+        for k, j in enumerate(self.whole):  # k_j = (u_j - v_j) s_j: the change in original units, a whole number
+            s_j = self.tree.x_scale[self.numeric[j]]
+            rows.append(_unit(size, [j], s_j) + _unit(size, [n + j], -s_j) - _unit(size, [self.k_offset + k]))
+            lower.append(0.0)
+            upper.append(0.0)
         objective, constant = np.zeros(size), 0.0
         if self.norm == "l1":
             objective[:n] = objective[n:2 * n] = self.unit_cost
@@ -186,20 +225,62 @@ class Space:
     def variable_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         n, m = len(self.numeric), len(self.cat)
         low = np.zeros(self.n_vars)
+        whole = self.numeric[self.whole]
+        k_low = np.ceil(self.x_low[self.whole] - self.x[whole])
+        k_high = np.floor(self.x_high[self.whole] - self.x[whole])
         high = np.concatenate([np.maximum(self.high, 0), np.maximum(-self.low, 0), np.ones(m),
-                               np.ones(n if self.cap is not None else 0), np.full(int(self.norm == "linf"), np.inf)])
+                               np.ones(n if self.cap is not None else 0), k_high,
+                               np.full(int(self.norm == "linf"), np.inf)])
         low[:n], low[n:2 * n] = np.maximum(self.low, 0), np.maximum(-self.high, 0)  # a bound that excludes x: move
+        low[self.k_offset:self.k_offset + len(whole)] = k_low
         return low, high
 
-    def row_of(self, solution: np.ndarray) -> np.ndarray:
-        """The new row, original units, from a program's solution (indicators rounded to 0 or 1)."""
+    def row_of(self, solution: np.ndarray, exact: bool = False) -> np.ndarray:
+        """The new row, original units, from a program's solution (indicators rounded to 0 or 1). Of an ``exact``
+        program with a cap, an input whose flag is under one half does not move: the solver meets a flag's
+        integrality only to a tolerance, and the move it then allows is round-off, not a change to count."""
         n, m = len(self.numeric), len(self.cat)
         new = self.x.copy()
         step = solution[:n] - solution[n:2 * n]
+        if exact and self.cap is not None:
+            step = np.where(solution[2 * n + m:3 * n + m] >= 0.5, step, 0.0)
         moved = np.clip(self.x[self.numeric] + step * self.tree.x_scale[self.numeric], self.x_low, self.x_high)
         new[self.numeric] = np.where(step != 0, moved, self.x[self.numeric])
         new[self.cat] = np.round(solution[2 * n:2 * n + m])
         return new
+
+    def snap(self, new: np.ndarray) -> np.ndarray:
+        """``new`` with each free numeric input on its grid: a move under half a step (or the solver's round-off,
+        a billionth of the span) is no move; a whole number is rounded; a grid step keeps the answer within its
+        bounds. Every snap moves an input at most half its radius, which the programs' margins allow for."""
+        snapped = new.copy()
+        whole = set(self.numeric[self.whole].tolist())
+        for k, j in enumerate(self.numeric):
+            now, value, step = self.x[j], new[j], self.grid[j]
+            if j in whole:
+                snapped[j] = float(np.round(value))
+            elif abs(value - now) <= max(step / 2, 1e-9 * self.tree.x_scale[j]):
+                snapped[j] = now
+            elif step > 0:  # within the bounds: they are on the grid, or the row's own value (then this is a move
+                snapped[j] = on_step(value, step)  # of over half a step away from it)
+        return snapped
+
+    def robust(self, new: np.ndarray, path: Sequence[tuple[int, bool]], goal: tuple[int, float, float] | None
+               ) -> bool:
+        """Whether the snapped answer ``new`` keeps half the programs' margin from every split of ``path`` (and
+        from a linear leaf's goal): every row within half a radius of it in each free input gets its answer."""
+        xs = (new - self.tree.x_min) / self.tree.x_scale
+        for node, right in path:
+            value = self.tree.weights[node - 1] @ xs - self.tree.thresholds[node - 1]
+            half = self.split_box[node - 1] / 2
+            if not (value > half if right else value <= -half):
+                return False
+        if goal is not None:
+            i, z_low, z_high = goal
+            z = self.tree.leaf_intercepts[i] + self.tree.leaf_coefs[i] @ xs
+            half = self.leaf_box[i] / 2
+            return bool(z - half >= z_low and z + half <= z_high)
+        return True
 
     def leaf_of(self, new: np.ndarray) -> int:
         """The leaf ``new`` reaches, routed with plain dot products: a quick screen (``apply`` adds in a fixed
@@ -226,6 +307,32 @@ class Space:
         if weighted.size == 0:
             return 0.0
         return float(weighted.sum() if self.norm == "l1" else weighted.max())
+
+def on_step(value: float, step: float) -> float:
+    """``value`` rounded to a multiple of ``step``, as the double nearest its decimal (so its text reads back as it)."""
+    return round(round(value / step) * step, decimals(step))
+
+
+def grid_above(value: float, step: float) -> float:
+    """The least multiple of ``step`` at or above ``value``."""
+    found = on_step(np.ceil(value / step) * step, step)
+    return found if found >= value else on_step(found + step, step)
+
+
+def decimals(step: float) -> int:
+    """The decimal places a multiple of ``step`` is written with: 0.25 -> 2, 1e-05 -> 5, 10 -> 0."""
+    exponent = Decimal(repr(float(step))).normalize().as_tuple().exponent
+    return max(0, -int(exponent))
+
+
+def path_to(leaf: int) -> tuple[tuple[int, bool], ...]:
+    """The (branch node, goes right) pairs from the root to ``leaf``."""
+    pairs = []
+    while leaf > 1:
+        pairs.append((leaf // 2, leaf % 2 == 1))
+        leaf //= 2
+    return tuple(reversed(pairs))
+
 
 def _unit(size: int, where: Iterable[int], value: float = 1.0) -> np.ndarray:
     row = np.zeros(size)
@@ -258,24 +365,32 @@ def solve(space: Space, program: tuple) -> tuple[np.ndarray, float] | None:
 
 
 # ---------------------------------------------------------------------------------------------- the search
-def search(space: Space, goal: Goal) -> tuple[tuple[np.ndarray, float, int] | None, int]:
-    """Best-first branch and bound over the tree's nodes; ((new row, distance, leaf) or None, programs solved)."""
+def search(space: Space, goal: Goal, n: int = 1) -> tuple[list[tuple[np.ndarray, float, int]], int]:
+    """Best-first branch and bound over the tree's nodes: ([(new row, distance, leaf)], programs solved), the ``n``
+    nearest answers in distinct leaves, nearest first (fewer where fewer leaves can hold one)."""
     tree = space.tree
     L = tree.n_leaves
     reach = _subtree_counts(goal.meets)  # (N,) leaves meeting the goal below node t (row t-1)
     sides = _half_space_costs(space)
-    best: tuple[np.ndarray, float, int] | None = None
+    found: dict[int, tuple[np.ndarray, float, int]] = {}  # per leaf, its nearest answer so far
+
+    def keep(answer: tuple[np.ndarray, float, int] | None) -> None:
+        if answer is not None and (answer[2] not in found or answer[1] < found[answer[2]][1]):
+            found[answer[2]] = answer
+
+    def bar() -> float:  # the distance an answer must beat to be among the n nearest
+        return sorted(a[1] for a in found.values())[n - 1] if len(found) >= n else np.inf
+
     programs = 0
     heap: list[tuple[float, int, int, tuple]] = [(0.0, 1, 1, ())]  # (bound, not yet solved, node, path)
     while heap:
         bound, unsolved, node, path = heapq.heappop(heap)
-        if best is not None and bound >= best[1] - 1e-12 * (1 + best[1]):
+        limit = bar()
+        if bound >= limit - 1e-12 * (1 + limit):
             break
         if node >= L:  # a leaf: its exact program, with the goal
             programs += 1
-            found = solve_leaf(space, path, node, goal)
-            if found is not None and (best is None or found[1] < best[1]):
-                best = found
+            keep(solve_leaf(space, path, node, goal))
             continue
         if unsolved and path and reach[node - 1] >= NODE_PROGRAM_LEAVES:
             # a node's own polytope: a lower bound for its subtree, and maybe an answer
@@ -283,17 +398,15 @@ def search(space: Space, goal: Goal) -> tuple[tuple[np.ndarray, float, int] | No
             solved = solve(space, space.program(path, 0.0, None, exact=False))
             if solved is None:
                 continue
-            candidate = _candidate(space, solved[0], goal)
-            if candidate is not None and (best is None or candidate[1] < best[1]):
-                best = candidate
+            keep(_candidate(space, solved[0], goal))
             heapq.heappush(heap, (max(bound, solved[1]), 0, node, path))
             continue
         for child, cost, goes_right in zip((2 * node, 2 * node + 1), sides(node), (False, True)):
             if reach[child - 1]:
                 child_bound = max(bound, cost)
-                if np.isfinite(child_bound) and (best is None or child_bound < best[1]):
+                if np.isfinite(child_bound) and child_bound < limit:
                     heapq.heappush(heap, (child_bound, 1, child, path + ((node, goes_right),)))
-    return best, programs
+    return sorted(found.values(), key=lambda answer: answer[1])[:n], programs
 
 
 def solve_leaf(space: Space, path: tuple, leaf: int, goal: Goal) -> tuple[np.ndarray, float, int] | None:
@@ -307,10 +420,17 @@ def solve_leaf(space: Space, path: tuple, leaf: int, goal: Goal) -> tuple[np.nda
             if attempt == 0:
                 return None  # the leaf cannot be reached at all
             continue
-        new = space.row_of(solved[0])
-        if space.leaf_of(new) == leaf and goal.confirm(new):
+        new = space.snap(space.row_of(solved[0], exact=True))
+        if _holds(space, new, leaf, goal):
             return new, space.distance(new), leaf
     return None
+
+
+def _holds(space: Space, new: np.ndarray, leaf: int, goal: Goal) -> bool:
+    """Whether snapped row ``new`` is an answer in ``leaf``: robust there (half its margin kept), within the cap,
+    and confirmed by ``predict``."""
+    return (space.leaf_of(new) == leaf and space.robust(new, path_to(leaf), goal.lines.get(leaf - space.tree.n_leaves))
+            and (space.cap is None or space.n_changed(new) <= space.cap) and bool(goal.confirm(new[None])[0]))
 
 
 def _candidate(space: Space, solution: np.ndarray, goal: Goal) -> tuple[np.ndarray, float, int] | None:
@@ -318,11 +438,9 @@ def _candidate(space: Space, solution: np.ndarray, goal: Goal) -> tuple[np.ndarr
     in a leaf that meets the goal (by ``predict``). It gives the search an early bar to beat."""
     if not space.integral(solution):
         return None
-    new = space.row_of(solution)
-    if space.cap is not None and space.n_changed(new) > space.cap:
-        return None
+    new = space.snap(space.row_of(solution))
     leaf = space.leaf_of(new)
-    if not (goal.meets[leaf - space.tree.n_leaves] and goal.confirm(new)):
+    if not (goal.meets[leaf - space.tree.n_leaves] and _holds(space, new, leaf, goal)):
         return None
     return new, space.distance(new), leaf
 

@@ -1,9 +1,10 @@
 """What would change this prediction: a counterfactual (``get_core.counterfactual``) told as a sentence and a short
 table, the old and new paths drawn on the diagram, and the what-if editor's sliders.
 
-The sentence reads as a stakeholder would say it: "raise V by 3.1 and lower AT by 0.8: predicted 452.3, in leaf 21".
-Features are named as the user chose them: a one-hot column by its own name and levels, never "color=red". No
-streamlit here: the pages hold the widgets and call these.
+The sentence reads as a stakeholder would say it: "raise V by 3.1 to 43.1 and lower AT by 0.8 to 19.2: predicted 452.3,
+in leaf 21; this rests on 48 training rows". Each needed value is written with every digit of its grid step, so
+typing it back gives the answer (``value_text``). Features are named as the user chose them: a one-hot column by its
+own name and levels, never "color=red". No streamlit here: the pages hold the widgets and call these.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from get_core.data.encoding import Encoding
-from get_core.model.counterfactual import Change, Counterfactual, counterfactual
+from get_core.model.counterfactual import MIN_SUPPORT, Change, Counterfactual, counterfactual
+from get_core.model.counterfactual_programs import decimals
 from get_core.model.tree import ObliqueTree
 from get_core.views import diagram_content, labels
 
@@ -31,7 +33,7 @@ class Answer:
 
     result: Counterfactual
     sentence: str
-    table: pd.DataFrame  # feature, now, needed, change (text, as shown)
+    table: pd.DataFrame  # feature, now, needed, change, keeps it (text, as shown)
     old_path: tuple[int, ...]
     new_path: tuple[int, ...]
 
@@ -45,19 +47,25 @@ def regression_goal(mode: str, low: float | None, high: float | None) -> tuple[f
 
 def ask(tree: ObliqueTree, x: Sequence[float], goal: Any = None, *, locked: Sequence[str] = (),
         max_changes: int | None = None, encoding: Encoding | None = None, reference: Any = None,
-        leaf: int | None = None) -> Answer:
-    """The nearest change of row ``x`` that meets ``goal`` (or reaches ``leaf``), told for the page; raises
-    ``CounterfactualError`` with the reason when there is none."""
+        leaf: int | None = None, directions: dict[str, str] | None = None, integers: Sequence[str] = (),
+        min_support: int = MIN_SUPPORT, n: int | None = None) -> Answer | tuple[Answer, ...]:
+    """The nearest change of row ``x`` that meets ``goal`` (or reaches ``leaf``), told for the page; with ``n``, the
+    ``n`` nearest in distinct leaves, nearest first. Raises ``CounterfactualError`` with the reason when there is
+    none. ``directions`` and ``integers`` name columns; a one-hot column takes neither."""
     x = np.asarray(x, dtype=np.float64)
-    result = counterfactual(tree, x, goal, locked=locked, max_changes=max_changes, encoding=encoding,
-                            reference=reference, leaf=leaf)
-    return Answer(result=result, sentence=sentence(tree, result), table=changes_table(result.changes),
-                  old_path=path_of(tree, x), new_path=path_of(tree, result.x))
+    results = counterfactual(tree, x, goal, locked=locked, max_changes=max_changes, encoding=encoding,
+                             reference=reference, leaf=leaf, directions=directions, integers=integers,
+                             min_support=min_support, n=n)
+    told = tuple(Answer(result=result, sentence=sentence(tree, result), table=changes_table(result.changes),
+                        old_path=path_of(tree, x), new_path=path_of(tree, result.x))
+                 for result in (results if n is not None else (results,)))
+    return told if n is not None else told[0]
 
 
 def sentence(tree: ObliqueTree, result: Counterfactual) -> str:
-    """"raise V by 3.1 and lower AT by 0.8: predicted 452.3, in leaf 21" (or "already ..." with no change)."""
-    outcome = f"predicted {_prediction(tree, result.prediction)}, in leaf {result.leaf}"
+    """"raise V by 3.1 to 43.1 and lower AT by 0.8 to 19.2: predicted 452.3, in leaf 21; this rests on 48 training
+    rows" (or "already ..." with no change)."""
+    outcome = f"predicted {_prediction(tree, result.prediction)}, in leaf {result.leaf}{_support(tree, result)}"
     if not result.changes:
         return f"Nothing needs to change: this row is already {outcome}."
     moves = [_move(change) for change in result.changes]
@@ -65,29 +73,132 @@ def sentence(tree: ObliqueTree, result: Counterfactual) -> str:
     return f"{said[0].upper()}{said[1:]}: {outcome}."
 
 
+def _support(tree: ObliqueTree, result: Counterfactual) -> str:
+    """"; this rests on 48 training rows, 87.5% of them 'B'" (or "only 3 ...": fewer than ``MIN_SUPPORT``)."""
+    support = result.support
+    if support is None or support.rows is None:
+        return ""
+    said = f"; this rests on {'only ' * support.few}{support.rows:,} training row{'s' * (support.rows != 1)}"
+    if support.shares is not None:
+        share = support.shares.get(result.prediction)
+        if share is not None:
+            said += f", {labels.percent(share)} of them '{labels.class_name(result.prediction)}'"
+    return said
+
+
+def support_note(tree: ObliqueTree, result: Counterfactual) -> str:
+    """What the answer's leaf holds of the training rows and how near the data it lies: "Leaf 14 holds 41 training
+    rows, 90% of them 'B'; the nearest training row the model gives this outcome is 0.31 away (the answer: 0.45)."."""
+    support = result.support
+    if support is None:
+        return ""
+    parts = []
+    if support.rows is not None:
+        held = f"Leaf {result.leaf} holds {support.rows:,} training row{'s' * (support.rows != 1)}"
+        if support.shares:
+            held += ", " + ", ".join(f"{labels.percent(share)} '{labels.class_name(label)}'"
+                                     for label, share in sorted(support.shares.items(), key=lambda kv: -kv[1])[:3])
+        elif support.mean is not None:
+            held += f", mean target {labels.fmt(support.mean, DIGITS)}"
+            if support.spread is not None:
+                held += f" (from {labels.fmt(support.spread[0], DIGITS)} to {labels.fmt(support.spread[1], DIGITS)})"
+        parts.append(held)
+    if support.nearest is not None:
+        parts.append(f"the nearest training row the model gives this outcome is {support.nearest:.2g} away (the "
+                     f"answer: {result.distance:.2g})")
+    said = "; ".join(parts)
+    return f"{said[0].upper()}{said[1:]}." if said else ""
+
+
 def _move(change: Change) -> str:
     if change.change is None:
         was = f"'{change.now}'" if change.now is not None else "a level training never saw"
         return f"switch {change.feature} from {was} to '{change.needed}'"
     verb = "raise" if change.change > 0 else "lower"
-    return f"{verb} {change.feature} by {labels.fmt(abs(change.change), DIGITS)}"
+    return (f"{verb} {change.feature} by {labels.fmt(abs(change.change), DIGITS)} to "
+            f"{value_text(change.needed, change.step)}")
 
 
 def _prediction(tree: ObliqueTree, value: Any) -> str:
-    return repr(value) if getattr(tree, "is_classifier", False) else labels.fmt(float(value), DIGITS)
+    if getattr(tree, "is_classifier", False):
+        return f"'{labels.class_name(value)}'"
+    return labels.fmt(float(value), DIGITS)
+
+
+def value_text(value: float, step: float) -> str:
+    """A needed value as the page writes it: with the decimals of its grid ``step`` (every digit it has, so it reads
+    back as the same number; no thousands separators, so it can be typed or pasted), in full without a grid."""
+    if step > 0:
+        return f"{float(value):.{decimals(step)}f}"
+    return labels.fmt(value, None, unicode=False)
 
 
 def changes_table(changes: Sequence[Change]) -> pd.DataFrame:
-    """One row per change, as shown: feature, now, needed, change (numbers to ``DIGITS`` significant digits)."""
+    """One row per change, as shown: feature, now (``DIGITS`` significant digits), needed (exact, see
+    ``value_text``), change, and the values that keep the answer with the other changes made."""
     def shown(value: Any) -> str:
         if value is None:
             return "(unseen level)"
         return value if isinstance(value, str) else labels.fmt(value, DIGITS)
 
-    return pd.DataFrame([{"feature": c.feature, "now": shown(c.now), "needed": shown(c.needed),
+    return pd.DataFrame([{"feature": c.feature, "now": shown(c.now),
+                          "needed": shown(c.needed) if c.change is None else value_text(c.needed, c.step),
                           "change": "switch" if c.change is None else ("+" if c.change > 0 else "")
-                          + labels.fmt(c.change, DIGITS)} for c in changes],
-                        columns=["feature", "now", "needed", "change"])
+                          + labels.fmt(c.change, DIGITS),
+                          "keeps it": "" if c.keeps is None else
+                          f"any from {value_text(c.keeps[0], c.step)} to {value_text(c.keeps[1], c.step)}"}
+                         for c in changes],
+                        columns=["feature", "now", "needed", "change", "keeps it"])
+
+
+def default_goal(tree: ObliqueTree, x: Sequence[float]) -> tuple[str, float, float] | Any:
+    """What the goal widgets start at, never today's prediction: a classifier's first other class that a leaf of at
+    least ``MIN_SUPPORT`` training rows gives; for regression (mode, low, high) "at least" a value up to the next
+    such leaf's above the row's prediction (else "at most" down to the next below)."""
+    now = tree.predict(np.asarray(x, dtype=np.float64)[None])[0]
+    rows = tree.n_samples[tree.n_leaves - 1:]  # the leaves an answer may use (a tree without counts: all)
+    supported = rows >= MIN_SUPPORT if rows.sum() > 0 else np.ones(tree.n_leaves, dtype=bool)
+    if getattr(tree, "is_classifier", False):
+        reachable = set(np.asarray(tree.classes)[tree.leaf_class_index[supported]].tolist())
+        others = [c for c in tree.classes if c != now]
+        return next((c for c in others if c in reachable), others[0] if others else now)
+    if tree.leaf_type == "linear":  # a line gives every value between its ends: a tenth of the target's span up
+        values = np.array([now + 0.1 * tree.y_scale])
+    else:
+        values = np.unique(tree.y_min + tree.y_scale * np.clip(tree.leaf_intercepts, tree.leaf_lower,
+                                                                tree.leaf_upper)[supported])
+    above, below = values[values > now], values[values < now]
+    if len(above):
+        return "at least", _goal_end(now, above[0], up=True), float(now)
+    if len(below):
+        return "at most", float(now), _goal_end(now, below[-1], up=False)
+    return "at least", float(now), float(now)
+
+
+def _goal_end(now: float, value: float, up: bool) -> float:
+    """A round number between today's prediction and the next leaf's value: the goal reads short and excludes now."""
+    for digits in range(2, 12):
+        end = float(f"{(now + value) / 2:.{digits}g}") if not np.isclose(now, value) else value
+        if (now < end <= value) if up else (value <= end < now):
+            return end
+    return float(value)
+
+
+def whole_columns(tree: ObliqueTree, x: Sequence[float], reference: Any, encoding: Encoding | None = None
+                  ) -> list[str]:
+    """Numeric columns that hold whole numbers in every ``reference`` row and in ``x``: answers keep them whole."""
+    if reference is None:
+        return []
+    X = np.asarray(reference, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    numeric = encoding.numeric if encoding is not None else tree.feature_names
+    found = []
+    for column in numeric:
+        j = tree.feature_names.index(column)
+        values = np.append(X[:, j][np.isfinite(X[:, j])], x[j])
+        if len(values) > 1 and np.all(values == np.round(values)):
+            found.append(column)
+    return found
 
 
 def path_of(tree: ObliqueTree, x: Sequence[float]) -> tuple[int, ...]:

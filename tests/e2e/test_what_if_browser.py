@@ -1,18 +1,19 @@
-"""In a real browser: on the Predict page, set a goal on an uploaded row, read the changes that meet it, and see the
-new path drawn on the diagram (issue 36)."""
+"""In a real browser: on the Predict page, ask what would change an uploaded row, read the nearest answer's needed
+values off the page, type the row back with them into "Type one row" and get the answer's leaf and outcome; the new
+path is drawn on the diagram (issues 36 and 49)."""
 
 from __future__ import annotations
-
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from get_core import counterfactual
 from get_core.model import model_file
+from get_core.model.counterfactual import CounterfactualError
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStore
-from get_core.views import what_if
+from get_core.views import labels, what_if
+from pages.what_if_ui import ANSWERS
 from tests.e2e.streamlit_app import BUSY_MS, browser_page, require_diagram_browser, serve_app
 from tests.explorer_runs import finished_run
 
@@ -33,35 +34,59 @@ def app(tmp_path_factory):
         yield url, run_id, tree, results
 
 
-def test_a_goal_on_a_row_shows_the_changes_and_the_new_path(app, tmp_path):
+def first_answered(tree, results) -> tuple[np.ndarray, tuple, tuple]:
+    """A test row (to two decimals, as a person types it) that the page's default goal has answers for."""
+    for x in np.round(results.X_test, 2):
+        goal = what_if.regression_goal(*what_if.default_goal(tree, x))
+        try:
+            return x, goal, what_if.ask(tree, x, goal, encoding=results.encoding, reference=results.X_train,
+                                  integers=what_if.whole_columns(tree, x, results.X_train, results.encoding),
+                                  n=ANSWERS)
+        except CounterfactualError:
+            continue
+    raise AssertionError("no test row has an answer to the default goal")
+
+
+def test_a_suggested_row_typed_back_into_predict_gives_the_answer(app, tmp_path):
     url, run_id, tree, results = app
-    rows = pd.DataFrame(results.X_test[:3], columns=NAMES)
+    x, (low, high), expected = first_answered(tree, results)
+    nearest = expected[0]
     path = tmp_path / "rows.csv"
-    rows.to_csv(path, index=False)
-    x = rows.to_numpy()[0]
-    values = np.unique(tree.predict(results.X_train))
-    goal = float(values[values > tree.predict(x[None])[0]][0])  # the next leaf value up: a real change
-    expected = counterfactual(tree, x, (goal, None), reference=results.X_train)
+    pd.DataFrame([x], columns=NAMES).to_csv(path, index=False)
     with browser_page() as page:
         page.goto(url + "/")
         page.get_by_text("Data", exact=True).first.wait_for(timeout=BUSY_MS)
         page.goto(f"{url}/predict?run={run_id}")
         page.locator("input[type=file]").first.set_input_files(str(path))
-        page.get_by_text("Scored 3 rows.").wait_for(timeout=BUSY_MS)
-        low = page.get_by_role("spinbutton", name="Low").first
-        low.fill(repr(goal))
-        low.press("Enter")
-        page.get_by_role("button", name="Find the smallest change").first.click()
-        said = what_if.sentence(tree, expected)
-        page.get_by_text(said).wait_for(timeout=BUSY_MS)
-        changes = page.locator("[data-testid=stTable]").last
-        for change in expected.changes:  # the table names each feature changed, with the value it needs
-            row = changes.locator("tr", has_text=change.feature).first
+        page.get_by_text("Scored 1 rows.").wait_for(timeout=BUSY_MS)
+        page.get_by_role("button", name="Find the smallest change").first.click()  # the goal as the page starts it
+        for answer in expected:  # side by side, nearest first
+            page.get_by_text(answer.sentence).wait_for(timeout=BUSY_MS)
+        shown = {}
+        table = page.locator("[data-testid=stTable]").first
+        for change in nearest.result.changes:  # the needed values as the page shows them
+            row = table.locator("tr", has_text=change.feature).first
             row.wait_for(timeout=BUSY_MS)
-            assert what_if.changes_table([change])["needed"][0] in row.inner_text()
-        caption = page.get_by_text("after the change (green)", exact=False).first.inner_text()
-        new_path = what_if.path_of(tree, expected.x)
-        assert " \u2192 ".join(map(str, new_path)) in caption
-        leaf = page.locator(f"#get-node-{expected.leaf}.get-path-node").first
+            cells = row.locator("td").all_inner_texts()
+            shown[change.feature] = cells[1]  # now, needed, change, keeps it
+            assert cells[1] == what_if.value_text(change.needed, change.step)
+        caption = page.get_by_text("after answer 1 (green)", exact=False).first.inner_text()
+        assert " \u2192 ".join(map(str, nearest.new_path)) in caption
+        leaf = page.locator(f"#get-node-{nearest.result.leaf}.get-path-node").first
         leaf.wait_for(state="attached", timeout=BUSY_MS)
         assert what_if.NEW_PATH_COLOR in leaf.inner_html()
+
+        page.get_by_role("tab", name="Type one row").click()  # the row typed back, as shown
+        for j, name in enumerate(NAMES):
+            box = page.get_by_role("spinbutton", name=name).first
+            box.fill(shown.get(name, f"{x[j]:.2f}"))
+            box.press("Tab")
+        page.get_by_role("button", name="Predict").first.click()
+        typed = page.locator("[data-testid=stMetric]:visible", has_text="Leaf").first
+        typed.wait_for(timeout=BUSY_MS)
+        page.wait_for_function("leaf => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => "
+                               "m.offsetParent !== null && m.innerText.includes('Leaf') && "
+                               "m.innerText.trim().endsWith(leaf))", arg=str(nearest.result.leaf), timeout=BUSY_MS)
+        prediction = page.locator("[data-testid=stMetric]:visible", has_text="Prediction").first.inner_text()
+        assert labels.fmt(nearest.result.prediction, 6) in prediction
+        assert (low is None or nearest.result.prediction >= low) and (high is None or nearest.result.prediction <= high)

@@ -16,6 +16,7 @@ from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
 from get_core.views import what_if
+from pages import what_if_ui
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = {"depth": 3, "leaf": "constant", "n_starts": 1, "n_epochs": 10, "alpha_range": [5.0, 150.0], "n_alphas": 2,
@@ -62,8 +63,11 @@ def _labelled(widgets, label: str):
     return next(w for w in widgets if w.label == label)
 
 
-def _ask(at: AppTest, mode: str, low: float = 0.0, high: float = 0.0, locked=()) -> AppTest:
+def _ask(at: AppTest, mode: str, low: float = 0.0, high: float = 0.0, locked=(), support: int | None = None
+         ) -> AppTest:
     _labelled(at.selectbox, "Prediction wanted").set_value(mode)
+    if support is not None:
+        _labelled(at.number_input, "Training rows an answer's leaf needs at least").set_value(support)
     _labelled(at.number_input, "Low").set_value(low)
     _labelled(at.number_input, "High").set_value(high)
     _labelled(at.multiselect, "Features that may not change").set_value(list(locked))
@@ -80,13 +84,23 @@ def test_a_goal_on_a_row_gives_the_changes_that_meet_it(predict_page, trained, a
     higher = np.unique(tree.predict(results.X_train))
     goal = float(higher[higher > now][0]) if np.any(higher > now) else float(higher[-1])
     at = _ask(predict_page, "at least", low=goal)
-    expected = counterfactual(tree, x, (goal, None), encoding=encoding, reference=results.X_train)
-    assert expected.prediction >= goal
-    assert at.success[-1].value.endswith(f"in leaf {expected.leaf}.")
-    assert at.success[-1].value == what_if.sentence(tree, expected)
-    shown = at.table[-1].value
-    assert list(shown.index) == [c.feature for c in expected.changes]
-    assert set(shown.index) <= set(encoding.columns)  # a raw column: 'Sex', never 'Sex=F'
+    whole = what_if.whole_columns(tree, x, results.X_train, encoding)
+    expected = counterfactual(tree, x, (goal, None), encoding=encoding, reference=results.X_train, integers=whole,
+                              n=what_if_ui.ANSWERS)
+    assert all(answer.prediction >= goal for answer in expected)
+    told = [s.value for s in at.success][-len(expected):]  # after the upload's "Scored 200 rows."
+    assert told == [what_if.sentence(tree, answer) for answer in expected]
+    assert told[0].endswith(f"in leaf {expected[0].leaf}; this rests on {expected[0].support.rows} "
+                                        "training rows.")
+    for table, answer in zip(at.table, expected):  # side by side, nearest first
+        shown = table.value
+        assert list(shown.index) == [c.feature for c in answer.changes]
+        assert set(shown.index) <= set(encoding.columns)  # a raw column: 'Sex', never 'Sex=F'
+        typed = abalone.head(1).drop(columns="rings").assign(**{f: float(v) for f, v in shown["needed"].items()
+                                                               if f not in encoding.categories})
+        typed = typed.assign(**{f: v for f, v in shown["needed"].items() if f in encoding.categories})
+        assert tree.predict(encoding.transform(typed))[0] >= goal  # typed back as shown, the goal holds
+    assert _labelled(at.selectbox, "Prediction wanted").value == "at least"
 
 
 def test_an_unreachable_goal_and_locks_that_block_it_say_why(predict_page, trained):
@@ -94,8 +108,13 @@ def test_an_unreachable_goal_and_locks_that_block_it_say_why(predict_page, train
     top = float(results.tree.predict(results.X_train).max())
     at = _ask(predict_page, "at least", low=top + 100)
     assert "No leaf of this tree gives a prediction of at least" in at.warning[-1].value
+    at = _ask(at, "at least", low=top)
+    tree = results.tree
+    top_rows = tree.n_samples[tree.apply(results.X_train[tree.predict(results.X_train) == top]) - 1].max()
+    if top_rows < 10:  # the leaves that give it rest on few rows: the page says so
+        assert "fewer than the 10 an answer needs: lower that number" in at.warning[-1].value
     columns = list(results.encoding.columns)
-    at = _ask(at, "at least", low=top, locked=columns)
+    at = _ask(at, "at least", low=top, locked=columns, support=0)
     if not at.success or "Nothing needs to change" not in at.success[-1].value:
         assert "unlock features" in at.warning[-1].value
 
@@ -125,4 +144,4 @@ def test_a_clicked_leaf_shows_the_shortest_way_into_it(monkeypatch, trained):
     _ok(at.run())
     _labelled(at.button, "Find the shortest way in").click()
     _ok(at.run())
-    assert at.success[-1].value.endswith(f"in leaf {leaf}.")
+    assert f"in leaf {leaf}; this rests on" in at.success[-1].value
