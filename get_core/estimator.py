@@ -28,8 +28,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from get_core.budget import refit_seconds, split_budget
 from get_core.engine.checkpoint import SearchCheckpoint, fit_fingerprint
-from get_core.config import (ALLOWED, DEFAULTS, SEARCH_PATIENCE, SPARSITY_TOLERANCE, VALIDATION_FRACTION, Allowed,
-                             Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed, Span, split_feature_path)
+from get_core.config import (ALLOWED, DEFAULTS, LIBRARY_MAX_CLASSES, SEARCH_PATIENCE, SPARSITY_TOLERANCE,
+                             VALIDATION_FRACTION, Allowed, Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed,
+                             Span, split_feature_path)
 from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.data.encoding import MAX_ABS, refuse_too_large
 from get_core.engine.plan import PlanError, SearchReplay, search_record
@@ -222,6 +223,9 @@ class _GETEstimator(BaseEstimator):
             X, y = validate_data(self, X, y, dtype=np.float64)
             check_classification_targets(y)
             self.classes_, y = np.unique(y, return_inverse=True)
+            if len(self.classes_) > LIBRARY_MAX_CLASSES:
+                raise DataError(f"y has {len(self.classes_):,} classes; GET fits at most {LIBRARY_MAX_CLASSES:,}: "
+                                "group rare classes into one (such as 'other'), or predict a number instead.")
         else:
             X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
             refuse_too_large(y, np.arange(len(y)), "y", "Target")

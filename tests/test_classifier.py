@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from get_core import GETClassifier, GETClassifierCV, GETRegressor, GETRegressorCV
+from get_core.config import LIBRARY_MAX_CLASSES
 from get_core.data.columns import DataError
 from get_core.model import model_file
 
@@ -188,3 +189,10 @@ def test_sample_weights_of_any_finite_scale_fit_as_their_ratios(scale, make):
     plain = make(**_TINY).fit(X, y, sample_weight=ratios)
     rows = np.random.default_rng(3).random((200, 3))
     np.testing.assert_allclose(scaled.predict(rows), plain.predict(rows), rtol=1e-6)
+
+
+def test_more_classes_than_the_library_cap_are_refused_before_the_fit():
+    X = np.random.default_rng(0).random((2 * (LIBRARY_MAX_CLASSES + 1), 2))
+    with pytest.raises(DataError, match=rf"y has {LIBRARY_MAX_CLASSES + 1:,} classes; GET fits at most "
+                                        rf"{LIBRARY_MAX_CLASSES:,}"):
+        GETClassifier(**_TINY).fit(X, np.arange(len(X)) % (LIBRARY_MAX_CLASSES + 1))
