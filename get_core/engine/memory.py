@@ -34,7 +34,7 @@ ROUTING_BYTES = 16  # per start and row at a checkpoint: the leaf index (int64),
 CLASS_ROUTING_BYTES = 8  # per start, row and class at a checkpoint: the gathered shares and their squared errors
 #: the same where a race holds several problems (a polish level's subtrees): each start's copy of its problem's
 #: one-hot targets (``leaves._per_model``), in the node statistics and the loss, comes on top
-SUBTREE_CLASS_ROUTING_BYTES = 16
+SUBTREE_CLASS_ROUTING_BYTES = 12
 LINEAR_ROUTING_BYTES = 8  # per start, row and input at a checkpoint: each row's leaf slopes and their products
 HEADROOM = 1.0  # the estimate aims at the peak itself; MEMORY_SHARE leaves the margin
 #: A fit may plan at most this share of the machine's memory, and never more than is free: the rest is the app's,
