@@ -53,6 +53,9 @@ CART_SHARE = 0.1
 #: A budgeted fit's second probe (``engine.optimize.budgeted``) runs only when it should cost at most this share of
 #: the budget (else at fewer starts).
 PROBE_SHARE = 0.05
+#: The most of a budgeted optimization's seconds kept, after its race, for the passes over every row that follow it
+#: (``engine.train.FINISH_CHECKPOINTS``).
+MAX_FINISH_SHARE = 0.25
 #: A budgeted app run's GET fit with the other kind of splits (``runs.spec.counterpart_config``, the Compare
 #: page's counterpart) gets this share of the run's budget. The run's own fit or search gets all of it, and the
 #: baselines (CART, the forest, HistGradientBoosting) none: they are fitted at their usual settings, never cut by

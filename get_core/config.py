@@ -37,6 +37,11 @@ CONSTANT_LEAF_ENGINE_VERSION = 2
 SAMPLE_ROWS = 8192
 AUTO_SAMPLE_ABOVE = 32768
 
+#: The most classes the library fits or loads (the estimators, model files): a class tree's leaf and node tables and
+#: a fit's one-hot targets grow with the class count, and a depth-12 tree has 4,096 leaves, so beyond a few thousand
+#: classes most are never predicted. The app allows fewer (``data.classes.MAX_CLASSES``, 50).
+LIBRARY_MAX_CLASSES = 1_000
+
 #: Features per split that ``max_split_features="auto"`` (GETRegressorCV) tries, fewest first (None: dense splits).
 SPLIT_FEATURE_PATH = (1, 2, 3, 5, None)
 #: GETRegressorCV's search defaults, which the app's runs use too: the depth search stops once SEARCH_PATIENCE depths

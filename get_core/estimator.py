@@ -28,8 +28,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from get_core.budget import refit_seconds, split_budget
 from get_core.engine.checkpoint import SearchCheckpoint, fit_fingerprint
-from get_core.config import (ALLOWED, DEFAULTS, SEARCH_PATIENCE, SPARSITY_TOLERANCE, VALIDATION_FRACTION, Allowed,
-                             Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed, Span, split_feature_path)
+from get_core.config import (ALLOWED, DEFAULTS, LIBRARY_MAX_CLASSES, SEARCH_PATIENCE, SPARSITY_TOLERANCE,
+                             VALIDATION_FRACTION, Allowed, Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed,
+                             Span, split_feature_path)
 from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.data.encoding import MAX_ABS, refuse_too_large
 from get_core.engine.plan import PlanError, SearchReplay, search_record
@@ -207,12 +208,13 @@ class _GETEstimator(BaseEstimator):
         ``class_weight``. Beyond scikit-learn's checks, each refusal is a DataError (a ValueError) naming the column:
         no complex numbers (their imaginary part would be dropped), distinct column names that a file can hold
         (exports and model files carry them), no value beyond ±MAX_ABS (the min-max scales and squared errors would
-        overflow), and a regressor's target must be numbers (a text target points to GETClassifier)."""
+        overflow), and a regressor's target must be numbers (numbers written as text are read as numbers; words point
+        to GETClassifier)."""
         self._validate_params()
         _refuse_complex(X, "X")
         _refuse_complex(y, "y")
         if is_regressor(self):
-            _refuse_text_target(y, type(self).__name__)
+            y = _numeric_target(y, type(self).__name__)
         columns = getattr(X, "columns", None)
         problem = None if columns is None else feature_name_problem([str(c) for c in columns])
         if problem:
@@ -221,6 +223,9 @@ class _GETEstimator(BaseEstimator):
             X, y = validate_data(self, X, y, dtype=np.float64)
             check_classification_targets(y)
             self.classes_, y = np.unique(y, return_inverse=True)
+            if len(self.classes_) > LIBRARY_MAX_CLASSES:
+                raise DataError(f"y has {len(self.classes_):,} classes; GET fits at most {LIBRARY_MAX_CLASSES:,}: "
+                                "group rare classes into one (such as 'other'), or predict a number instead.")
         else:
             X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
             refuse_too_large(y, np.arange(len(y)), "y", "Target")
@@ -235,19 +240,27 @@ class _GETEstimator(BaseEstimator):
 
     def _weights(self, sample_weight, X: np.ndarray, y: np.ndarray) -> np.ndarray | None:
         """The rows' weights: ``sample_weight`` (scikit-learn's checks; >= 0, not all 0) times a classifier's
-        ``class_weight``; None when all are equal (the unweighted fit, bit for bit)."""
+        ``class_weight`` (finite numbers >= 0); None when all are equal (the unweighted fit, bit for bit). Weights
+        whose sum leaves float64's range (all 1e308, or all 1e-320) are divided by their largest: a fit depends only
+        on their ratios."""
         weights = None
         if sample_weight is not None:
             weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-            if not weights.sum() > 0:
+            if not weights.max(initial=0.0) > 0:
                 raise ValueError("Sample weights must contain at least one non-zero number.")
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
+            _refuse_class_weight(class_weight)
             labelled = self.classes_[y]
             per_row = compute_sample_weight(class_weight, labelled)
             weights = per_row if weights is None else weights * per_row
-            if not weights.sum() > 0:
+            if not weights.max(initial=0.0) > 0:
                 raise ValueError("class_weight and sample_weight leave every row a weight of 0.")
+        if weights is not None:
+            with np.errstate(over="ignore", divide="ignore"):
+                total = weights.sum()
+                if not (np.isfinite(total) and np.isfinite(len(weights) / total)):
+                    weights = weights / weights.max()
         return weights
 
     def _train(self, X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
@@ -832,18 +845,35 @@ def _seed(random_state) -> int | None:
     return int(random_state.randint(0, 2 ** 31 - 1))
 
 
-def _refuse_text_target(y: Any, estimator: str) -> None:
-    """Refuse a target of words (numpy's own error would be a UFuncTypeError): a regressor needs numbers, and a
-    target of classes wants the classifier. Text that reads as a number ("1.5") is left to scikit-learn's checks."""
+def _numeric_target(y: Any, estimator: str) -> Any:
+    """A regressor's target as numbers: text in which every value reads as a number ("1.5", "2e3") becomes those
+    numbers (numpy's own error would be a UFuncTypeError); a word is refused, since a regressor needs numbers and a
+    target of classes wants the classifier."""
     if np.asarray(y).dtype.kind not in "USO":
-        return
-    values = pd.Series(np.asarray(y, dtype=object).ravel())
+        return y
+    values = pd.Series(np.asarray(y, dtype=object).ravel(), dtype=object)
     text = values[values.map(lambda v: isinstance(v, (str, bytes)))]
-    words = text[pd.to_numeric(text, errors="coerce").isna()]
+    numbers = pd.to_numeric(text.map(lambda v: v.decode(errors="replace") if isinstance(v, bytes) else v),
+                            errors="coerce")
+    words = text[numbers.isna()]
     if len(words):
         row, word = int(words.index[0]), words.iloc[0]
         raise DataError(f"y (the target) is text: row {row + 1} holds {word!r}. {estimator} predicts numbers; use "
                         "GETClassifier for classes, or convert y to numbers.")
+    values[text.index] = numbers
+    return values.to_numpy(dtype=np.float64).reshape(np.shape(y))
+
+
+def _refuse_class_weight(class_weight: str | dict) -> None:
+    """Refuse a class weight that is not a finite number >= 0, naming its class: a negative one gives negative
+    class shares (probabilities below 0, a model file that no longer loads) and an infinite one no fit at all."""
+    if not isinstance(class_weight, dict):
+        return
+    for label, weight in class_weight.items():
+        number = weight if isinstance(weight, Real) and not isinstance(weight, bool) else None
+        if number is None or not np.isfinite(number) or number < 0:
+            raise DataError(f"class_weight for class {label!r} is {weight!r}: each class's weight must be a finite "
+                            "number >= 0 (0 leaves the class out of the loss).")
 
 
 def _refuse_complex(values: Any, what: str) -> None:

@@ -31,14 +31,17 @@ def register() -> None:
 
 def _parse(scope, model, inputs, custom_parsers=None) -> list:
     """One operator whose outputs are the graph's: the prediction, or the label and the probabilities."""
-    from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType, Int64TensorType, StringTensorType
+    from skl2onnx.common.data_types import (BooleanTensorType, DoubleTensorType, FloatTensorType, Int64TensorType,
+                                            StringTensorType)
 
     operator = scope.declare_local_operator(f"GetExplorer{type(model).__name__}", model)
     operator.inputs = inputs
     real = DoubleTensorType if isinstance(inputs[0].type, DoubleTensorType) else FloatTensorType
     if isinstance(model, CLASSIFIERS):
         kind = np.asarray(model.tree_.classes).dtype.kind
-        label = StringTensorType if kind in "US" else Int64TensorType if kind in "biu" else DoubleTensorType
+        # the label's type as to_onnx writes it (onnxruntime refuses a graph whose declared type differs)
+        label = {"U": StringTensorType, "S": StringTensorType, "b": BooleanTensorType, "i": Int64TensorType,
+                 "u": Int64TensorType}.get(kind, DoubleTensorType)
         operator.outputs.append(scope.declare_local_variable("label", label([None])))
         operator.outputs.append(scope.declare_local_variable("probabilities", real([None, len(model.classes_)])))
     else:

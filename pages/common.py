@@ -163,6 +163,26 @@ SAVED_VIEWS = "_tree_views"  # session key: run id -> its view's query parameter
 STARTING = "_starting_run"  # session key: the Train page's Start was clicked and its run not yet selected
 
 
+#: Numbers as a URL writes them: ASCII digits only. Python's int() and float() also read '1_0' (as 10), ' 10', and
+#: other scripts' digits, so ``?run=1_0`` opened run 10.
+_URL_INT = re.compile(r"-?[0-9]{1,18}")
+_URL_NUMBER = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?")
+
+
+def url_int(value: Any) -> int | None:
+    """A whole number from a URL parameter (or an int kept in the session), else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(value) if isinstance(value, str) and _URL_INT.fullmatch(value) else None
+
+
+def url_number(value: str, whole: bool) -> int | float | None:
+    """A URL parameter's number (``whole``: an int), written as a URL writes it, else None."""
+    if whole:
+        return url_int(value)
+    return float(value) if isinstance(value, str) and _URL_NUMBER.fullmatch(value) else None
+
+
 def selected_run_id() -> int | None:
     """The run the user is looking at: kept in the URL (``?run=ID``) so a reload finds it again. Right after Start
     (the page was left before Start selected its run): the newest run, not the one looked at before."""
@@ -170,11 +190,7 @@ def selected_run_id() -> int | None:
         newest = get_store().list_runs()[:1]
         if newest:
             select_run(newest[0].run_id)
-    value = st.session_state.get("run_id") or st.query_params.get("run")
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
+    return url_int(st.session_state.get("run_id") or st.query_params.get("run"))
 
 
 def select_run(run_id: int | None) -> None:

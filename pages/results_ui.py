@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from get_core.data.classes import MAX_CLASSES
 from get_core.model import model_file
 from get_core.model.model_file import ModelFormatError
 from get_core.runs.results import RunResults, load_results, runs_with_models
@@ -90,7 +91,7 @@ def _model_from_file() -> ModelSource | None:
     upload = st.file_uploader("Model JSON (exported from GET Explorer)", type=["json"], key="model_file")
     if upload is not None:
         try:
-            tree = model_file.load_model_json(upload.getvalue())
+            tree = model_file.load_model_json(upload.getvalue(), max_classes=MAX_CLASSES)
         except ModelFormatError as exc:
             st.error(common.plain(f"{upload.name}: {exc}"))
             return None

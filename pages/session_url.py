@@ -88,11 +88,8 @@ def _parse(raw: str, default: Any, allowed: tuple) -> Any:
         return {"1": True, "true": True, "0": False, "false": False}.get(raw.lower())
     if isinstance(default, str):
         return raw if raw in allowed else None
-    try:
-        value = int(raw) if isinstance(default, int) else float(raw)
-    except ValueError:
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
+    value = common.url_number(raw, whole=isinstance(default, int))
+    if value is None or isinstance(value, float) and not math.isfinite(value):
         return None
     return value if allowed[0] <= value <= allowed[1] else None
 

@@ -42,7 +42,8 @@ def _routing(tree: ObliqueTree, results) -> None:
         return
     st.subheader("A split's rows")
     saved = st.session_state.get(common.SAVED_VIEWS, {}).get(results.run.run_id if results is not None else None, {})
-    node = _int(st.query_params.get("node") or saved.get("node"))  # the Tree page's selected node, when a branch
+    # the Tree page's selected node, when a branch
+    node = common.url_int(st.query_params.get("node") or saved.get("node"))
     chosen = st.selectbox("Split", branches, index=branches.index(node) if node in branches else 0,
                           format_func=lambda n: f"node {n}: {labels.split_text(tree, n)}", key="teaching_node")
     if results is None or not results.has_data:
@@ -56,13 +57,6 @@ def _routing(tree: ObliqueTree, results) -> None:
         st.markdown("**Class shares** of the training rows the (hard) split sends each way")
         st.dataframe(teaching.split_class_shares(tree, chosen, results.X_train, results.y_train), hide_index=True,
                      key="split_classes")
-
-
-def _int(value) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 common.guarded(teaching_page)()

@@ -65,11 +65,8 @@ def _keep_view(run_id: int) -> None:
 
 
 def _selected_node(tree: ObliqueTree) -> int:
-    try:
-        chosen = int(st.query_params.get("node", 1))
-    except (TypeError, ValueError):
-        chosen = 1
-    return chosen if 1 <= chosen <= tree.n_nodes else 1
+    chosen = common.url_int(st.query_params.get("node", 1))
+    return chosen if chosen is not None and 1 <= chosen <= tree.n_nodes else 1
 
 
 def _select(chosen: int) -> None:

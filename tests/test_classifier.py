@@ -1,12 +1,19 @@
 """GETClassifier and GETClassifierCV: scikit-learn's classifier contract (check_estimator is the judge, tiny
 budgets), labels of every kind, class and sample weights, and the regressors' sample_weight."""
 
+import math
+import warnings
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from get_core import GETClassifier, GETClassifierCV, GETRegressor, GETRegressorCV
+from get_core.config import LIBRARY_MAX_CLASSES
 from get_core.data.columns import DataError
+from get_core.model import model_file
 
 #: GET's starts and alphas are random: repeating a row and weighting it are the same loss, not the same draws (n
 #: changes which rows the random hyperplanes pass through). Tested below with one (CART) start instead.
@@ -146,3 +153,46 @@ def test_the_cv_search_walks_the_split_feature_path_by_validation_accuracy(tmp_p
     assert set(cv.predict(X)) <= set(labels)
     again = GETClassifierCV(**search).fit(X, labels, checkpoint=SearchCheckpoint(tmp_path))  # every fit stored
     np.testing.assert_array_equal(again.tree_.weights, cv.tree_.weights)
+
+
+_TINY = dict(depth=1, n_starts=1, n_epochs=2, random_state=0)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(weight=st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10, 10) | st.text(max_size=3))
+def test_a_class_weight_is_a_finite_number_at_least_0_or_refused_naming_its_class(weight):
+    """class_weight={'a': -1} gave probabilities down to -1.63 and a model file that no longer loads; inf was
+    refused as 'contains NaN'."""
+    X, y = _blobs(n=60, seed=7, classes=2)
+    labels = np.array(["a", "b"])[y]
+    acceptable = isinstance(weight, (int, float)) and math.isfinite(weight) and weight >= 0
+    model = GETClassifier(**_TINY, class_weight={"a": weight, "b": 1.0})
+    if not acceptable:
+        with pytest.raises(DataError, match=r"class_weight for class 'a' is .*finite number >= 0"):
+            model.fit(X, labels)
+        return
+    proba = model.fit(X, labels).predict_proba(X)
+    assert np.all((proba >= 0) & (proba <= 1))
+    model_file.load_model_json(model_file.model_json(model.tree_))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(scale=st.floats(1e-310, 8e307), make=st.sampled_from([GETClassifier, GETRegressor]))
+def test_sample_weights_of_any_finite_scale_fit_as_their_ratios(scale, make):
+    """Weights whose sum leaves float64's range (all 1e308: "must contain at least one non-zero number", or all
+    1e-320) weigh rows as their ratios do: the same tree as weights of 1 and 2."""
+    X, y = _blobs(n=60, seed=8, classes=2)
+    ratios = np.where(np.arange(60) % 3 == 0, 2.0, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow warnings inside sklearn's own checks
+        scaled = make(**_TINY).fit(X, y, sample_weight=ratios * scale)
+    plain = make(**_TINY).fit(X, y, sample_weight=ratios)
+    rows = np.random.default_rng(3).random((200, 3))
+    np.testing.assert_allclose(scaled.predict(rows), plain.predict(rows), rtol=1e-6)
+
+
+def test_more_classes_than_the_library_cap_are_refused_before_the_fit():
+    X = np.random.default_rng(0).random((2 * (LIBRARY_MAX_CLASSES + 1), 2))
+    with pytest.raises(DataError, match=rf"y has {LIBRARY_MAX_CLASSES + 1:,} classes; GET fits at most "
+                                        rf"{LIBRARY_MAX_CLASSES:,}"):
+        GETClassifier(**_TINY).fit(X, np.arange(len(X)) % (LIBRARY_MAX_CLASSES + 1))

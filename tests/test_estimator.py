@@ -149,3 +149,14 @@ def test_a_target_of_numbers_written_as_text_still_fits():
     model = GETRegressor(depth=1, n_starts=1, n_epochs=5).fit(X, pd.Series(["1.5", "2"] * 10, dtype=object))
     predictions = model.predict(X)
     assert predictions.dtype == np.float64 and np.all((predictions >= 1.5) & (predictions <= 2.0))
+
+
+@pytest.mark.parametrize("as_text", [lambda y: y.astype(str), lambda y: y.astype(str).astype(object),
+                                     lambda y: pd.Series(y.astype(str), dtype="string")])
+def test_numbers_written_as_text_train_as_those_numbers(as_text):
+    """``GETRegressor().fit(X, y.astype(str))`` raised numpy's UFuncTypeError."""
+    rng = np.random.default_rng(1)
+    X, y = rng.random((60, 2)), rng.normal(size=60) * 1e3
+    settings = dict(depth=1, n_starts=1, n_epochs=3, random_state=0)
+    text = GETRegressor(**settings).fit(X, as_text(y))
+    np.testing.assert_array_equal(text.predict(X), GETRegressor(**settings).fit(X, y).predict(X))

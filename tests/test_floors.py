@@ -155,8 +155,9 @@ def test_only_the_estimators_and_the_worker_reach_into_the_engine():
 
 def test_every_share_of_a_budget_is_written_once_in_budget_py():
     """Budget shares live in get_core/budget.py; the other *_SHARE names are no shares of a budget (the routing's
-    dense share, the squeezed features' share of [0, 1], and the CPU share under which a fit counts as starved)."""
-    not_budget = {"DENSE_SHARE", "SQUEEZED_SHARE", "STARVED_SHARE"}
+    dense share, the squeezed features' share of [0, 1], the CPU share under which a fit counts as starved, and the
+    share of the machine's memory a fit may plan)."""
+    not_budget = {"DENSE_SHARE", "SQUEEZED_SHARE", "STARVED_SHARE", "MEMORY_SHARE"}
     written = {}
     for path in (ROOT / "get_core").rglob("*.py"):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
@@ -166,5 +167,6 @@ def test_every_share_of_a_budget_is_written_once_in_budget_py():
                 if isinstance(target, ast.Name) and target.id.endswith("_SHARE"):
                     written.setdefault(target.id, []).append(module_name(path))
     budget = {name for name, where in written.items() if where == ["get_core.budget"]}
-    assert {"SEARCH_SHARE", "POLISH_SHARE", "REFIT_SHARE", "CART_SHARE", "PROBE_SHARE", "COUNTERPART_SHARE"} <= budget
+    assert {"SEARCH_SHARE", "POLISH_SHARE", "REFIT_SHARE", "CART_SHARE", "PROBE_SHARE", "MAX_FINISH_SHARE",
+            "COUNTERPART_SHARE"} <= budget
     assert set(written) - budget == not_budget, {n: w for n, w in written.items() if n not in budget}

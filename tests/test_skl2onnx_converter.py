@@ -46,9 +46,12 @@ def test_a_pipeline_ending_in_a_regressor_converts_and_float32_stays_close():
     assert np.median(np.abs(single - pipe.predict(X))) <= 1e-4 * np.ptp(y)
 
 
-def test_a_classifier_converts_to_its_labels_and_probabilities():
+@pytest.mark.parametrize("kind", ["text", "bool", "int", "float"])
+def test_a_classifier_converts_to_its_labels_and_probabilities(kind):
+    """Boolean labels were declared int64: onnxruntime refused the graph ("tensor(int64) ... tensor(bool)")."""
     X, y = table(2)
-    labels = np.where(y > 0, "high", "low")
+    labels = {"text": np.where(y > 0, "high", "low"), "bool": y > 0, "int": np.where(y > 0, 7, -3),
+              "float": np.where(y > 0, 1.0, 2.0)}[kind]
     model = GETClassifier(depth=3, n_starts=1, n_epochs=10, random_state=0).fit(X, labels)
     label, proba = run(model, X)
     np.testing.assert_array_equal(label, model.predict(X))

@@ -197,14 +197,21 @@ def fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: The rows ``squeezed_features`` takes its percentiles from: a warning's test, not the scaling itself.
+SQUEEZE_SAMPLE_ROWS = 100_000
+
+
 def squeezed_features(X: np.ndarray) -> list[int]:
     """Columns whose central 98% of values min-max scaling packs into less than SQUEEZED_SHARE of [0, 1] (far
     outliers, e.g. a missing-value code like 9999): there GET's soft splits barely move, and ``scaling="robust"``
-    helps. Columns that are mostly one value are not counted (robust scaling falls back to min-max for them)."""
+    helps. Columns that are mostly one value are not counted (robust scaling falls back to min-max for them).
+    The percentiles of a larger table are those of ``SQUEEZE_SAMPLE_ROWS`` evenly spaced rows (the range is every
+    row's): on 750,000 rows the exact ones took 2 s before a budgeted fit's clock started."""
     X = np.asarray(X, dtype=np.float64)
     if len(X) == 0:
         return []
-    low, high = np.percentile(X, ROBUST_PERCENTILES, axis=0)
+    sample = X[::-(-len(X) // SQUEEZE_SAMPLE_ROWS)]
+    low, high = np.percentile(sample, ROBUST_PERCENTILES, axis=0)
     span = X.max(axis=0) - X.min(axis=0)
     return [int(j) for j in np.flatnonzero((high > low) & (high - low < SQUEEZED_SHARE * span))]
 

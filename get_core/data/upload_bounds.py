@@ -22,6 +22,8 @@ EXCEL_ROW_CELLS = 16_384  # Excel's own limit on the cells of one row (columns A
 XML_CHAR_BYTES = 6  # the most bytes one character takes in XML text: an entity such as &quot;
 MAX_XML_TEXT = EXCEL_CELL_CHARS * XML_CHAR_BYTES + 1024  # + the attributes of the tag before it
 _CELL_TAGS = (b"<c ", b"<c>", b"<c/>")
+#: a cell's value: <v>, or an inline string's <is>, with or without a namespace prefix (<x:v>)
+_VALUE_TAGS = (b"<v>", b"<v ", b"<is>", b":v>", b":is>")
 # a cell that ends after its formula, or after an empty value: <f>A2*2</f></c>, <f t="shared" si="0"/></c>, <v /></c>
 _UNCACHED = (b"</f></c>", b'"/></c>', b"<v /></c>", b"<v/></c>", b"<v></v></c>")
 _PANDAS_INDEX = re.compile(r"__index_level_\d+__")  # an unnamed pandas index stored by to_parquet
@@ -61,14 +63,18 @@ def member_chunks(archive: zipfile.ZipFile, info: zipfile.ZipInfo, filename: str
             yield chunk
 
 
-def scan_xml(chunks: Iterator[bytes], filename: str, part: str) -> bool:
+def scan_xml(chunks: Iterator[bytes], filename: str, part: str, max_rows: int | None = None,
+             head_rows: int = 0) -> bool:
     """Refuse XML with a text longer than a spreadsheet cell can hold or a row of more cells than a sheet can
-    have: the two ways a small workbook makes openpyxl build gigabytes (one string, one row element). True if a
-    cell may hold a formula without a computed value (``_UNCACHED``; a false alarm only costs a second look).
+    have: the two ways a small workbook makes openpyxl build gigabytes (one string, one row element); with
+    ``max_rows``, a sheet of more rows holding a value (besides ``head_rows`` above them: a title, the header),
+    refused as soon as the stream passes them, not after openpyxl parsed a million of them (the sheet's optional
+    ``<dimension>`` tag is not trusted: a 50-row sheet may declare A1:XFD1048576). True if a cell may hold a formula
+    without a computed value (``_UNCACHED``; a false alarm only costs a second look).
 
     Streams the part once, at about 300 MB/s: each piece is cut before its last '<', so every tag it keeps is
     whole, and what follows that '<' is carried into the next piece."""
-    carry, row_cells, uncached = b"", 0, False
+    carry, row_cells, row_values, n_rows, uncached = b"", 0, 0, 0, False
     for chunk in chunks:
         buffer = carry + chunk
         cut = max(buffer.rfind(b"<"), 0)
@@ -81,7 +87,14 @@ def scan_xml(chunks: Iterator[bytes], filename: str, part: str) -> bool:
         uncached = uncached or any(mark in body for mark in _UNCACHED)
         rows = body.split(b"</row>")
         for index, row in enumerate(rows):
-            row_cells = (row_cells if index == 0 else 0) + sum(row.count(tag) for tag in _CELL_TAGS)
+            if index:  # the row before this piece closed
+                n_rows += row_values > 0
+                if max_rows is not None and n_rows > max_rows + head_rows:
+                    raise DataError(f"'{filename}' has more than {max_rows:,} rows: sample it down to at most "
+                                    f"{max_rows:,} rows first.")
+                row_cells = row_values = 0
+            row_cells += sum(row.count(tag) for tag in _CELL_TAGS)
+            row_values += max_rows is not None and any(tag in row for tag in _VALUE_TAGS)
             if row_cells > EXCEL_ROW_CELLS:
                 raise DataError(f"'{filename}' has a row of more than {EXCEL_ROW_CELLS:,} cells, more than a "
                                 "spreadsheet can hold; the limit is far lower, 200 columns: keep the target and "

@@ -99,12 +99,14 @@ class Problems:
     @classmethod
     def from_arrays(cls, subsets: Sequence[tuple[np.ndarray, ...]], device: torch.device,
                     dtype: torch.dtype = torch.float32, class_loss: str = classes.SOFT_LOSS) -> "Problems":
-        """``subsets``: (X, y) or (X, y, sample_weight) per problem; y (n,) or one-hot (n, C)."""
+        """``subsets``: (X, y) or (X, y, sample_weight) per problem; y (n,) or one-hot (n, C). The arrays are built
+        in ``dtype`` (numpy casts each value as torch would), so no float64 (n, p+1) copy precedes the tensors."""
         n_max = max(len(s[1]) for s in subsets)
         p = subsets[0][0].shape[1]
-        Xa = np.zeros((len(subsets), n_max, p + 1))
-        y = np.zeros((len(subsets), n_max, *np.shape(subsets[0][1])[1:]))
-        w = np.zeros((len(subsets), n_max))
+        np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
+        Xa = np.zeros((len(subsets), n_max, p + 1), dtype=np_dtype)
+        y = np.zeros((len(subsets), n_max, *np.shape(subsets[0][1])[1:]), dtype=np_dtype)
+        w = np.zeros((len(subsets), n_max), dtype=np_dtype)
         for b, (xb, yb, *wb) in enumerate(subsets):
             Xa[b, :len(yb), :p], y[b, :len(yb)] = xb, yb
             w[b, :len(yb)] = wb[0] / wb[0].sum() if wb and wb[0] is not None else 1.0 / max(1, len(yb))
@@ -493,12 +495,13 @@ PROBE_MODELS = 8
 
 
 def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, gen: torch.Generator,
-             decisions: Plan, epochs_more_starts: int = MIN_EPOCHS_MORE_STARTS,
+             decisions: Plan, epochs_more_starts: int = MIN_EPOCHS_MORE_STARTS, most_starts: int | None = None,
              ) -> tuple[GETConfig, RacePlan, Costs | None]:
     """The config (starts and epochs), race plan and measured costs that fill ``seconds`` on these problems. Probes of
     random trees (from a generator seeded by one draw of ``gen``) time ``PROBE_MODELS`` and one start per problem,
     then the planned start count (or the most of ``race.LADDER`` that ``PROBE_SHARE`` of the budget can time), and
-    the plan is made again from all three (``race.plan``, more starts while each gets ``epochs_more_starts``). The
+    the plan is made again from all three (``race.plan``, more starts while each gets ``epochs_more_starts``, at most
+    ``most_starts``: what the fit's memory allows, ``memory.max_starts``). The
     starts and epochs are ``decisions``' "race" answer: when it replays a recorded plan, no probe runs (and the
     costs are None)."""
     probe_gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen)))
@@ -507,7 +510,8 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
     measured: list[Costs] = []
 
     def probed() -> list[int]:
-        costs, race_plan = _probed(problems, config, depth, seconds, probe_gen, n_stages, sparse, epochs_more_starts)
+        costs, race_plan = _probed(problems, config, depth, seconds, probe_gen, n_stages, sparse, epochs_more_starts,
+                                   most_starts)
         measured.append(costs)
         return [race_plan.n_starts, race_plan.n_epochs, race_plan.checkpoints_per_stage]
 
@@ -519,7 +523,8 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
 
 
 def _probed(problems: Problems, config: GETConfig, depth: int, seconds: float, probe_gen: torch.Generator,
-            n_stages: int, sparse: bool, epochs_more_starts: int) -> tuple[Costs, RacePlan]:
+            n_stages: int, sparse: bool, epochs_more_starts: int, most_starts: int | None = None
+            ) -> tuple[Costs, RacePlan]:
     """``budgeted``'s probes, timed: the costs they measured and the race that fills ``seconds`` at them."""
     clock = now()
 
@@ -531,7 +536,8 @@ def _probed(problems: Problems, config: GETConfig, depth: int, seconds: float, p
         return replace(measured, evaluation=tuple((s, 2 * t) for s, t in measured.evaluation)) if sparse else measured
 
     def planned(costs: Costs) -> RacePlan:
-        return plan(seconds - (now() - clock), costs, n_stages, CHECKPOINTS_PER_STAGE, epochs_more_starts)
+        return plan(seconds - (now() - clock), costs, n_stages, CHECKPOINTS_PER_STAGE, epochs_more_starts,
+                    most_starts)
 
     costs = probe(PROBE_MODELS)
     race_plan = planned(costs)

@@ -24,6 +24,7 @@ import torch
 from get_core.budget import Budget, now
 from get_core.engine import leaves
 from get_core.config import GETConfig
+from get_core.engine.memory import max_starts
 from get_core.engine.optimize import Problems, alpha_schedule, budgeted, initial_params, resolve_device, run_stages
 from get_core.engine.plan import Plan
 from get_core.engine.progress import Reporter
@@ -76,7 +77,7 @@ def polish(tree: ObliqueTree, X: np.ndarray, y: np.ndarray, config: GETConfig, g
         ids = np.stack([subtree_nodes(t, sub_depth) - 1 for t in nodes])  # (B, 2^sub_depth - 1) weight rows
         warm = Params(torch.as_tensor(tree.weights[ids], dtype=torch.float32),
                       torch.as_tensor(tree.thresholds[ids], dtype=torch.float32), None, None)
-        level_config, race = _level_plan(problems, config, sub_depth, gen, fit, level, decisions)
+        level_config, race = _level_plan(problems, config, sub_depth, gen, fit, level, decisions, len(ys))
         params = initial_params(problems, subsets, level_config, sub_depth, gen, warm=warm)
         alphas = alpha_schedule(len(nodes) * level_config.n_starts, level_config, gen)
         share = torch.tensor([len(r) / len(ys) for r in rows], dtype=torch.float64)
@@ -107,15 +108,19 @@ def level_seconds(left: float, depth: int, level: int) -> float:
 
 
 def _level_plan(problems: Problems, config: GETConfig, depth: int, gen: torch.Generator, fit: Budget | None,
-                level: int, decisions: Plan) -> tuple[GETConfig, Race | None]:
+                level: int, decisions: Plan, n_rows: int) -> tuple[GETConfig, Race | None]:
     """With the ``fit``'s budget, this level's race: its share (``level_seconds``) of the seconds left until the
     budget's end, from now (before the probes: their time comes out of the share), a class tree's planned to buy starts
-    before epochs (``race.POLISH_EPOCHS_MORE_STARTS``); else ``config`` and no race."""
+    before epochs (``race.POLISH_EPOCHS_MORE_STARTS``), as many as memory allows beside the fit's ``n_rows`` rows
+    (``memory.max_starts``); else ``config`` and no race."""
     if fit is None:
         return config, None
     share = Budget(level_seconds(fit.left(), config.depth, level))
     more_starts = POLISH_EPOCHS_MORE_STARTS if problems.classes else MIN_EPOCHS_MORE_STARTS
-    level_config, race_plan, costs = budgeted(problems, config, depth, share.seconds, gen, decisions, more_starts)
+    B, n_max, p1 = problems.Xa.shape
+    most = max_starts(n_rows, p1 - 1, config, problems.y.shape[2] if problems.classes else 0, (level, B * n_max))
+    level_config, race_plan, costs = budgeted(problems, config, depth, share.seconds, gen, decisions, more_starts,
+                                              most)
     return level_config, Race(race_plan, costs, share.end, share.seconds, 2, decisions)
 
 

@@ -135,16 +135,18 @@ class RacePlan:
 
 
 def plan(seconds: float, costs: Costs, n_stages: int, checkpoints_per_stage: int,
-         epochs_more_starts: int = MIN_EPOCHS_MORE_STARTS) -> RacePlan:
-    """The race that fits in ``seconds``: the most starts of ``LADDER`` that still get ``epochs_more_starts``
-    epochs per stage (else the fewest), with as many epochs as fit, within [MIN_EPOCHS, MAX_EPOCHS]; where even the
-    fewest starts' ``MIN_EPOCHS`` overrun, fewer checkpoints per stage (down to ``MIN_CHECKPOINTS``)."""
+         epochs_more_starts: int = MIN_EPOCHS_MORE_STARTS, most_starts: int | None = None) -> RacePlan:
+    """The race that fits in ``seconds``: the most starts of ``LADDER`` (up to ``most_starts``, what memory allows)
+    that still get ``epochs_more_starts`` epochs per stage (else the fewest), with as many epochs as fit, within
+    [MIN_EPOCHS, MAX_EPOCHS]; where even the fewest starts' ``MIN_EPOCHS`` overrun, fewer checkpoints per stage
+    (down to ``MIN_CHECKPOINTS``)."""
     def epochs_for(starts: int, checkpoints: int = checkpoints_per_stage) -> int:
         fixed = RacePlan(starts, 1, n_stages, checkpoints).seconds(replace(costs, epoch=((1, 0.0),)))
         per_epoch = RacePlan(starts, 1, n_stages, 0).seconds(costs)
         return int(max(0.0, seconds - fixed) / max(per_epoch, 1e-12))
 
-    starts = next((s for s in reversed(LADDER) if epochs_for(s) >= epochs_more_starts), LADDER[0])
+    starts = next((s for s in reversed(LADDER) if (most_starts is None or s <= most_starts)
+                   and epochs_for(s) >= epochs_more_starts), LADDER[0])
     checkpoints = next((c for c in range(checkpoints_per_stage, MIN_CHECKPOINTS, -1)
                         if epochs_for(starts, c) >= MIN_EPOCHS), MIN_CHECKPOINTS)
     epochs = min(MAX_EPOCHS, max(MIN_EPOCHS, epochs_for(starts, checkpoints)))

@@ -14,11 +14,12 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from get_core.budget import CART_SHARE, POLISH_SHARE, REFIT_SHARE, Budget, Counting, counting, now
+from get_core.budget import (CART_SHARE, MAX_FINISH_SHARE, POLISH_SHARE, REFIT_SHARE, Budget, Counting,
+                             counting, now)
 from get_core.engine import classes as class_task
 from get_core.engine import leaves
 from get_core.config import GETConfig, polishes, soft_rows
-from get_core.engine.memory import refuse_oversized_fit
+from get_core.engine.memory import max_starts, refuse_oversized_fit
 from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
 from get_core.data.columns import ROBUST_PERCENTILES
 from get_core.metrics import target_span
@@ -106,7 +107,8 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     config = config if replay_plan is None else replay_config(config, replay_plan)
     if config.time_budget is not None and config.random_state is None:
         config = replace(config, random_state=fresh_seed())  # recorded with its plan: a replay draws the same
-    refuse_oversized_fit(*X.shape, config)  # a sentence now rather than torch's "can't allocate" later
+    n_classes = 0 if classes is None else len(classes)
+    refuse_oversized_fit(*X.shape, config, n_classes)  # a sentence now rather than torch's "can't allocate" later
     t0 = now()
     fit = None if config.time_budget is None else Budget(config.time_budget, t0)
     if classes is None:
@@ -127,8 +129,9 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     header = None if fit is None else fit_header(X, y, config, device.type, sw, warm)
     decisions = Plan() if replay_plan is None else replayed(replay_plan, header)
     polishing = polishes(config, len(ys))
+    most_starts = None if fit is None else max_starts(*X.shape, config, n_classes)
     planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, decisions,
-                                             protected=1 + (warm is not None))
+                                             protected=1 + (warm is not None), most_starts=most_starts)
     cart_data = data if fit is None else _cart_rows(data, config, CART_SHARE * fit.seconds, decisions)
     params = initial_params(problems, cart_data, planned, config.depth, gen, warm=warm)
     alphas = alpha_schedule(planned.n_starts, planned, gen)
@@ -181,6 +184,11 @@ def cpu_record(clock: Counting, cpu_seconds: float, wall_seconds: float, config:
     return {"cpu_share": share, **({"starved": share < STARVED_SHARE} if config.time_budget is not None else {})}
 
 
+#: What follows a budgeted race on every row (the tree's float64 routing and leaves, its training loss, a
+#: classifier's accuracy), in one-start hard checkpoints as the probe timed them; the race's deadline comes at least
+#: that much before the optimization's end, at most ``budget.MAX_FINISH_SHARE`` of its seconds (on 1,000,000 rows of
+#: 50 classes those passes take seconds).
+FINISH_CHECKPOINTS = 3
 CART_PROBE_ROWS = 2_000
 
 
@@ -228,19 +236,25 @@ def _total_variance(ys: np.ndarray, sw: np.ndarray | None) -> float:
 
 
 def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.Generator, fit: Budget | None,
-             decisions: Plan, protected: int) -> tuple[GETConfig, Race | None, float | None]:
+             decisions: Plan, protected: int, most_starts: int | None = None
+             ) -> tuple[GETConfig, Race | None, float | None]:
     """With the ``fit``'s budget: the starts and epochs a race fills it with (``race``), the race, and when the node
     refit after it should end (the race leaves it ``REFIT_SHARE`` of the optimization's seconds); else ``config`` as
     given, no race and no deadline. ``protected``: how many first starts (warm, CART) the race never drops.
-    ``polishing``: a polish follows, which takes the last ``POLISH_SHARE`` of the budget. The race's clock-dependent
-    decisions go through ``decisions``."""
+    ``polishing``: a polish follows, which takes the last ``POLISH_SHARE`` of the budget. The race leaves the node
+    refit its share, or the passes over every row that follow it (``FINISH_CHECKPOINTS``) their time where that is
+    more (a large table, where no node refit runs). The race's clock-dependent
+    decisions go through ``decisions``. ``most_starts``: the most starts the race may take in memory
+    (``memory.max_starts``)."""
     if fit is None:
         return config, None, None
     optimizing = fit.first(1.0 - POLISH_SHARE) if polishing else fit
     left = optimizing.left()  # before the probes: their time comes out of the budget
-    planned, race_plan, costs = budgeted(problems, config, config.depth, left * (1.0 - REFIT_SHARE), gen, decisions)
-    race = Race(race_plan, costs, optimizing.end - left * REFIT_SHARE, optimizing.seconds * (1.0 - REFIT_SHARE),
-                protected, decisions)
+    planned, race_plan, costs = budgeted(problems, config, config.depth, left * (1.0 - REFIT_SHARE), gen, decisions,
+                                         most_starts=most_starts)
+    finish = 0.0 if costs is None else min(FINISH_CHECKPOINTS * costs.seconds(0, 1, 1), MAX_FINISH_SHARE * left)
+    race = Race(race_plan, costs, optimizing.end - max(left * REFIT_SHARE, finish),
+                optimizing.seconds * (1.0 - REFIT_SHARE), protected, decisions)
     return planned, race, optimizing.end
 
 

@@ -13,6 +13,8 @@ Bounds, each far beyond what GET Explorer writes and each checked before the ste
   gives), every field in scaled units (weights, thresholds, leaf values and bounds) within ``MAX_SCALED``. Then
   ``y_min + y_scale * (intercept + coefs · xs)`` stays finite for rows up to a million training ranges away, so a
   loaded model never predicts inf.
+- the classes: at most ``config.LIBRARY_MAX_CLASSES`` (fewer where the caller asks: the app's 50), counted before
+  any class table is built.
 - the text in it: feature names distinct and, like every string in ``meta``, writable as UTF-8 (no lone surrogate).
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from get_core.config import LIBRARY_MAX_CLASSES
 from get_core.data.encoding import MAX_ABS, Encoding
 from get_core.errors import GETExplorerError
 from get_core.model.tree import CLASS_LEAVES, LEAF_TYPES, MAX_DEPTH, ObliqueTree, feature_name_problem, writable
@@ -79,8 +82,9 @@ def to_dict(tree: ObliqueTree) -> dict[str, Any]:
     return data
 
 
-def from_dict(data: Any) -> ObliqueTree:
-    """Validate and load a dict made by ``to_dict``; raises ModelFormatError naming the bad field."""
+def from_dict(data: Any, max_classes: int = LIBRARY_MAX_CLASSES) -> ObliqueTree:
+    """Validate and load a dict made by ``to_dict`` of at most ``max_classes`` classes; raises ModelFormatError
+    naming the bad field."""
     version, depth, names = _header(data)
     p, n_leaves = len(names), 2 ** depth
     arrays = {
@@ -109,7 +113,7 @@ def from_dict(data: Any) -> ObliqueTree:
         _check_magnitude(key, np.asarray(values))
     leaf_type = data.get("leaf_type")
     _check_leaf_type(leaf_type, loaded, version)
-    classes = _class_fields(data, leaf_type, n_leaves)
+    classes = _class_fields(data, leaf_type, n_leaves, max_classes)
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise ModelFormatError("Field 'meta' must be an object.")
@@ -162,7 +166,7 @@ def _check_leaf_type(leaf_type: Any, loaded: dict[str, np.ndarray], version: int
                                "(only linear leaves are clamped).")
 
 
-def _class_fields(data: dict, leaf_type: str, n_leaves: int) -> dict[str, Any]:
+def _class_fields(data: dict, leaf_type: str, n_leaves: int, max_classes: int) -> dict[str, Any]:
     """A classification tree's classes, leaf_proba and node_counts, checked; {} for a regression tree, whose file
     must not hold them."""
     if leaf_type != CLASS_LEAVES:
@@ -172,6 +176,10 @@ def _class_fields(data: dict, leaf_type: str, n_leaves: int) -> dict[str, Any]:
                                    f"is {leaf_type!r}.")
         return {}
     classes = data.get("classes")
+    if isinstance(classes, list) and len(classes) > max_classes:
+        reader = "GET Explorer" if max_classes >= LIBRARY_MAX_CLASSES else "GET Explorer's app"
+        raise ModelFormatError(f"The model has {len(classes):,} classes; {reader} reads models of at most "
+                               f"{max_classes:,} classes.")
     if not isinstance(classes, list) or not classes or not all(_is_label(c) for c in classes):
         raise ModelFormatError("Field 'classes' must be a non-empty list of class labels (text, integers within "
                                "64 bits, finite numbers or booleans).")
@@ -222,10 +230,11 @@ def model_json(tree: ObliqueTree, indent: int | None = None, encoding: Encoding 
     return json.dumps(data, indent=indent, allow_nan=False)
 
 
-def load_model_json(source: str | bytes) -> ObliqueTree:
+def load_model_json(source: str | bytes, max_classes: int = LIBRARY_MAX_CLASSES) -> ObliqueTree:
     """Parse and validate model JSON; raises ModelFormatError with a readable message for anything malformed.
 
-    The text is bounded (size, items, strings, nesting: see the module docstring) before it is parsed."""
+    The text is bounded (size, items, strings, nesting: see the module docstring) before it is parsed, the classes
+    to ``max_classes`` (at most ``config.LIBRARY_MAX_CLASSES``) before their tables are."""
     if isinstance(source, str):
         if not writable(source):
             raise ModelFormatError("The model file holds a lone surrogate, which is not text; export it again from "
@@ -249,7 +258,7 @@ def load_model_json(source: str | bytes) -> ObliqueTree:
         raise ModelFormatError(f"The model file is not a GET Explorer model ({type(exc).__name__}: "
                                f"{str(exc)[:120]}); export it again from GET Explorer.") from None
     try:
-        tree = from_dict(data)
+        tree = from_dict(data, min(max_classes, LIBRARY_MAX_CLASSES))
     except ModelFormatError:
         raise
     except (ValueError, TypeError) as exc:  # shape checks in the constructor

@@ -21,7 +21,10 @@ leaf's terms are added one Add at a time in feature order from 0.0, as ``predict
 leaf gets ``predict``'s value to the last bit. The splits' MatMul adds in an order of its own, so a split's sum can
 differ from ``predict``'s in its last bits; a row whose margin is within that rounding of its threshold could take
 the other branch (none did on the shared datasets' models: docs/BENCHMARKS.md, "Prediction speed"). float32 rounds inputs, weights and sums to single precision: rows
-near a split may change leaves; its error is measured there too.
+near a split may change leaves; its error is measured there too. A split whose weights or threshold pass
+``FLOAT32_SPLIT_MAX`` is divided by a power of two first (the same split; in float32 its numbers would overflow to
+infinity and route every row by NaN), and a model whose scaling or leaves pass float32's range is refused in a
+sentence (``float32_problem``): its predictions cannot be written in float32.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from get_core.model.tree import ObliqueTree
 
 OPSET = 17
 DTYPES = ("float64", "float32")
+#: A float32 graph's splits are scaled by a power of two where a weight or the threshold passes this magnitude: the
+#: margins, sums of up to 200 products of inputs in [0, 1] and more, then stay far from float32's 3.4e38.
+FLOAT32_SPLIT_MAX = 2.0 ** 64
 
 
 def to_onnx(model: Any, dtype: str = "float64") -> bytes:
@@ -50,6 +56,9 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}; got {dtype!r}.")
     real = np.dtype(dtype)
+    if real == np.float32 and (problem := float32_problem(tree)):
+        raise ValueError(f"This model cannot be exported with dtype='float32': {problem}. Export it with "
+                         "dtype='float64'.")
     elem = TensorProto.DOUBLE if dtype == "float64" else TensorProto.FLOAT
     p, depth, L = tree.n_features, tree.depth, tree.n_leaves
     nodes: list = []
@@ -65,14 +74,16 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
         nodes.append(helper.make_node(kind, inputs, outputs, name=outputs[0], **attrs))
         return outputs[0]
 
-    weights = tree.weights
+    weights, thresholds = tree.weights, tree.thresholds
+    if real == np.float32:
+        weights, thresholds = float32_splits(weights, thresholds)
     W_T = const("W_T", weights.T)  # (p, B)
     xs = op("Div", [op("Sub", ["X", const("x_min", tree.x_min)], "x_shifted"), const("x_scale", tree.x_scale)], "xs")
     finite = op("Equal", [op("Sub", [xs, xs], "xs_minus_xs"), const("zero", 0.0)], "xs_finite")  # inf-inf: NaN
     nonfinite = op("Not", [finite], "xs_nonfinite")
     xs_clean = op("Where", [nonfinite, "zero", xs], "xs_clean")
     margins = op("MatMul", [xs_clean, W_T], "margins_finite")
-    right_finite = op("Greater", [margins, const("thresholds", tree.thresholds)], "right_finite")
+    right_finite = op("Greater", [margins, const("thresholds", thresholds)], "right_finite")
     any_nonfinite = op("ReduceMax", [op("Cast", [nonfinite], "nonfinite_int", to=TensorProto.INT32)],
                        "any_nonfinite_int", keepdims=0)
     condition = op("Cast", [any_nonfinite], "any_nonfinite", to=TensorProto.BOOL)
@@ -109,6 +120,31 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
                              + ", ".join(tree.feature_names))
     onnx.checker.check_model(onnx_model)
     return onnx_model.SerializeToString()
+
+
+def float32_splits(weights: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``weights`` (B, p) and ``thresholds`` (B,) with each split whose largest magnitude passes ``FLOAT32_SPLIT_MAX``
+    divided by the power of two that brings it to 1 (exact in float64: the same split, the same signs)."""
+    largest = np.maximum(np.abs(weights).max(axis=1, initial=0.0), np.abs(thresholds))
+    shift = np.where(largest > FLOAT32_SPLIT_MAX, np.ceil(np.log2(np.maximum(largest, 1.0))), 0.0)
+    return np.ldexp(weights, -shift[:, None].astype(int)), np.ldexp(thresholds, -shift.astype(int))
+
+
+def float32_problem(tree: ObliqueTree) -> str | None:
+    """Why ``tree``'s predictions cannot be computed in float32 (a field, or the largest leaf value in target units,
+    beyond float32's range), or None."""
+    limit = float(np.finfo(np.float32).max)
+    fields = {"x_min": tree.x_min, "x_scale": tree.x_scale, "y_min": tree.y_min, "y_scale": tree.y_scale,
+              "leaf_intercepts": tree.leaf_intercepts, "leaf_coefs": tree.leaf_coefs}
+    for name, values in fields.items():
+        largest = float(np.max(np.abs(np.asarray(values, dtype=np.float64)), initial=0.0))
+        if largest > limit:
+            return f"its {name} reach {largest:.3g}, beyond float32's range (±{limit:.3g})"
+    if not getattr(tree, "is_classifier", False):
+        largest = abs(tree.y_min) + tree.y_scale * float(np.max(np.abs(tree.leaf_intercepts), initial=0.0))
+        if largest > limit:
+            return f"its leaves predict up to {largest:.3g}, beyond float32's range (±{limit:.3g})"
+    return None
 
 
 def _regression_output(tree: ObliqueTree, index: str, xs: str, const, op) -> None:

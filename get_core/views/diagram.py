@@ -42,6 +42,9 @@ MAX_OPEN_LEVELS = 7  # more levels than this make an unreadable picture; deeper 
 ASSETS = Path(__file__).with_name("diagram_component")
 BRANCH_FILL = "#f7f7f7"
 BAR_WIDTH = 96  # points: a class leaf's bar of class shares
+BAR_CLASSES = 20  # a bar's cells: the largest shares, the rest one grey cell (OTHER_CLASSES_FILL)
+OTHER_CLASSES_FILL = "#bbbbbb"
+LEGEND_CLASSES = 50  # classes the title names with their colours (the app's most); the rest are counted
 SELECTED_COLOR = "#d62728"
 _NODE_STATEMENT = re.compile(r"^\tn\d+ \[", re.M)  # one per node in to_dot's output; no text holds a line break
 # A node's group in dot's SVG: dot writes the '-' of "get-node-" as "&#45;".
@@ -81,7 +84,7 @@ def _class_share(tree: ObliqueTree, node: int, options: DiagramOptions) -> str:
     """``<B>good</B> 75%``: the node's class (what a leaf predicts, a branch's majority) and its share."""
     k = labels.node_class(tree, node)
     name = escape_html_label(labels.class_name(tree.classes[k], options.max_name))
-    return f"<B>{name}</B> {labels.percent(labels.node_shares(tree, node)[k])}"
+    return f"<B>{name}</B> {escape_html_label(labels.percent(labels.node_shares(tree, node)[k]))}"  # '<0.1%' too
 
 
 def _class_leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[str]:
@@ -93,18 +96,27 @@ def _class_leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> 
 
 def share_bar(shares: np.ndarray, width: int = BAR_WIDTH) -> str:
     """A Graphviz HTML table: one cell per class with a share, as wide as its share of ``width`` points (at least
-    1), in the class's colour, in class order."""
-    cells = "".join(f'<TD WIDTH="{max(1, round(width * float(v)))}" HEIGHT="7" FIXEDSIZE="TRUE" '
-                    f'BGCOLOR="{class_color(k)}"></TD>' for k, v in enumerate(shares) if v > 0)
-    total = sum(max(1, round(width * float(v))) for v in shares if v > 0)  # the table's own width: never stretched
+    1), in the class's colour, in class order; beyond ``BAR_CLASSES`` classes the smaller shares share one grey cell
+    at the end (a thousand 1-point cells overflowed the bar and the page)."""
+    shown = np.flatnonzero(shares > 0)
+    if len(shown) > BAR_CLASSES:
+        shown = np.sort(shown[np.argsort(-shares[shown], kind="stable")[:BAR_CLASSES]])
+    rest = float(shares.sum() - shares[shown].sum())
+    parts = [(float(shares[k]), class_color(k)) for k in shown] + ([(rest, OTHER_CLASSES_FILL)] if rest > 0 else [])
+    cells = "".join(f'<TD WIDTH="{max(1, round(width * v))}" HEIGHT="7" FIXEDSIZE="TRUE" BGCOLOR="{color}"></TD>'
+                    for v, color in parts)
+    total = sum(max(1, round(width * v)) for v, _ in parts)  # the table's own width: never stretched
     return (f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0" FIXEDSIZE="TRUE" WIDTH="{total}" '
             f'HEIGHT="7"><TR>{cells}</TR></TABLE>')
 
 
 def class_legend(tree: ObliqueTree) -> str:
-    """``fill: orange bad, sky blue good``: the colour of each class, in words."""
-    return "fill: " + ", ".join(f"{CLASS_PALETTE[k % len(CLASS_PALETTE)][1]} {labels.class_name(c, 40)}"
-                                for k, c in enumerate(tree.classes))
+    """``fill: orange bad, sky blue good``: the colour of each class, in words (the first ``LEGEND_CLASSES``, then
+    how many more)."""
+    named = ", ".join(f"{CLASS_PALETTE[k % len(CLASS_PALETTE)][1]} {labels.class_name(c, 40)}"
+                      for k, c in enumerate(tree.classes[:LEGEND_CLASSES]))
+    more = tree.n_classes - LEGEND_CLASSES
+    return "fill: " + named + (f" and {more:,} more classes" if more > 0 else "")
 
 
 def readable_levels(tree: ObliqueTree, render: Callable[[str], str] | None = None, width_px: float = OPEN_WIDTH_PX,
@@ -254,9 +266,10 @@ def _escape_esc_string(text: str) -> str:
 
 def escape_html_label(text: str) -> str:
     """Text for a Graphviz HTML-like label, shown verbatim: ``& < > " '`` as entities, a backslash as two escaped
-    backslashes (Graphviz decodes entities, then unescapes ``\\\\`` and substitutes ``\\N``), line breaks as
-    spaces, other control characters dropped."""
-    return html.escape(printable(text), quote=True).replace("\\", "&#92;&#92;")
+    backslashes (Graphviz decodes entities, then unescapes ``\\\\`` and substitutes ``\\N``), ``]`` as an entity
+    (Graphviz's HTML lexer fails on a ``]`` right after a tag: a class labelled ``]``), line breaks as spaces, other
+    control characters dropped."""
+    return html.escape(printable(text), quote=True).replace("\\", "&#92;&#92;").replace("]", "&#93;")
 
 
 # ---------------------------------------------------------------------------------------------- rendering

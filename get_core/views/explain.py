@@ -22,6 +22,10 @@ from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 
 
+#: The most bytes of numbers ``explain_rows`` computes at once.
+CHUNK_BYTES = 32 << 20
+
+
 class ColumnMismatch(GETExplorerError, ValueError):
     """Uploaded rows lack columns the model needs (or name one twice); the message names them."""
 
@@ -126,8 +130,22 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
 
 def explain_rows(tree: ObliqueTree, X: Any, top_k: int = 3) -> pd.DataFrame:
     """One CSV-ready row per input row: prediction, leaf, path, and per level the node, its margin and its
-    largest contributions as ASCII text (``2*(temp-10)=50; -1*(pressure-3)=-7``: weight * (value - reference))."""
+    largest contributions as ASCII text (``2*(temp-10)=50; -1*(pressure-3)=-7``: weight * (value - reference)).
+
+    Computed in row chunks of at most ``CHUNK_BYTES`` of numbers (every branch's margin, every class's probability):
+    at once, a million rows at depth 8 held 2 GB of margins alone."""
     X = np.asarray(X, dtype=np.float64)
+    per_row = 8 * (tree.n_features + tree.n_branches + tree.n_classes + tree.depth + 1)
+    step = max(1, CHUNK_BYTES // per_row)
+    chunks = [_explain_chunk(tree, X[start:start + step], top_k) for start in range(0, max(1, len(X)), step)]
+    if len(chunks) == 1:
+        return chunks[0]
+    return pd.DataFrame({column: np.concatenate([chunk[column].to_numpy() for chunk in chunks])
+                         for column in chunks[0].columns})
+
+
+def _explain_chunk(tree: ObliqueTree, X: np.ndarray, top_k: int) -> pd.DataFrame:
+    """``explain_rows`` of one chunk of rows."""
     path = tree.decision_path(X) if len(X) else np.empty((0, tree.depth + 1), dtype=np.int64)
     out = {"prediction": tree.predict(X) if len(X) else np.empty(0), "leaf": path[:, -1],
            "path": [" > ".join(map(str, p)) for p in path]}

@@ -205,8 +205,11 @@ def leaf_line(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | No
 
 
 def class_name(label: object, max_len: int | None = None) -> str:
-    """A class label as people read it: its text (a number or a boolean as Python writes it), on one line."""
-    return shorten(str(label), max_len)
+    """A class label as people read it: its text (a number or a boolean as Python writes it), on one line; a label
+    of no visible text in quotes (``''``), which would otherwise read as nothing (and left Graphviz an empty
+    ``<B></B>``, a syntax error)."""
+    text = str(label)
+    return shorten(text if text.strip() else repr(text), max_len)
 
 
 def percent(share: float) -> str:

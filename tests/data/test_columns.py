@@ -684,3 +684,11 @@ def test_distinct_values_count_numbers_as_numbers_and_text_as_text():
                        "code": ["1", 1, "a", "a", None]})
     distinct = {info.name: info.n_distinct for info in columns.describe_columns(df)}
     assert distinct == {"x": 2, "flag": 2, "code": 2}
+
+
+def test_squeezed_features_of_a_large_table_read_a_sample_of_its_rows_and_its_whole_range():
+    rng = np.random.default_rng(0)
+    X = rng.random((3 * columns.SQUEEZE_SAMPLE_ROWS + 7, 3))
+    X[rng.choice(len(X), 500, replace=False), 1] = 9999.0  # a missing-value code in 0.2% of the rows
+    X[-1, 2] = 50.0  # one far value, past the sample's rows: the range is every row's
+    assert columns.squeezed_features(X) == [1, 2]

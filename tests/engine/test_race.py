@@ -115,6 +115,13 @@ def test_a_plan_buys_more_starts_before_more_epochs_and_stays_within_its_seconds
         assert chosen.seconds(costs) <= seconds
 
 
+def test_a_plan_takes_no_more_starts_than_memory_allows():
+    costs = Costs(((1, 1e-4), (8, 8e-4)), ((1, 1e-3), (8, 2e-3)))
+    assert plan(200.0, costs, 2, CHECKPOINTS_PER_STAGE).n_starts > 8
+    capped = plan(200.0, costs, 2, CHECKPOINTS_PER_STAGE, most_starts=8)
+    assert capped.n_starts == 8 and capped.seconds(costs) <= 200.0
+
+
 def test_a_polish_level_plan_buys_more_starts_with_fewer_epochs_each():
     costs = Costs(((1, 1e-4), (8, 8e-4)), ((1, 1e-3), (8, 2e-3)))
     race, polish = (plan(1.0, costs, 2, CHECKPOINTS_PER_STAGE, epochs) for epochs in (1000, POLISH_EPOCHS_MORE_STARTS))

@@ -10,9 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from get_core import export
 
+from get_core.config import LIBRARY_MAX_CLASSES
+from get_core.data.classes import MAX_CLASSES as APP_MAX_CLASSES
 from get_core.model import model_file
 from get_core.data.encoding import DataSpec, prepare
 from get_core.model.model_file import ModelFormatError
@@ -333,3 +337,29 @@ def test_the_largest_model_the_app_writes_loads():
     assert 45e6 < len(text) < model_file.MAX_MODEL_MB * 2 ** 20
     loaded = model_file.load_model_json(text)
     np.testing.assert_array_equal(loaded.leaf_coefs, tree.leaf_coefs)
+
+
+def _with_classes(n_classes: int) -> str:
+    """A depth-1 class tree's model file with ``n_classes`` classes (each leaf's shares even)."""
+    from tests.trees import make_class_tree
+
+    data = _file(make_class_tree(depth=1, n_classes=2)[0])
+    data["classes"] = list(range(n_classes))
+    data["leaf_proba"] = [[1.0 / n_classes] * n_classes] * 2
+    data["node_counts"] = [[1.0] * n_classes] * 3
+    return json.dumps(data)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(n_classes=st.integers(2, 3 * LIBRARY_MAX_CLASSES), app=st.booleans())
+def test_a_model_file_holds_at_most_the_library_cap_of_classes_and_the_app_reads_its_own(n_classes, app):
+    """A 0.3 MB model file of 20,000 classes passed every check and took the server past 6 GB when it scored rows."""
+    cap = APP_MAX_CLASSES if app else LIBRARY_MAX_CLASSES
+    text = _with_classes(n_classes)
+    if n_classes <= cap:
+        tree = model_file.load_model_json(text, max_classes=cap) if app else model_file.load_model_json(text)
+        assert tree.n_classes == n_classes
+        return
+    with pytest.raises(ModelFormatError, match=rf"The model has {n_classes:,} classes; GET Explorer('s app)? reads "
+                                               rf"models of at most {cap:,} classes\."):
+        model_file.load_model_json(text, max_classes=cap) if app else model_file.load_model_json(text)

@@ -131,3 +131,28 @@ def test_a_classification_tree_exports_its_labels_and_probabilities(classes):
     np.testing.assert_array_equal(leaf, tree.apply(X))
     np.testing.assert_array_equal(label, tree.predict(X))
     np.testing.assert_array_equal(probabilities, tree.predict_proba(X))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(exponent=st.integers(0, 99), seed=st.integers(0, 5))
+def test_float32_splits_of_any_magnitude_the_loader_takes_route_as_predict(exponent, seed):
+    """Weights near 1e100 (the model file's bound) overflowed float32 without a word: leaves agreed on 0.5% of rows.
+    Each split scaled by 10**exponent is the same split; the float32 graph routes as ``predict`` but for rows within
+    float32's rounding of a threshold."""
+    tree, X, _ = make_tree(depth=3, p=4, seed=seed)
+    tree.weights, tree.thresholds = tree.weights * 10.0 ** exponent, tree.thresholds * 10.0 ** exponent
+    _, leaf = run(tree, X, "float32")
+    assert np.mean(leaf == tree.apply(X)) >= 0.98
+
+
+@pytest.mark.parametrize("field, value, said", [("leaf_intercepts", 1e60, "leaf_intercepts reach 1e\\+60"),
+                                                ("y_scale", 1e39, "y_scale reach 1e\\+39"),
+                                                ("y_scale", 1e30, "leaves predict up to")])
+def test_a_model_beyond_float32s_range_is_refused_in_float32_with_a_sentence(field, value, said):
+    tree, X, _ = make_tree(depth=2, p=3, seed=0)
+    setattr(tree, field, np.full_like(getattr(tree, field), value) if field == "leaf_intercepts" else value)
+    if field == "y_scale":
+        tree.leaf_intercepts = np.full_like(tree.leaf_intercepts, 1e10)
+    with pytest.raises(ValueError, match=f"cannot be exported with dtype='float32': its {said}.*dtype='float64'"):
+        to_onnx(tree, dtype="float32")
+    to_onnx(tree)  # float64 holds it

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from pages import session_url
+from pages import common, session_url
 from pages.train import DEFAULTS
 from tests.pages.test_app import EXAMPLE, TARGET_LABEL, assert_no_traceback, texts, upload, widget
 
@@ -177,3 +177,21 @@ def test_a_reload_on_runs_or_tree_keeps_the_dataset_and_settings(db, page):
     assert not any("Data page first" in i for i in texts(reloaded, "info"))
     assert any("Dataset **noise.csv**: 80 rows, 2 model inputs" in c for c in texts(reloaded, "caption"))
     assert reloaded.slider(key="cfg_depth").value == 3 and reloaded.radio(key="cfg_scaling").value == "robust"
+
+
+@pytest.mark.parametrize("raw", ["1_0", " 10", "10 ", "+10", "\u0661\u0660", "1e1", "10.0", "", "0x10"])
+def test_a_run_or_node_in_the_address_is_ascii_digits_only(raw):
+    """``?run=1_0`` was read as run 10: Python's int() takes underscores, spaces, a plus and other scripts'
+    digits."""
+    assert common.url_int(raw) is None
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("0123456789_-+. eE\u0661\u00b2x"), max_size=12) | st.text(max_size=12))
+def test_url_numbers_read_only_what_a_url_writes(raw):
+    whole, number = common.url_number(raw, whole=True), common.url_number(raw, whole=False)
+    plain = raw.isascii() and "_" not in raw and raw.strip() == raw and not raw.startswith("+")
+    if whole is not None:
+        assert plain and whole == int(raw) and str(whole).lstrip("-").lstrip("0") in raw
+    if number is not None:
+        assert plain and number == float(raw)

@@ -291,3 +291,45 @@ def test_reveal_expands_the_ancestors_of_a_deep_node():
     assert 33 in diagram_content.visible_nodes(tree, options)
     assert diagram_content.reveal(tree, DiagramOptions(levels=3), 5) == DiagramOptions(levels=3)
     assert diagram_content.reveal(tree, DiagramOptions(levels=2, root=3), 4).root == 1
+
+
+HOSTILE_LABELS = ["", " ", "\t", "<", "<0.1%", "&", "<B></B>", '"', "\\", "]", "[", "\n"]
+CLASS_CHARACTERS = st.characters(exclude_categories=["Cs"], exclude_characters="\0")  # what a class label may hold
+
+
+@needs_dot
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(HOSTILE_LABELS), st.text(CLASS_CHARACTERS, max_size=6)), min_size=2,
+                max_size=5, unique=True))
+def test_any_class_labels_draw(class_labels):
+    """A class labelled '' made Graphviz fail on an empty <B></B> (and the Tree page show 'undefined')."""
+    from tests.trees import make_class_tree
+
+    tree, _, _ = make_class_tree(depth=2, labels=class_labels)
+    svg = diagram.render_svg(diagram.to_dot(tree, DiagramOptions(levels=3)))
+    assert "<svg" in svg
+    assert all(labels.class_name(c).strip() for c in class_labels)  # every label reads as something
+
+
+def _many_classes(n_classes: int):
+    """A depth-3 class tree of ``n_classes`` classes: every share tiny (most under 0.1%)."""
+    from get_core.model import model_file
+    from tests.trees import make_class_tree
+
+    data = model_file.to_dict(make_class_tree(depth=3, n_classes=2)[0])
+    rng = np.random.default_rng(0)
+    proba = rng.random((8, n_classes)) ** 8
+    data.update(classes=list(range(n_classes)), leaf_proba=(proba / proba.sum(axis=1, keepdims=True)).tolist(),
+                node_counts=rng.integers(0, 3, (15, n_classes)).tolist())
+    return model_file.from_dict(data, max_classes=n_classes)
+
+
+@needs_dot
+def test_thousands_of_classes_draw_with_a_bounded_bar_and_legend():
+    """5,000 classes: a share written '<0.1%' went into the HTML label unescaped (Graphviz's syntax error), and the
+    bars and the title grew with the class count."""
+    tree = _many_classes(5_000)
+    dot = diagram.to_dot(tree, DiagramOptions(levels=4))
+    assert "<svg" in diagram.render_svg(dot)
+    assert dot.count("<TD WIDTH=") <= 8 * (diagram.BAR_CLASSES + 1)
+    assert diagram.class_legend(tree).endswith(f"and {5_000 - diagram.LEGEND_CLASSES:,} more classes")

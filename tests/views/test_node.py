@@ -363,3 +363,13 @@ def test_the_drop_costs_equal_re_routing_each_dropped_tree_in_full():
         for name, cost in zip(table["feature"], table["r2_cost"]):
             full = node.drop_term(tree, t, by_index[name], rows).predict(rows)
             assert cost == before - r2(targets, full)  # the same rows on the same sides: the same doubles
+
+
+def test_explain_rows_in_small_chunks_equals_all_rows_at_once(monkeypatch):
+    """Scored tables are computed in row chunks bounded in bytes (every branch's margin, every class's probability):
+    the chunks join into the very table one pass gives."""
+    tree, X, _ = make_class_tree(depth=3, labels=["a", "b", "c"])
+    whole = explain.explain_rows(tree, X)
+    monkeypatch.setattr(explain, "CHUNK_BYTES", 8 * 50)  # a row or two per chunk
+    pd.testing.assert_frame_equal(explain.explain_rows(tree, X), whole)
+    assert explain.explain_rows(tree, X[:0]).columns.equals(whole.columns)

@@ -63,37 +63,19 @@ def _column_letter(index: int) -> str:
 
 def _check_workbook(data: bytes, filename: str) -> bool:
     """The bounds of ``upload_bounds`` on every XML part, before openpyxl opens anything: what the zip declares
-    (sizes, expansion), then each part streamed (text length, cells per row). True if a formula has no value."""
+    (sizes, expansion), then each part streamed (text length, cells per row; the first sheet's rows, a title and a
+    header above ``limits.MAX_ROWS``, stopping there). True if a formula has no value."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         xml_mb = (limits.MAX_CELLS + 2 * limits.MAX_COLUMNS) * XML_CELL_BYTES >> 20
         upload_bounds.check_zip(archive, filename, max_mb=xml_mb, max_strings_mb=SHARED_STRINGS_MB,
                                 max_ratio=MAX_ZIP_RATIO, ratio_floor_mb=16)
-        declared = _declared_rows(archive)
-        if declared is not None:  # at most a title and a header above the data
-            limits.check_size(max(0, declared - 2), 1, filename)
+        sheet = _first_sheet(archive)
         return any([upload_bounds.scan_xml(upload_bounds.member_chunks(archive, info, filename), filename,
-                                           info.filename)
+                                           info.filename, *((limits.MAX_ROWS, 2) if info is sheet else ()))
                     for info in archive.infolist() if info.filename.lower().endswith((".xml", ".rels"))])
 
 
-DIMENSION = re.compile(rb"<(?:\w+:)?dimension\s+ref=\"[A-Z]{1,3}(\d{1,9})(?::[A-Z]{1,3}(\d{1,9}))?\"")
 SHEET_ID = re.compile(rb"<(?:\w+:)?sheet\b[^>]*?\s(?:\w+:)?id=\"([^\"]+)\"")
-
-
-def _declared_rows(archive: zipfile.ZipFile) -> int | None:
-    """The rows the first sheet declares in its ``<dimension ref="A1:S2500000"/>`` (which comes before its data), read
-    from the sheet's first 64 KB: a 2.5-million-row sheet is refused in a moment instead of after two minutes of
-    streaming and parsing. None when the sheet or its dimension is not found (it is optional); the limits are then
-    checked after parsing, as before."""
-    sheet = _first_sheet(archive)
-    if sheet is None:
-        return None
-    with archive.open(sheet) as member:
-        found = DIMENSION.search(member.read(1 << 16))
-    if found is None:
-        return None
-    first, last = int(found.group(1)), int(found.group(2) or found.group(1))
-    return abs(last - first) + 1
 
 
 def _first_sheet(archive: zipfile.ZipFile) -> zipfile.ZipInfo | None:
