@@ -134,3 +134,16 @@ def test_a_budgeted_search_with_depth_0_replays_its_plan():
     assert first.plan_ is not None
     again = GETClassifierCV(**{**params, "replay_plan": first.plan_}).fit(X, y)
     np.testing.assert_array_equal(again.predict_proba(X), first.predict_proba(X))
+
+
+@pytest.mark.parametrize("settings", [dict(max_split_features=1), dict(polish=True), dict(time_budget=2)])
+def test_sparse_polished_and_budgeted_fits_keep_their_splits_and_get_logistic_leaves(settings):
+    X, y = _linear(n=400)
+    model = GETClassifier(depth=2, leaf="logistic", n_starts=2, n_epochs=20, random_state=0, **settings).fit(X, y)
+    tree = model.tree_
+    assert tree.has_logistic_leaves and tree.meta["config"]["class_leaf"] == "logistic"
+    if "max_split_features" in settings:
+        assert tree.split_widths.max() <= 1
+    shares = GETClassifier(depth=2, n_starts=2, n_epochs=20, random_state=0, **settings).fit(X, y).tree_
+    if "time_budget" not in settings:  # the same splits: the leaves are fitted after them
+        np.testing.assert_array_equal(tree.weights, shares.weights)
