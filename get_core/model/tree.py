@@ -322,8 +322,8 @@ def refuse_logistic_leaves(tree: ObliqueTree, export: str) -> None:
     """A sentence (ValueError) for an export that does not yet write logistic leaves, rather than a file that would
     predict the leaves' class shares instead of their models."""
     if tree.has_logistic_leaves:
-        raise ValueError(f"{export} does not handle logistic leaves yet; use the Python export or the model file, or "
-                         "fit with leaf='constant'.")
+        raise ValueError(f"{export} does not handle logistic leaves yet: fit with leaf='constant' for it (the model "
+                         "file and the Python export hold logistic leaves).")
 
 
 def feature_name_problem(names: Sequence[str]) -> str | None:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from get_core import export
 from get_core.model import codegen, model_file
+from get_core.model.counterfactual import counterfactual
 from get_core.model.model_file import ModelFormatError
 from get_core.model.onnx_graph import to_onnx
 from get_core.model.tree import ObliqueTree
@@ -90,6 +91,7 @@ def test_rules_write_each_logit_and_the_other_exports_refuse_in_a_sentence():
         value = sum(float(t.split("*")[0]) * row[tree.feature_names.index(t.split("*")[1])] for t in terms[:-1])
         scaled = tree.logit_intercepts[0, c] + tree.logit_coefs[0, c] @ tree.scale_X(row[None])[0]
         assert value + float(terms[-1]) == pytest.approx(scaled, rel=1e-9, abs=1e-9)
-    for make in (lambda: codegen.c_source(tree), lambda: to_onnx(tree), lambda: export.html_report(tree)):
+    for make in (lambda: codegen.c_source(tree), lambda: to_onnx(tree), lambda: export.html_report(tree),
+                 lambda: counterfactual(tree, X[0])):
         with pytest.raises(ValueError, match="does not handle logistic leaves yet"):
             make()
