@@ -7,6 +7,11 @@ are (paper Appendix C). A probe on the 12 shared tables found the gain of logist
 on near-linear tables, which ``GETClassifierCV`` reaches by scoring every depth with both leaf types; training the
 splits under the leaves' log loss in the soft phase is not done (issue 52 notes what was measured).
 
+Each leaf's rows are standardized (its weighted mean and standard deviation) before the fit and the model folded
+back onto the scaled inputs, so the L2 penalty weighs every feature alike whatever its range (min-max scaling packs a
+feature with far values into a sliver; on the 12 shared tables' depth-0 models this moved breast_cancer's test
+accuracy from 96.5 to 98.6 and sonar's from 76.9 to 80.8, ionosphere's from 86.4 to 85.2).
+
 Regularization without test rows: each leaf picks its L2 strength from ``STRENGTHS``, or its class shares, by the
 weighted log loss of ``FOLDS``-fold cross-validation on its own training rows, then fits the winner on all of them.
 Class shares win where a model does not beat them out of fold, and a leaf keeps its shares outright when it has
@@ -98,13 +103,18 @@ def _log_loss(proba: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
 def _fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, strength: float) -> tuple[np.ndarray, np.ndarray]:
     """(intercepts (C,), coefs (C, p)) of an L2 multinomial logistic regression; a binary problem's one logit is
     class 1's, class 0's held at 0 (the same softmax)."""
+    mean = np.average(X, axis=0, weights=w)
+    sd = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=w))
+    sd = np.where(sd > 1e-12, sd, 1.0)
     model = LogisticRegression(C=strength, solver="newton-cholesky", max_iter=MAX_ITER)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(X, y, sample_weight=w)
+        model.fit((X - mean) / sd, y, sample_weight=w)
+    coefs = model.coef_ / sd  # back to the scaled inputs: w·(x - mean)/sd + b = (w/sd)·x + b - (w/sd)·mean
+    intercepts = model.intercept_ - coefs @ mean
     if n_classes == 2:
-        return np.array([0.0, model.intercept_[0]]), np.vstack([np.zeros(X.shape[1]), model.coef_[0]])
-    return model.intercept_.copy(), model.coef_.copy()
+        return np.array([0.0, intercepts[0]]), np.vstack([np.zeros(X.shape[1]), coefs[0]])
+    return intercepts, coefs
 
 
 def log_loss(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None = None) -> float:

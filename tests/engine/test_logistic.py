@@ -4,6 +4,8 @@ depth 0 (one logistic model) and GETClassifierCV's choice of the leaf."""
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from get_core import GETClassifier, GETClassifierCV, GETRegressor
@@ -84,7 +86,8 @@ def test_depth_0_is_one_logistic_model_like_scikit_learns():
     assert tree.depth == 1 and not tree.weights.any() and tree.meta["single_model"]
     assert (tree.apply(X) == tree.n_leaves).all()  # the split has no terms: every row goes left
     np.testing.assert_array_equal(tree.logit_coefs[0], tree.logit_coefs[1])
-    reference = LogisticRegression(C=tree.meta["leaf_strengths"][0], solver="newton-cholesky").fit(tree.scale_X(X), y)
+    reference = make_pipeline(StandardScaler(), LogisticRegression(C=tree.meta["leaf_strengths"][0],
+                                                                   solver="newton-cholesky")).fit(tree.scale_X(X), y)
     mix = tree.logit_mix[0]
     np.testing.assert_allclose(tree.predict_proba(X), (1 - mix) * reference.predict_proba(tree.scale_X(X)) + mix / 2,
                                atol=1e-6)
