@@ -391,7 +391,8 @@ class _SearchCV(_GETEstimator):
         X, y, names, weights = self._training_data(X, y, sample_weight)
         given, lowest = list(self.depths), self._lowest_depth()
         if not given or not all(d == 0 and lowest == 0 or _DEPTH.accepts(d) for d in given):
-            raise ValueError(f"depths must be integers from {lowest} to {_DEPTH.high}{self._depth_note()}; got {given}.")
+            raise ValueError(f"depths must be integers from {lowest} to {_DEPTH.high}{self._depth_note()}; got "
+                             f"{given}.")
         depths = sorted(set(int(d) for d in given))
         l1s = _l1_values(self.l1)
         settings = self._search_settings(depths, l1s)

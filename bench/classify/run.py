@@ -94,7 +94,8 @@ def fit_method(name: str, X, y, seed: int, budget: float):
     model = GETClassifierCV(depths=depths, leaf=leaf, time_budget=budget, max_split_features=k,
                             random_state=seed).fit(X, y)
     tree = model.tree_
-    return model, {"depth": int(model.best_depth_), "leaf": model.best_leaf_, "parameters": int(tree.n_nonzero_parameters),
+    return model, {"depth": int(model.best_depth_), "leaf": model.best_leaf_,
+                   "parameters": int(tree.n_nonzero_parameters),
                    "features_per_split": int(tree.split_widths.max()), "train_accuracy": tree.meta["train_accuracy"],
                    "cv": model.cv_results_}
 

@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from get_core.engine import classes
 from get_core.model import routing
-from get_core.model.tree import ObliqueTree, logistic_proba
+from get_core.model.tree import ObliqueTree
 
 #: A leaf with fewer training rows keeps its class shares.
 MIN_ROWS = 30
@@ -116,10 +116,3 @@ def _fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, strength: 
         return np.array([0.0, intercepts[0]]), np.vstack([np.zeros(X.shape[1]), coefs[0]])
     return intercepts, coefs
 
-
-def log_loss(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
-    """The (weighted) mean log loss of a tree with logistic leaves on scaled rows."""
-    leaf = routing.leaves(tree, Xs, scaled=True) - tree.n_leaves
-    proba = logistic_proba(tree, Xs, leaf)
-    w = np.ones(len(codes)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    return _log_loss(proba, codes, w) / w.sum()

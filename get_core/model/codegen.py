@@ -198,7 +198,8 @@ def python_source(tree: ObliqueTree) -> str:
             leaf_tables=f"CLASSES = {_py_tuple([label_literal(c) for c in tree.classes])}\n"
                         "# leaf node t is row t - 2**DEPTH: each class's logit intercept and weights (scaled units), "
                         "and the share of 1/C mixed in\n"
-                        "LOGIT_B = (\n" + "\n".join(f"    {_py_floats(row)}," for row in tree.logit_intercepts) + "\n)\n"
+                        "LOGIT_B = (\n" + "\n".join(f"    {_py_floats(row)}," for row in tree.logit_intercepts)
+                        + "\n)\n"
                         f"LOGIT_W = (\n{logits(tree.logit_coefs)}\n)\nLOGIT_MIX = {_py_floats(tree.logit_mix)}\n",
             predict=_PYTHON_LOGISTIC)
     if tree.is_classifier:

@@ -29,7 +29,7 @@ def _linear(n=600, seed=0, classes=3, p=4):
                          expected_failed_checks=lambda e: {
                              "check_sample_weight_equivalence_on_dense_data":
                                  "random starts and each leaf's folds depend on the row count",
-                             "check_class_weight_classifiers": "no min_weight_fraction_leaf (tests/test_classifier.py)"})
+                             "check_class_weight_classifiers": "no min_weight_fraction_leaf (test_classifier.py)"})
 def test_sklearn_contract_with_logistic_leaves(estimator, check):
     check(estimator)
 
