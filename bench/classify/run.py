@@ -146,7 +146,32 @@ def report(records: list[dict], methods: list[str], budget: float, seeds: list[i
         lines.append(f"| {m} | {avg('accuracy', '.2f')} | {avg('balanced_accuracy', '.2f')} | "
                      f"{avg('log_loss', '.3f')} | {avg('fit_seconds', '.1f')} | {avg('parameters', ',.0f')} | "
                      f"{avg('features_per_split', '.1f')} |")
-    return "\n".join(lines)
+    return "\n".join(lines + advice(accuracy))
+
+
+#: The margin in accuracy points below which GET and another method count as level.
+LEVEL = 0.5
+
+
+def advice(accuracy: pd.DataFrame) -> list[str]:
+    """Per table, whether the single tree is the right tool (issue 52): the run's last GET method against the forest
+    and against the better of CART and logistic regression (the issue's per-table floor is that minus 1 point),
+    in words; [] when the run lacks them."""
+    gets = [m for m in accuracy.columns if m.startswith("get")]
+    if not gets or not {"rf", "cart", "logistic"} <= set(accuracy.columns):
+        return []
+    get = gets[-1]
+    lines = ["", f"Per table, {get} against the forest and the better of CART and logistic regression (accuracy "
+             "points):", "", f"| dataset | {get} | rf | max(cart, logistic) | verdict |", "|---|---:|---:|---:|---|"]
+    for dataset, row in accuracy.dropna(subset=[get, "rf", "cart", "logistic"]).iterrows():
+        forest, floor = row["rf"] - row[get], max(row["cart"], row["logistic"]) - row[get]
+        words = ("level with the forest" if abs(forest) <= LEVEL else
+                 f"the forest is {forest:.1f} ahead" if forest > 0 else f"{-forest:.1f} ahead of the forest")
+        if floor > 1:
+            words += f"; {floor:.1f} under the better of CART and logistic regression"
+        lines.append(f"| {dataset} | {row[get]:.2f} | {row['rf']:.2f} | {max(row['cart'], row['logistic']):.2f} | "
+                     f"{words} |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from bench.classify.run import main
+from bench.classify.run import advice, main
 
 
 def test_get_logistic_and_get_auto_write_their_cells_with_the_chosen_leaf(tmp_path, capsys):
@@ -22,3 +22,13 @@ def test_get_logistic_and_get_auto_write_their_cells_with_the_chosen_leaf(tmp_pa
     assert records["get-logistic"]["leaf"] == "logistic" and records["get-auto"]["leaf"] in ("constant", "logistic")
     assert records["get-logistic"]["accuracy"] > 85
     assert "| line |" in capsys.readouterr().out
+
+
+def test_advice_says_per_table_where_the_forest_leads_and_where_get_falls_under_its_floor():
+    accuracy = pd.DataFrame({"cart": [90.0, 80.0], "rf": [95.0, 85.2], "logistic": [91.0, 84.0],
+                             "get-auto": [86.0, 85.0]}, index=["noisy", "plain"])
+    lines = advice(accuracy)
+    assert "| noisy | 86.00 | 95.00 | 91.00 | the forest is 9.0 ahead; 5.0 under the better of CART and logistic " \
+           "regression |" in lines
+    assert "| plain | 85.00 | 85.20 | 84.00 | level with the forest |" in lines
+    assert advice(accuracy.drop(columns="rf")) == []
