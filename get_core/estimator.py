@@ -433,6 +433,10 @@ class _SearchCV(_GETEstimator):
             self.tree_.meta["search_plan"] = self.plan_  # the model file keeps it
         return self
 
+    def _tiebreak(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
+        """What decides between a depth's fits of equal validation score, higher better (none here: the first)."""
+        return 0.0
+
     def _lowest_depth(self) -> int:
         """The shallowest depth the search may try (a classifier with logistic leaves: 0, one logistic model)."""
         return _DEPTH.low
@@ -524,11 +528,11 @@ class _SearchCV(_GETEstimator):
                     if observer is not None:
                         observer.scored({**self.cv_results_[-1], "n_parameters": tree.n_nonzero_parameters,
                                          "widest_split": int(tree.split_widths.max())}, tree)
-                    scored.append((r2, l1, tree))
+                    scored.append((r2, self._tiebreak(tree, X_val, y_val, w_val), l1, tree))
                     cancelled = bool(tree.meta.get("cancelled"))
                 if cancelled:
                     break
-            r2, l1, tree = max(scored, key=lambda s: s[0])  # ties: the first (smallest) L1
+            r2, _, l1, tree = max(scored, key=lambda s: s[:2])  # ties: the tiebreak, then the first (smallest) L1
             stop = search.add(depth, r2)
             if search.best_depth == depth:
                 validated, best_l1 = tree, l1
@@ -812,6 +816,12 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
 
     def _validation_score(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
         return float(np.average(_class_indices(tree, X) == y, weights=w))
+
+    def _tiebreak(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
+        """Minus the validation log loss: of a depth's trees with equal validation accuracy (with leaf='auto' its
+        class-share and logistic leaves often tie: deep leaves keep their shares) the better calibrated wins."""
+        proba = tree.predict_proba(X)[np.arange(len(y)), y]
+        return float(np.average(np.log(proba), weights=w))
 
     def _lowest_depth(self) -> int:
         return 0 if self.leaf != "constant" else _DEPTH.low

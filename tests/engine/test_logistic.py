@@ -150,3 +150,15 @@ def test_sparse_polished_and_budgeted_fits_keep_their_splits_and_get_logistic_le
     shares = GETClassifier(depth=2, n_starts=2, n_epochs=20, random_state=0, **settings).fit(X, y).tree_
     if "time_budget" not in settings:  # the same splits: the leaves are fitted after them
         np.testing.assert_array_equal(tree.weights, shares.weights)
+
+
+def test_a_tie_in_validation_accuracy_goes_to_the_lower_validation_log_loss():
+    X, y = _linear(n=600)
+    cv = GETClassifierCV(depths=(1, 2), leaf="auto", n_starts=1, n_epochs=5, random_state=0, patience=1).fit(X, y)
+    for depth in (1, 2):
+        pair = [t for t, r in zip(cv.search_trees_, cv.cv_results_) if r["depth"] == depth]
+        assert len(pair) == 2
+    search = GETClassifierCV(leaf="auto")
+    X_val, y_val = X[:200], y[:200]
+    constant, logistic_tree = [t for t, r in zip(cv.search_trees_, cv.cv_results_) if r["depth"] == 1]
+    assert search._tiebreak(logistic_tree, X_val, y_val, None) > search._tiebreak(constant, X_val, y_val, None)
