@@ -75,6 +75,8 @@ def split_feature_path(max_split_features: int | str | None, p: int) -> list[int
 
 
 LEAVES = ("constant", "linear")
+#: A classification tree's leaves: class shares ("constant") or a multinomial logistic model each ("logistic").
+CLASS_LEAVES = ("constant", "logistic")
 DEVICES = ("auto", "cpu", "cuda")
 #: Feature scalings: "minmax" maps each feature's range to [0, 1] (the paper's); "robust" its 1st-99th percentiles.
 SCALINGS = ("minmax", "robust")
@@ -217,6 +219,10 @@ class GETConfig:
                                 "GET-Linear only, not in the paper: clamp each linear leaf's prediction to the range "
                                 "of the training targets that reached it, so a line never extrapolates beyond what its "
                                 "leaf saw.")
+    class_leaf: str = setting("constant", Choice(CLASS_LEAVES),
+                              "Classification only: 'constant', each leaf predicts its class shares; 'logistic', each "
+                              "leaf a multinomial logistic model on the scaled inputs, its L2 strength (or its class "
+                              "shares) chosen by cross-validation on its own training rows (engine.logistic).")
     n_starts: int = setting(10, Integer(1),
                             "Initial trees optimized together: start 0 from CART, the others random.")
     n_epochs: int = setting(3000, Integer(1), "Epochs per alpha stage.")

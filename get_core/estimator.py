@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 import warnings
-from dataclasses import fields
+from dataclasses import fields, replace
 from numbers import Integral, Real
 from typing import Any, Callable, Iterable, Protocol
 
@@ -28,14 +28,15 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from get_core.budget import refit_seconds, split_budget
 from get_core.engine.checkpoint import SearchCheckpoint, fit_fingerprint
-from get_core.config import (ALLOWED, DEFAULTS, LIBRARY_MAX_CLASSES, SEARCH_PATIENCE, SPARSITY_TOLERANCE,
+from get_core.config import (ALLOWED, CLASS_LEAVES, DEFAULTS, LIBRARY_MAX_CLASSES, SEARCH_PATIENCE,
+                             SPARSITY_TOLERANCE,
                              VALIDATION_FRACTION, Allowed, Choice, Flag, FlagOrAuto, GETConfig, Integer, Number, Seed,
                              Span, split_feature_path)
 from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.data.encoding import MAX_ABS, refuse_too_large
 from get_core.engine.plan import PlanError, SearchReplay, search_record
 from get_core.engine.progress import ProgressCallback
-from get_core.engine.train import fresh_seed, train
+from get_core.engine.train import fresh_seed, logistic_model, train, with_logistic_leaves
 from get_core.metrics import search_r2
 from get_core.model.tree import ObliqueTree, feature_name_problem
 
@@ -291,7 +292,7 @@ class _GETEstimator(BaseEstimator):
         """Predicted values, or a classifier's labels (of ``classes_``, the first most probable on a tie)."""
         X = self._checked(X)
         if self._is_classifier:
-            return self.classes_[self.tree_.leaf_class_index[self.tree_.apply(X) - self.tree_.n_leaves]]
+            return self.classes_[_class_indices(self.tree_, X)]
         return self.tree_.predict(X)
 
     def apply(self, X) -> np.ndarray:
@@ -401,9 +402,10 @@ class _SearchCV(_GETEstimator):
         (same result, see ``checkpoint``); an ``observer`` hears of each fit as it starts and each search fit as it
         is scored. Sample weights weight the fits and the validation score."""
         X, y, names, weights = self._training_data(X, y, sample_weight)
-        given = list(self.depths)
-        if not given or not all(_DEPTH.accepts(d) for d in given):
-            raise ValueError(f"depths must be integers from {_DEPTH.low} to {_DEPTH.high}; got {given}.")
+        given, lowest = list(self.depths), self._lowest_depth()
+        if not given or not all(d == 0 and lowest == 0 or _DEPTH.accepts(d) for d in given):
+            raise ValueError(f"depths must be integers from {lowest} to {_DEPTH.high}{self._depth_note()}; got "
+                             f"{given}.")
         depths = sorted(set(int(d) for d in given))
         l1s = _l1_values(self.l1)
         settings = self._search_settings(depths, l1s)
@@ -412,7 +414,8 @@ class _SearchCV(_GETEstimator):
         split = self._split(X, y, weights, seed)
         self.cv_results_, self.path_results_, self.search_trees_ = [], [], []
         chosen = {}  # k -> (depth, l1, validated tree) of its depth search
-        n_search_fits = len(split_feature_path(self.max_split_features, X.shape[1])) * len(depths) * len(l1s)
+        n_search_fits = (len(split_feature_path(self.max_split_features, X.shape[1])) * len([d for d in depths if d])
+                         * len(l1s))  # depth 0, one logistic model, trains no splits and takes no share
         fit_seconds, refit_base = split_budget(budget, n_search_fits)
         for k in split_feature_path(self.max_split_features, X.shape[1]):
             search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
@@ -431,17 +434,55 @@ class _SearchCV(_GETEstimator):
                 next(r[self._score_key] for r in self.path_results_ if r["max_split_features"] == k))
         warm_start = validated if self.refit_from_search else None
         refit_budget = (None if budget is None else
-                        refit_seconds(fit_seconds, refit_base, n_search_fits, len(self.cv_results_)))
-        config = self._config(depth=self.best_depth_, random_state=seed, l1=self.best_l1_, max_split_features=k,
-                              time_budget=refit_budget)
+                        refit_seconds(fit_seconds, refit_base, n_search_fits, len(self._trained_fits())))
+        config = self._config(depth=max(self.best_depth_, 1), random_state=seed, l1=self.best_l1_,
+                              max_split_features=k, time_budget=refit_budget, **self._leaf_settings(validated))
         if observer is not None:
             observer.fit_started(config, refit=True)
-        self.tree_ = self._train(X, y, config, on_progress, names, weights, checkpoint, warm_start,
+        self.tree_ = self._refit(X, y, config, on_progress, names, weights, checkpoint, warm_start,
                                  None if replay is None else replay.refit())
         self.plan_ = self._search_plan(budget, seed, settings)
         if self.plan_ is not None:
             self.tree_.meta["search_plan"] = self.plan_  # the model file keeps it
         return self
+
+    def _tiebreak(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
+        """What decides between a depth's fits of equal validation score, higher better (none here: the first)."""
+        return 0.0
+
+    def _lowest_depth(self) -> int:
+        """The shallowest depth the search may try (a classifier with logistic leaves: 0, one logistic model)."""
+        return _DEPTH.low
+
+    def _depth_note(self) -> str:
+        return ""
+
+    def _leaf_settings(self, validated: ObliqueTree) -> dict:
+        """Config settings of the refit that follow from the validated tree (a classifier's leaf type)."""
+        return {}
+
+    def _result_fields(self, tree: ObliqueTree) -> dict:
+        """What a ``cv_results_`` entry says of its tree beyond depth, L1 and k (a classifier's leaf type)."""
+        return {}
+
+    def _search_fits(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None, depth: int, config: GETConfig,
+                     on_progress: ProgressCallback | None, names: list[str] | None,
+                     checkpoint: SearchCheckpoint | None, replay: SearchReplay | None) -> list[ObliqueTree]:
+        """The trees one search fit gives to score: one, trained with ``config``; a classifier's may add the same
+        splits with logistic leaves."""
+        return [self._train(X, y, config, on_progress, names, w, checkpoint,
+                            replay_plan=None if replay is None else replay.next_fit())]
+
+    def _refit(self, X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
+               names: list[str] | None, weights: np.ndarray | None, checkpoint: SearchCheckpoint | None,
+               warm_start: ObliqueTree | None, replay_plan: dict | None) -> ObliqueTree:
+        """The chosen tree fitted on all rows."""
+        return self._train(X, y, config, on_progress, names, weights, checkpoint, warm_start, replay_plan)
+
+    def _trained_fits(self) -> list[ObliqueTree]:
+        """The search's trees that trained splits (each with its own plan): not a copy with other leaves, not one
+        logistic model."""
+        return [t for t in self.search_trees_ if not (t.meta.get("leaf_variant") or t.meta.get("single_model"))]
 
     def _budget_and_seed(self, replay: SearchReplay | None) -> tuple[float | None, int | None]:
         """The search's budget and seed: the parameters', or a replayed plan's where they are None (a plan recorded
@@ -466,7 +507,7 @@ class _SearchCV(_GETEstimator):
     def _search_plan(self, budget: float | None, seed: int | None, settings: dict) -> dict | None:
         """The record of a budgeted search's plans (``engine.plan.search_record``), for ``replay_plan``; None
         without a budget, or when a fit recorded none (a cancelled one)."""
-        plans = [tree.meta.get("plan") for tree in self.search_trees_]
+        plans = [tree.meta.get("plan") for tree in self._trained_fits()]
         refit = self.tree_.meta.get("plan")
         if budget is None or refit is None or any(p is None for p in plans):
             return None
@@ -486,24 +527,25 @@ class _SearchCV(_GETEstimator):
         for depth in depths:
             scored = []  # (validation R2, l1, tree) of this depth, one per L1 value
             for l1 in l1s:
-                config = self._config(depth=depth, random_state=seed, l1=l1, max_split_features=k,
+                config = self._config(depth=max(depth, 1), random_state=seed, l1=l1, max_split_features=k,
                                       time_budget=seconds)
                 if observer is not None:
                     observer.fit_started(config, refit=False)
-                tree = self._train(X_tr, y_tr, config, on_progress, names, w_tr, checkpoint,
-                                   replay_plan=None if replay is None else replay.next_fit())
-                r2 = self._validation_score(tree, X_val, y_val, w_val)
-                self.cv_results_.append({"depth": depth, "l1": l1, "max_split_features": k, self._score_key: r2,
-                                         self._train_key: tree.meta[self._train_key]})
-                self.search_trees_.append(tree)
-                if observer is not None:
-                    observer.scored({**self.cv_results_[-1], "n_parameters": tree.n_nonzero_parameters,
-                                           "widest_split": int(tree.split_widths.max())}, tree)
-                scored.append((r2, l1, tree))
-                cancelled = bool(tree.meta.get("cancelled"))
+                for tree in self._search_fits(X_tr, y_tr, w_tr, depth, config, on_progress, names, checkpoint,
+                                              replay):
+                    r2 = self._validation_score(tree, X_val, y_val, w_val)
+                    self.cv_results_.append({"depth": depth, "l1": l1, "max_split_features": k,
+                                             **self._result_fields(tree), self._score_key: r2,
+                                             self._train_key: tree.meta[self._train_key]})
+                    self.search_trees_.append(tree)
+                    if observer is not None:
+                        observer.scored({**self.cv_results_[-1], "n_parameters": tree.n_nonzero_parameters,
+                                         "widest_split": int(tree.split_widths.max())}, tree)
+                    scored.append((r2, self._tiebreak(tree, X_val, y_val, w_val), l1, tree))
+                    cancelled = bool(tree.meta.get("cancelled"))
                 if cancelled:
                     break
-            r2, l1, tree = max(scored, key=lambda s: s[0])  # ties: the first (smallest) L1
+            r2, _, l1, tree = max(scored, key=lambda s: s[:2])  # ties: the tiebreak, then the first (smallest) L1
             stop = search.add(depth, r2)
             if search.best_depth == depth:
                 validated, best_l1 = tree, l1
@@ -605,6 +647,7 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
 _CLASS_WEIGHT = [None, StrOptions({"balanced"}), dict]
 #: The classifiers' own parameters: name -> (numpydoc type, meaning).
 _CLASS_PARAMETERS = {
+    "leaf": ("{'constant', 'logistic'}", _MEANINGS["class_leaf"].removeprefix("Classification only: ")),
     "class_weight": ("dict, 'balanced' or None",
                      "How much each class counts: None, every row once; 'balanced', each class as much as any other "
                      "(n / (C n_c) per row); a dict, label -> weight. It multiplies ``fit``'s ``sample_weight``."),
@@ -616,6 +659,10 @@ _CV_CLASS_PARAMETERS = {
     "sparsity_tolerance": ("float", "With max_split_features='auto': how much validation accuracy a smaller k may "
                                     "give up (the default: half a point)."),
     **_CLASS_PARAMETERS,
+    "leaf": ("{'constant', 'logistic', 'auto'}",
+             _MEANINGS["class_leaf"].removeprefix("Classification only: ") + " 'auto': the search scores every "
+             "depth's tree with both and keeps the better (``best_leaf_``). With 'logistic' or 'auto', depth 0 (one "
+             "logistic model, no split) may be among ``depths``."),
 }
 
 
@@ -641,9 +688,15 @@ class _ClassifierOutputs:
 
     _is_classifier = True
 
+    def _config(self, **overrides) -> GETConfig:
+        """The fit's config: the classifier's ``leaf`` is the config's ``class_leaf`` (the config's ``leaf`` is a
+        regression tree's)."""
+        overrides.setdefault("class_leaf", "constant" if self.leaf == "auto" else self.leaf)
+        return super()._config(**{**overrides, "leaf": "constant"})
+
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities (n, n_classes_), columns in ``classes_`` order: the smoothed class shares of each
-        row's leaf (``engine.classes.SMOOTHING``)."""
+        row's leaf (``engine.classes.SMOOTHING``), or its leaf's logistic model at the row."""
         X = self._checked(X)
         return self.tree_.predict_proba(X)
 
@@ -676,7 +729,7 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         Names of the features seen during ``fit``; only when X has string column names.
     """
 
-    def __init__(self, depth: int = DEFAULTS.depth, n_starts: int = DEFAULTS.n_starts,
+    def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.class_leaf, n_starts: int = DEFAULTS.n_starts,
                  n_epochs: int = DEFAULTS.n_epochs, alpha_range: tuple[float, float] = DEFAULTS.alpha_range,
                  n_alphas: int = DEFAULTS.n_alphas, learning_rate: float = DEFAULTS.learning_rate,
                  l1: float = DEFAULTS.l1, polish: bool | str = DEFAULTS.polish, random_state=DEFAULTS.random_state,
@@ -685,6 +738,7 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
                  time_budget: float | None = DEFAULTS.time_budget, batch_rows: int | None = DEFAULTS.batch_rows,
                  class_weight: str | dict | None = None, replay_plan: dict | None = None):
         self.depth = depth
+        self.leaf = leaf
         self.n_starts = n_starts
         self.n_epochs = n_epochs
         self.alpha_range = alpha_range
@@ -702,7 +756,7 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         self.replay_plan = replay_plan
 
     _parameter_constraints: dict = {**config_constraints(__init__), "class_weight": _CLASS_WEIGHT,
-                                    "replay_plan": [dict, None]}
+                                    "replay_plan": [dict, None], "leaf": [StrOptions(set(CLASS_LEAVES))]}
 
     def fit(self, X, y, sample_weight=None, on_progress: ProgressCallback | None = None) -> "GETClassifier":
         """Train on X (n, p) and labels y (n,), rows weighted by ``sample_weight`` times ``class_weight``;
@@ -712,7 +766,9 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         return self
 
 
-@_documented(_CV_CLASS_PARAMETERS, _CLASS_ATTRIBUTES, _accuracy_attributes(GETRegressorCV.__doc__))
+@_documented(_CV_CLASS_PARAMETERS, _CLASS_ATTRIBUTES + """    best_leaf_ : str
+        The chosen leaf type, 'constant' or 'logistic' (``leaf`` itself unless it is 'auto').
+""", _accuracy_attributes(GETRegressorCV.__doc__))
 class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
     """GETClassifier whose depth is chosen as GETRegressorCV chooses it, by validation accuracy on a stratified 2:1
     split (plain when a class has a single row), then refit on all rows. ``cv_results_`` and ``path_results_`` hold
@@ -728,7 +784,7 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
     _score_key, _train_key = "validation_accuracy", "train_accuracy"
 
     def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
-                 n_starts: int = DEFAULTS.n_starts, n_epochs: int = DEFAULTS.n_epochs,
+                 leaf: str = DEFAULTS.class_leaf, n_starts: int = DEFAULTS.n_starts, n_epochs: int = DEFAULTS.n_epochs,
                  alpha_range: tuple[float, float] = DEFAULTS.alpha_range, n_alphas: int = DEFAULTS.n_alphas,
                  learning_rate: float = DEFAULTS.learning_rate, l1: float = DEFAULTS.l1,
                  polish: bool | str = DEFAULTS.polish, random_state=DEFAULTS.random_state,
@@ -739,6 +795,7 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
                  batch_rows: int | None = DEFAULTS.batch_rows, class_weight: str | dict | None = None,
                  replay_plan: dict | None = None):
         self.depths = depths
+        self.leaf = leaf
         self.n_starts = n_starts
         self.n_epochs = n_epochs
         self.alpha_range = alpha_range
@@ -760,8 +817,9 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
         self.class_weight = class_weight
         self.replay_plan = replay_plan
 
-    _parameter_constraints: dict = {**GETRegressorCV._parameter_constraints, "class_weight": _CLASS_WEIGHT}
-    for _name in ("leaf", "linear_leaves", "clip_leaves"):
+    _parameter_constraints: dict = {**GETRegressorCV._parameter_constraints, "class_weight": _CLASS_WEIGHT,
+                                    "leaf": [StrOptions({*CLASS_LEAVES, "auto"})]}
+    for _name in ("linear_leaves", "clip_leaves"):
         _parameter_constraints.pop(_name)
 
     def _strata(self, y: np.ndarray) -> np.ndarray | None:
@@ -770,7 +828,56 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
         return y if counts[counts > 0].min() >= 2 else None
 
     def _validation_score(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
-        return float(np.average(tree.leaf_class_index[tree.apply(X) - tree.n_leaves] == y, weights=w))
+        return float(np.average(_class_indices(tree, X) == y, weights=w))
+
+    def _tiebreak(self, tree: ObliqueTree, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> float:
+        """Minus the validation log loss: of a depth's trees with equal validation accuracy (with leaf='auto' its
+        class-share and logistic leaves often tie: deep leaves keep their shares) the better calibrated wins."""
+        proba = tree.predict_proba(X)[np.arange(len(y)), y]
+        return float(np.average(np.log(proba), weights=w))
+
+    def _lowest_depth(self) -> int:
+        return 0 if self.leaf != "constant" else _DEPTH.low
+
+    def _depth_note(self) -> str:
+        return "" if self.leaf != "constant" else " (depth 0, one logistic model, needs leaf='logistic' or 'auto')"
+
+    def _leaf_settings(self, validated: ObliqueTree) -> dict:
+        self.best_leaf_ = "logistic" if validated.has_logistic_leaves else "constant"
+        return {"class_leaf": self.best_leaf_}
+
+    def _result_fields(self, tree: ObliqueTree) -> dict:
+        return {"leaf": "logistic" if tree.has_logistic_leaves else "constant"}
+
+    def _search_fits(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None, depth: int, config: GETConfig,
+                     on_progress: ProgressCallback | None, names: list[str] | None,
+                     checkpoint: SearchCheckpoint | None, replay: SearchReplay | None) -> list[ObliqueTree]:
+        """Depth 0: one logistic model. Otherwise one GET fit, scored with the leaves ``leaf`` asks for: with
+        'auto' its class-share tree and the same splits with logistic leaves (a copy, ``meta["leaf_variant"]``),
+        so the leaf type costs no second fit."""
+        if depth == 0:
+            return [logistic_model(X, y, replace(config, class_leaf="logistic"), list(self.classes_), names, w)]
+        trees = super()._search_fits(X, y, w, depth, replace(config, class_leaf="constant"), on_progress, names,
+                                     checkpoint, replay)
+        if self.leaf == "constant" or trees[0].meta.get("cancelled"):
+            return trees
+        variant = with_logistic_leaves(trees[0], X, y, w, config.random_state)
+        return [variant] if self.leaf == "logistic" else trees + [variant]
+
+    def _refit(self, X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
+               names: list[str] | None, weights: np.ndarray | None, checkpoint: SearchCheckpoint | None,
+               warm_start: ObliqueTree | None, replay_plan: dict | None) -> ObliqueTree:
+        if self.best_depth_ == 0:
+            return logistic_model(X, y, config, list(self.classes_), names, weights)
+        return super()._refit(X, y, config, on_progress, names, weights, checkpoint, warm_start, replay_plan)
+
+def _class_indices(tree: ObliqueTree, X: np.ndarray) -> np.ndarray:
+    """Each row's predicted class as an index into the tree's classes: its leaf's class, or with logistic leaves the
+    most probable class at the row (the first on a tie)."""
+    if tree.has_logistic_leaves:
+        return np.argmax(tree.predict_proba(X), axis=1)
+    return tree.leaf_class_index[tree.apply(X) - tree.n_leaves]
+
 
 def choose_split_features(path: list[dict], tolerance: float, key: str = "validation_r2") -> int | None:
     """The first entry of ``path`` (fewest features first) whose validation score ``key`` is within ``tolerance``
@@ -816,18 +923,21 @@ def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Pr
 
 def estimator_params(cls: type, config: GETConfig) -> dict:
     """The parameters of estimator class ``cls`` that ``config`` sets: how the app's runs, which hold a GETConfig,
-    fit through the estimators. A setting ``cls`` does not take must be at its default, except those another
-    parameter replaces: a search's ``depths`` its ``depth``, and a classifier's class shares the linear leaves'
-    settings."""
+    fit through the estimators. A classifier's ``leaf`` is the config's ``class_leaf`` (the config's ``leaf`` and the
+    linear leaves' settings are regression's). A setting ``cls`` does not take must be at its default, except those
+    another parameter replaces: a search's ``depths`` its ``depth``."""
     names = cls._get_param_names()
-    ignored = ({"linear_leaves", "clip_leaves"} if cls._is_classifier else set()) | (
+    renamed = {"leaf": "class_leaf"} if cls._is_classifier else {}
+    ignored = ({"leaf", "linear_leaves", "clip_leaves"} if cls._is_classifier else set()) | (
         {"depth"} if issubclass(cls, _SearchCV) else set())
-    hidden = [f.name for f in fields(GETConfig) if f.name not in names and f.name not in ignored
+    taken = {renamed.get(name, name) for name in names}
+    hidden = [f.name for f in fields(GETConfig) if f.name not in taken and f.name not in ignored
               and getattr(config, f.name) != getattr(DEFAULTS, f.name)]
     if hidden:
-        raise ValueError(f"{cls.__name__} does not take {', '.join(hidden)}: leave {'it' if len(hidden) == 1 else 'them'}"
-                         " at the default.")
-    return {name: getattr(config, name) for name in names if name in _CONFIG_FIELDS}
+        raise ValueError(f"{cls.__name__} does not take {', '.join(hidden)}: leave "
+                         f"{'it' if len(hidden) == 1 else 'them'} at the default.")
+    return {name: getattr(config, renamed.get(name, name)) for name in names
+            if renamed.get(name, name) in _CONFIG_FIELDS}
 
 
 def _l1_values(l1) -> list[float]:

@@ -18,7 +18,7 @@ from get_core import baselines as baseline_models
 from get_core.data.encoding import Encoding
 from get_core.model import codegen
 from get_core.model.model_file import model_json, plain
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, refuse_logistic_leaves
 from get_core.views import diagram, diagram_content, labels, summary
 
 
@@ -54,7 +54,12 @@ def _class_rules_text(tree: ObliqueTree, decimals: int | None, target: str) -> s
         f"# Each 'if' is a weighted sum of features in their original units; 'return' gives the predicted class of "
         f"{labels.shorten(str(target), None)},",
         "# the one with the largest probability in its leaf (the first on a tie).",
-        "# Each leaf's comment lists its class probabilities (what predict_proba gives), in the order of the classes.",
+        *(["# A leaf with a logistic model lists each class's logit (original units); its probabilities are "
+           "(1 - m) * softmax(logits) + m / C,",
+           "# and 'return' gives the class with the largest. A leaf without one lists its class probabilities."]
+          if tree.has_logistic_leaves else
+          ["# Each leaf's comment lists its class probabilities (what predict_proba gives), in the order of the "
+           "classes."]),
         "# Terms are ordered by their size over the feature's training range, largest first.",
         "# Numbers are written in full (each reads back as the model's own double), so the rules send a row to the "
         "leaf the model does." if decimals is None else
@@ -74,6 +79,9 @@ def rule_lines(tree: ObliqueTree, decimals: int | None = None) -> list[str]:
 
 def _add_rules(tree: ObliqueTree, node: int, indent: int, decimals: int | None, out: list[str]) -> None:
     pad = "    " * indent
+    if tree.is_leaf(node) and tree.has_logistic_leaves and tree.logit_coefs[node - tree.n_leaves].any():
+        out.extend(_logistic_leaf_rules(tree, node, decimals, pad))
+        return
     if tree.is_leaf(node) and tree.is_classifier:
         proba = ", ".join(f"{codegen.label_literal(c)} {labels.fmt(p, decimals, False)}"
                           for c, p in zip(tree.classes, labels.node_shares(tree, node)))
@@ -88,6 +96,20 @@ def _add_rules(tree: ObliqueTree, node: int, indent: int, decimals: int | None, 
     _add_rules(tree, 2 * node, indent + 1, decimals, out)
     out.append(f"{pad}else:")
     _add_rules(tree, 2 * node + 1, indent + 1, decimals, out)
+
+
+def _logistic_leaf_rules(tree: ObliqueTree, node: int, decimals: int | None, pad: str) -> list[str]:
+    """A logistic leaf as comment lines, one logit per class in original units (w / x_scale per feature, the
+    intercept less the terms at x_min), and its return of the most probable class."""
+    i = node - tree.n_leaves
+    lines = [f"{pad}# leaf {node}, {tree.n_samples[node - 1]} train rows: a logistic model, m = "
+             f"{labels.fmt(tree.logit_mix[i], decimals, False)}"]
+    for c, b, w in zip(tree.classes, tree.logit_intercepts[i], tree.logit_coefs[i]):
+        k = w / tree.x_scale
+        terms = [f"{labels.fmt(kj, decimals, False)}*{name}" for kj, name in zip(k, tree.feature_names) if kj != 0]
+        lines.append(f"{pad}#   logit {codegen.label_literal(c)} = "
+                     + " + ".join(terms + [labels.fmt(b - k @ tree.x_min, decimals, False)]))
+    return lines + [f"{pad}return the class of the largest probability  # leaf {node}"]
 
 
 def _leaf_rule(tree: ObliqueTree, leaf: int, decimals: int | None) -> str:
@@ -149,6 +171,7 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
     itself. Every user-provided string is escaped, its hidden characters (NUL, U+202E, zero-width) shown as escapes.
     """
 
+    refuse_logistic_leaves(tree, "The HTML report")  # its diagram and summary describe leaves by class shares
     created = created or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',

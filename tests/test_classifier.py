@@ -124,8 +124,12 @@ def test_a_text_target_for_the_regressor_points_to_the_classifier():
 
 
 def test_linear_leaves_are_not_a_classifier_parameter():
-    assert "leaf" not in GETClassifier().get_params()
-    assert "leaf" not in GETClassifierCV().get_params()
+    """A classifier's ``leaf`` is 'constant' or 'logistic' (issue 52), never regression's 'linear'."""
+    assert GETClassifier().get_params()["leaf"] == GETClassifierCV().get_params()["leaf"] == "constant"
+    X, y = _blobs(n=60)
+    for model in (GETClassifier(leaf="linear"), GETClassifierCV(leaf="linear")):
+        with pytest.raises(ValueError, match="'leaf' parameter"):
+            model.fit(X, y)
 
 
 def test_fifty_classes():

@@ -7,7 +7,9 @@ on all of it (CART all 12 depths; obliquetree and GET stop after GETClassifierCV
 in the regression tables (``bench.paper.methods.tune_forest``, scored by accuracy); HistGradientBoosting keeps its
 defaults, logistic regression is standardized (max_iter 2000). Categorical columns are one-hot encoded on the whole
 table (the codes are fixed, no target is read). GET: ``GETClassifierCV`` with ``time_budget`` seconds for the whole
-search and refit (``--budget``), dense or with k = 1, 2, 3 features per split. Each (dataset, seed, method) cell is
+search and refit (``--budget``), dense or with k = 1, 2, 3 features per split; ``get-logistic`` with a logistic model
+per leaf and depths from 0 (one logistic model), ``get-auto`` with the search choosing constant or logistic leaves
+per depth (issue 52). Each (dataset, seed, method) cell is
 appended to a JSON-lines file as it finishes, so an interrupted run resumes: rerun the same command.
 
   python -m bench.classify --seeds 0 --budget 20              # the reduced protocol of docs/BENCHMARKS.md
@@ -33,7 +35,10 @@ from get_core.baselines import count_tree_parameters
 
 DATA_DIR = DEFAULT_DATA_DIR / "classification"
 CELLS = RESULTS_DIR / "classify.cells.jsonl"
-METHODS = ("cart", "rf", "hgb", "logistic", "obliquetree", "get", "get-k1", "get-k2", "get-k3")
+METHODS = ("cart", "rf", "hgb", "logistic", "obliquetree", "get", "get-k1", "get-k2", "get-k3", "get-logistic",
+           "get-auto")
+#: GETClassifierCV's leaf per GET method (issue 52); the logistic ones also try depth 0, one logistic model.
+GET_LEAVES = {"get-logistic": "logistic", "get-auto": "auto"}
 
 
 def load_table(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -83,10 +88,14 @@ def fit_method(name: str, X, y, seed: int, budget: float):
         return model, details
     from get_core import GETClassifierCV
 
-    k = None if name == "get" else int(name.removeprefix("get-k"))
-    model = GETClassifierCV(depths=DEPTHS, time_budget=budget, max_split_features=k, random_state=seed).fit(X, y)
+    leaf = GET_LEAVES.get(name, "constant")
+    k = None if name == "get" or leaf != "constant" else int(name.removeprefix("get-k"))
+    depths = DEPTHS if leaf == "constant" else (0, *DEPTHS)
+    model = GETClassifierCV(depths=depths, leaf=leaf, time_budget=budget, max_split_features=k,
+                            random_state=seed).fit(X, y)
     tree = model.tree_
-    return model, {"depth": int(model.best_depth_), "parameters": int(tree.n_nonzero_parameters),
+    return model, {"depth": int(model.best_depth_), "leaf": model.best_leaf_,
+                   "parameters": int(tree.n_nonzero_parameters),
                    "features_per_split": int(tree.split_widths.max()), "train_accuracy": tree.meta["train_accuracy"],
                    "cv": model.cv_results_}
 
@@ -137,7 +146,32 @@ def report(records: list[dict], methods: list[str], budget: float, seeds: list[i
         lines.append(f"| {m} | {avg('accuracy', '.2f')} | {avg('balanced_accuracy', '.2f')} | "
                      f"{avg('log_loss', '.3f')} | {avg('fit_seconds', '.1f')} | {avg('parameters', ',.0f')} | "
                      f"{avg('features_per_split', '.1f')} |")
-    return "\n".join(lines)
+    return "\n".join(lines + advice(accuracy))
+
+
+#: The margin in accuracy points below which GET and another method count as level.
+LEVEL = 0.5
+
+
+def advice(accuracy: pd.DataFrame) -> list[str]:
+    """Per table, whether the single tree is the right tool (issue 52): the run's last GET method against the forest
+    and against the better of CART and logistic regression (the issue's per-table floor is that minus 1 point),
+    in words; [] when the run lacks them."""
+    gets = [m for m in accuracy.columns if m.startswith("get")]
+    if not gets or not {"rf", "cart", "logistic"} <= set(accuracy.columns):
+        return []
+    get = gets[-1]
+    lines = ["", f"Per table, {get} against the forest and the better of CART and logistic regression (accuracy "
+             "points):", "", f"| dataset | {get} | rf | max(cart, logistic) | verdict |", "|---|---:|---:|---:|---|"]
+    for dataset, row in accuracy.dropna(subset=[get, "rf", "cart", "logistic"]).iterrows():
+        forest, floor = row["rf"] - row[get], max(row["cart"], row["logistic"]) - row[get]
+        words = ("level with the forest" if abs(forest) <= LEVEL else
+                 f"the forest is {forest:.1f} ahead" if forest > 0 else f"{-forest:.1f} ahead of the forest")
+        if floor > 1:
+            words += f"; {floor:.1f} under the better of CART and logistic regression"
+        lines.append(f"| {dataset} | {row[get]:.2f} | {row['rf']:.2f} | {max(row['cart'], row['logistic']):.2f} | "
+                     f"{words} |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -31,7 +31,8 @@ from get_core.model.tree import ObliqueTree
 #: stay out of the fingerprint, so the searches stored before them are still found.
 #: ``batch_rows`` enters as the rows per soft epoch it gives on this table (None: all of them, as before sampling),
 #: and ``polish`` as whether the fit polishes (``config.polishes``: "auto" without a budget is the old default False).
-LATER_OPTIONS = {"weight_decay": 0.0, "max_split_features": None, "time_budget": None, "batch_rows": None}
+LATER_OPTIONS = {"weight_decay": 0.0, "max_split_features": None, "time_budget": None, "batch_rows": None,
+                 "class_leaf": "constant"}
 
 
 def _fingerprinted(config: GETConfig, n_rows: int) -> dict:

@@ -7,6 +7,7 @@ fits), optional subtree polish (``polish``), and the final ``ObliqueTree`` in th
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import Sequence
@@ -17,7 +18,7 @@ import torch
 from get_core.budget import (CART_SHARE, MAX_FINISH_SHARE, POLISH_SHARE, REFIT_SHARE, Budget, Counting,
                              counting, now)
 from get_core.engine import classes as class_task
-from get_core.engine import leaves
+from get_core.engine import leaves, logistic
 from get_core.config import GETConfig, polishes, soft_rows
 from get_core.engine.memory import max_starts, refuse_oversized_fit
 from get_core.engine.node_refit import BUDGETED_PASSES, refit_nodes
@@ -32,7 +33,7 @@ from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import Race
 from get_core.engine.soft import Params
 from get_core.model import routing
-from get_core.model.tree import CLASS_LEAVES, ObliqueTree
+from get_core.model.tree import CLASS_LEAVES, ObliqueTree, logistic_proba
 
 #: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
 MAX_ROBUST_STRETCH = 1e6
@@ -112,12 +113,16 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     t0 = now()
     fit = None if config.time_budget is None else Budget(config.time_budget, t0)
     if classes is None:
+        if config.class_leaf != "constant":
+            raise ValueError(f"class_leaf={config.class_leaf!r} is for classification; a regression tree's leaves are "
+                             "set by leaf ('constant' or 'linear').")
         y = np.asarray(y, dtype=np.float64).ravel()
         scaling = MinMax.fit(X, y, config.scaling)
         Xs, ys = scaling.transform(X, y)
     else:
         if config.leaf != "constant":
-            raise ValueError(f"A classification tree's leaves hold class shares; leaf={config.leaf!r} is for regression.")
+            raise ValueError(f"A classification tree's leaves hold class shares or logistic models (class_leaf); "
+                             f"leaf={config.leaf!r} is for regression.")
         scaling = MinMax.fit(X, np.array([0.0, 1.0]), config.scaling)
         Xs, ys = scaling.transform(X), class_task.one_hot(np.asarray(y).ravel(), len(classes))
     sw = None if sample_weight is None else _mean_one(sample_weight)
@@ -158,13 +163,60 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     loss = float(np.mean(leaves.row_losses(tree, Xs, ys, sw, scaled=True)))
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
     tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed
+    if classes is not None and config.class_leaf == "logistic":
+        logistic.fit_logistic_leaves(tree, Xs, np.argmax(ys, axis=1), sw, config.random_state)
     if tree.is_classifier:
-        leaf = routing.leaves(tree, Xs, scaled=True) - tree.n_leaves
-        hits = (tree.leaf_class_index[leaf] == np.argmax(ys, axis=1)).astype(float)
-        tree.meta["train_accuracy"] = float(np.average(hits, weights=sw))
+        tree.meta["train_accuracy"] = train_accuracy(tree, Xs, ys, sw)
     if header is not None and not tree.meta["cancelled"]:  # a cancelled fit stopped where no plan can say
         decisions.finish()
         tree.meta["plan"] = record(header, decisions)
+    return tree
+
+
+def train_accuracy(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, sw: np.ndarray | None) -> float:
+    """A classification tree's (weighted) accuracy on scaled rows ``Xs`` with one-hot ``ys``: its leaves' classes, or
+    with logistic leaves each row's most probable class."""
+    leaf = routing.leaves(tree, Xs, scaled=True) - tree.n_leaves
+    predicted = (np.argmax(logistic_proba(tree, Xs, leaf), axis=1) if tree.has_logistic_leaves
+                 else tree.leaf_class_index[leaf])
+    return float(np.average(predicted == np.argmax(ys, axis=1), weights=sw))
+
+
+def with_logistic_leaves(tree: ObliqueTree, X: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None,
+                         random_state: int | None) -> ObliqueTree:
+    """A copy of the class-share ``tree`` with a logistic model in each leaf, fitted on the rows (X, class indices
+    ``codes``) its leaves were fitted on: the same splits with the other leaf type (``meta["leaf_variant"]``)."""
+    variant = copy.deepcopy(tree)
+    Xs = variant.scale_X(X)
+    sw = None if sample_weight is None else _mean_one(sample_weight)
+    logistic.fit_logistic_leaves(variant, Xs, codes, sw, random_state)
+    variant.meta["config"] = {**variant.meta.get("config", {}), "class_leaf": "logistic"}
+    variant.meta.update(leaf_variant=True,
+                        train_accuracy=train_accuracy(variant, Xs, class_task.one_hot(codes, variant.n_classes), sw))
+    return variant
+
+
+def logistic_model(X: np.ndarray, y: np.ndarray, config: GETConfig, classes: Sequence,
+                   feature_names: Sequence[str] | None = None, sample_weight: np.ndarray | None = None) -> ObliqueTree:
+    """Depth 0 with logistic leaves: one multinomial logistic model on the min-max scaled inputs (``logistic``), held
+    as a depth-1 tree whose split has no terms (0 <= 0: every row goes left) and whose right leaf repeats the left
+    one, so every reader, export and model file of trees takes it as it is. ``config`` gives the scaling and seed."""
+    X = np.asarray(X, dtype=np.float64)
+    wall = time.monotonic()
+    scaling = MinMax.fit(X, np.array([0.0, 1.0]), config.scaling)
+    Xs, ys = scaling.transform(X), class_task.one_hot(np.asarray(y).ravel(), len(classes))
+    sw = None if sample_weight is None else _mean_one(sample_weight)
+    p = X.shape[1]
+    no_split = Params(torch.zeros(1, 1, p, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64), None, None)
+    tree = tree_from_params(no_split, scaling, feature_names, config, Xs, ys, classes, sw, scaled=True)
+    logistic.fit_logistic_leaves(tree, Xs, np.argmax(ys, axis=1), sw, config.random_state)
+    for name in ("logit_intercepts", "logit_coefs", "logit_mix"):
+        getattr(tree, name)[1] = getattr(tree, name)[0]
+    tree.leaf_proba[1] = tree.leaf_proba[0]
+    tree.meta["leaf_strengths"][1] = tree.meta["leaf_strengths"][0]
+    tree.meta.update(config={**asdict(replace(config, depth=1, class_leaf="logistic")), "alpha_range": list(
+        config.alpha_range)}, single_model=True, fit_seconds=time.monotonic() - wall, cancelled=False,
+        train_accuracy=train_accuracy(tree, Xs, ys, sw))
     return tree
 
 

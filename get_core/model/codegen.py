@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, refuse_logistic_leaves
 
 PY_INFINITY = "float('inf')"
 C_INFINITY = "HUGE_VAL"  # <math.h>: a constant expression, positive infinity on IEEE doubles
@@ -142,6 +142,38 @@ def predict(x):
             best = k
     return CLASSES[best]
 '''
+_PYTHON_LOGISTIC = '''
+def predict_proba(x):
+    """Class probabilities for one row x (feature values in FEATURES order), in CLASSES order: its leaf's logistic
+    model, softmax of LOGIT_B[i][c] + LOGIT_W[i][c].xs (terms added in feature order, the largest logit subtracted),
+    mixed with the uniform 1/C by LOGIT_MIX[i]."""
+    xs = _scaled(x)
+    i = _leaf(xs) - 2 ** DEPTH
+    z = []
+    for c in range(len(CLASSES)):
+        v = LOGIT_B[i][c]
+        w = LOGIT_W[i][c]
+        for j in range(N_FEATURES):
+            v += w[j] * xs[j]
+        z.append(v)
+    top = max(z)
+    e = [math.exp(v - top) for v in z]
+    total = 0.0
+    for v in e:
+        total += v
+    m = LOGIT_MIX[i]
+    return [(1.0 - m) * (v / total) + m / len(CLASSES) for v in e]
+
+
+def predict(x):
+    """The class predicted for one row x: the one with the largest probability (the first on a tie)."""
+    proba = predict_proba(x)
+    best = 0
+    for k in range(1, len(proba)):
+        if proba[k] > proba[best]:
+            best = k
+    return CLASSES[best]
+'''
 
 
 def python_source(tree: ObliqueTree) -> str:
@@ -156,6 +188,20 @@ def python_source(tree: ObliqueTree) -> str:
         features=_py_tuple([ascii(n) for n in tree.feature_names]), identifiers=_py_tuple([repr(i) for i in idents]),
         x_min=_py_floats(tree.x_min), x_scale=_py_floats(tree.x_scale), weights=_py_splits(tree.weights),
         thresholds=_py_floats(tree.thresholds))
+    if tree.has_logistic_leaves:
+        logits = lambda rows: "\n".join(f"    {_py_tuple([_py_floats(r) for r in row])}," for row in rows)  # noqa: E731
+        return "import math\n\n" + _PYTHON.substitute(
+            common, kind="classification", computes="predict(x) and predict_proba(x) take the feature values in "
+            "FEATURES order and compute\nwhat GET Explorer's ObliqueTree.predict and predict_proba compute",
+            gives="the leaf's logistic model (LOGIT_B, LOGIT_W, LOGIT_MIX) gives predict_proba, and predict the class "
+            "with the largest probability (the first on a tie)",
+            leaf_tables=f"CLASSES = {_py_tuple([label_literal(c) for c in tree.classes])}\n"
+                        "# leaf node t is row t - 2**DEPTH: each class's logit intercept and weights (scaled units), "
+                        "and the share of 1/C mixed in\n"
+                        "LOGIT_B = (\n" + "\n".join(f"    {_py_floats(row)}," for row in tree.logit_intercepts)
+                        + "\n)\n"
+                        f"LOGIT_W = (\n{logits(tree.logit_coefs)}\n)\nLOGIT_MIX = {_py_floats(tree.logit_mix)}\n",
+            predict=_PYTHON_LOGISTIC)
     if tree.is_classifier:
         rows = "\n".join(f"    {_py_floats(row)}," for row in tree.leaf_proba)
         return _PYTHON.substitute(
@@ -278,6 +324,7 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
     indices also have ``#define <PREFIX>_X_<IDENTIFIER>`` macros."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise ValueError(f"prefix must be a C identifier; got {prefix!r}.")
+    refuse_logistic_leaves(tree, "The C export")
     P = prefix.upper()
     common = dict(
         prefix=prefix, P=P, depth=tree.depth, leaf_type=tree.leaf_type, p=tree.n_features,
@@ -320,6 +367,7 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
+
 def _f(value: float) -> str:
     value = float(value)
     if not math.isfinite(value):

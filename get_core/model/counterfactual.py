@@ -47,7 +47,7 @@ from get_core.data.columns import DataError
 from get_core.data.encoding import Encoding
 from get_core.model import model_file
 from get_core.model.counterfactual_programs import Goal, Group, Space, grid_above, on_step, path_to, search
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, refuse_logistic_leaves
 
 NORMS = ("l1", "linf")
 DIRECTIONS = ("increase", "decrease")
@@ -168,6 +168,7 @@ def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str
         When the request is malformed or no row meets the goal under the constraints; the message says why.
     """
     tree = _tree_of(model)
+    refuse_logistic_leaves(tree, "counterfactual")  # its leaves' classes vary within the leaf: not yet one LP
     x = _row(tree, x)
     if norm not in NORMS:
         raise CounterfactualError(f"norm must be one of {NORMS}; got {norm!r}.")

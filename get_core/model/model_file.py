@@ -30,13 +30,16 @@ import numpy as np
 from get_core.config import LIBRARY_MAX_CLASSES
 from get_core.data.encoding import MAX_ABS, Encoding
 from get_core.errors import GETExplorerError
-from get_core.model.tree import CLASS_LEAVES, LEAF_TYPES, MAX_DEPTH, ObliqueTree, feature_name_problem, writable
+from get_core.model.tree import (CLASS_LEAVES, LEAF_TYPES, LOGISTIC_FIELDS, MAX_DEPTH, ObliqueTree,
+                                 feature_name_problem, writable)
 
 SCHEMA = "get-explorer/oblique-tree"
 #: 2 added leaf_lower / leaf_upper (version 1 files, no bounds, still load); 3 added classification trees
-#: (leaf_type "classes" with classes, leaf_proba and node_counts; a regression tree's fields are version 2's)
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+#: (leaf_type "classes" with classes, leaf_proba and node_counts; a regression tree's fields are version 2's); 4 added
+#: logistic leaves (``LOGISTIC_FIELDS``). A file is written with the lowest version that holds its tree (a tree
+#: without logistic leaves: 3), so a reader of version 3 still reads every other tree.
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 #: The class fields of a classification tree (version 3), absent from a regression tree's file.
 CLASS_FIELDS = ("classes", "leaf_proba", "node_counts")
 MAX_MODEL_MB = 64
@@ -58,7 +61,7 @@ def to_dict(tree: ObliqueTree) -> dict[str, Any]:
     nothing with the tree."""
     data = {
         "schema": SCHEMA,
-        "version": SCHEMA_VERSION,
+        "version": SCHEMA_VERSION if tree.has_logistic_leaves else 3,
         "depth": tree.depth,
         "leaf_type": tree.leaf_type,
         "feature_names": list(tree.feature_names),
@@ -79,6 +82,8 @@ def to_dict(tree: ObliqueTree) -> dict[str, Any]:
     if tree.is_classifier:
         data.update(classes=list(tree.classes), leaf_proba=tree.leaf_proba.tolist(),
                     node_counts=tree.node_counts.tolist())
+    if tree.has_logistic_leaves:
+        data.update({name: getattr(tree, name).tolist() for name in LOGISTIC_FIELDS})
     return data
 
 
@@ -114,6 +119,7 @@ def from_dict(data: Any, max_classes: int = LIBRARY_MAX_CLASSES) -> ObliqueTree:
     leaf_type = data.get("leaf_type")
     _check_leaf_type(leaf_type, loaded, version)
     classes = _class_fields(data, leaf_type, n_leaves, max_classes)
+    classes.update(_logistic_fields(data, version, classes, n_leaves, len(names)))
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise ModelFormatError("Field 'meta' must be an object.")
@@ -190,6 +196,23 @@ def _class_fields(data: dict, leaf_type: str, n_leaves: int, max_classes: int) -
     counts = _array_field(data, "node_counts", (2 * n_leaves - 1, n_classes))
     _check_magnitude("node_counts", counts)
     return {"classes": classes, "leaf_proba": proba, "node_counts": counts}
+
+
+def _logistic_fields(data: dict, version: int, classes: dict[str, Any], n_leaves: int, p: int) -> dict[str, Any]:
+    """A classification tree's logistic leaves (version 4), each field checked; {} when the file has none."""
+    present = [key for key in LOGISTIC_FIELDS if key in data]
+    if not present:
+        return {}
+    if version < 4 or not classes:
+        raise ModelFormatError(f"Field '{present[0]}' belongs to a classification tree with logistic leaves (model "
+                               f"version 4); this file is version {version}"
+                               f"{'' if classes else ' and not a classification tree'}.")
+    C = len(classes["classes"])
+    shapes = {"logit_intercepts": (n_leaves, C), "logit_coefs": (n_leaves, C, p), "logit_mix": (n_leaves,)}
+    loaded = {key: _array_field(data, key, shape) for key, shape in shapes.items()}
+    for key, values in loaded.items():
+        _check_magnitude(key, values)
+    return loaded
 
 
 def _is_label(value: Any) -> bool:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, refuse_logistic_leaves
 
 OPSET = 17
 DTYPES = ("float64", "float32")
@@ -53,6 +53,7 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
     tree = getattr(model, "tree_", model)
     if not isinstance(tree, ObliqueTree):
         raise TypeError(f"to_onnx needs a fitted GET estimator or an ObliqueTree; got {type(model).__name__}.")
+    refuse_logistic_leaves(tree, "The ONNX export")
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}; got {dtype!r}.")
     real = np.dtype(dtype)

@@ -50,6 +50,12 @@ class ObliqueTree:
       classes [C]                         the labels, JSON-able scalars in ``np.unique`` order (sklearn's classes_)
       leaf_proba [L, C]                   class probabilities each leaf predicts (rows sum to 1)
       node_counts [N, C]                  weighted training class counts per node (row t-1 for node t)
+    and, with logistic leaves (``GETClassifier(leaf="logistic")``, ``has_logistic_leaves``), a multinomial logistic
+    model per leaf on the scaled inputs (``logistic_proba``):
+      logit_intercepts [L, C], logit_coefs [L, C, p]  class c's logit in leaf l is intercepts[l, c] + coefs[l, c]·xs
+      logit_mix [L]                       the share m of the uniform 1/C mixed into the softmax, (1 - m) softmax + m/C:
+                                          the constant leaves' one pseudo-row (``engine.classes.SMOOTHING``), which
+                                          keeps every probability away from 0 and 1
     and keeps the regression fields neutral: leaf_intercepts and leaf_coefs zero, y_min 0, y_scale 1, no leaf
     bounds, node_values the share of each node's majority class (NaN where no rows). One class, not a twin: routing,
     scaling and every structural property are shared; only what a leaf predicts differs.
@@ -73,6 +79,9 @@ class ObliqueTree:
     classes: list | None = None
     leaf_proba: np.ndarray | None = None
     node_counts: np.ndarray | None = None
+    logit_intercepts: np.ndarray | None = None
+    logit_coefs: np.ndarray | None = None
+    logit_mix: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, dtype=np.float64)
@@ -97,6 +106,9 @@ class ObliqueTree:
             self.leaf_proba = np.asarray(self.leaf_proba, dtype=np.float64)
         if self.node_counts is not None:
             self.node_counts = np.asarray(self.node_counts, dtype=np.float64)
+        for name in LOGISTIC_FIELDS:
+            if getattr(self, name) is not None:
+                setattr(self, name, np.asarray(getattr(self, name), dtype=np.float64))
         _check_shapes(self)
         if self.is_classifier:
             _check_classes(self)
@@ -113,6 +125,11 @@ class ObliqueTree:
     def is_classifier(self) -> bool:
         """True for a classification tree: its leaves hold class probabilities and ``predict`` gives labels."""
         return self.leaf_type == CLASS_LEAVES
+
+    @property
+    def has_logistic_leaves(self) -> bool:
+        """True for a classification tree whose leaves hold logistic models (``logit_*``), not fixed shares."""
+        return self.logit_coefs is not None
 
     @property
     def n_classes(self) -> int:
@@ -145,6 +162,10 @@ class ObliqueTree:
         leaf or p+1 per linear leaf (a leaf of a linear tree whose slopes are all zero holds its mean: 1). A class
         leaf counts C-1: its C shares sum to 1, so C-1 of them are free (a binary leaf holds one number, as a
         constant regression leaf does); at least 1, the label a single-class leaf predicts."""
+        if self.has_logistic_leaves:  # C-1 free logits (intercept and slopes) per leaf whose slopes are not all 0
+            modelled = int(np.count_nonzero(np.any(self.logit_coefs != 0, axis=(1, 2))))
+            return (self.n_branches * (self.n_features + 1) + self.n_leaves * max(self.n_classes - 1, 1)
+                    + modelled * (self.n_classes - 1) * self.n_features)
         if self.is_classifier:
             return self.n_branches * (self.n_features + 1) + self.n_leaves * max(self.n_classes - 1, 1)
         linear_leaves = int(np.count_nonzero(np.any(self.leaf_coefs != 0, axis=1)))
@@ -218,15 +239,22 @@ class ObliqueTree:
     def predict(self, X: Any) -> np.ndarray:
         """Predictions by hard splits: in the target's original units, or a classifier's class labels (the class
         with the largest probability in the row's leaf; the first one on a tie)."""
+        if self.has_logistic_leaves:
+            return self.class_array()[np.argmax(self.predict_proba(X), axis=1)]
         if self.is_classifier:
             return self.class_array()[self.leaf_class_index[self.apply(X) - self.n_leaves]]
         return self.y_min + self.y_scale * self.predict_scaled(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities of each row, shape (n, C), columns in ``classes`` order: its leaf's ``leaf_proba``."""
+        """Class probabilities of each row, shape (n, C), columns in ``classes`` order: its leaf's ``leaf_proba``, or
+        with logistic leaves its leaf's model at the row (``logistic_proba``)."""
         if not self.is_classifier:
             raise ValueError("predict_proba needs a classification tree; this tree predicts numbers (use predict).")
-        return self.leaf_proba[self.apply(X) - self.n_leaves]
+        X = self.checked_X(X)
+        leaf = routing.leaves(self, X) - self.n_leaves
+        if self.has_logistic_leaves:
+            return logistic_proba(self, self.scale_X(X), leaf)
+        return self.leaf_proba[leaf]
 
     # ------------------------------------------------------------------ classes
     @property
@@ -270,6 +298,32 @@ class ObliqueTree:
 
     def node_value_original(self, node: int) -> float:
         return self.y_min + self.y_scale * float(self.node_values[node - 1])
+
+
+#: The fields of a tree with logistic leaves, all present or all None.
+LOGISTIC_FIELDS = ("logit_intercepts", "logit_coefs", "logit_mix")
+
+
+def logistic_proba(tree: ObliqueTree, xs: np.ndarray, leaf: np.ndarray) -> np.ndarray:
+    """Class probabilities (n, C) of scaled rows ``xs`` (n, p) in leaves ``leaf`` (n,) (indices 0..L-1) of a tree with
+    logistic leaves: z = intercepts + coefs·xs (the terms added in feature order), softmax with the largest logit
+    subtracted, then (1 - m) softmax + m / C. Every export computes exactly this."""
+    z = tree.logit_intercepts[leaf].copy()
+    coefs = tree.logit_coefs[leaf]
+    for j in range(xs.shape[1]):
+        z += coefs[:, :, j] * xs[:, j:j + 1]
+    z -= z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    mix = tree.logit_mix[leaf][:, None]
+    return (1.0 - mix) * (e / e.sum(axis=1, keepdims=True)) + mix / tree.n_classes
+
+
+def refuse_logistic_leaves(tree: ObliqueTree, export: str) -> None:
+    """A sentence (ValueError) for an export that does not yet write logistic leaves, rather than a file that would
+    predict the leaves' class shares instead of their models."""
+    if tree.has_logistic_leaves:
+        raise ValueError(f"{export} does not handle logistic leaves yet: fit with leaf='constant' for it (the model "
+                         "file and the Python export hold logistic leaves).")
 
 
 def feature_name_problem(names: Sequence[str]) -> str | None:
@@ -321,7 +375,8 @@ def _check_shapes(tree: ObliqueTree) -> None:
         raise ValueError(f"feature_names must be distinct text: {problem}.")
     if tree.leaf_type not in LEAF_TYPES + (CLASS_LEAVES,):
         raise ValueError(f"leaf_type must be one of {LEAF_TYPES + (CLASS_LEAVES,)}; got {tree.leaf_type!r}.")
-    if not tree.is_classifier and not (tree.classes is None and tree.leaf_proba is None and tree.node_counts is None):
+    if not tree.is_classifier and not (tree.classes is None and tree.leaf_proba is None and tree.node_counts is None
+                                       and all(getattr(tree, name) is None for name in LOGISTIC_FIELDS)):
         raise ValueError(f"A regression tree (leaf_type {tree.leaf_type!r}) holds no classes, leaf_proba or "
                          "node_counts; use leaf_type 'classes' for a classification tree.")
 
@@ -356,10 +411,29 @@ def _check_classes(tree: ObliqueTree) -> None:
         raise ValueError("leaf_proba must hold probabilities: each leaf's row of numbers >= 0 summing to 1.")
     if not np.all(np.isfinite(counts)) or np.any(counts < 0):
         raise ValueError("node_counts must hold finite class counts >= 0.")
+    _check_logistic(tree, leaves, n_classes)
     if (np.any(tree.leaf_intercepts != 0) or np.any(tree.leaf_coefs != 0) or tree.y_min != 0.0
             or tree.y_scale != 1.0 or tree.has_leaf_bounds):
         raise ValueError("A classification tree keeps leaf_intercepts and leaf_coefs at zero, y_min 0, y_scale 1 "
                          "and no leaf bounds: its leaves predict leaf_proba.")
+
+
+def _check_logistic(tree: ObliqueTree, leaves: int, n_classes: int) -> None:
+    """Logistic leaves: all three fields or none, shaped, finite, and each mix a share in [0, 1)."""
+    given = [getattr(tree, name) is not None for name in LOGISTIC_FIELDS]
+    if not any(given):
+        return
+    if not all(given):
+        raise ValueError(f"Logistic leaves need all of {', '.join(LOGISTIC_FIELDS)}; some are None.")
+    shapes = {"logit_intercepts": (leaves, n_classes), "logit_coefs": (leaves, n_classes, tree.n_features),
+              "logit_mix": (leaves,)}
+    for name, shape in shapes.items():
+        if getattr(tree, name).shape != shape:
+            raise ValueError(f"{name} must have shape {shape}; got {getattr(tree, name).shape}.")
+        if not np.all(np.isfinite(getattr(tree, name))):
+            raise ValueError(f"{name} must hold finite numbers.")
+    if np.any(tree.logit_mix < 0) or np.any(tree.logit_mix >= 1):
+        raise ValueError("logit_mix must hold shares from 0 up to (not including) 1.")
 
 
 def _label_kind(label: Any) -> str | None:
