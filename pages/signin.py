@@ -13,9 +13,10 @@ from typing import NoReturn
 import streamlit as st
 
 from get_core import serve
+from get_core.errors import GETExplorerError
 from get_core.runs import access
 from get_core.runs.access import LOCAL_OWNER, AccessDenied, Scope
-from get_core.runs.store import RunStore, StoreError
+from get_core.runs.store import RunStore
 
 SCOPE = "_scope"  # session key: this session's Scope once signed in (or opened by a review link)
 REVIEW = "review"  # query parameter: a review link's token
@@ -37,13 +38,15 @@ def current_scope() -> Scope:
     raise AccessDenied("Sign in first: open the app's home page and sign in.")
 
 
-def gate(store: RunStore) -> Scope:
-    """Sign the session in, or draw what it needs and stop the run; ``store`` checks a review link."""
+def gate(store: RunStore) -> Scope | None:
+    """The session's scope, or None while a shared server's session has not signed in (``sign_in`` draws the
+    form). A review link in the URL (checked with ``store``) opens its run; a bad link, or a non-local address
+    without sign-in configured, stops the run with the sentence that says so."""
     token = st.query_params.get(REVIEW)
     if token:
         try:
             run_id = store.review_run_id(token)
-        except StoreError as exc:
+        except GETExplorerError as exc:  # a revoked, expired or unknown link; a store that cannot be opened
             _refuse(str(exc))
         st.session_state[SCOPE] = Scope(review_token=token)
         st.session_state["run_id"] = run_id
@@ -54,24 +57,28 @@ def gate(store: RunStore) -> Scope:
         _refuse(serve.check(st.get_option("server.address")) or "Sign-in is not configured on this server.")
     if found == "local":
         return Scope(owner=LOCAL_OWNER)
-    if found == "oidc":
-        if not st.user.is_logged_in:
-            st.title("GET Explorer")
-            st.write("This server is shared: sign in to see your own runs.")
-            st.button("Sign in", on_click=st.login, type="primary")
-            st.stop()
+    if found == "oidc" and st.user.is_logged_in:
         try:
             st.session_state[SCOPE] = Scope(owner=access.user_owner(st.user.to_dict()))
         except AccessDenied as exc:
             _refuse(str(exc))
         return st.session_state[SCOPE]
-    _password_form()
-    return st.session_state[SCOPE]
+    return None
 
 
-def _password_form() -> None:
-    """The classroom sign-in: a workspace name of the user's choosing and the class's shared password."""
+def sign_in() -> NoReturn:
+    """Draw the sign-in (OpenID Connect's button, or the classroom's form) and stop the run. Called after the
+    router is set up (hidden), so the page and parameters of the address asked for open once signed in."""
     st.title("GET Explorer")
+    if mode() == "oidc":
+        st.write("This server is shared: sign in to see your own runs.")
+        st.button("Sign in", on_click=st.login, type="primary")
+        st.stop()
+    _password_form()
+
+
+def _password_form() -> NoReturn:
+    """The classroom sign-in: a workspace name of the user's choosing and the class's shared password."""
     st.write("This server is shared by a class. Your runs and tables live in a workspace of your own: type its "
              "name (the same name brings them back next time) and the class password.")
     with st.form("sign_in"):
@@ -104,7 +111,7 @@ def sidebar(scope: Scope) -> None:
             return
         if scope.owner == LOCAL_OWNER:
             return
-        st.caption(f"Signed in: {scope.owner.split(':', 1)[1]}")
+        st.caption("Signed in: " + scope.owner.split(":", 1)[1].replace("_", r"\_"))
         if st.button("Sign out", key="sign_out"):
             del st.session_state[SCOPE]
             if st.user.is_logged_in:
