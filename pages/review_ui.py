@@ -62,9 +62,10 @@ def _links(run: Run) -> None:
 
 
 def _url(token: str) -> str:
-    """The link as this browser reached the server (the Runs page's address, its path swapped for the Tree's)."""
+    """The link as this browser reached the server: the app's root (a review's first page, the Tree, is its default
+    page, whose address is the root) with the token."""
     here = (st.context.url or "").removesuffix("/").removesuffix("/runs")
-    return f"{here}/tree?review={token}"
+    return f"{here}/?review={token}"
 
 
 def _stamp(seconds: float) -> str:

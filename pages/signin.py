@@ -114,6 +114,6 @@ def sidebar(scope: Scope) -> None:
         st.caption("Signed in: " + scope.owner.split(":", 1)[1].replace("_", r"\_"))
         if st.button("Sign out", key="sign_out"):
             del st.session_state[SCOPE]
-            if st.user.is_logged_in:
-                st.logout()
+            if mode() == "oidc":
+                st.logout()  # drops the provider's cookie too
             st.rerun()

@@ -2,18 +2,27 @@
 
 Contract
 --------
-Tables: ``runs`` (one row per run), ``metrics`` (per run, phase, start, stage and epoch: alpha, soft and hard
-loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, encoding, baselines, ...) and
+Tables: ``runs`` (one row per run, with its ``owner``), ``metrics`` (per run, phase, start, stage and epoch: alpha,
+soft and hard loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, encoding, baselines, ...),
 ``datasets`` (the training table as Parquet bytes, keyed by its SHA-256 fingerprint, shared by the runs that use it;
-the app also keeps a session's chosen table there with ``put_dataset``, so that a reloaded page finds it again).
+the app also keeps a session's chosen table there with ``put_dataset``, so that a reloaded page finds it again),
+``dataset_owners`` (whose tables they are) and ``review_links`` (a token's digest, its run, expiry and revocation).
+
+Who sees what (``get_core.runs.access``): a store opened here reaches every run (workers, the queue, tests);
+``scoped(scope)`` gives a session's view over the same connection, which reaches one owner's runs and tables only
+(another owner's run raises RunNotFound exactly as a missing one), or through a review link one run read-only (its
+writes raise AccessDenied, a revoked or expired link ReviewLinkInvalid). Every per-run call checks the scope in its
+own transaction (``_status_of``); ``list_runs`` and ``find_dataset`` filter in SQL. The queue's calls
+(``claim_next_run``, ``fail_stale_runs``, the counts) serve every owner whoever calls them.
 
 Who writes what:
-  * the app (pages, through ``launch``): ``create_run`` (a QUEUED run with its parameters and dataset),
-    ``rename_run``, ``request_cancel``, ``delete_run``, and ``add_baselines`` (a finished run that kept a model but
-    no baselines, typically one cancelled while training, gets them once, fitted later on its stored split);
+  * the app (pages, through ``launch``), in the session's scope: ``create_run`` (a QUEUED run with its parameters
+    and dataset), ``rename_run``, ``request_cancel``, ``delete_run``, the review links, and ``add_baselines`` (a
+    finished run that kept a model but no baselines, typically one cancelled while training, gets them once, fitted
+    later on its stored split);
   * the launcher (run by the app, by a worker that ends, or by the queue's supervisor): ``claim_next_run``
-    (QUEUED -> RUNNING, counted against the concurrency limit in the same transaction), ``set_worker_pid``,
-    ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
+    (QUEUED -> RUNNING in the fair order, counted against the concurrency limits in the same transaction),
+    ``set_worker_pid``, ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
   * the worker of a run, and only while the run is RUNNING: ``record_heartbeat``, ``record_progress`` (progress
     fields and metrics), ``put_artifact``, and ``set_status`` to FINISHED / FAILED / CANCELLED with its results.
 
