@@ -170,6 +170,14 @@ def test_a_store_from_before_owners_keeps_its_runs_and_tables_as_the_local_users
     assert RunStore(path).get_run(run_id).owner == LOCAL_OWNER  # opening again migrates nothing twice
 
 
+def test_the_queue_works_on_every_owners_runs_whichever_session_calls_it(store):  # noqa: F811
+    alice = store.scoped(ALICE)
+    assert alice.unscoped is store and store.unscoped is store
+    bobs = new_run(store, owner=BOB.owner)
+    assert alice.claim_next_run(1).run_id == bobs  # a page render of Alice's starts Bob's queued run
+    assert alice.count_running() == 1 and alice.has_active_runs()
+
+
 # ------------------------------------------------------------------------------------------ the fair queue
 def drain(store: RunStore, slots: int, per_owner: int | None = None) -> list[int]:  # noqa: F811
     """Run the queue to its end with ``slots`` slots, ending the oldest running run after each round of claims
