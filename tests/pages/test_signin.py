@@ -57,7 +57,7 @@ def _shown(at: AppTest) -> str:
     return "\n".join(parts)
 
 
-@pytest.mark.parametrize("page", ["tree", "compare", "predict", "runs"])
+@pytest.mark.parametrize("page", ["tree", "compare", "predict", "runs", "teaching"])
 def test_no_page_shows_another_workspaces_run_whatever_the_run_parameter(runs, page):
     alice, bob = runs
     for value in HOSTILE:
@@ -79,10 +79,11 @@ def test_a_session_cannot_cancel_rename_or_delete_another_workspaces_run(runs, s
 def test_the_data_parameter_never_restores_another_workspaces_table(runs, store):
     alice, _ = runs
     fingerprint = store.get_run(alice).dataset_fingerprint
-    at = _page("train", BOB, data=fingerprint[:16])
-    assert not at.exception
-    assert "salary" not in _shown(at)
-    assert any("cannot be restored" in w.value for w in at.warning)
+    for page in ("train", "runs", "tree"):  # the pages that restore the URL's table
+        at = _page(page, BOB, data=fingerprint[:16])
+        assert not at.exception
+        assert "salary" not in _shown(at)
+        assert any("cannot be restored" in w.value for w in at.warning), page
     at = _page("train", ALICE, data=fingerprint[:16])  # the owner gets it back
     assert not any("cannot be restored" in w.value for w in at.warning)
 
