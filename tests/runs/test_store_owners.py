@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from get_core.runs import launch
+from get_core.runs import access, launch
 from get_core.runs.access import (LOCAL_OWNER, USER_MAX_QUEUED_ENV, AccessDenied, ReviewLinkInvalid, Scope)
 from get_core.runs.store import RunNotFound, RunStatus, RunStore, StoreError
 from tests.runs.test_store import DATASET, PARAMS, store  # noqa: F401  (store: the fixture, both backends)
@@ -137,6 +137,9 @@ def test_a_review_link_stops_at_its_expiry_and_unknown_tokens_say_the_same(store
     with pytest.raises(ReviewLinkInvalid) as unknown:
         store.review_run_id(token[:-1] + ("A" if token[-1] != "A" else "B"))
     assert str(expired.value) == str(unknown.value)
+    for hostile in ("", "' OR 1=1 --", "x" * 100_000, "\u202e\x00", access.token_digest(token)):
+        with pytest.raises(ReviewLinkInvalid):
+            store.review_run_id(hostile)  # the stored digest itself is no token
     with pytest.raises(StoreError):
         store.scoped(ALICE).create_review_link(run_id, expires_in=0)
 
