@@ -8,6 +8,9 @@ VPY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 PYTEST_ARGS ?=
+# Where `make app` listens: this machine only by default. `make app HOST=0.0.0.0` serves the network, and then the app
+# needs sign-in (GET_EXPLORER_PASSWORD, or OpenID Connect in .streamlit/secrets.toml) or refuses to start.
+HOST ?= 127.0.0.1
 
 .PHONY: app test test-fast venv system-deps bench
 
@@ -39,7 +42,7 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt
 
 app: system-deps venv
 	@$(MAKE) --no-print-directory $(VENV)/.installed-app
-	$(VPY) -m streamlit run app.py
+	$(VPY) -m get_core.serve --host $(HOST)
 
 test: system-deps venv
 	@$(MAKE) --no-print-directory $(VENV)/.installed-dev

@@ -22,6 +22,7 @@ from get_core.errors import GETExplorerError
 from get_core.runs import estimate, launch
 from get_core.runs.store import Run, RunStore, StoreError, default_db_path
 from get_core.views.search_chart import features_label
+from pages import signin
 
 _LOG = logging.getLogger("get_explorer")
 _ROUTER_HANDOVER = "_router_handover"  # session key: this session already left Streamlit's legacy pages mode
@@ -118,9 +119,15 @@ def _open_store(path: str) -> RunStore:
     return RunStore(path)
 
 
-def get_store() -> RunStore:
-    """The process-wide store for the configured database (``GET_EXPLORER_DB``)."""
+def open_store() -> RunStore:
+    """The process-wide store for the configured database (``GET_EXPLORER_DB``): every owner's runs."""
     return _open_store(default_db_path())
+
+
+def get_store() -> RunStore:
+    """The store as this session may use it: its own workspace's runs and tables, or a review link's one run
+    read-only (``signin.current_scope``). Every page reaches the runs through this."""
+    return open_store().scoped(signin.current_scope())
 
 
 def calibration_path() -> Path:

@@ -9,7 +9,7 @@ from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
 from get_core.runs.store import Run, StoreError
 from get_core.views.curves import loss_curves_figure
-from pages import common, run_panel, session_url
+from pages import common, review_ui, run_panel, session_url
 
 #: Session keys of the Compare and Rename / delete tabs' choices (their pickers' own keys change with the labels).
 COMPARE_CHOICE, MANAGE_CHOICE = "compare_choice", "manage_choice"
@@ -33,6 +33,7 @@ def runs_page() -> None:
         common.select_run(chosen)
         run_panel.run_panel(chosen)
         _details(by_id[chosen])
+        review_ui.share_panel(by_id[chosen])
     with compare_tab:
         _compare(by_id)
     with manage_tab:

@@ -21,10 +21,12 @@ TARGET = "yield"
 
 def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", names=None, n_rows: int = 160,
                  seed: int = 0, baselines: bool = True, name: str | None = None,
-                 status: RunStatus = RunStatus.FINISHED, counterpart: bool = False, **shape) -> int:
+                 status: RunStatus = RunStatus.FINISHED, counterpart: bool = False, owner: str | None = None,
+                 **shape) -> int:
     """A finished run (FINISHED unless ``status`` says otherwise) whose model, split, encoding, predictions and
     (optionally) baselines are all consistent; with ``counterpart`` the baselines hold the worker's GET fit with the
-    other kind of splits too (a real, tiny fit: ``training.fit_all_baselines``); ``shape`` goes to ``make_tree``."""
+    other kind of splits too (a real, tiny fit: ``training.fit_all_baselines``); ``owner``: whose run (the local
+    user's by default, ``get_core.runs.access``); ``shape`` goes to ``make_tree``."""
     names = list(names or ["temp", "pressure", "wind"])
     tree, X, y = make_tree(depth=depth, p=len(names), leaf=leaf, seed=seed, names=names, n_rows=n_rows, **shape)
     frame = pd.DataFrame(X, columns=names)
@@ -33,7 +35,7 @@ def finished_run(store: RunStore, *, depth: int = 3, leaf: str = "constant", nam
               "config": {"depth": depth, "leaf": leaf, "n_starts": 1, "n_epochs": 10, "alpha_range": [5.0, 150.0],
                          "n_alphas": 2, "learning_rate": 0.01, "l1": 0.0, "polish": False}}
     run_id = store.create_run(params, to_parquet_bytes(frame), "demo.csv", n_rows=n_rows, n_features=len(names),
-                              name=name)
+                              name=name, owner=owner)
     store.start_run(run_id)
     prepared = prepare(frame, DataSpec.from_dict(params["data"]))
     train, test = split_rows(n_rows, 0.25, seed)

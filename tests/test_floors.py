@@ -13,7 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 #: get_core's floors, top to bottom: a module imports modules of its own floor (never in a circle) or lower ones.
 FLOORS = (
-    ("get_core",),  # the package itself: re-exports, and loads the estimators when asked for them
+    ("get_core", "get_core.serve"),  # the package itself: re-exports, and loads the estimators when asked for
+    # them; the app's launcher (sign-in settings checked before Streamlit starts)
     ("get_core.runs",),  # the run store, worker and supervisor
     ("get_core.estimator", "get_core.skl2onnx_converter"),  # the scikit-learn estimators, their skl2onnx converters
     ("get_core.engine",),  # training: the only wing that imports torch

@@ -6,7 +6,10 @@ the app, neither blocks nor kills it. Its output goes to ``logs/run-RUN_ID.log``
 
 Queue policy: at most ``max_running()`` runs are RUNNING at once (``GET_EXPLORER_MAX_RUNNING``, default the number
 of cores available to this process); each worker's torch gets ``cores // max_running`` threads (at least 1).
-``fill_slots`` marks stale RUNNING runs FAILED, then claims the oldest QUEUED runs while slots are free (the claim
+Per owner (``get_core.runs.access``) at most ``GET_EXPLORER_USER_MAX_RUNNING`` running and
+``GET_EXPLORER_USER_MAX_QUEUED`` waiting (no limit when unset, as on a local server; ``get_core.serve`` sets 1 and 3
+for a shared one), and the queue takes every owner's first run before anyone's second (``access.fair_next``).
+``fill_slots`` marks stale RUNNING runs FAILED, then claims QUEUED runs in that order while slots are free (the claim
 and the count are one store transaction, so two callers never overfill the slots) and spawns their workers.
 ``dispatch`` is ``fill_slots`` plus ``supervise``. It is called
   * after ``submit_run`` queues a run and ``cancel_run`` frees a slot,
@@ -34,6 +37,7 @@ import threading
 from pathlib import Path
 from typing import Any, Mapping
 
+from get_core.runs import access
 from get_core.runs.store import DB_ENV, GRACE_ENV, RunStatus, RunStore, StoreError
 
 MAX_RUNNING_ENV = "GET_EXPLORER_MAX_RUNNING"
@@ -68,8 +72,10 @@ def threads_per_worker() -> int:
 
 def submit_run(store: RunStore, params: Mapping[str, Any], dataset: bytes, dataset_name: str, *, n_rows: int,
                n_features: int, name: str | None = None) -> int:
-    """Queue a run and start it if a slot is free; returns the run id."""
-    run_id = store.create_run(params, dataset, dataset_name, n_rows=n_rows, n_features=n_features, name=name)
+    """Queue a run of ``store``'s owner and start it if a slot is free; returns the run id. StoreError when the
+    owner already has its most runs waiting (``GET_EXPLORER_USER_MAX_QUEUED``)."""
+    run_id = store.create_run(params, dataset, dataset_name, n_rows=n_rows, n_features=n_features, name=name,
+                              max_queued=access.user_limit(access.USER_MAX_QUEUED_ENV))
     dispatch(store)
     return run_id
 
@@ -90,14 +96,17 @@ def dispatch(store: RunStore) -> list[int]:
 
 
 def fill_slots(store: RunStore) -> list[int]:
-    """Mark stale runs FAILED, then start workers for queued runs while slots are free; returns started run ids."""
+    """Mark stale runs FAILED, then start workers for queued runs while slots are free; returns started run ids.
+    Every owner's runs, whichever session's store calls it: the queue serves them all."""
+    store = store.unscoped
     if not store.is_file:  # a worker process cannot see an in-memory database
         return []
     store.fail_stale_runs()
     if dask_scheduler():  # the supervisor's relay hands queued runs to the cluster (get_core.runs.remote)
         return []
     started = []
-    while (run := store.claim_next_run(max_running())) is not None:
+    per_owner = access.user_limit(access.USER_MAX_RUNNING_ENV)
+    while (run := store.claim_next_run(max_running(), per_owner)) is not None:
         try:
             spawn_worker(store, run.run_id)
         except OSError as exc:
@@ -112,6 +121,7 @@ def supervise(store: RunStore) -> bool:
 
     Cheap enough for every page render: one indexed query and a non-blocking ``flock`` probe.
     """
+    store = store.unscoped
     if not store.is_file or not store.has_active_runs():
         return False
     probe = try_lock(supervisor_lock_path(store))

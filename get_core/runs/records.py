@@ -86,6 +86,7 @@ class Run:
     test_r2: float | None
     test_rmse: float | None
     error: str | None  # why a run failed or was cancelled
+    owner: str = "local"  # whose run it is (get_core.runs.access): the local user, a signed-in user, a workspace
 
     def duration(self, now: float | None = None) -> float | None:
         if self.started_at is None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from get_core.errors import GETExplorerError
-from get_core.runs import launch
+from get_core.runs import access, launch
 from get_core.runs.records import MetricPoint, RunFinishedError, RunNotFound, RunStatus, StoreError
 from get_core.runs.store import JSON, RunStore
 from get_core.runs.channel import Ending
@@ -107,7 +107,7 @@ class DaskRelay:
         except Exception as exc:
             print(f"relay: cannot ask the cluster its size: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
             return
-        while (run := self.store.claim_next_run(room)) is not None:
+        while (run := self.store.claim_next_run(room, access.user_limit(access.USER_MAX_RUNNING_ENV))) is not None:
             self._submit(run.run_id, dict(run.params))
 
     def _submit(self, run_id: int, params: dict[str, Any]) -> None:

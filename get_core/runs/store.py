@@ -2,18 +2,27 @@
 
 Contract
 --------
-Tables: ``runs`` (one row per run), ``metrics`` (per run, phase, start, stage and epoch: alpha, soft and hard
-loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, encoding, baselines, ...) and
+Tables: ``runs`` (one row per run, with its ``owner``), ``metrics`` (per run, phase, start, stage and epoch: alpha,
+soft and hard loss), ``artifacts`` (per run, named blobs: model JSON, split, predictions, encoding, baselines, ...),
 ``datasets`` (the training table as Parquet bytes, keyed by its SHA-256 fingerprint, shared by the runs that use it;
-the app also keeps a session's chosen table there with ``put_dataset``, so that a reloaded page finds it again).
+the app also keeps a session's chosen table there with ``put_dataset``, so that a reloaded page finds it again),
+``dataset_owners`` (whose tables they are) and ``review_links`` (a token's digest, its run, expiry and revocation).
+
+Who sees what (``get_core.runs.access``): a store opened here reaches every run (workers, the queue, tests);
+``scoped(scope)`` gives a session's view over the same connection, which reaches one owner's runs and tables only
+(another owner's run raises RunNotFound exactly as a missing one), or through a review link one run read-only (its
+writes raise AccessDenied, a revoked or expired link ReviewLinkInvalid). Every per-run call checks the scope in its
+own transaction (``_status_of``); ``list_runs`` and ``find_dataset`` filter in SQL. The queue's calls
+(``claim_next_run``, ``fail_stale_runs``, the counts) serve every owner whoever calls them.
 
 Who writes what:
-  * the app (pages, through ``launch``): ``create_run`` (a QUEUED run with its parameters and dataset),
-    ``rename_run``, ``request_cancel``, ``delete_run``, and ``add_baselines`` (a finished run that kept a model but
-    no baselines, typically one cancelled while training, gets them once, fitted later on its stored split);
+  * the app (pages, through ``launch``), in the session's scope: ``create_run`` (a QUEUED run with its parameters
+    and dataset), ``rename_run``, ``request_cancel``, ``delete_run``, the review links, and ``add_baselines`` (a
+    finished run that kept a model but no baselines, typically one cancelled while training, gets them once, fitted
+    later on its stored split);
   * the launcher (run by the app, by a worker that ends, or by the queue's supervisor): ``claim_next_run``
-    (QUEUED -> RUNNING, counted against the concurrency limit in the same transaction), ``set_worker_pid``,
-    ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
+    (QUEUED -> RUNNING in the fair order, counted against the concurrency limits in the same transaction),
+    ``set_worker_pid``, ``fail_stale_runs``, and ``set_status`` FAILED for a worker it could not start;
   * the worker of a run, and only while the run is RUNNING: ``record_heartbeat``, ``record_progress`` (progress
     fields and metrics), ``put_artifact``, and ``set_status`` to FINISHED / FAILED / CANCELLED with its results.
 
@@ -38,6 +47,7 @@ the file found later (``get_core.runs.dbfile``); nothing is written to such a fi
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -50,7 +60,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from get_core.runs import dbfile
+from get_core.runs import access, dbfile
+from get_core.runs.access import LOCAL_OWNER, AccessDenied, ReviewLink, ReviewLinkInvalid, Scope
 from get_core.runs.dbfile import DB_ENV
 from get_core.runs.records import (Artifact, InvalidTransition, MetricPoint, Run, RunFinishedError, RunNotFound,
                                    RunStatus, StoreError, StoreReplaced, StoreUnavailable)
@@ -76,8 +87,14 @@ CREATE TABLE IF NOT EXISTS runs (
     created_at REAL NOT NULL, started_at REAL, finished_at REAL, heartbeat_at REAL, worker_pid INTEGER,
     cancel_requested INTEGER NOT NULL DEFAULT 0, progress REAL NOT NULL DEFAULT 0, phase TEXT, stage INTEGER,
     n_stages INTEGER, epoch INTEGER, n_epochs INTEGER, best_hard_r2 REAL, test_r2 REAL, test_rmse REAL,
-    error TEXT);
+    error TEXT, owner TEXT NOT NULL DEFAULT 'local');
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status);
+CREATE TABLE IF NOT EXISTS dataset_owners (
+    fingerprint TEXT NOT NULL REFERENCES datasets(fingerprint) ON DELETE CASCADE, owner TEXT NOT NULL,
+    PRIMARY KEY (fingerprint, owner));
+CREATE TABLE IF NOT EXISTS review_links (
+    digest TEXT PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    created_at REAL NOT NULL, expires_at REAL, revoked_at REAL);
 CREATE TABLE IF NOT EXISTS metrics (
     run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, phase TEXT NOT NULL, start INTEGER NOT NULL,
     stage INTEGER NOT NULL, epoch INTEGER NOT NULL, step INTEGER NOT NULL, alpha REAL, soft_loss REAL,
@@ -90,7 +107,7 @@ CREATE TABLE IF NOT EXISTS artifacts (
 _RUN_COLUMNS = ("run_id", "name", "status", "params", "dataset_name", "dataset_fingerprint", "n_rows", "n_features",
                 "created_at", "started_at", "finished_at", "heartbeat_at", "worker_pid", "cancel_requested",
                 "progress", "phase", "stage", "n_stages", "epoch", "n_epochs", "best_hard_r2", "test_r2",
-                "test_rmse", "error")
+                "test_rmse", "error", "owner")
 
 
 #: Columns added to a table after stores were first written: (table, column, SQL type). A store from before gains them
@@ -106,6 +123,23 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
             except sqlite3.OperationalError as exc:  # another process added it between the check and here
                 if "duplicate column" not in str(exc):
                     raise
+
+
+def _add_owners(conn: sqlite3.Connection) -> None:
+    """A store from before owners gains the ``owner`` column with every run, and every kept table, the local
+    user's: the single-user app's runs stay where they were."""
+    if "owner" not in {row[1] for row in conn.execute("PRAGMA table_info(runs)")}:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(f"ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '{LOCAL_OWNER}'")
+            conn.execute("INSERT OR IGNORE INTO dataset_owners SELECT fingerprint, ? FROM datasets", (LOCAL_OWNER,))
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:  # another process migrated it between the check and here
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if "duplicate column" not in str(exc):
+                raise
+    conn.execute("CREATE INDEX IF NOT EXISTS runs_by_owner ON runs(owner, status)")
 
 
 def default_db_path() -> str:
@@ -126,6 +160,21 @@ class RunStore:
         self._lock = threading.RLock()
         self._conn = self._open()
         self._identity = self._file_identity()  # (device, inode) of the file opened: see ``_check_identity``
+        self._scope: Scope | None = None  # None: every run (workers, the queue, tests); see ``scoped``
+        self._base = self
+
+    def scoped(self, scope: Scope) -> RunStore:
+        """This store as one session may use it: ``scope``'s own runs and tables only (another owner's run reads as
+        one that does not exist), or one run read-only through a review link. It shares this store's connection."""
+        view = copy.copy(self)
+        view._scope = scope
+        return view
+
+    @property
+    def unscoped(self) -> RunStore:
+        """The store every run is reached through: the queue's work (claiming, starting, failing stale runs)
+        serves all owners, whichever session's render calls it."""
+        return self._base
 
     def _open(self) -> sqlite3.Connection:
         """Connect and create the schema, refusing (``StoreUnavailable``) a path that is not, or cannot become, a
@@ -146,6 +195,7 @@ class RunStore:
                 conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(_SCHEMA)  # executescript commits on its own; the DDL is idempotent
             _add_missing_columns(conn)
+            _add_owners(conn)
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except BaseException as exc:
             if conn is not None:
@@ -207,17 +257,55 @@ class RunStore:
         with self._transaction() as db:
             return db.execute(f"SELECT 1 FROM runs WHERE {where} LIMIT 1", args).fetchone() is not None
 
-    @staticmethod
-    def _status_of(db: sqlite3.Connection, run_id: int) -> RunStatus:
-        row = db.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    def _status_of(self, db: sqlite3.Connection, run_id: int, *, write: bool = False) -> RunStatus:
+        """The run's status, when this store's scope reaches it: another owner's run is RunNotFound, as a missing
+        one; a review link reaches its one run, and ``write`` not at all (AccessDenied)."""
+        row = db.execute("SELECT status, owner FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        scope = self._scope
+        if scope is not None and scope.read_only:
+            if self._review_run(db) != run_id:
+                row = None
+            elif write:
+                raise AccessDenied("A review link shows its run read-only: training, renaming, cancelling, "
+                                   "deleting and sharing are for the run's owner.")
+        elif scope is not None and row is not None and row[1] != scope.owner:
+            row = None
         if row is None:
             raise RunNotFound(f"Run {run_id} does not exist (it may have been deleted).")
         return RunStatus(row[0])
 
+    def _review_run(self, db: sqlite3.Connection) -> int:
+        """The run this store's review link opens; ReviewLinkInvalid once it is revoked or expired."""
+        row = db.execute("SELECT run_id FROM review_links WHERE digest = ? AND revoked_at IS NULL AND "
+                         "(expires_at IS NULL OR expires_at > ?)",
+                         (access.token_digest(self._scope.review_token), time.time())).fetchone()
+        if row is None:
+            raise ReviewLinkInvalid()
+        return int(row[0])
+
+    def _owner(self, owner: str | None = None) -> str:
+        """Whose a new run or table is: the scope's owner (a review link owns nothing), else ``owner`` (tests,
+        scripts), else the local user."""
+        if self._scope is None:
+            return owner or LOCAL_OWNER
+        if self._scope.read_only:
+            raise AccessDenied("A review link shows one run read-only: sign in to train or keep tables of your own.")
+        if owner is not None and owner != self._scope.owner:
+            raise AccessDenied("A session keeps runs and tables in its own workspace only.")
+        return self._scope.owner
+
+    def _visible(self, db: sqlite3.Connection) -> tuple[str, tuple]:
+        """A WHERE clause (and its arguments) for the runs this store's scope reaches."""
+        if self._scope is None:
+            return "1", ()
+        if self._scope.read_only:
+            return "run_id = ?", (self._review_run(db),)
+        return "owner = ?", (self._scope.owner,)
+
     def _require_running(self, db: sqlite3.Connection, run_id: int) -> None:
         """A worker's write: RunFinishedError on a finished run (the worker stops), InvalidTransition on one that
         has not started."""
-        status = self._status_of(db, run_id)
+        status = self._status_of(db, run_id, write=True)
         if status.is_finished():
             raise RunFinishedError(f"Run {run_id} is {status.value}; finished runs are immutable.")
         if status is not RunStatus.RUNNING:
@@ -225,21 +313,32 @@ class RunStore:
 
     # ------------------------------------------------------------------------------------------ app writes
     def create_run(self, params: Mapping[str, Any], dataset: bytes, dataset_name: str, *, n_rows: int,
-                   n_features: int, name: str | None = None, media_type: str = PARQUET) -> int:
-        """Queue a new run; ``dataset`` (the training table) is stored once per fingerprint. A ``name`` another run
-        has gets a suffix (" (2)", " (3)"...), so that the Runs page's pickers tell the runs apart."""
+                   n_features: int, name: str | None = None, media_type: str = PARQUET, owner: str | None = None,
+                   max_queued: int | None = None) -> int:
+        """Queue a new run of this store's owner (``owner`` for an unscoped store; else the local user's);
+        ``dataset`` (the training table) is stored once per fingerprint. A ``name`` another of the owner's runs has
+        gets a suffix (" (2)", " (3)"...), so that the Runs page's pickers tell the runs apart. StoreError when the
+        owner already has ``max_queued`` runs waiting."""
+        owner = self._owner(owner)
         digest = hashlib.sha256(dataset).hexdigest()  # equals get_core.data.columns.fingerprint
         now = time.time()
         with self._transaction(write=True) as db:
+            waiting = db.execute("SELECT COUNT(*) FROM runs WHERE owner = ? AND status = ?",
+                                 (owner, RunStatus.QUEUED.value)).fetchone()[0]
+            if max_queued is not None and waiting >= max_queued:
+                raise StoreError(f"You already have {waiting} runs waiting (at most {max_queued} per user on this "
+                                 "server): wait for one to start, or cancel one on the Runs page.")
             db.execute("INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?)",
                        (digest, dataset_name, media_type, dataset, now))
+            db.execute("INSERT OR IGNORE INTO dataset_owners VALUES (?, ?)", (digest, owner))
             cursor = db.execute(
                 "INSERT INTO runs (name, status, params, dataset_name, dataset_fingerprint, n_rows, n_features, "
-                "created_at) VALUES ('', ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, owner) VALUES ('', ?, ?, ?, ?, ?, ?, ?, ?)",
                 (RunStatus.QUEUED.value, json.dumps(dict(params), sort_keys=True), dataset_name, digest,
-                 int(n_rows), int(n_features), now))
+                 int(n_rows), int(n_features), now, owner))
             run_id = int(cursor.lastrowid)
-            taken = {row[0] for row in db.execute("SELECT name FROM runs WHERE run_id != ?", (run_id,))}
+            taken = {row[0] for row in db.execute("SELECT name FROM runs WHERE run_id != ? AND owner = ?",
+                                                  (run_id, owner))}
             db.execute("UPDATE runs SET name = ? WHERE run_id = ?",
                        (unique_name(name or f"run {run_id}", taken), run_id))
         return run_id
@@ -249,7 +348,7 @@ class RunStore:
         if not name:
             raise StoreError("A run name cannot be empty: type a name.")
         with self._transaction(write=True) as db:
-            self._status_of(db, run_id)
+            self._status_of(db, run_id, write=True)
             db.execute("UPDATE runs SET name = ? WHERE run_id = ?", (name[:200], run_id))
 
     def add_baselines(self, run_id: int, baselines: Mapping[str, Any]) -> None:
@@ -257,7 +356,7 @@ class RunStore:
         before fitting them); StoreError for a run still going, without a model, or with baselines already."""
         blob = json.dumps(baselines, allow_nan=False).encode("utf-8")
         with self._transaction(write=True) as db:
-            status = self._status_of(db, run_id)
+            status = self._status_of(db, run_id, write=True)
             names = {r[0] for r in db.execute("SELECT name FROM artifacts WHERE run_id = ?", (run_id,))}
             if not status.is_finished() or "model" not in names or "baselines" in names:
                 raise StoreError(f"Run {run_id} cannot take baselines now: only a finished run with a model and no "
@@ -267,7 +366,7 @@ class RunStore:
     def request_cancel(self, run_id: int) -> RunStatus:
         """Cancel a QUEUED run at once; ask a RUNNING run's worker to stop (it keeps its best model so far)."""
         with self._transaction(write=True) as db:
-            status = self._status_of(db, run_id)
+            status = self._status_of(db, run_id, write=True)
             if status is RunStatus.QUEUED:
                 db.execute("UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
                            (RunStatus.CANCELLED.value, time.time(), "Cancelled before it started.", run_id))
@@ -279,7 +378,7 @@ class RunStore:
     def delete_run(self, run_id: int) -> None:
         """Remove a finished run with its metrics and artifacts (and its dataset if no other run uses it)."""
         with self._transaction(write=True) as db:
-            status = self._status_of(db, run_id)
+            status = self._status_of(db, run_id, write=True)
             if not status.is_finished():
                 raise StoreError(f"Run {run_id} is {status.value}: cancel it first, then delete it.")
             fingerprint = db.execute("SELECT dataset_fingerprint FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0]
@@ -291,50 +390,97 @@ class RunStore:
     def put_dataset(self, dataset: bytes, name: str, media_type: str = PARQUET) -> str:
         """Keep a table no run may use yet (a session's chosen data, found again after a reload by
         ``find_dataset``); returns its fingerprint. Tables no run uses go ``KEEP_UNUSED_DATASET_S`` after their
-        last put."""
+        last put. The table is this store's owner's: ``find_dataset`` finds it for that owner only."""
+        owner = self._owner()
         digest = hashlib.sha256(dataset).hexdigest()
         now = time.time()
         with self._transaction(write=True) as db:
             _drop_old_unused_datasets(db, now)
             db.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?) ON CONFLICT(fingerprint) DO UPDATE SET "
                        "created_at = excluded.created_at", (digest, name, media_type, dataset, now))
+            db.execute("INSERT OR IGNORE INTO dataset_owners VALUES (?, ?)", (digest, owner))
         return digest
 
     def find_dataset(self, prefix: str) -> Artifact:
-        """The stored table whose fingerprint starts with ``prefix`` (at least 8 hex digits); StoreError in words
-        when there is none, or more than one."""
+        """The stored table of this store's owner whose fingerprint starts with ``prefix`` (at least 8 hex digits);
+        StoreError in words when there is none, or more than one (another owner's table is none)."""
         prefix = str(prefix).strip().lower()
         if not 8 <= len(prefix) <= 64 or any(c not in "0123456789abcdef" for c in prefix):
             raise StoreError(f"'{prefix[:70]}' is not a dataset fingerprint (8 to 64 hex digits).")
+        mine, args = ("", ()) if self._scope is None else (
+            " AND fingerprint IN (SELECT fingerprint FROM dataset_owners WHERE owner = ?)", (self._owner(),))
         with self._transaction() as db:
             rows = db.execute("SELECT name, media_type, data, created_at FROM datasets WHERE fingerprint >= ? AND "
-                              "fingerprint < ? LIMIT 2", (prefix, prefix + "g")).fetchall()
+                              f"fingerprint < ?{mine} LIMIT 2", (prefix, prefix + "g", *args)).fetchall()
         if len(rows) != 1:
             raise StoreError(f"No single stored dataset has the fingerprint {prefix}: "
                              + ("it may have been deleted with its runs." if not rows else "it is ambiguous."))
         return Artifact(rows[0][0], rows[0][1], bytes(rows[0][2]), rows[0][3])
 
+    # ------------------------------------------------------------------------------------------ review links
+    def create_review_link(self, run_id: int, expires_in: float | None = None) -> str:
+        """A new read-only link to one of the owner's runs (``expires_in`` seconds, or until revoked); returns the
+        token, which is stored only as its digest: the owner sees it this once."""
+        if expires_in is not None and not expires_in > 0:
+            raise StoreError("A review link's lifetime must be a positive number of seconds (or none).")
+        token, now = access.new_token(), time.time()
+        with self._transaction(write=True) as db:
+            self._status_of(db, run_id, write=True)
+            db.execute("INSERT INTO review_links VALUES (?, ?, ?, ?, NULL)",
+                       (access.token_digest(token), run_id, now, None if expires_in is None else now + expires_in))
+        return token
+
+    def list_review_links(self, run_id: int) -> list[ReviewLink]:
+        """The run's review links, newest first (revoked and expired ones too, so the owner sees what happened)."""
+        with self._transaction() as db:
+            self._status_of(db, run_id, write=True)
+            rows = db.execute("SELECT digest, run_id, created_at, expires_at, revoked_at FROM review_links "
+                              "WHERE run_id = ? ORDER BY created_at DESC", (run_id,)).fetchall()
+        return [ReviewLink(row[0][:12], *row[1:]) for row in rows]
+
+    def revoke_review_link(self, run_id: int, link_id: str) -> None:
+        """Stop a review link of the run (``link_id`` from ``list_review_links``) from working, at once."""
+        with self._transaction(write=True) as db:
+            self._status_of(db, run_id, write=True)
+            db.execute("UPDATE review_links SET revoked_at = COALESCE(revoked_at, ?) WHERE run_id = ? AND "
+                       "substr(digest, 1, 12) = ?", (time.time(), run_id, str(link_id)))
+
+    def review_run_id(self, token: str) -> int:
+        """The run a review link opens; ReviewLinkInvalid (one sentence) when revoked, expired or unknown."""
+        with self._transaction() as db:
+            return self.scoped(Scope(review_token=str(token)))._review_run(db)
+
     # ------------------------------------------------------------------------------------------ launcher writes
-    def claim_next_run(self, max_running: int) -> Run | None:
-        """Move the oldest QUEUED run to RUNNING if fewer than ``max_running`` runs are RUNNING; else None."""
+    def claim_next_run(self, max_running: int, max_running_per_owner: int | None = None) -> Run | None:
+        """Move the next QUEUED run in the fair order (``access.fair_next``: every owner's first run before
+        anyone's second) to RUNNING if fewer than ``max_running`` runs are RUNNING, and fewer than
+        ``max_running_per_owner`` of its owner's; else None. Every owner's: the queue serves them all."""
         now = time.time()
         if not self._exists("status = ?", (RunStatus.QUEUED.value,)):  # the common case: skip the write lock
             return None
         with self._transaction(write=True) as db:
-            running = db.execute("SELECT COUNT(*) FROM runs WHERE status = ?", (RunStatus.RUNNING.value,))
-            if running.fetchone()[0] >= max_running:
+            running = dict(db.execute("SELECT owner, COUNT(*) FROM runs WHERE status = ? GROUP BY owner",
+                                      (RunStatus.RUNNING.value,)).fetchall())
+            if sum(running.values()) >= max_running:
                 return None
-            row = db.execute("SELECT run_id FROM runs WHERE status = ? ORDER BY run_id LIMIT 1",
-                             (RunStatus.QUEUED.value,)).fetchone()
-            if row is None:
+            queued = db.execute("SELECT run_id, owner, created_at FROM runs WHERE status = ? ORDER BY run_id",
+                                (RunStatus.QUEUED.value,)).fetchall()
+            if not queued:
                 return None
-            self._start(db, row[0], now)
-            return self._get(db, row[0])
+            waited_since = min(row[2] for row in queued)
+            served = dict(db.execute(
+                "SELECT owner, COUNT(*) FROM runs WHERE started_at IS NOT NULL AND (finished_at IS NULL OR "
+                "finished_at >= ?) GROUP BY owner", (waited_since,)).fetchall())
+            run_id = access.fair_next([row[:2] for row in queued], served, running, max_running_per_owner)
+            if run_id is None:
+                return None
+            self._start(db, run_id, now)
+            return self._get(db, run_id)
 
     def start_run(self, run_id: int) -> Run:
         """QUEUED -> RUNNING for this run regardless of the queue (a worker started by hand, tests)."""
         with self._transaction(write=True) as db:
-            status = self._status_of(db, run_id)
+            status = self._status_of(db, run_id, write=True)
             if status.is_finished():
                 raise RunFinishedError(f"Run {run_id} is already {status.value}; finished runs are immutable.")
             if status is not RunStatus.QUEUED:
@@ -411,7 +557,7 @@ class RunStore:
         status = RunStatus(status)
         now = time.time()
         with self._transaction(write=True) as db:
-            current = self._status_of(db, run_id)
+            current = self._status_of(db, run_id, write=True)
             if current.is_finished():
                 raise RunFinishedError(f"Run {run_id} is already {current.value}; finished runs are immutable.")
             if not current.can_become(status):
@@ -428,17 +574,18 @@ class RunStore:
     # ------------------------------------------------------------------------------------------ reads
     def get_run(self, run_id: int) -> Run:
         with self._transaction() as db:
+            self._status_of(db, run_id)
             return self._get(db, run_id)
 
     def list_runs(self, statuses: Sequence[RunStatus] | None = None) -> list[Run]:
-        """Runs, newest first, optionally only those with the given statuses."""
-        query = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs"
-        args: tuple = ()
-        if statuses:
-            query += f" WHERE status IN ({', '.join('?' * len(statuses))})"
-            args = tuple(RunStatus(s).value for s in statuses)
+        """The runs this store's scope reaches, newest first, optionally only those with the given statuses."""
+        query = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE "
         with self._transaction() as db:
-            return [_to_run(row) for row in db.execute(query + " ORDER BY run_id DESC", args)]
+            where, args = self._visible(db)
+            if statuses:
+                where += f" AND status IN ({', '.join('?' * len(statuses))})"
+                args += tuple(RunStatus(s).value for s in statuses)
+            return [_to_run(row) for row in db.execute(query + where + " ORDER BY run_id DESC", args)]
 
     def has_active_runs(self) -> bool:
         """Whether any run is QUEUED or RUNNING (the queue has work, or a worker to watch)."""

@@ -69,11 +69,11 @@ def server_log(db: Path) -> Path:
 
 
 @contextmanager
-def serve_app(db: Path) -> Iterator[str]:
-    """The app against run store ``db``; yields its base URL and stops the server afterwards. The server's output
-    goes to ``server_log(db)``."""
+def serve_app(db: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """The app against run store ``db`` (with ``env`` added to its environment); yields its base URL and stops the
+    server afterwards. The server's output goes to ``server_log(db)``."""
     port = free_port()
-    env = {**os.environ, "GET_EXPLORER_DB": str(db)}
+    env = {**os.environ, **(env or {}), "GET_EXPLORER_DB": str(db)}
     with open(server_log(db), "ab") as log:
         process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
                                     f"--server.port={port}", "--server.address=127.0.0.1",
