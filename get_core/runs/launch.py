@@ -101,7 +101,7 @@ def fill_slots(store: RunStore) -> list[int]:
     store = store.unscoped
     if not store.is_file:  # a worker process cannot see an in-memory database
         return []
-    store.fail_stale_runs()
+    store.fail_stale_runs(cause=lambda run_id: store_trouble(log_path(store, f"run-{run_id}")))
     if dask_scheduler():  # the supervisor's relay hands queued runs to the cluster (get_core.runs.remote)
         return []
     started = []
@@ -153,6 +153,26 @@ def try_lock(path: Path) -> int | None:
 def store_env(store: RunStore) -> dict[str, str]:
     """What a spawned process needs to open the same store with the same heartbeat grace."""
     return {DB_ENV: str(Path(store.path).resolve()), GRACE_ENV: repr(store.heartbeat_grace)}
+
+
+#: What a worker's heartbeat thread logs when the store refuses a heartbeat (``worker.Heartbeat``): the store's own
+#: sentence follows it.
+HEARTBEAT_REFUSED = ": heartbeat not written: "
+#: How much of a worker's log end ``store_trouble`` reads: its last lines, never the whole file.
+LOG_TAIL_BYTES = 64 * 1024
+
+
+def store_trouble(log: Path) -> str | None:
+    """The store's last refusal of a heartbeat in a worker's ``log`` (the store made unwritable, a full disk), so a
+    run failed as stale names that cause rather than a crash; None when its log says no such thing."""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+            tail = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    refused = [line.split(HEARTBEAT_REFUSED, 1)[1].strip() for line in tail.splitlines() if HEARTBEAT_REFUSED in line]
+    return refused[-1] if refused else None
 
 
 def log_path(store: RunStore, name: str) -> Path:

@@ -58,7 +58,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from get_core.runs import access, dbfile
 from get_core.runs.access import LOCAL_OWNER, AccessDenied, ReviewLink, ReviewLinkInvalid, Scope
@@ -498,8 +498,11 @@ class RunStore:
             self._require_running(db, run_id)
             db.execute("UPDATE runs SET worker_pid = ? WHERE run_id = ?", (int(pid), run_id))
 
-    def fail_stale_runs(self, now: float | None = None) -> list[int]:
-        """Mark FAILED every RUNNING run whose heartbeat is older than the grace period; returns their ids."""
+    def fail_stale_runs(self, now: float | None = None,
+                        cause: Callable[[int], str | None] | None = None) -> list[int]:
+        """Mark FAILED every RUNNING run whose heartbeat is older than the grace period; returns their ids.
+        ``cause(run_id)``, when given, says why a run's worker fell silent where it knows (its heartbeats could not
+        be written: the store was unwritable); the run's error then names it instead of a crash."""
         now = time.time() if now is None else now
         stale = (RunStatus.RUNNING.value, now - self.heartbeat_grace)
         if not self._exists("status = ? AND heartbeat_at < ?", stale):  # the common case: skip the write lock
@@ -510,9 +513,12 @@ class RunStore:
                               stale).fetchall()
             for run_id, beat in rows:
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(beat))
-                reason = (f"Interrupted: the worker stopped sending heartbeats at {stamp} (silent for more than "
+                known = cause(run_id) if cause is not None else None
+                reason = (f"Interrupted: the worker's heartbeats could not be written after {stamp}: {known} "
+                          "Make the run store writable again, then start the run again." if known else
+                          f"Interrupted: the worker stopped sending heartbeats at {stamp} (silent for more than "
                           f"{self.heartbeat_grace:g} s). It was killed, crashed, or the machine restarted; "
-                          "start the run again." + disk)
+                          "start the run again.") + disk
                 db.execute("UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
                            (RunStatus.FAILED.value, now, reason, run_id))
         return [row[0] for row in rows]

@@ -80,7 +80,7 @@ class Heartbeat(threading.Thread):
                 self.cancel.set()
                 return
             except StoreUnavailable as exc:  # the file's trouble (a lock held too long, a full disk): try again
-                print(f"run {self.run_id}: heartbeat not written: {exc}", file=sys.stderr, flush=True)
+                print(f"run {self.run_id}{launch.HEARTBEAT_REFUSED}{exc}", file=sys.stderr, flush=True)
             except StoreError:  # finished by someone else, or deleted
                 self.lost.set()
                 self.cancel.set()

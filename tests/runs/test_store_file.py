@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -224,3 +225,30 @@ def test_a_worker_failure_on_a_full_disk_names_the_disk():
     from get_core.runs.training import describe
 
     assert describe(OSError(errno.ENOSPC, "No space left on device")).startswith("The disk is full")
+
+
+def test_a_run_whose_heartbeats_the_store_refused_fails_naming_that_cause_not_a_crash(tmp_path):
+    """Issue 50: a store made unwritable under a running run ended it as "the worker stopped sending heartbeats",
+    which reads as a crash; the worker logs each refused heartbeat with the store's sentence, and the run's error
+    names the last one once the store takes writes again."""
+    from get_core.runs import launch
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = store.create_run({"config": {}}, b"data", "t.csv", n_rows=1, n_features=1)
+    store.start_run(run_id)
+    log = launch.log_path(store, f"run-{run_id}")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    refusal = "The run store runs.sqlite cannot be written (attempt to write a readonly database)."
+    log.write_text("x" * (2 * launch.LOG_TAIL_BYTES) + "\n"  # an old, long log: only its end is read
+                   + f"run {run_id}{launch.HEARTBEAT_REFUSED}first trouble\n"
+                   + f"run {run_id}{launch.HEARTBEAT_REFUSED}{refusal}\n")
+    assert launch.store_trouble(log) == refusal
+    assert launch.store_trouble(tmp_path / "no-such.log") is None
+    later = time.time() + 10 * store.heartbeat_grace
+    assert store.fail_stale_runs(now=later, cause=lambda rid: launch.store_trouble(launch.log_path(store, f"run-{rid}")))
+    error = store.get_run(run_id).error
+    assert refusal in error and "could not be written" in error and "crashed" not in error
+    other = store.create_run({"config": {}}, b"data", "t.csv", n_rows=1, n_features=1)
+    store.start_run(other)  # no log at all: the plain sentence
+    store.fail_stale_runs(now=later + 1, cause=lambda rid: launch.store_trouble(launch.log_path(store, f"run-{rid}")))
+    assert "stopped sending heartbeats" in store.get_run(other).error
