@@ -22,6 +22,7 @@ import graphviz
 import numpy as np
 
 from get_core.errors import GETExplorerError
+from get_core.model import prune
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 from get_core.views.diagram_content import (CLASS_PALETTE, DiagramOptions, class_color, hidden_count, leaf_colors,
@@ -41,6 +42,9 @@ READABLE = 0.6
 MAX_OPEN_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 ASSETS = Path(__file__).with_name("diagram_component")
 BRANCH_FILL = "#f7f7f7"
+#: A split's edges: its written condition holds (left) or not. Words, not "≤" / ">": a split written "cylinders ≥ 4.5"
+#: (a negative weight) sends its "≥" side left, so symbols on the edges would contradict the condition above them.
+EDGE_LABELS = ("yes", "no")
 BAR_WIDTH = 96  # points: a class leaf's bar of class shares
 SELECTED_COLOR = "#d62728"
 _NODE_STATEMENT = re.compile(r"^\tn\d+ \[", re.M)  # one per node in to_dot's output; no text holds a line break
@@ -162,8 +166,8 @@ def _leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[s
 
 # ---------------------------------------------------------------------------------------------- DOT
 def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> graphviz.Digraph:
-    """The diagram as a ``graphviz.Digraph``: HTML-like labels, node ids ``get-node-<t>``, edges labelled ``≤`` /
-    ``>``. The package quotes every identifier and attribute; ``escape_dot_string`` and ``escape_html_label`` make
+    """The diagram as a ``graphviz.Digraph``: HTML-like labels, node ids ``get-node-<t>``, edges labelled
+    ``EDGE_LABELS``. The package quotes every identifier and attribute; ``escape_dot_string`` and ``escape_html_label`` make
     user-given text show verbatim inside those quotes."""
     shown = visible_nodes(tree, options)
     shown_set = set(shown)
@@ -186,7 +190,9 @@ def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> g
         graph.node(f"n{node}", f"<{node_label(tree, node, options, hidden)}>",
                    _attributes=_node_attributes(tree, node, options, colors, hidden))
     for node in shown:
-        for child, text in ((2 * node, labels.LEQ), (2 * node + 1, ">")):
+        if tree.is_leaf(node):
+            continue
+        for child, text in zip(prune.shown_children(tree, node), EDGE_LABELS):
             if child in shown_set:
                 graph.edge(f"n{node}", f"n{child}", label=text, id=f"get-edge-{node}-{child}",
                            _attributes=_path_edge(options, node, child))

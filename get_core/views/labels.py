@@ -30,6 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
+from get_core.model import prune
 from get_core.model.tree import ObliqueTree
 
 MINUS = "\u2212"
@@ -264,10 +265,11 @@ def path_to(node: int) -> list[int]:
 
 def path_rules(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int | None = 3,
                unicode: bool = True) -> list[str]:
-    """The conditions a row satisfies to reach ``node``, one per ancestor, root first."""
+    """The conditions a row satisfies to reach ``node``, one per ancestor that decides (a pass-through, which every
+    row passes, is no condition: ``model.prune``), root first."""
     path = path_to(node)
     return [split_text(tree, parent, digits, max_terms, unicode, go_right=bool(child % 2))
-            for parent, child in zip(path, path[1:])]
+            for parent, child in zip(path, path[1:]) if prune.passes_to(tree, parent) is None]
 
 
 def node_kind(tree: ObliqueTree, node: int) -> str:
