@@ -161,8 +161,8 @@ def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selecte
     colours = (f"nodes are filled with the colour of their class ({diagram.class_legend(tree).removeprefix('fill: ')}"
                "), each leaf names its class and the shares of every class" if tree.is_classifier else
                "leaves are coloured from low (blue) to high (orange) predictions")
-    cols[1].caption("Click a node to select it. Left branch (\u2264) when the weighted sum is at most the "
-                    f"threshold; {common.plain(colours)}. Hover for every term of a split.")
+    cols[1].caption("Click a node to select it. A split's rows take its \"yes\" branch when its condition holds, "
+                    f"else its \"no\" branch; {common.plain(colours)}. Hover for every term of a split.")
     downloads = st.columns(3)
     common.download(downloads[0], "DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
     common.download(downloads[1], "SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
@@ -213,8 +213,9 @@ def _node_panel(source: ModelSource, selected: int) -> None:
                                                  results.y_test, results.target), key="leaf_fit")
     with tabs[2]:
         _forest_tab(tree, selected, results, x_std)
-    _teaching_link()
-    if kind != "branch":
+    if kind == "branch":
+        _teaching_link()
+    else:
         what_if_ui.way_into_leaf(tree, selected, results.X_train if has_data else None,
                                  results.encoding if results is not None else model_file.model_encoding(tree))
 
@@ -258,7 +259,8 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
             row = class_node.forest_rows(tree, selected, X_test, y_test, forest["test_predictions"])
             st.dataframe(pd.DataFrame([{k: ("–" if v is None else f"{v:.1%}") if "accuracy" in k else v
                                         for k, v in row.items()}]), hide_index=True, key="class_forest")
-    _teaching_link()
+    if not tree.is_leaf(selected):
+        _teaching_link()
 
 
 def _class_terms(tree: ObliqueTree, selected: int, X_train, categories: tuple[str, ...]) -> None:

@@ -15,6 +15,7 @@ from hypothesis.extra.numpy import arrays
 
 from get_core import GETClassifier, GETRegressor, export
 from get_core.model import codegen, model_file, prune
+from get_core.model.counterfactual import CounterfactualError, counterfactual
 from get_core.views import diagram, diagram_content, explain, labels, summary
 from tests.test_export import _leaf_by_rules
 from tests.trees import make_class_tree, make_tree
@@ -146,3 +147,14 @@ def test_the_diagram_draws_a_pass_through_s_live_child_in_its_place_with_yes_no_
     assert "n1 " not in dot and "n3 " not in dot and re.findall(r"n(\d+) -> n(\d+)", dot) == [("2", "4"), ("2", "5")]
     assert re.findall(r'label=(\w+)', dot.split("n2 -> n4", 1)[1]) [:2] == ["yes", "no"]
     assert tree.n_parameters == 1 * 3 + 2 and labels.path_rules(tree, 4)[0] == labels.split_text(tree, 2)
+
+
+def test_counterfactuals_answer_in_live_leaves_and_refuse_the_dead_side_in_a_sentence():
+    tree, X, _ = make_class_tree(depth=3, p=2, seed=4, empty_subtree=True)  # the root sends every row left
+    tree = prune.collapse_dead_splits(tree, X)
+    live = set(prune.live_leaves(tree).tolist())
+    for goal in {tree.classes[k] for k in tree.leaf_class_index[np.array(sorted(live)) - tree.n_leaves]}:
+        answer = counterfactual(tree, X[0], goal)
+        assert answer.leaf in live and answer.prediction == goal
+    with pytest.raises(CounterfactualError):
+        counterfactual(tree, X[0], leaf=tree.n_nodes)  # the last leaf: on the root's dead right side
