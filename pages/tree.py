@@ -159,7 +159,8 @@ def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selecte
                          on_change=lambda: st.query_params.__setitem__("node", str(st.session_state["node_pick"])),
                          help="Click a node in the diagram, or type its number (root 1; children of t: 2t, 2t+1).")
     colours = (f"nodes are filled with the colour of their class ({diagram.class_legend(tree).removeprefix('fill: ')}"
-               "), each leaf names its class and the shares of every class" if tree.is_classifier else
+               f"), each leaf names its class and the shares of every class ({labels.SMOOTHED_SHARES})"
+               if tree.is_classifier else
                "leaves are coloured from low (blue) to high (orange) predictions")
     cols[1].caption("Click a node to select it. A split's rows take its \"yes\" branch when its condition holds, "
                     f"else its \"no\" branch; {common.plain(colours)}. Hover for every term of a split.")
@@ -187,6 +188,7 @@ def _node_panel(source: ModelSource, selected: int) -> None:
         st.markdown("**Leaf prediction**:")
         st.code("class " + labels.leaf_text(tree, selected) + "\nprobabilities " + labels.shares_text(
             tree, labels.node_shares(tree, selected), max_classes=None), language=None)
+        st.caption(labels.SMOOTHED_SHARES[0].upper() + labels.SMOOTHED_SHARES[1:] + ".")
     else:
         st.markdown("**Leaf model**:")
         st.code("y = " + labels.leaf_text(tree, selected, digits=4, max_terms=None), language=None)

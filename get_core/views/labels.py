@@ -210,6 +210,12 @@ def class_name(label: object, max_len: int | None = None) -> str:
     return shorten(str(label), max_len)
 
 
+#: Why a leaf whose training rows are all one class does not read 100% (``engine.classes.SMOOTHING``), said beside
+#: leaf shares wherever they are shown.
+SMOOTHED_SHARES = ("each leaf's class shares are smoothed by one extra row spread evenly over the classes, so no "
+                   "leaf claims 0% or 100% from its training rows alone")
+
+
 def percent(share: float) -> str:
     """A share in [0, 1] as a percentage with at most one decimal: ``80%``, ``33.3%``, ``0.4%``; ``<0.1%`` for a share
     too small to show but not zero, so that no class with rows reads as 0%."""

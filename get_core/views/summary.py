@@ -184,7 +184,7 @@ class Summary:
         if self.largest is not None:
             g = self.largest
             text += (f"; the largest group, leaf {g.leaf} with {g.rows:,} training row{_s(g.rows)}, predicts "
-                     f"'{g.label}' with probability {labels.percent(g.share)}")
+                     f"'{g.label}' with probability {labels.percent(g.share)} ({labels.SMOOTHED_SHARES})")
         return text + "."
 
     def _class_comparison(self) -> str:
