@@ -44,13 +44,16 @@ def _runs_table(active: bool) -> None:
     @common.guarded
     def table() -> None:
         runs = common.get_store().list_runs()
+        # widths that keep every column in a 1,400 px window (the last ones were cut, issue 48)
         st.dataframe(pd.DataFrame([_row(r) for r in runs]), hide_index=True, column_config={
             "id": st.column_config.NumberColumn(width="small"),
+            "test score": st.column_config.TextColumn(width="medium"),
+            "status": st.column_config.TextColumn(width="small"),
             "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0, format="percent",
                                                         width="small"),
-            "rows": st.column_config.NumberColumn(format="localized"),
-            "test R²": st.column_config.NumberColumn(format="%.4f"),
-            "test RMSE": st.column_config.NumberColumn(format="%.4g")})
+            "rows": st.column_config.NumberColumn(format="localized", width="small"),
+            "budget": st.column_config.TextColumn(width="small"),
+            "duration": st.column_config.TextColumn(width="small")})
         if active and all(r.status.is_finished() for r in runs):
             st.rerun()
 
@@ -61,13 +64,22 @@ def _row(run: Run) -> dict:
     config = run.params.get("config", {})
     duration = run.duration()
     return {"id": run.run_id, "name": run.name,
-            "test R²": run.test_r2, "test RMSE": run.test_rmse,  # the key columns first: clipped last (issue 35)
+            "test score": _test_score(run),  # the key column first: clipped last (issue 35)
             "status": run.status.value.lower(), "progress": run.progress, "dataset": run.dataset_name,
             "rows": run.n_rows,
             "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}",  # one column: the table fits
             "budget": _budget(config),
             "duration": format_seconds(duration) if duration is not None else "",
             "created": pd.Timestamp(run.created_at, unit="s", tz="UTC").tz_convert(None).strftime("%Y-%m-%d %H:%M")}
+
+
+def _test_score(run: Run) -> str:
+    """``R² 0.8123, RMSE 4.321``, a class run's ``accuracy 92.5%``, or a dash before the run has one (a class run
+    has no R²: its empty number columns read "None", issue 48)."""
+    if run.test_r2 is not None or run.test_rmse is not None:
+        return f"R\u00b2 {common.number(run.test_r2)}, RMSE {common.number(run.test_rmse)}"
+    accuracy = (common.get_store().get_json(run.run_id, "class_scores") or {}).get("accuracy")
+    return "\u2013" if accuracy is None else f"accuracy {accuracy:.1%}"
 
 
 def _budget(config: dict) -> str:
@@ -78,7 +90,7 @@ def _budget(config: dict) -> str:
 
 
 def _thousands(value) -> str:
-    return f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{value:,}" if isinstance(value, int) else "\u2013" if value is None else str(value)
 
 
 def _details(run: Run) -> None:
@@ -118,8 +130,7 @@ def _param_table(runs: list[Run]) -> pd.DataFrame:
                    for k, v in _raced(run, _dense_as_any(run.params.get("config", {}))).items()},
                 "depth and features per split": common.describe_choice(run.params),  # as set or chosen for you
                 "target": run.params.get("data", {}).get("target"), "test fraction": run.params.get("test_fraction"),
-                "seed": run.params.get("seed"), "test R²": common.number(run.test_r2),
-                "test RMSE": common.number(run.test_rmse),
+                "seed": run.params.get("seed"), "test score": _test_score(run),
                 "duration": format_seconds(run.duration() or 0)}
         for key, value in flat.items():
             rows.setdefault(key, [None] * len(runs))[i] = "\u2013" if value is None else value
