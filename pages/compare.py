@@ -55,11 +55,9 @@ def compare_page() -> None:
         _compare_classes(results, entry)
         return
     rows = baseline_models.comparison_rows(results.baselines, entry)
-    table = pd.DataFrame(rows).rename(columns=COLUMNS)
+    table = dashed(pd.DataFrame(rows).rename(columns=COLUMNS))
     st.dataframe(table, hide_index=True, column_order=[c for c in COLUMNS.values() if c in table.columns],
-                 column_config={  # thousands separators for the large counts
-        COLUMNS[key]: st.column_config.NumberColumn(format="localized")
-        for key in ("n_parameters", "parameter_bytes", "size_bytes")})
+                 column_config=column_config(table))
     st.caption("Parameters as the paper counts them: CART and each forest tree 2 per branch node (feature and "
                "threshold) and 1 per leaf; the oblique tree p+1 per branch node and 1 per constant leaf (p+1 per "
                "linear leaf). Size: the pickled model object. Prediction time: median of several single-threaded "
@@ -76,13 +74,28 @@ def compare_page() -> None:
         col.plotly_chart(figure, key=f"pva_{name}")
 
 
+def dashed(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each number column that misses a value (HistGradientBoosting's parameters, a fit's seconds
+    not recorded) written as text, a dash where the value is missing: Streamlit writes "None" there."""
+    for column in table.columns:
+        if pd.api.types.is_numeric_dtype(table[column]) and table[column].isna().any():
+            table[column] = ["\u2013" if pd.isna(v) else common.number(v) for v in table[column]]
+    return table
+
+
+def column_config(table: pd.DataFrame) -> dict:
+    """Thousands separators for the large counts that are still numbers (``dashed``), and narrow number columns,
+    so the table's last columns ("Size") are not cut in a 1,400 px window (issue 48)."""
+    large = {COLUMNS[key] for key in ("n_parameters", "parameter_bytes", "size_bytes")}
+    return {column: st.column_config.NumberColumn(format="localized" if column in large else None, width="small")
+            for column in table.columns if column != COLUMNS["name"] and pd.api.types.is_numeric_dtype(table[column])}
+
+
 def _compare_classes(results, entry: dict) -> None:
     """A class run: the scores table, the confusion matrices side by side and the reliability chart."""
     rows = baseline_models.comparison_rows(results.baselines, entry)
-    table = pd.DataFrame(rows)[list(CLASS_COLUMNS)].rename(columns=CLASS_COLUMNS)
-    st.dataframe(table, hide_index=True, key="class_scores", column_config={
-        CLASS_COLUMNS[key]: st.column_config.NumberColumn(format="localized")
-        for key in ("n_parameters", "parameter_bytes", "size_bytes")})
+    table = dashed(pd.DataFrame(rows)[list(CLASS_COLUMNS)].rename(columns=CLASS_COLUMNS))
+    st.dataframe(table, hide_index=True, key="class_scores", column_config=column_config(table))
     binary = len(results.tree.classes) == 2
     st.caption("Accuracy: the share of test rows classified correctly; balanced accuracy: the mean over classes of "
                "each class's share classified correctly; log loss: how well the class probabilities fit (lower is "

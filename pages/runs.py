@@ -111,7 +111,9 @@ def _compare(by_id: dict[int, Run]) -> None:
         st.info("Choose two runs to compare.")
         return
     runs = [common.get_store().get_run(i) for i in chosen]
-    st.dataframe(_param_table(runs), hide_index=False)
+    table = _param_table(runs).rename_axis("setting").reset_index()  # a column of its own: the index was cut
+    st.dataframe(table, hide_index=True, column_config={"setting": st.column_config.TextColumn(width="large"),
+                                                        "same": st.column_config.CheckboxColumn(width="small")})
     for column, run in zip(st.columns(2), runs):
         with column:
             st.markdown(f"**#{run.run_id} {common.plain(run.name)}**")
