@@ -25,6 +25,7 @@ from pages.results_ui import ModelSource
 MAX_LEVELS = diagram.MAX_OPEN_LEVELS  # more levels than this make an unreadable picture; deeper: "Expand"
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
 VIEWS = common.SAVED_VIEWS
+BOX_WIDTH = "tree_box_px"  # session key: the diagram box's width as the browser measured it
 
 
 def tree_page() -> None:
@@ -128,10 +129,10 @@ def _summary(source: ModelSource) -> None:
 
 
 def default_levels(tree: ObliqueTree) -> int:
-    """Levels shown when a tree opens (``diagram.readable_levels``, drawn through this page's cache); the top four
-    when Graphviz cannot draw it."""
+    """Levels shown when a tree opens (``diagram.readable_levels`` for the diagram's box as the browser measured it,
+    drawn through this page's cache); the top four when Graphviz cannot draw it."""
     try:
-        return diagram.readable_levels(tree, render=_svg)
+        return diagram.readable_levels(tree, render=_svg, width_px=_box_width())
     except diagram.GraphvizError:
         return min(tree.depth + 1, 4)
 
@@ -140,6 +141,17 @@ def default_levels(tree: ObliqueTree) -> int:
 @st.cache_data(max_entries=32, show_spinner=False)
 def _svg(dot: str) -> str:
     return diagram.render_svg(dot)
+
+
+def _box_width() -> int:
+    """The diagram box's width in px: as the browser last measured it, else the page's guess for a 1,400 px window."""
+    return int(st.session_state.get(BOX_WIDTH, diagram.OPEN_WIDTH_PX))
+
+
+def _measured(width: int) -> None:
+    """The browser measured the diagram's box: open the tree again with the levels that stay readable in it."""
+    st.session_state[BOX_WIDTH] = width
+    st.session_state.pop("tree_levels", None)  # the slider takes the new default
 
 
 def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selected: int) -> None:
@@ -151,7 +163,7 @@ def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selecte
         st.graphviz_chart(dot)
     else:
         diagram_widget.tree_diagram(diagram.with_node_names(svg, tree), selected, key="tree_diagram",
-                                    on_click=_select)
+                                    on_click=_select, box_width=_box_width(), on_box_width=_measured)
     if st.session_state.get("node_pick") != selected:
         st.session_state["node_pick"] = selected
     cols = st.columns([1, 2])

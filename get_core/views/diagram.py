@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -34,6 +35,7 @@ NODE_ID_PREFIX = "get-node-"
 MAX_DRAWN_NODES = 2047  # a full depth-10 tree; the page draws at most 127 nodes until subtrees are expanded
 MAX_DOT_STRING = 16_000  # bytes; Graphviz (2.43) refuses a quoted string longer than 16384
 SENTENCE_WIDTH = 48  # characters: a short split longer than this breaks before its threshold
+TITLE_WIDTH = 60  # characters a line of the diagram's title holds
 # A tree opens with the levels that fit a box this wide with text at least READABLE of its natural size
 # (``readable_levels``): the Tree page's box is as wide as the page (a 1,400 px window less the sidebar), the report's
 # the window's. READABLE is also the browser side's smallest opening scale (diagram_component/tree.js).
@@ -177,11 +179,13 @@ def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> g
         title += f" ({class_legend(tree)})"
     if rounded_nodes(tree, shown, options.digits):
         title += f" (numbers rounded to {options.digits} significant digits; hover a node for its exact split)"
-    title = escape_dot_string(title)
+    tooltip = escape_dot_string(title)
+    # a title on one line set the picture's width (1,085 px for three nodes of a class tree): wrapped, "\n" centred
+    title = graphviz.nohtml("\\n".join(escape_dot_string(line) for line in textwrap.wrap(title, TITLE_WIDTH)))
     graph = graphviz.Digraph(
         "GET",
         graph_attr={"rankdir": options.rankdir, "nodesep": "0.25", "ranksep": "0.45", "fontname": "Helvetica",
-                    "label": title, "labelloc": "t", "fontsize": "12", "tooltip": title},
+                    "label": title, "labelloc": "t", "fontsize": "12", "tooltip": tooltip},
         node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10",
                    "margin": "0.12,0.06"},
         edge_attr={"fontname": "Helvetica", "fontsize": "9", "arrowsize": "0.6"})
