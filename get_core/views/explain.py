@@ -170,5 +170,5 @@ def _contributions(tree: ObliqueTree, w: np.ndarray, x: np.ndarray, top_k: int) 
 
 def quoted(names: Sequence[str], limit: int = 8) -> str:
     """``'a', 'b' and 3 more``: names for a message, at most ``limit`` of them."""
-    shown = ", ".join(repr(n) for n in list(names)[:limit])
+    shown = ", ".join(repr(str(n)) for n in list(names)[:limit])  # str: numpy's text reads np.str_('a') in repr
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

@@ -363,3 +363,8 @@ def test_the_drop_costs_equal_re_routing_each_dropped_tree_in_full():
         for name, cost in zip(table["feature"], table["r2_cost"]):
             full = node.drop_term(tree, t, by_index[name], rows).predict(rows)
             assert cost == before - r2(targets, full)  # the same rows on the same sides: the same doubles
+
+
+def test_names_in_sentences_read_as_text_even_when_numpy_holds_them():
+    """Issue 48: a sentence read np.str_('B') where the name came out of a numpy array."""
+    assert explain.quoted(np.array(["a", "B"])) == "'a', 'B'"
