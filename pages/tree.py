@@ -13,7 +13,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from get_core.model import codegen, model_file
+from get_core.model import codegen, model_file, prune
 from get_core.model.onnx_graph import to_onnx
 
 from get_core import baselines as baseline_models, export
@@ -70,7 +70,7 @@ def _selected_node(tree: ObliqueTree) -> int:
         chosen = int(st.query_params.get("node", 1))
     except (TypeError, ValueError):
         chosen = 1
-    return chosen if 1 <= chosen <= tree.n_nodes else 1
+    return prune.shown(tree, chosen if 1 <= chosen <= tree.n_nodes else 1)  # a pass-through: its live child
 
 
 def _select(chosen: int) -> None:

@@ -71,6 +71,7 @@ def reveal(tree: ObliqueTree, options: DiagramOptions, node: int) -> DiagramOpti
     """``options`` with the ancestors of ``node`` expanded as needed so that ``node`` is drawn (the view root moves
     to 1 if ``node`` is outside its subtree). Nodes under an empty node stay hidden when empty subtrees are pruned."""
     check_node(tree, node)
+    node = prune.shown(tree, node)  # a pass-through is drawn as its live child
     path = labels.path_to(node)
     if options.root not in path:
         options = replace(options, root=1)
@@ -79,8 +80,8 @@ def reveal(tree: ObliqueTree, options: DiagramOptions, node: int) -> DiagramOpti
         shown = set(visible_nodes(tree, replace(options, expanded=frozenset(expanded))))
         if node in shown:
             break
-        deepest = max(a for a in path if a in shown)
-        if deepest in expanded:  # cannot open further (an empty subtree)
+        deepest = max((a for a in path if a in shown), default=None)
+        if deepest is None or deepest in expanded:  # cannot open further (an empty subtree, a dead side)
             break
         expanded.add(deepest)
     return replace(options, expanded=frozenset(expanded))

@@ -158,3 +158,13 @@ def test_counterfactuals_answer_in_live_leaves_and_refuse_the_dead_side_in_a_sen
         assert answer.leaf in live and answer.prediction == goal
     with pytest.raises(CounterfactualError):
         counterfactual(tree, X[0], leaf=tree.n_nodes)  # the last leaf: on the root's dead right side
+
+
+def test_a_collapsed_root_opens_the_diagram_at_its_live_child_and_reveals_any_node_asked_for():
+    tree, X, _ = make_tree(depth=3, p=2, seed=0, empty_subtree=True)  # every row goes left at the root
+    tree = prune.collapse_dead_splits(tree, X)
+    options = diagram_content.DiagramOptions(levels=2)
+    assert diagram_content.visible_nodes(tree, options)[0] == 2
+    assert 2 in diagram_content.visible_nodes(tree, diagram_content.reveal(tree, options, 1))  # the root: node 2
+    for node in (3, 7, 15):  # the dead side: nothing to open, no error
+        assert diagram_content.reveal(tree, options, node).expanded <= {2, 4, 5}

@@ -266,8 +266,8 @@ def test_compare_two_names_settings_as_the_train_page_does(store):
     at = _page("runs")
     _ok(at)
     table = at.dataframe[-1].value
-    assert {"Starts", "Epochs per alpha stage", "Alpha stages", "L1 penalty"} <= set(table.index)
-    assert not [k for k in table.index if "_" in k], list(table.index)
+    assert {"Starts", "Epochs per alpha stage", "Alpha stages", "L1 penalty"} <= set(table["setting"])
+    assert not [k for k in table["setting"] if "_" in k], list(table["setting"])
 
 
 @pytest.mark.parametrize("value, digits, shown", [
