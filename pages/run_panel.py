@@ -89,7 +89,9 @@ def _panel_body(run: Run) -> None:
     search_ui.search_section(run)  # a run whose depth or features per split are chosen for the user: its chart
     y_scale, fits = target_scale(store, run.run_id), store.get_json(run.run_id, FITS)
     if y_scale is None and not classify and not run.status.is_finished():
-        metrics = []  # its worker writes the scale before training: wait, so the axis never turns MSE -> RMSE
+        # its worker writes the scale before training: until then no curve, and the waiting chart's axis already
+        # names the unit its curves will have (it read "MSE (scaled y)", then "RMSE (target units)")
+        metrics, y_scale = [], 1.0
     curves = functools.partial(loss_curves_figure, metrics, n_epochs=run.n_epochs, n_stages=run.n_stages,
                                y_scale=y_scale, fits=fits, classes=classify)
     figure = curves(shown_fits=main_fits(fits or []))
