@@ -106,16 +106,17 @@ def test_a_search_runs_curves_show_the_chosen_fit_and_its_refit_with_every_fit_f
     assert every["panels"] == [fit["name"] for fit in fits], every  # every fit had a checkpoint: no empty panel
 
 
-def test_the_runs_table_of_class_runs_fits_a_1400_px_window(app):
+@pytest.mark.parametrize("path, tables", [("/runs", 1), (f"/compare?run={TREE}", 2)])
+def test_the_runs_and_compare_tables_fit_a_1400_px_window(app, path, tables):
     url, _ = app
     with browser_page(1400, 1000) as page:
-        _open(page, url, "/runs")
-        grid = page.locator('[data-testid="stDataFrame"]').first
-        grid.wait_for(timeout=180_000)
+        _open(page, url, path)
+        grids = page.locator('[data-testid="stDataFrame"]')
+        grids.nth(tables - 1).wait_for(timeout=180_000)
         page.wait_for_timeout(1000)
-        cut = grid.evaluate("""(frame) => { const s = frame.querySelector('.dvn-scroller');
-            return s ? s.scrollWidth - s.clientWidth : null; }""")
-    assert cut is not None and cut <= 1, cut  # every column in view, no horizontal scroll (its cells: AppTest)
+        cut = [grids.nth(i).evaluate("""(frame) => { const s = frame.querySelector('.dvn-scroller');
+            return s ? s.scrollWidth - s.clientWidth : null; }""") for i in range(tables)]
+    assert all(c is not None and c <= 1 for c in cut), cut  # every column in view: no horizontal scroll
 
 
 def test_an_upload_with_a_column_named_target_chooses_it_and_logs_no_script_run_context(app, tmp_path):

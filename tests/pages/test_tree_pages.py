@@ -126,9 +126,9 @@ def test_tree_page_uses_a_loaded_model_file_without_rows(store, run_id):
 def test_compare_page_lists_get_cart_and_forest(run_id):
     at = _page("compare", run=run_id)
     _ok(at)
-    table = at.dataframe[0].value
-    assert list(table["Model"]) == ["GET", "CART", "Random forest"]
-    assert (table["Parameters"] > 0).all()
+    table, sizes = at.dataframe[0].value, at.dataframe[1].value  # scores, then sizes: each fits 1,400 px
+    assert list(table["Model"]) == list(sizes["Model"]) == ["GET", "CART", "Random forest"]
+    assert (sizes["Parameters"] > 0).all()
 
 
 def test_compare_page_puts_the_sparse_get_tree_beside_the_dense_one_with_features_per_split(store):
@@ -138,7 +138,8 @@ def test_compare_page_puts_the_sparse_get_tree_beside_the_dense_one_with_feature
     _ok(at)
     table = at.dataframe[0].value
     assert list(table["Model"]) == ["GET", "GET, at most 3 features per split", "CART", "Random forest"]
-    widths = dict(zip(table["Model"], table["Features per split (most)"]))
+    sizes = at.dataframe[1].value
+    widths = dict(zip(sizes["Model"], sizes["Features per split (most)"]))
     assert widths["GET"] == 5 and 1 <= widths["GET, at most 3 features per split"] <= 3
     assert widths["CART"] == widths["Random forest"] == 1
     sparse = store.get_json(run_id, "baselines")["models"]["get_sparse"]
