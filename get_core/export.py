@@ -16,7 +16,7 @@ import numpy as np
 
 from get_core import baselines as baseline_models
 from get_core.data.encoding import Encoding
-from get_core.model import codegen
+from get_core.model import codegen, prune
 from get_core.model.model_file import model_json, plain
 from get_core.model.tree import ObliqueTree, refuse_logistic_leaves
 from get_core.views import diagram, diagram_content, labels, summary
@@ -79,6 +79,7 @@ def rule_lines(tree: ObliqueTree, decimals: int | None = None) -> list[str]:
 
 def _add_rules(tree: ObliqueTree, node: int, indent: int, decimals: int | None, out: list[str]) -> None:
     pad = "    " * indent
+    node = prune.shown(tree, node)  # a pass-through decides nothing: its live child's rules stand in its place
     if tree.is_leaf(node) and tree.has_logistic_leaves and tree.logit_coefs[node - tree.n_leaves].any():
         out.extend(_logistic_leaf_rules(tree, node, decimals, pad))
         return
@@ -182,7 +183,7 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
         "<h2>In plain words</h2>",
         "<ul>" + "".join(f"<li>{_shown(s)}</li>" for s in (in_words or summary.summarize(tree)).sentences()) + "</ul>",
         "<h2>Summary</h2>",
-        _html_table([("Depth", tree.depth), ("Leaves", f"{tree.leaf_type} ({tree.n_leaves})"),
+        _html_table([("Depth", tree.depth), ("Leaves", f"{tree.leaf_type} ({len(prune.live_leaves(tree))})"),
                      *([("Classes", ", ".join(labels.class_name(c) for c in tree.classes))] if tree.is_classifier
                        else []),
                      ("Features", tree.n_features), ("Parameters (paper's count)", tree.n_parameters),

@@ -12,12 +12,14 @@ from get_core.runs.store import RunStatus
 from get_core.views import class_compare, node
 from pages import common, results_ui
 
-# The key columns first (the scores, then prediction time): a 1000 px window clipped the last ones (issue 35).
+# The key columns first (the scores, then prediction time): a 1000 px window clipped the last ones (issue 35). The
+# size columns go to a second table (``SIZE``): in one, "Size" was cut in a 1,400 px window (issue 48).
 COLUMNS = {"name": "Model", "r2": "Test R\u00b2", "rmse": "Test RMSE",
            "predict_ms_per_10k": "Prediction ms / 10,000 rows",
            "n_parameters": "Parameters", "features_per_split": "Features per split (most)",
            "parameter_bytes": "Parameter bytes (8 each)", "size_bytes": "Size (bytes, pickled)",
            "fit_seconds": "Fit seconds"}
+SIZE = ("n_parameters", "features_per_split", "parameter_bytes", "size_bytes", "fit_seconds")
 PLOTS_PER_ROW = 2  # four side by side were cut in a 1000 px window (issue 35)
 
 
@@ -54,12 +56,7 @@ def compare_page() -> None:
     if results.tree.is_classifier:
         _compare_classes(results, entry)
         return
-    rows = baseline_models.comparison_rows(results.baselines, entry)
-    table = pd.DataFrame(rows).rename(columns=COLUMNS)
-    st.dataframe(table, hide_index=True, column_order=[c for c in COLUMNS.values() if c in table.columns],
-                 column_config={  # thousands separators for the large counts
-        COLUMNS[key]: st.column_config.NumberColumn(format="localized")
-        for key in ("n_parameters", "parameter_bytes", "size_bytes")})
+    _tables(baseline_models.comparison_rows(results.baselines, entry), COLUMNS, "scores")
     st.caption("Parameters as the paper counts them: CART and each forest tree 2 per branch node (feature and "
                "threshold) and 1 per leaf; the oblique tree p+1 per branch node and 1 per constant leaf (p+1 per "
                "linear leaf). Size: the pickled model object. Prediction time: median of several single-threaded "
@@ -76,13 +73,30 @@ def compare_page() -> None:
         col.plotly_chart(figure, key=f"pva_{name}")
 
 
+def dashed(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each number column that misses a value (HistGradientBoosting's parameters, a fit's seconds
+    not recorded) written as text, a dash where the value is missing: Streamlit writes "None" there."""
+    for column in table.columns:
+        if pd.api.types.is_numeric_dtype(table[column]) and table[column].isna().any():
+            table[column] = ["\u2013" if pd.isna(v) else common.number(v) for v in table[column]]
+    return table
+
+
+def _tables(rows: list[dict], columns: dict[str, str], key: str) -> None:
+    """The models' scores and prediction time, then their sizes and fit times: two tables of ``columns`` (their
+    labels by entry key), each narrow enough for a 1,400 px window; large counts with thousands separators."""
+    table = dashed(pd.DataFrame(rows)[list(columns)].rename(columns=columns))
+    large = {COLUMNS[k] for k in ("n_parameters", "parameter_bytes", "size_bytes")}
+    config = {c: st.column_config.NumberColumn(format="localized") for c in large
+              if c in table.columns and pd.api.types.is_numeric_dtype(table[c])}
+    sizes = [columns[k] for k in SIZE]
+    st.dataframe(table[[c for c in table.columns if c not in sizes]], hide_index=True, key=key)
+    st.dataframe(table[[columns["name"], *sizes]], hide_index=True, key=f"{key}_sizes", column_config=config)
+
+
 def _compare_classes(results, entry: dict) -> None:
     """A class run: the scores table, the confusion matrices side by side and the reliability chart."""
-    rows = baseline_models.comparison_rows(results.baselines, entry)
-    table = pd.DataFrame(rows)[list(CLASS_COLUMNS)].rename(columns=CLASS_COLUMNS)
-    st.dataframe(table, hide_index=True, key="class_scores", column_config={
-        CLASS_COLUMNS[key]: st.column_config.NumberColumn(format="localized")
-        for key in ("n_parameters", "parameter_bytes", "size_bytes")})
+    _tables(baseline_models.comparison_rows(results.baselines, entry), CLASS_COLUMNS, "class_scores")
     binary = len(results.tree.classes) == 2
     st.caption("Accuracy: the share of test rows classified correctly; balanced accuracy: the mean over classes of "
                "each class's share classified correctly; log loss: how well the class probabilities fit (lower is "

@@ -146,7 +146,7 @@ def _explanation(tree: ObliqueTree, x: np.ndarray) -> None:
     else:
         cols[0].metric("Prediction", common.number(result["prediction"], 6))
     cols[1].metric("Leaf", result["leaf"])
-    cols[2].metric("Path", " \u2192 ".join(map(str, result["path"])))
+    cols[2].markdown("Path  \n" + " \u2192 ".join(map(str, result["path"])))  # wraps: a metric cut it to "1 → 2 → …"
     steps = pd.DataFrame([{
         "node": s["node"], "goes": s["direction"], "condition it meets": s["rule"],
         "margin (a\u00b7x \u2212 b)": s["margin"], "weighted sum": s["lhs"], "threshold": s["threshold"],

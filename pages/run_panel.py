@@ -6,6 +6,7 @@ the run is queued or running.
 
 from __future__ import annotations
 
+import functools
 import time
 
 import streamlit as st
@@ -15,7 +16,7 @@ from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
 from get_core.runs.spec import FITS
 from get_core.runs.store import Run, RunNotFound, RunStatus, RunStore
-from get_core.views.curves import loss_curves_figure
+from get_core.views.curves import BEST_CHECKPOINT, loss_curves_figure, main_fits
 from pages import common, search_ui
 
 LIVE_REFRESH_S = 1.0  # the live panel's refresh period while a run is QUEUED or RUNNING
@@ -86,15 +87,24 @@ def _panel_body(run: Run) -> None:
     else:
         st.success(f"Finished in {format_seconds(run.duration() or 0)}.")
     search_ui.search_section(run)  # a run whose depth or features per split are chosen for the user: its chart
-    figure = loss_curves_figure(metrics, n_epochs=run.n_epochs,
-                                n_stages=run.n_stages, y_scale=target_scale(store, run.run_id),
-                                fits=store.get_json(run.run_id, FITS), classes=classify)
+    y_scale, fits = target_scale(store, run.run_id), store.get_json(run.run_id, FITS)
+    if y_scale is None and not classify and not run.status.is_finished():
+        # its worker writes the scale before training: until then no curve, and the waiting chart's axis already
+        # names the unit its curves will have (it read "MSE (scaled y)", then "RMSE (target units)")
+        metrics, y_scale = [], 1.0
+    curves = functools.partial(loss_curves_figure, metrics, n_epochs=run.n_epochs, n_stages=run.n_stages,
+                               y_scale=y_scale, fits=fits, classes=classify)
+    figure = curves(shown_fits=main_fits(fits or []))
     if classify:
         st.caption("The curves show the Brier score on the training rows: the squared distance between the class "
                    "shares a row's leaf gives and the row's own class (0 is perfect; guessing every class's share "
                    "equally gives 1 − 1/classes). Lower is better. Below them, the accuracy of the tree's own "
                    "(hard) splits on the training rows, measured at each checkpoint of the training.")
     st.plotly_chart(figure, key=f"curves-{run.run_id}")
+    if fits and len(fits) > 1:
+        st.caption(BEST_CHECKPOINT)
+        with st.expander(f"Every fit of the search ({len(fits)})"):
+            st.plotly_chart(curves(), key=f"curves-all-{run.run_id}")
 
 
 def is_class_run(run: Run) -> bool:

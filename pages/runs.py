@@ -45,13 +45,12 @@ def _runs_table(active: bool) -> None:
     @common.guarded
     def table() -> None:
         runs = common.get_store().list_runs()
+        # few, narrow columns: all of them fit a 1,400 px window (the last ones were cut, issue 48)
         st.dataframe(pd.DataFrame([_row(r) for r in runs]), hide_index=True, column_config={
-            "id": st.column_config.NumberColumn(width="small"),
-            "progress": st.column_config.ProgressColumn("progress", min_value=0, max_value=100, format="%d%%",
-                                                        width="small"),  # Run.percent: the run panel's figure
-            "rows": st.column_config.NumberColumn(format="localized"),
-            "test R²": st.column_config.NumberColumn(format="%.4f"),
-            "test RMSE": st.column_config.NumberColumn(format="%.4g")})
+            "id": st.column_config.NumberColumn(width=40), "name": st.column_config.TextColumn(width=150),
+            "test score": st.column_config.TextColumn(width=165), "status": st.column_config.TextColumn(width=95),
+            "dataset": st.column_config.TextColumn(width=140), "tree": st.column_config.TextColumn(width=175),
+            "duration": st.column_config.TextColumn(width=70), "created": st.column_config.TextColumn(width=90)})
         if active and all(r.status.is_finished() for r in runs):
             st.rerun()
 
@@ -62,13 +61,22 @@ def _row(run: Run) -> dict:
     config = run.params.get("config", {})
     duration = run.duration()
     return {"id": run.run_id, "name": run.name,
-            "test R²": run.test_r2, "test RMSE": run.test_rmse,  # the key columns first: clipped last (issue 35)
-            "status": run.status.value.lower(), "progress": run.percent, "dataset": run.dataset_name,
-            "rows": run.n_rows,
-            "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}",  # one column: the table fits
-            "budget": _budget(config),
+            "test score": _test_score(run),  # the key column first: clipped last (issue 35)
+            # a live run's progress: Run.percent, the run panel's figure
+            "status": run.status.value.lower() + ("" if run.status.is_finished() else f" {run.percent}%"),
+            "dataset": f"{run.dataset_name} ({run.n_rows:,} rows)",
+            "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}; {_budget(config)}",
             "duration": format_seconds(duration) if duration is not None else "",
-            "created": pd.Timestamp(run.created_at, unit="s", tz="UTC").tz_convert(None).strftime("%Y-%m-%d %H:%M")}
+            "created": pd.Timestamp(run.created_at, unit="s", tz="UTC").tz_convert(None).strftime("%d %b %H:%M")}
+
+
+def _test_score(run: Run) -> str:
+    """``R² 0.8123, RMSE 4.321``, a class run's ``accuracy 92.5%``, or a dash before the run has one (a class run
+    has no R²: its empty number columns read "None", issue 48)."""
+    if run.test_r2 is not None or run.test_rmse is not None:
+        return f"R\u00b2 {common.number(run.test_r2)}, RMSE {common.number(run.test_rmse)}"
+    accuracy = (common.get_store().get_json(run.run_id, "class_scores") or {}).get("accuracy")
+    return "\u2013" if accuracy is None else f"accuracy {accuracy:.1%}"
 
 
 def _budget(config: dict) -> str:
@@ -79,7 +87,7 @@ def _budget(config: dict) -> str:
 
 
 def _thousands(value) -> str:
-    return f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{value:,}" if isinstance(value, int) else "\u2013" if value is None else str(value)
 
 
 def _details(run: Run) -> None:
@@ -100,7 +108,9 @@ def _compare(by_id: dict[int, Run]) -> None:
         st.info("Choose two runs to compare.")
         return
     runs = [common.get_store().get_run(i) for i in chosen]
-    st.dataframe(_param_table(runs), hide_index=False)
+    table = _param_table(runs).rename_axis("setting").reset_index()  # a column of its own: the index was cut
+    st.dataframe(table, hide_index=True, column_config={"setting": st.column_config.TextColumn(width="large"),
+                                                        "same": st.column_config.CheckboxColumn(width="small")})
     for column, run in zip(st.columns(2), runs):
         with column:
             st.markdown(f"**#{run.run_id} {common.plain(run.name)}**")
@@ -119,8 +129,7 @@ def _param_table(runs: list[Run]) -> pd.DataFrame:
                    for k, v in _raced(run, _dense_as_any(run.params.get("config", {}))).items()},
                 "depth and features per split": common.describe_choice(run.params),  # as set or chosen for you
                 "target": run.params.get("data", {}).get("target"), "test fraction": run.params.get("test_fraction"),
-                "seed": run.params.get("seed"), "test R²": common.number(run.test_r2),
-                "test RMSE": common.number(run.test_rmse),
+                "seed": run.params.get("seed"), "test score": _test_score(run),
                 "duration": format_seconds(run.duration() or 0)}
         for key, value in flat.items():
             rows.setdefault(key, [None] * len(runs))[i] = "\u2013" if value is None else value

@@ -8,6 +8,7 @@ import streamlit as st
 
 from get_core import schedule
 from get_core.config import DEFAULTS
+from get_core.model import prune
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels, teaching
 from pages import common, results_ui
@@ -36,7 +37,7 @@ def teaching_page() -> None:
 
 
 def _routing(tree: ObliqueTree, results) -> None:
-    branches = [n for n in range(1, tree.n_nodes + 1) if not tree.is_leaf(n)]
+    branches = [int(n) for n in prune.live_branches(tree)]  # a pass-through splits nothing
     if not branches:
         st.info("This tree has no split: it is a single leaf.")
         return

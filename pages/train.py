@@ -49,7 +49,9 @@ def train_page() -> None:
         st.page_link("pages/data.py", label="Go to Data", icon=":material/table:")
     else:
         _form(ready)
-    newest = common.get_store().list_runs()[:1]  # the run just started, not the one last opened elsewhere (issue 35)
+    # the run just started, not the one last opened elsewhere (issue 35); of the table chosen, not another's (48)
+    newest = [run for run in common.get_store().list_runs()
+              if ready is None or run.dataset_name == ready["name"]][:1]
     if newest:
         st.divider()
         run_panel.run_panel(newest[0].run_id)

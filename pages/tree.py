@@ -13,7 +13,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from get_core.model import codegen, model_file
+from get_core.model import codegen, model_file, prune
 from get_core.model.onnx_graph import to_onnx
 
 from get_core import baselines as baseline_models, export
@@ -25,6 +25,7 @@ from pages.results_ui import ModelSource
 MAX_LEVELS = diagram.MAX_OPEN_LEVELS  # more levels than this make an unreadable picture; deeper: "Expand"
 FULL_SVG_MAX_DEPTH = 9  # whole-tree SVG downloads up to this depth (depth 12 has 8191 nodes)
 VIEWS = common.SAVED_VIEWS
+BOX_WIDTH = "tree_box_px"  # session key: the diagram box's width as the browser measured it
 
 
 def tree_page() -> None:
@@ -66,7 +67,8 @@ def _keep_view(run_id: int) -> None:
 
 def _selected_node(tree: ObliqueTree) -> int:
     chosen = common.url_int(st.query_params.get("node", 1))
-    return chosen if chosen is not None and 1 <= chosen <= tree.n_nodes else 1
+    return prune.shown(tree, chosen if chosen is not None and 1 <= chosen <= tree.n_nodes else 1)  # a pass-through:
+    # its live child
 
 
 def _select(chosen: int) -> None:
@@ -125,10 +127,10 @@ def _summary(source: ModelSource) -> None:
 
 
 def default_levels(tree: ObliqueTree) -> int:
-    """Levels shown when a tree opens (``diagram.readable_levels``, drawn through this page's cache); the top four
-    when Graphviz cannot draw it."""
+    """Levels shown when a tree opens (``diagram.readable_levels`` for the diagram's box as the browser measured it,
+    drawn through this page's cache); the top four when Graphviz cannot draw it."""
     try:
-        return diagram.readable_levels(tree, render=_svg)
+        return diagram.readable_levels(tree, render=_svg, width_px=_box_width())
     except diagram.GraphvizError:
         return min(tree.depth + 1, 4)
 
@@ -137,6 +139,17 @@ def default_levels(tree: ObliqueTree) -> int:
 @st.cache_data(max_entries=32, show_spinner=False)
 def _svg(dot: str) -> str:
     return diagram.render_svg(dot)
+
+
+def _box_width() -> int:
+    """The diagram box's width in px: as the browser last measured it, else the page's guess for a 1,400 px window."""
+    return int(st.session_state.get(BOX_WIDTH, diagram.OPEN_WIDTH_PX))
+
+
+def _measured(width: int) -> None:
+    """The browser measured the diagram's box: open the tree again with the levels that stay readable in it."""
+    st.session_state[BOX_WIDTH] = width
+    st.session_state.pop("tree_levels", None)  # the slider takes the new default
 
 
 def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selected: int) -> None:
@@ -148,7 +161,7 @@ def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selecte
         st.graphviz_chart(dot)
     else:
         diagram_widget.tree_diagram(diagram.with_node_names(svg, tree), selected, key="tree_diagram",
-                                    on_click=_select)
+                                    on_click=_select, box_width=_box_width(), on_box_width=_measured)
     if st.session_state.get("node_pick") != selected:
         st.session_state["node_pick"] = selected
     cols = st.columns([1, 2])
@@ -156,10 +169,11 @@ def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selecte
                          on_change=lambda: st.query_params.__setitem__("node", str(st.session_state["node_pick"])),
                          help="Click a node in the diagram, or type its number (root 1; children of t: 2t, 2t+1).")
     colours = (f"nodes are filled with the colour of their class ({diagram.class_legend(tree).removeprefix('fill: ')}"
-               "), each leaf names its class and the shares of every class" if tree.is_classifier else
+               f"), each leaf names its class and the shares of every class ({labels.SMOOTHED_SHARES})"
+               if tree.is_classifier else
                "leaves are coloured from low (blue) to high (orange) predictions")
-    cols[1].caption("Click a node to select it. Left branch (\u2264) when the weighted sum is at most the "
-                    f"threshold; {common.plain(colours)}. Hover for every term of a split.")
+    cols[1].caption("Click a node to select it. A split's rows take its \"yes\" branch when its condition holds, "
+                    f"else its \"no\" branch; {common.plain(colours)}. Hover for every term of a split.")
     downloads = st.columns(3)
     common.download(downloads[0], "DOT (this view)", dot, "tree_view.dot", "text/vnd.graphviz", key="dl_dot_view")
     common.download(downloads[1], "SVG (this view)", lambda: export.svg_source(tree, options), "tree_view.svg",
@@ -184,6 +198,7 @@ def _node_panel(source: ModelSource, selected: int) -> None:
         st.markdown("**Leaf prediction**:")
         st.code("class " + labels.leaf_text(tree, selected) + "\nprobabilities " + labels.shares_text(
             tree, labels.node_shares(tree, selected), max_classes=None), language=None)
+        st.caption(labels.SMOOTHED_SHARES[0].upper() + labels.SMOOTHED_SHARES[1:] + ".")
     else:
         st.markdown("**Leaf model**:")
         st.code("y = " + labels.leaf_text(tree, selected, digits=4, max_terms=None), language=None)
@@ -210,8 +225,9 @@ def _node_panel(source: ModelSource, selected: int) -> None:
                                                  results.y_test, results.target), key="leaf_fit")
     with tabs[2]:
         _forest_tab(tree, selected, results, x_std)
-    _teaching_link()
-    if kind != "branch":
+    if kind == "branch":
+        _teaching_link()
+    else:
         what_if_ui.way_into_leaf(tree, selected, results.X_train if has_data else None,
                                  results.encoding if results is not None else model_file.model_encoding(tree))
 
@@ -255,7 +271,8 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
             row = class_node.forest_rows(tree, selected, X_test, y_test, forest["test_predictions"])
             st.dataframe(pd.DataFrame([{k: ("–" if v is None else f"{v:.1%}") if "accuracy" in k else v
                                         for k, v in row.items()}]), hide_index=True, key="class_forest")
-    _teaching_link()
+    if not tree.is_leaf(selected):
+        _teaching_link()
 
 
 def _class_terms(tree: ObliqueTree, selected: int, X_train, categories: tuple[str, ...]) -> None:

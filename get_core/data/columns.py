@@ -133,12 +133,13 @@ def _counts_rows(series: pd.Series) -> bool:
 
 
 def default_target(infos: Sequence[ColumnInfo]) -> str | None:
-    """A column named 'target' if numeric, else the last numeric column that varies (the benchmark files'
-    convention). A constant 'target' is still chosen: the user named it, so the Data page says why it cannot be
-    learned rather than quietly training on another column."""
+    """A column named 'target' (any case, any kind: a text one is a class target), else the last numeric column
+    that varies (the benchmark files' convention). A constant 'target' is still chosen: the user named it, so the
+    Data page says why it cannot be learned rather than quietly training on another column."""
+    named = [info.name for info in infos if info.name.strip().lower() == "target"]
+    if named:
+        return named[0]
     numeric = [info for info in infos if info.kind is ColumnKind.NUMERIC]
-    if any(info.name == "target" for info in numeric):
-        return "target"
     varying = [info.name for info in numeric if info.n_distinct > 1]
     return varying[-1] if varying else None
 

@@ -16,13 +16,16 @@ import os
 import pickle
 import resource
 import signal
+import sys
+import types
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
 from get_core.errors import GETExplorerError
 
-# "__main__": the forkserver imports the main script once, so that a child does not run it again on start.
-PRELOAD = ["__main__", "get_core.data.reading", "pyarrow.parquet", "openpyxl"]
+PRELOAD = ["get_core.data.reading", "pyarrow.parquet", "openpyxl"]
+#: What multiprocessing sees as the main module while it starts the forkserver or a child (``_started``).
+_BARE_MAIN = types.ModuleType("__main__")
 
 
 class ConfinedError(GETExplorerError):
@@ -89,6 +92,19 @@ def _child(send: Connection, function: Callable, args: tuple, kwargs: dict, expe
     send.close()
 
 
+def _started(child: Any) -> None:
+    """Start ``child`` without the main script: multiprocessing runs the parent's ``__main__`` file again in a new
+    forkserver or child (as ``__mp_main__``), and under Streamlit that is app.py, whose every ``st`` call then logs
+    "missing ScriptRunContext" (ten lines at the first upload, issue 48). The child needs none of it: its function
+    is imported by name."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = _BARE_MAIN
+    try:
+        child.start()
+    finally:
+        sys.modules["__main__"] = main
+
+
 def run_confined(function: Callable, *args: Any, expected: tuple[type, ...] = (), memory_mb: int, seconds: float,
                  result_mb: int, **kwargs: Any) -> Any:
     """``function(*args, **kwargs)`` in a child limited to ``memory_mb`` more than it starts with and ``seconds``.
@@ -100,7 +116,7 @@ def run_confined(function: Callable, *args: Any, expected: tuple[type, ...] = ()
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(send, function, args, kwargs, expected, memory_mb, seconds,
                                                  result_mb), kwargs={}, daemon=True)
-    child.start()
+    _started(child)
     send.close()
     try:
         payload = receive.recv_bytes(maxlength=(result_mb << 20) + 4096) if receive.poll(seconds) else None

@@ -109,6 +109,6 @@ def _sum_leak(frame: pd.DataFrame, y: np.ndarray, target: str) -> str | None:
     else:
         contribution = np.abs(weights) * X.std(axis=0)
         top = [numeric[j] for j in np.argsort(-contribution)[:4] if contribution[j] > 0]
-        what = f"a weighted sum of {', '.join(repr(t) for t in top)} gives '{target}'"
+        what = f"a weighted sum of {', '.join(repr(str(t)) for t in top)} gives '{target}'"
     return (f"The features give the target away: {what}, R² {r2:.4f} from a straight-line fit. A tree given them "
             "learns arithmetic, not the data: leave out the ones that are not known before the target is.")

@@ -2,7 +2,8 @@
 
 Min-max (or robust) scaling, multi-start (start 0 from CART, the others random) with all starts in one tensor program
 (``optimize.run_stages``), best-of by hard training loss, node refits (``node_refit``: after sparse and budgeted
-fits), optional subtree polish (``polish``), and the final ``ObliqueTree`` in the data's original units.
+fits), optional subtree polish (``polish``), and the final ``ObliqueTree`` in the data's original units, its splits that send
+every training row one way collapsed (``model.prune``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import Race
 from get_core.engine.soft import Params
 from get_core.model import routing
+from get_core.model.prune import collapse_dead_splits
 from get_core.model.tree import CLASS_LEAVES, ObliqueTree, logistic_proba
 
 #: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
@@ -160,6 +162,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
             "polish", lambda: fit.left() > 0, lambda v: isinstance(v, bool))):  # a race cut short leaves it time
         tree = polish(tree, X, y if classes is None else ys, config, gen,
                       Reporter(on_progress, y_var, "polish", (0.5, 1.0)), fit, sw, decisions)
+    tree = collapse_dead_splits(tree, X)  # no rule that decides nothing, in the model and so in every view
     loss = float(np.mean(leaves.row_losses(tree, Xs, ys, sw, scaled=True)))
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
     tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed

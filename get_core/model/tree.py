@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from get_core.model import routing
+from get_core.model import prune, routing
 
 LEAF_TYPES = ("constant", "linear")
 #: The leaf type of a classification tree: each leaf holds class probabilities (``leaf_proba``), not a number.
@@ -161,15 +161,18 @@ class ObliqueTree:
         """Parameters counted as the paper's Table 5: p+1 per branch node (weights and threshold), 1 per constant
         leaf or p+1 per linear leaf (a leaf of a linear tree whose slopes are all zero holds its mean: 1). A class
         leaf counts C-1: its C shares sum to 1, so C-1 of them are free (a binary leaf holds one number, as a
-        constant regression leaf does); at least 1, the label a single-class leaf predicts."""
-        if self.has_logistic_leaves:  # C-1 free logits (intercept and slopes) per leaf whose slopes are not all 0
-            modelled = int(np.count_nonzero(np.any(self.logit_coefs != 0, axis=(1, 2))))
-            return (self.n_branches * (self.n_features + 1) + self.n_leaves * max(self.n_classes - 1, 1)
+        constant regression leaf does); at least 1, the label a single-class leaf predicts. Logistic leaves add C-1 free
+        logits' slopes per leaf whose slopes are not all 0. Only the splits and leaves a row can reach count: a
+        pass-through decides nothing and the dead side below it is never used (``prune``)."""
+        branches, leaves = len(prune.live_branches(self)), prune.live_leaves(self)
+        if self.has_logistic_leaves:
+            modelled = int(np.count_nonzero(np.any(self.logit_coefs[leaves - self.n_leaves] != 0, axis=(1, 2))))
+            return (branches * (self.n_features + 1) + len(leaves) * max(self.n_classes - 1, 1)
                     + modelled * (self.n_classes - 1) * self.n_features)
         if self.is_classifier:
-            return self.n_branches * (self.n_features + 1) + self.n_leaves * max(self.n_classes - 1, 1)
-        linear_leaves = int(np.count_nonzero(np.any(self.leaf_coefs != 0, axis=1)))
-        return self.n_branches * (self.n_features + 1) + self.n_leaves + linear_leaves * self.n_features
+            return branches * (self.n_features + 1) + len(leaves) * max(self.n_classes - 1, 1)
+        linear_leaves = int(np.count_nonzero(np.any(self.leaf_coefs[leaves - self.n_leaves] != 0, axis=1)))
+        return branches * (self.n_features + 1) + len(leaves) + linear_leaves * self.n_features
 
     @property
     def split_widths(self) -> np.ndarray:
@@ -180,7 +183,8 @@ class ObliqueTree:
     def n_nonzero_parameters(self) -> int:
         """``n_parameters`` with each split counting only its non-zero weights (and its threshold): what a reader has
         to check in a sparse tree (``max_split_features``); equal to ``n_parameters`` for dense splits."""
-        return self.n_parameters - self.n_branches * self.n_features + int(self.split_widths.sum())
+        branches = prune.live_branches(self)
+        return self.n_parameters - len(branches) * self.n_features + int(self.split_widths[branches - 1].sum())
 
     @property
     def has_leaf_bounds(self) -> bool:

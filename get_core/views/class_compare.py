@@ -24,7 +24,8 @@ def confusion_figure(confusion: Sequence[Sequence[int]], classes: Sequence[Any],
                                text=counts.astype(int), texttemplate="%{text}",
                                hovertemplate="true %{y}, predicted %{x}: %{text} rows<extra></extra>"))
     fig.update_layout(title={"text": name, "font": {"size": 14}}, height=320, margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis_title="predicted", yaxis_title="true", yaxis_autorange="reversed")
+                      xaxis_title="predicted", yaxis_title="true", yaxis_autorange="reversed",
+                      xaxis_type="category", yaxis_type="category")  # classes 0 and 1 are names, not -0.5 ... 1.5
     return fig
 
 

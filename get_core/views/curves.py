@@ -27,20 +27,26 @@ FIT_COLUMNS = 4  # a search's fits: panels per row (fits_figure)
 PLOTS = (("soft_loss", "soft loss (sigmoid routing)"), ("hard_loss", "hard loss (the tree's own splits)"))
 ACCURACY_PLOT = ("hard_accuracy", "training accuracy of the tree's own (hard) splits, at each checkpoint")
 ACCURACY_AXIS = "accuracy (%)"
+BRIER = "Brier score"
+REFIT = "refit, "  # how ``runs.search`` names the refit's fit: "refit, " + the chosen fit's own name
+#: Under the per-fit panels: why a curve that rises from its first checkpoint does not make the fit worse.
+BEST_CHECKPOINT = ("Each fit keeps the tree of its best checkpoint (the lowest hard loss of any start, the CART start "
+                   "included), not its last: a curve that rises never makes the fit worse than where it started.")
 ACCURACY_HEIGHT = 200  # px added for a class run's accuracy plot
 MAX_POINTS_PER_LINE = 400  # thinned evenly beyond this (always keeping the last point) so live redraws stay cheap
 
 
 def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_stages: int | None = None,
                        title: str | None = None, height: int = 460, y_scale: float | None = None,
-                       fits: Sequence[Mapping[str, Any]] | None = None, classes: bool = False) -> go.Figure:
+                       fits: Sequence[Mapping[str, Any]] | None = None, classes: bool = False,
+                       shown_fits: Sequence[int] | None = None) -> go.Figure:
     """Soft loss (top) and hard loss (below) against epochs, one colour per start, stages split by dotted lines;
     RMSE in the target's units when ``y_scale`` is given, else MSE of the scaled target; with ``classes`` (a
     classification run) the Brier score: the squared distance between a row's class shares and its class, and a
     third plot of the hard-split tree's training accuracy in %. A search's several ``fits`` (``runs.search.FITS``:
-    each fit's first stage and name) get a small panel each instead (``fits_figure``)."""
+    each fit's first stage and name) get a small panel each instead (``fits_figure``; ``shown_fits``: which)."""
     if fits is not None and len(fits) > 1:
-        return fits_figure(points, fits, y_scale=y_scale, classes=classes)
+        return fits_figure(points, fits, y_scale=y_scale, classes=classes, shown=shown_fits)
     by_start: dict[int, list[Any]] = defaultdict(list)
     polished: list[Any] = []
     for point in points:
@@ -75,7 +81,8 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     if n_epochs and n_stages:
         for stage in range(1, n_stages):
             figure.add_vline(x=stage * n_epochs, line={"dash": "dot", "color": "grey", "width": 1})
-    figure.update_yaxes(type="log", title_text="Brier score" if classes else
+    # a Brier score reaches 0 on a perfectly fitted training set, where a log axis would lose the curve
+    figure.update_yaxes(type="linear" if classes else "log", title_text=BRIER if classes else
                         "MSE (scaled y)" if y_scale is None else "RMSE (target units)")
     if classes:
         figure.update_yaxes(type="linear", title_text=ACCURACY_AXIS, ticksuffix="%", row=len(plots), col=1)
@@ -91,7 +98,7 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
     if note:
         figure.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=1.0, xanchor="right",
                               y=WAITING_Y)
-    note = polish_note(by_start, polished, y_scale)
+    note = polish_note(by_start, polished, y_scale, classes)
     if note:
         figure.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=1.0, xanchor="right",
                               y=POLISH_NOTE_Y)
@@ -99,11 +106,12 @@ def loss_curves_figure(points: Iterable[Any], *, n_epochs: int | None = None, n_
 
 
 def fits_figure(points: Iterable[Any], fits: Sequence[Mapping[str, Any]], *, y_scale: float | None = None,
-                columns: int = FIT_COLUMNS, classes: bool = False) -> go.Figure:
+                columns: int = FIT_COLUMNS, classes: bool = False, shown: Sequence[int] | None = None) -> go.Figure:
     """A search's fits as small multiples: each fit's hard loss (a class run's: its hard training accuracy, in %) in a
     panel of its own, on its own epochs (a fit's stages are numbered after the earlier fits' on the run's axis, so one
     shared axis joined fit to fit by diagonal lines, issue 35), one colour per start; the y axes shared, so panels
-    compare."""
+    compare. ``shown``: the indices of the fits to draw (``main_fits``; default all). A fit with no checkpoint yet
+    gets no panel (an empty one read as a fit that failed): the title counts them."""
     attribute = "hard_accuracy" if classes else "hard_loss"
     firsts = [int(fit["first_stage"]) for fit in fits]
     lines: dict[tuple[int, int], list[Any]] = defaultdict(list)
@@ -111,19 +119,26 @@ def fits_figure(points: Iterable[Any], fits: Sequence[Mapping[str, Any]], *, y_s
         if point.phase == "optimize" and getattr(point, attribute, None) is not None:
             fit = max(i for i, first in enumerate(firsts) if first <= point.stage or i == 0)
             lines[(fit, int(point.start))].append(point)
-    rows = math.ceil(len(fits) / columns)
+    wanted = range(len(fits)) if shown is None else shown
+    drawn = [i for i in wanted if any(fit == i for fit, _ in lines)]
+    columns = max(1, min(columns, len(drawn)))
+    rows = max(1, math.ceil(len(drawn) / columns))
     figure = make_subplots(rows=rows, cols=columns, shared_yaxes=True, horizontal_spacing=0.03,
-                           vertical_spacing=min(0.12, 0.5 / rows), subplot_titles=[str(f["name"]) for f in fits])
+                           vertical_spacing=min(0.12, 0.5 / rows),
+                           subplot_titles=[str(fits[i]["name"]) for i in drawn] or None)
     palette = qualitative.Plotly
     for (fit, start), line in sorted(lines.items()):
-        shown = _thin(sorted(line, key=lambda p: p.step))
+        if fit not in drawn:
+            continue
+        place = drawn.index(fit)
+        points_shown = _thin(sorted(line, key=lambda p: p.step))
         figure.add_trace(go.Scatter(
-            x=[_own_epoch(p, firsts[fit]) for p in shown],
-            y=[_percent(p.hard_accuracy) if classes else _plotted(p.hard_loss, y_scale) for p in shown],
+            x=[_own_epoch(p, firsts[fit]) for p in points_shown],
+            y=[_percent(p.hard_accuracy) if classes else _plotted(p.hard_loss, y_scale) for p in points_shown],
             mode="lines", showlegend=False, line={"color": palette[start % len(palette)], "width": 1.2},
             hovertemplate=f"{fits[fit]['name']}, start {start}<br>epoch %{{x}}<br>"
                           + ("training accuracy %{y:.1f}%" if classes else "hard loss %{y:.4g}") + "<extra></extra>"),
-            row=fit // columns + 1, col=fit % columns + 1)
+            row=place // columns + 1, col=place % columns + 1)
     if classes:
         figure.update_yaxes(ticksuffix="%")
         figure.update_yaxes(title_text=ACCURACY_AXIS, col=1)
@@ -132,9 +147,29 @@ def fits_figure(points: Iterable[Any], fits: Sequence[Mapping[str, Any]], *, y_s
         figure.update_yaxes(title_text="MSE (scaled y)" if y_scale is None else "RMSE (target units)", col=1)
     figure.update_annotations(font_size=11)
     what = "training accuracy (hard splits)" if classes else "hard loss"
+    which = "each fit of the search" if shown is None else "the fits that made the run's tree"
+    waiting = len(wanted) - len(drawn)
+    title = (f"{what} of {which}, each on its own epochs (one colour per start)"
+             + (f"; {waiting} fit{'s' if waiting > 1 else ''} with no checkpoint yet" if waiting else ""))
     figure.update_layout(height=150 * rows + 90, margin={"l": 10, "r": 10, "t": 60, "b": 10}, uirevision="keep-zoom",
-                         title=f"{what} of each fit of the search, each on its own epochs (one colour per start)")
+                         title=title)
+    if not drawn:
+        figure.add_annotation(text="waiting for the first checkpoint...", showarrow=False, xref="paper",
+                              yref="paper", x=0.5, y=0.5)
     return figure
+
+
+def main_fits(fits: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The indices of the fits that made the run's tree: the chosen fit and its refit once the refit has begun
+    (``runs.search`` names it ``REFIT`` + the chosen fit's name), else the latest fit."""
+    if not fits:
+        return []
+    last = len(fits) - 1
+    name = str(fits[last]["name"])
+    if not name.startswith(REFIT):
+        return [last]
+    chosen = [i for i in range(last) if fits[i]["name"] == name[len(REFIT):]]
+    return chosen[-1:] + [last]
 
 
 def _own_epoch(point: Any, first_stage: int) -> int:
@@ -162,15 +197,17 @@ def legend_groups(by_start: dict[int, list[Any]]) -> dict[int, tuple[str, bool, 
     return {**groups, **{start: (f"starts racing ({len(alive)})", start == alive[0], False) for start in alive}}
 
 
-def polish_note(by_start: dict[int, list[Any]], polished: Sequence[Any], y_scale: float | None) -> str | None:
+def polish_note(by_start: dict[int, list[Any]], polished: Sequence[Any], y_scale: float | None,
+                classes: bool = False) -> str | None:
     """After a polish (``get_core.engine.polish``, whose epochs restart per level and so are not drawn as lines): the best
     hard loss the curves reached and the best the polish has reported, a whole-tree loss (its subtrees' losses
-    weighted by their rows, plus the rest of the tree's). None before the polish reports."""
+    weighted by their rows, plus the rest of the tree's), named as the plot names it (a class run's: the Brier
+    score). None before the polish reports."""
     seen = [p.hard_loss for line in by_start.values() for p in line if p.hard_loss is not None]
     after = [p.hard_loss for p in polished if p.hard_loss is not None]
     if not seen or not after:
         return None
-    unit = "RMSE" if y_scale is not None else "MSE"
+    unit = "Brier score" if classes else "RMSE" if y_scale is not None else "MSE"
     before, best = _plotted(min(seen), y_scale), _plotted(min(seen + after), y_scale)
     if best >= before:
         return f"then the subtree polish: no lower hard loss yet (best {unit} {before:.4g})"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,6 +23,7 @@ import graphviz
 import numpy as np
 
 from get_core.errors import GETExplorerError
+from get_core.model import prune
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 from get_core.views.diagram_content import (CLASS_PALETTE, DiagramOptions, class_color, hidden_count, leaf_colors,
@@ -33,6 +35,7 @@ NODE_ID_PREFIX = "get-node-"
 MAX_DRAWN_NODES = 2047  # a full depth-10 tree; the page draws at most 127 nodes until subtrees are expanded
 MAX_DOT_STRING = 16_000  # bytes; Graphviz (2.43) refuses a quoted string longer than 16384
 SENTENCE_WIDTH = 48  # characters: a short split longer than this breaks before its threshold
+TITLE_WIDTH = 60  # characters a line of the diagram's title holds
 # A tree opens with the levels that fit a box this wide with text at least READABLE of its natural size
 # (``readable_levels``): the Tree page's box is as wide as the page (a 1,400 px window less the sidebar), the report's
 # the window's. READABLE is also the browser side's smallest opening scale (diagram_component/tree.js).
@@ -41,6 +44,9 @@ READABLE = 0.6
 MAX_OPEN_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 ASSETS = Path(__file__).with_name("diagram_component")
 BRANCH_FILL = "#f7f7f7"
+#: A split's edges: its written condition holds (left) or not. Words, not "≤" / ">": a split written "cylinders ≥ 4.5"
+#: (a negative weight) sends its "≥" side left, so symbols on the edges would contradict the condition above them.
+EDGE_LABELS = ("yes", "no")
 BAR_WIDTH = 96  # points: a class leaf's bar of class shares
 BAR_CLASSES = 20  # a bar's cells: the largest shares, the rest one grey cell (OTHER_CLASSES_FILL)
 OTHER_CLASSES_FILL = "#bbbbbb"
@@ -174,8 +180,8 @@ def _leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list[s
 
 # ---------------------------------------------------------------------------------------------- DOT
 def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> graphviz.Digraph:
-    """The diagram as a ``graphviz.Digraph``: HTML-like labels, node ids ``get-node-<t>``, edges labelled ``≤`` /
-    ``>``. The package quotes every identifier and attribute; ``escape_dot_string`` and ``escape_html_label`` make
+    """The diagram as a ``graphviz.Digraph``: HTML-like labels, node ids ``get-node-<t>``, edges labelled
+    ``EDGE_LABELS``. The package quotes every identifier and attribute; ``escape_dot_string`` and ``escape_html_label`` make
     user-given text show verbatim inside those quotes."""
     shown = visible_nodes(tree, options)
     shown_set = set(shown)
@@ -185,11 +191,13 @@ def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> g
         title += f" ({class_legend(tree)})"
     if rounded_nodes(tree, shown, options.digits):
         title += f" (numbers rounded to {options.digits} significant digits; hover a node for its exact split)"
-    title = escape_dot_string(title)
+    tooltip = escape_dot_string(title)
+    # a title on one line set the picture's width (1,085 px for three nodes of a class tree): wrapped, "\n" centred
+    title = graphviz.nohtml("\\n".join(escape_dot_string(line) for line in textwrap.wrap(title, TITLE_WIDTH)))
     graph = graphviz.Digraph(
         "GET",
         graph_attr={"rankdir": options.rankdir, "nodesep": "0.25", "ranksep": "0.45", "fontname": "Helvetica",
-                    "label": title, "labelloc": "t", "fontsize": "12", "tooltip": title},
+                    "label": title, "labelloc": "t", "fontsize": "12", "tooltip": tooltip},
         node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10",
                    "margin": "0.12,0.06"},
         edge_attr={"fontname": "Helvetica", "fontsize": "9", "arrowsize": "0.6"})
@@ -198,7 +206,9 @@ def to_graph(tree: ObliqueTree, options: DiagramOptions = DiagramOptions()) -> g
         graph.node(f"n{node}", f"<{node_label(tree, node, options, hidden)}>",
                    _attributes=_node_attributes(tree, node, options, colors, hidden))
     for node in shown:
-        for child, text in ((2 * node, labels.LEQ), (2 * node + 1, ">")):
+        if tree.is_leaf(node):
+            continue
+        for child, text in zip(prune.shown_children(tree, node), EDGE_LABELS):
             if child in shown_set:
                 graph.edge(f"n{node}", f"n{child}", label=text, id=f"get-edge-{node}-{child}",
                            _attributes=_path_edge(options, node, child))

@@ -3,7 +3,8 @@ plain-text names (hover text, screen readers). ``views.diagram`` draws it with G
 
 Deep trees (depth up to 12, 8191 nodes) are shown a few levels at a time: ``visible_nodes`` keeps ``levels`` node
 levels below the view root plus ``levels`` more under every node in ``expanded``; a shown branch whose children are
-hidden says how many nodes it hides. Rows never reach the children of an empty node, so those are pruned.
+hidden says how many nodes it hides. Rows never reach the children of an empty node, so those are pruned, and a
+pass-through split (``model.prune``) is never drawn: its live child stands in its place.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from get_core.model import prune
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 
@@ -51,7 +53,7 @@ def visible_nodes(tree: ObliqueTree, options: DiagramOptions = DiagramOptions())
     if options.levels < 1:
         raise ValueError(f"levels must be at least 1; got {options.levels}.")
     shown = []
-    frontier = [(options.root, options.levels - 1)]  # (node, further levels allowed below it)
+    frontier = [(prune.shown(tree, options.root), options.levels - 1)]  # (node, further levels allowed below it)
     while frontier:
         nxt = []
         for node, budget in frontier:
@@ -60,7 +62,7 @@ def visible_nodes(tree: ObliqueTree, options: DiagramOptions = DiagramOptions())
                 budget = max(budget, options.levels)
             if budget <= 0 or tree.is_leaf(node) or (options.prune_empty and tree.is_empty(node)):
                 continue
-            nxt += [(2 * node, budget - 1), (2 * node + 1, budget - 1)]
+            nxt += [(child, budget - 1) for child in prune.shown_children(tree, node)]
         frontier = nxt
     return shown
 
@@ -69,6 +71,7 @@ def reveal(tree: ObliqueTree, options: DiagramOptions, node: int) -> DiagramOpti
     """``options`` with the ancestors of ``node`` expanded as needed so that ``node`` is drawn (the view root moves
     to 1 if ``node`` is outside its subtree). Nodes under an empty node stay hidden when empty subtrees are pruned."""
     check_node(tree, node)
+    node = prune.shown(tree, node)  # a pass-through is drawn as its live child
     path = labels.path_to(node)
     if options.root not in path:
         options = replace(options, root=1)
@@ -77,24 +80,25 @@ def reveal(tree: ObliqueTree, options: DiagramOptions, node: int) -> DiagramOpti
         shown = set(visible_nodes(tree, replace(options, expanded=frozenset(expanded))))
         if node in shown:
             break
-        deepest = max(a for a in path if a in shown)
-        if deepest in expanded:  # cannot open further (an empty subtree)
+        deepest = max((a for a in path if a in shown), default=None)
+        if deepest is None or deepest in expanded:  # cannot open further (an empty subtree, a dead side)
             break
         expanded.add(deepest)
     return replace(options, expanded=frozenset(expanded))
 
 
 def hidden_count(tree: ObliqueTree, node: int, shown: set[int] | frozenset[int]) -> int:
-    """Number of descendants of ``node`` that are not drawn (0 for a leaf or a fully shown subtree)."""
-    if tree.is_leaf(node) or 2 * node in shown:
+    """Number of descendants of ``node`` that are not drawn (0 for a leaf or a fully shown subtree); pass-throughs
+    and the dead side below them are no nodes a reader would find there (``prune``)."""
+    if tree.is_leaf(node) or prune.shown(tree, 2 * node) in shown:
         return 0
-    below = tree.depth - level_of(node)  # levels under node
-    return 2 ** (below + 1) - 2
-
-
-def level_of(node: int) -> int:
-    """Depth of ``node`` (root = 0)."""
-    return int(node).bit_length() - 1
+    count, stack = 0, list(prune.shown_children(tree, node))
+    while stack:
+        below = stack.pop()
+        count += 1
+        if not tree.is_leaf(below):
+            stack.extend(prune.shown_children(tree, below))
+    return count
 
 
 def node_tooltip(tree: ObliqueTree, node: int, digits: int | None = None) -> str:

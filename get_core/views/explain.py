@@ -18,6 +18,7 @@ import pandas as pd
 
 from get_core.data.encoding import Encoding
 from get_core.errors import GETExplorerError
+from get_core.model import prune
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
 
@@ -98,6 +99,8 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
     margins = tree.margins(x)[0]
     steps = []
     for node, child in zip(path[:-1], path[1:]):
+        if prune.passes_to(tree, int(node)) is not None:  # every row passes it: no step a reader would take
+            continue
         w, c = tree.split_in_original_units(int(node))
         terms = w * x[0]
         right = bool(child % 2)
@@ -114,13 +117,13 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
     h, k = tree.leaf_in_original_units(leaf)
     if tree.is_classifier:  # the class (of the labels' own type) and every class's probability
         return {"prediction": tree.predict(x).tolist()[0], "probabilities": tree.predict_proba(x)[0].tolist(),
-                "leaf": leaf, "path": [int(n) for n in path], "steps": steps,
+                "leaf": leaf, "path": prune.shown_path(tree, path), "steps": steps,
                 "leaf_model": labels.leaf_text(tree, leaf), "leaf_contributions": [], "clamped": False}
     prediction = float(tree.predict(x)[0])
     return {
         "prediction": prediction,
         "leaf": leaf,
-        "path": [int(n) for n in path],
+        "path": prune.shown_path(tree, path),
         "steps": steps,
         "leaf_model": labels.leaf_text(tree, leaf, 4, None),
         "leaf_contributions": _contributions(tree, k, x[0], top_k) if np.any(k) else [],
@@ -148,7 +151,7 @@ def _explain_chunk(tree: ObliqueTree, X: np.ndarray, top_k: int) -> pd.DataFrame
     """``explain_rows`` of one chunk of rows."""
     path = tree.decision_path(X) if len(X) else np.empty((0, tree.depth + 1), dtype=np.int64)
     out = {"prediction": tree.predict(X) if len(X) else np.empty(0), "leaf": path[:, -1],
-           "path": [" > ".join(map(str, p)) for p in path]}
+           "path": [" > ".join(map(str, prune.shown_path(tree, p))) for p in path]}
     if tree.is_classifier:  # one probability column per class, after the prediction
         proba = tree.predict_proba(X) if len(X) else np.empty((0, tree.n_classes))
         probabilities = {f"probability {labels.class_name(c)}": proba[:, k] for k, c in enumerate(tree.classes)}
@@ -185,5 +188,5 @@ def _contributions(tree: ObliqueTree, w: np.ndarray, x: np.ndarray, top_k: int) 
 
 def quoted(names: Sequence[str], limit: int = 8) -> str:
     """``'a', 'b' and 3 more``: names for a message, at most ``limit`` of them."""
-    shown = ", ".join(repr(n) for n in list(names)[:limit])
+    shown = ", ".join(repr(str(n)) for n in list(names)[:limit])  # str: numpy's text reads np.str_('a') in repr
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

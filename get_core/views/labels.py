@@ -30,6 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
+from get_core.model import prune
 from get_core.model.tree import ObliqueTree
 
 MINUS = "\u2212"
@@ -212,6 +213,12 @@ def class_name(label: object, max_len: int | None = None) -> str:
     return shorten(text if text.strip() else repr(text), max_len)
 
 
+#: Why a leaf whose training rows are all one class does not read 100% (``engine.classes.SMOOTHING``), said beside
+#: leaf shares wherever they are shown.
+SMOOTHED_SHARES = ("each leaf's class shares are smoothed by one extra row spread evenly over the classes, so no "
+                   "leaf claims 0% or 100% from its training rows alone")
+
+
 def percent(share: float) -> str:
     """A share in [0, 1] as a percentage with at most one decimal: ``80%``, ``33.3%``, ``0.4%``; ``<0.1%`` for a share
     too small to show but not zero, so that no class with rows reads as 0%."""
@@ -267,10 +274,11 @@ def path_to(node: int) -> list[int]:
 
 def path_rules(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int | None = 3,
                unicode: bool = True) -> list[str]:
-    """The conditions a row satisfies to reach ``node``, one per ancestor, root first."""
+    """The conditions a row satisfies to reach ``node``, one per ancestor that decides (a pass-through, which every
+    row passes, is no condition: ``model.prune``), root first."""
     path = path_to(node)
     return [split_text(tree, parent, digits, max_terms, unicode, go_right=bool(child % 2))
-            for parent, child in zip(path, path[1:])]
+            for parent, child in zip(path, path[1:]) if prune.passes_to(tree, parent) is None]
 
 
 def node_kind(tree: ObliqueTree, node: int) -> str:

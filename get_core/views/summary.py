@@ -24,6 +24,7 @@ import numpy as np
 
 from get_core.baselines import FOREST_TREES
 from get_core.metrics import scores
+from get_core.model import prune
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels, node
 
@@ -85,7 +86,7 @@ class Summary:
 
     n_rules: int  # leaves reached by training rows
     n_empty: int  # leaves no training row reaches
-    n_conditions: int  # conditions in every rule: the depth
+    n_conditions: int  # conditions in the longest rule (every rule's where no split was collapsed: the depth)
     longest_terms: int  # feature terms along the longest rule
     leaf_type: str
     shares: list[tuple[str, float]]  # (feature, % of the splits' weight over training ranges), largest first
@@ -97,6 +98,7 @@ class Summary:
     starved_share: float | None = None  # a time-budgeted fit's share of the CPU when it was starved (train.py)
     forest_trees: int = FOREST_TREES  # the forest's trees: fewer when the run's budget stopped it (baselines.py)
     cart: tuple[str, float] | None = None  # the depth-tuned CART baseline's name and test R2 (or accuracy)
+    fewest_conditions: int | None = None  # conditions in the shortest rule, where rules differ in length
 
     # a classification tree: leaves per predicted class (class, leaves), most first; the largest group; test and
     # forest accuracy; the leaves with the most misclassified test rows
@@ -131,7 +133,7 @@ class Summary:
                   "share of each class among its training rows"}.get(
             self.leaf_type, "each leaf predicts with a straight-line formula of the features")
         text = (f"The tree predicts {self.target} with {self.n_rules:,} rule{_s(self.n_rules)}, one per leaf: a row "
-                f"answers {self.n_conditions} yes/no question{_s(self.n_conditions)} from the top of the tree down "
+                f"answers {self._questions()} yes/no question{_s(self.n_conditions)} from the top of the tree down "
                 f"to its leaf, and {leaves}. The longest rule's questions weigh {self.longest_terms:,} "
                 f"feature{_s(self.longest_terms)} in all (a feature asked twice counts twice).")
         if self.n_empty:
@@ -139,6 +141,11 @@ class Summary:
             text += (f" {self.n_empty:,} more {'leaf' if one else 'leaves'} received no training row and "
                      f"{'is' if one else 'are'} never used.")
         return text
+
+    def _questions(self) -> str:
+        if self.fewest_conditions is None:
+            return str(self.n_conditions)
+        return f"{self.fewest_conditions} to {self.n_conditions}"
 
     def _features(self) -> str:
         top = [(name, share) for name, share in self.shares if share > 0][:TOP_FEATURES]
@@ -206,7 +213,7 @@ class Summary:
         if self.largest is not None:
             g = self.largest
             text += (f"; the largest group, leaf {g.leaf} with {g.rows:,} training row{_s(g.rows)}, predicts "
-                     f"'{g.label}' with probability {labels.percent(g.share)}")
+                     f"'{g.label}' with probability {labels.percent(g.share)} ({labels.SMOOTHED_SHARES})")
         return text + "."
 
     def _class_comparison(self) -> str:
@@ -252,8 +259,7 @@ def summarize(tree: ObliqueTree, X_test: Any = None, y_test: Any = None,
     its JSON name the same top features (issue 35); the levels of each one-hot column in ``categories`` count as one
     feature."""
     has_test = X_test is not None and y_test is not None and len(np.ravel(y_test)) > 0
-    leaves = range(tree.n_leaves, 2 * tree.n_leaves)
-    empty = sum(tree.is_empty(t) for t in leaves)
+    empty = sum(tree.is_empty(t) for t in prune.live_leaves(tree))
     if tree.is_classifier:
         return _class_summary(tree, X_test if has_test else None, y_test, baselines, target, empty, categories)
     tree_scores = weakest = None
@@ -263,7 +269,8 @@ def summarize(tree: ObliqueTree, X_test: Any = None, y_test: Any = None,
         tree_scores = scores(y_test, tree.predict(X_test))
         weakest = weakest_leaves(tree, X_test, y_test)
     forest = (baselines or {}).get("models", {}).get("random_forest")
-    return Summary(cart=_cart(baselines, "r2") if has_test else None, n_rules=tree.n_leaves - empty, n_empty=empty, n_conditions=tree.depth,
+    return Summary(cart=_cart(baselines, "r2") if has_test else None, n_rules=len(prune.live_leaves(tree)) - empty,
+                   n_empty=empty, **_conditions(tree),
                    longest_terms=longest_rule_terms(tree), leaf_type=tree.leaf_type,
                    shares=grouped_shares(feature_shares(tree), categories), tree_scores=tree_scores,
                    forest_scores=(forest.get("r2"), forest.get("rmse")) if forest and has_test else None,
@@ -280,6 +287,13 @@ def _cart(baselines: Mapping[str, Any] | None, score: str) -> tuple[str, float] 
     return None if not isinstance(value, (int, float)) else (str(cart.get("name", "CART")), float(value))
 
 
+def _conditions(tree: ObliqueTree) -> dict[str, int | None]:
+    """``n_conditions`` and ``fewest_conditions`` of a Summary: the splits that decide (pass-throughs, ``prune``,
+    ask nothing) on the way to each leaf a row can reach."""
+    asked = [sum(prune.passes_to(tree, a) is None for a in labels.path_to(int(t))[:-1]) for t in prune.live_leaves(tree)]
+    return {"n_conditions": max(asked), "fewest_conditions": min(asked) if min(asked) < max(asked) else None}
+
+
 def _starved_share(meta: Mapping[str, Any]) -> float | None:
     """The CPU share a model file records for a starved fit, else None (also for a file that records it wrongly)."""
     share = meta.get("cpu_share")
@@ -290,7 +304,7 @@ def _starved_share(meta: Mapping[str, Any]) -> float | None:
 def _class_summary(tree: ObliqueTree, X_test: Any, y_test: Any, baselines: Mapping[str, Any] | None,
                    target: str | None, empty: int, categories: Sequence[str]) -> Summary:
     """``summarize`` for a classification tree (``X_test`` None without test rows)."""
-    used = [t for t in range(tree.n_leaves, 2 * tree.n_leaves) if not tree.is_empty(t)]
+    used = [int(t) for t in prune.live_leaves(tree) if not tree.is_empty(t)]
     predicted = [labels.node_class(tree, t) for t in used]
     groups = sorted(((labels.class_name(c, 40), predicted.count(k)) for k, c in enumerate(tree.classes)),
                     key=lambda g: -g[1])
@@ -307,8 +321,8 @@ def _class_summary(tree: ObliqueTree, X_test: Any, y_test: Any, baselines: Mappi
         wrong = misclassified_leaves(tree, X_test, y_test)
         forest = (baselines or {}).get("models", {}).get("random_forest") or {}
         forest_accuracy = forest.get("accuracy")
-    return Summary(cart=None if X_test is None else _cart(baselines, "accuracy"), n_rules=tree.n_leaves - empty,
-                   n_empty=empty, n_conditions=tree.depth,
+    return Summary(cart=None if X_test is None else _cart(baselines, "accuracy"), n_rules=len(used), n_empty=empty,
+                   **_conditions(tree),
                    longest_terms=longest_rule_terms(tree), leaf_type=tree.leaf_type,
                    shares=grouped_shares(feature_shares(tree), categories), tree_scores=None,
                    forest_scores=None, n_test=0 if X_test is None else len(X_test), weakest=[],

@@ -456,6 +456,12 @@ def test_the_default_target_is_the_column_named_target_else_the_last_numeric(tab
     assert columns.default_target(columns.describe_columns(table.rename(columns={"temp": "target"}))) == "target"
 
 
+def test_a_text_column_named_target_is_the_default_target_over_the_last_numeric(table):
+    """Issue 48: a class table's `target` column of text lost to the last numeric column."""
+    classes = table.assign(Target=np.where(table["temp"] > table["temp"].median(), "hot", "cold"))
+    assert columns.default_target(columns.describe_columns(classes[["Target", "temp", "y"]])) == "Target"
+
+
 def test_a_constant_column_named_target_is_still_the_default_target(table):
     flat = table.rename(columns={"temp": "target"}).assign(target=3.0)
     assert columns.default_target(columns.describe_columns(flat)) == "target"  # prepare says why, no silent swap

@@ -1,4 +1,4 @@
-"""Key columns come first, so a 1000 px window does not clip them (issue 35): Runs' test R², the forest tab's
+"""Key columns come first, so a 1000 px window does not clip them (issue 35): Runs' test score, the forest tab's
 "forest RMSE", Compare's prediction time; the export buttons three a row and the Compare plots two a row."""
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ def _page(name: str, **params) -> AppTest:
     return at
 
 
-def test_runs_shows_test_r2_among_its_first_columns(run_id):
+def test_runs_shows_the_test_score_among_its_first_columns(run_id):
     table = _page("runs").dataframe[0].value
-    assert "test R²" in list(table.columns)[:SHOWN_FIRST], list(table.columns)
+    assert "test score" in list(table.columns)[:SHOWN_FIRST], list(table.columns)
+    assert table["test score"].iloc[0].startswith("R\u00b2 0.")
 
 
 def test_the_forest_tab_shows_forest_rmse_among_its_first_columns(run_id):

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from get_core.runs.store import RunStatus, RunStore
 from pages import common
-from tests.pages.test_app import assert_no_traceback
+from tests.pages.test_app import assert_no_traceback, small_csv, upload
 from tests.pages.test_session_url import db  # noqa: F401  (the fixture: a store's path, no measurement)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,3 +49,12 @@ def test_a_page_left_before_start_selected_its_run_opens_the_new_run(store):
     at = _session_on("pages/runs.py", run_id=1, **{common.STARTING: True})  # Start stored run 2, then the user left
     assert any("Run #2: newer" in h.value for h in at.subheader), [h.value for h in at.subheader]
     assert at.query_params["run"] in ("2", ["2"])
+
+
+def test_the_train_page_shows_no_run_of_another_table(store):
+    """Issue 48: with another table chosen on the Data page, Train showed the newest run, of toy.csv."""
+    for name, shown in (("other.csv", False), ("toy.csv", True)):
+        at = upload(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run(), name, small_csv())
+        at.switch_page("pages/train.py").run()
+        assert_no_traceback(at)
+        assert any("Run #2: newer" in h.value for h in at.subheader) is shown, [h.value for h in at.subheader]

@@ -115,7 +115,7 @@ def test_compare_two_names_features_per_split_and_what_was_chosen_for_the_user()
     at = app()
     at.switch_page("pages/runs.py").run()
     assert_no_traceback(at)
-    table = next(d.value for d in at.dataframe if "Features per split" in d.value.index)
+    table = next(d.value for d in at.dataframe if "setting" in d.value.columns).set_index("setting")
     assert table.loc["Features per split"].tolist()[:2] == ["any", "2"]  # newest run first
     assert table.loc["depth and features per split"].tolist()[:2] == [
         "depth chosen from 1 to 5, features per split chosen", "depth 2, 2 features per split"]
@@ -131,7 +131,7 @@ def test_predict_scores_a_row_with_the_search_fit_the_url_names():
     assert widget(at.selectbox, "Tree of this run").value == "d1-kany"
     next(b for b in at.button if b.label == "Predict").click().run()
     assert_no_traceback(at)
-    path = next(m.value for m in at.metric if m.label == "Path")
+    path = next(m.value for m in at.markdown if m.value.startswith("Path"))  # whole, not a metric cut short
     assert path.count("\u2192") == 1  # the depth-1 tree: the root, then a leaf
 
 

@@ -132,10 +132,10 @@ def _baseline_names(store, run_id: int) -> list[str]:
 def test_compare_page_lists_get_tuned_cart_the_forest_and_boosting(run_id, store):
     at = _page("compare", run=run_id)
     _ok(at)
-    table = at.dataframe[0].value
-    assert list(table["Model"]) == ["GET", *_baseline_names(store, run_id)]
+    table, sizes = at.dataframe[0].value, at.dataframe[1].value  # scores, then sizes: each fits 1,400 px
+    assert list(table["Model"]) == list(sizes["Model"]) == ["GET", *_baseline_names(store, run_id)]
     assert table["Model"].iloc[1].startswith("CART (depth ") and table["Model"].iloc[3] == "HistGradientBoosting"
-    assert (table["Parameters"] > 0).all()
+    assert (sizes["Parameters"] > 0).all()
 
 
 def test_compare_page_puts_the_sparse_get_tree_beside_the_dense_one_with_features_per_split(store):
@@ -146,7 +146,8 @@ def test_compare_page_puts_the_sparse_get_tree_beside_the_dense_one_with_feature
     table = at.dataframe[0].value
     cart, forest, boosting = _baseline_names(store, run_id)
     assert list(table["Model"]) == ["GET", "GET, at most 3 features per split", cart, forest, boosting]
-    widths = dict(zip(table["Model"], table["Features per split (most)"]))
+    sizes = at.dataframe[1].value
+    widths = dict(zip(sizes["Model"], sizes["Features per split (most)"]))
     assert widths["GET"] == 5 and 1 <= widths["GET, at most 3 features per split"] <= 3
     assert widths[cart] == widths[forest] == widths[boosting] == 1
     sparse = store.get_json(run_id, "baselines")["models"]["get_sparse"]
@@ -274,8 +275,8 @@ def test_compare_two_names_settings_as_the_train_page_does(store):
     at = _page("runs")
     _ok(at)
     table = at.dataframe[-1].value
-    assert {"Starts", "Epochs per alpha stage", "Alpha stages", "L1 penalty"} <= set(table.index)
-    assert not [k for k in table.index if "_" in k], list(table.index)
+    assert {"Starts", "Epochs per alpha stage", "Alpha stages", "L1 penalty"} <= set(table["setting"])
+    assert not [k for k in table["setting"] if "_" in k], list(table["setting"])
 
 
 @pytest.mark.parametrize("value, digits, shown", [

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from get_core.runs.store import MetricPoint
-from get_core.views.curves import loss_curves_figure
+from get_core.views.curves import loss_curves_figure, main_fits
 
 
 def _points() -> list[MetricPoint]:
@@ -136,3 +136,35 @@ def test_a_class_searchs_fit_panels_show_each_fits_training_accuracy():
     assert [list(t.y) for t in figure.data] == [pytest.approx([60.0] * 4 + [65.0] * 4),
                                                 pytest.approx([70.0] * 4 + [75.0] * 4)]
     assert figure.layout.yaxis.title.text == "accuracy (%)"
+
+
+def test_a_fit_with_no_checkpoint_gets_no_empty_panel_and_the_title_counts_it():
+    """Issue 48: 6 of 26 per-fit panels were empty."""
+    fits = [{"first_stage": 0, "name": "depth 1"}, {"first_stage": 2, "name": "depth 2"},
+            {"first_stage": 4, "name": "depth 3"}, {"first_stage": 6, "name": "refit, depth 2"}]
+    points = [p for p in _search_points() if p.stage < 4]  # depth 3 and the refit have no checkpoint yet
+    figure = loss_curves_figure(points, fits=fits)
+    assert [a.text for a in figure.layout.annotations] == ["depth 1", "depth 2"]
+    assert {t.xaxis for t in figure.data} == {"x", "x2"}
+    assert figure.layout.title.text.endswith("; 2 fits with no checkpoint yet")
+
+
+def test_the_main_fits_are_the_chosen_fit_and_its_refit_or_the_fit_under_way():
+    fits = [{"first_stage": 0, "name": "depth 1"}, {"first_stage": 2, "name": "depth 2"},
+            {"first_stage": 4, "name": "depth 3"}]
+    assert main_fits(fits) == [2] and main_fits([]) == []
+    fits.append({"first_stage": 6, "name": "refit, depth 2"})
+    assert main_fits(fits) == [1, 3]
+    fits = fits[:2] + [{"first_stage": 4, "name": "refit, depth 2"}]
+    figure = loss_curves_figure(_search_points(), fits=fits, shown_fits=main_fits(fits))
+    assert [a.text for a in figure.layout.annotations] == ["depth 2", "refit, depth 2"]
+    assert "the fits that made the run's tree" in figure.layout.title.text
+
+
+def test_a_class_runs_brier_score_is_on_a_linear_axis_and_its_polish_note_names_it():
+    """Issue 48: on a log axis a Brier score of 0 lost its curve, and the note said "best MSE 0"."""
+    polished = [MetricPoint("polish", 0, 0, 3, 3, 5.0, 0.0, 0.0)]
+    figure = loss_curves_figure(_class_points() + polished, classes=True)
+    assert figure.layout.yaxis.type == figure.layout.yaxis2.type == "linear"
+    assert [a.text for a in figure.layout.annotations if "polish" in a.text] == [
+        "then the subtree polish: best hard Brier score 0.08 -> 0"]

@@ -373,3 +373,8 @@ def test_explain_rows_in_small_chunks_equals_all_rows_at_once(monkeypatch):
     monkeypatch.setattr(explain, "CHUNK_BYTES", 8 * 50)  # a row or two per chunk
     pd.testing.assert_frame_equal(explain.explain_rows(tree, X), whole)
     assert explain.explain_rows(tree, X[:0]).columns.equals(whole.columns)
+
+
+def test_names_in_sentences_read_as_text_even_when_numpy_holds_them():
+    """Issue 48: a sentence read np.str_('B') where the name came out of a numpy array."""
+    assert explain.quoted(np.array(["a", "B"])) == "'a', 'B'"

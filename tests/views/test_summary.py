@@ -97,7 +97,9 @@ def test_a_classification_summary_names_the_groups_each_class_gets_and_the_large
     rules, groups = s.sentences()[:2]
     assert "each leaf predicts one class" in rules
     assert groups == ("The tree predicts 'no' in 2 of its 3 groups and 'yes' in 1; no group predicts 'maybe'; the "
-                      "largest group, leaf 6 with 40 training rows, predicts 'no' with probability 62.5%.")
+                      "largest group, leaf 6 with 40 training rows, predicts 'no' with probability 62.5% (each "
+                      "leaf's class shares are smoothed by one extra row spread evenly over the classes, so no leaf "
+                      "claims 0% or 100% from its training rows alone).")
 
 
 def test_a_classification_summary_states_accuracy_beside_the_forest_and_the_leaves_that_err_most():

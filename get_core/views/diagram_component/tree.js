@@ -14,9 +14,11 @@ const READABLE = 0.6; // the smallest scale a new picture opens at: 10 pt labels
 const DRAG_PX = 5; // a press that moves farther than this pans instead of clicking
 const MARGIN = 40; // px of picture that panning always leaves in view
 const STEP = 1.25; // zoom factor of a button press or a wheel notch
+const BOX_SLACK = 0.25; // a box this much narrower or wider than the page planned for (data.box_width) is reported:
+// a 1,000 px window's 540 px box is, a 1,400 px window's 940 px box (15% under the 1,100 planned) is not
 
 export default function (component) {
-  const { data, setTriggerValue, parentElement } = component;
+  const { data, setTriggerValue, setStateValue, parentElement } = component;
   let host = parentElement.querySelector(".get-tree-host");
   if (!host) host = build(parentElement);
   host._select = (node) => setTriggerValue("clicked", node);
@@ -34,6 +36,11 @@ export default function (component) {
     ? view.querySelector("#" + PREFIX + String(parseInt(data.selected, 10))) : null;
   if (chosen) chosen.classList.add("get-selected");
   if (fresh && host._pic) open(host, chosen);
+  // The page chose the levels to draw for a box of data.box_width px; a narrower one (a 1,000 px window) would cut the
+  // picture or shrink its text, so the real width goes back and the page draws the levels that fit it.
+  const planned = data && data.box_width;
+  const actual = view.clientWidth;
+  if (planned && actual && Math.abs(actual - planned) > BOX_SLACK * planned) setStateValue("box_width", actual);
   return () => {};
 }
 
