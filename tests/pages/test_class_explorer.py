@@ -121,7 +121,7 @@ def test_compare_puts_get_beside_cart_the_forest_and_boosting_with_confusion_mat
     assert len(charts) == len(table) + 1  # one confusion matrix per model, and the reliability chart
     sizes = next(d.value for d in at.dataframe if "Parameters" in d.value.columns)
     boosting = sizes[sizes["Model"] == "HistGradientBoosting"].iloc[0]
-    assert boosting["Parameters"] == "\u2013" and not sizes.isna().any().any()  # no cell reads "None" (issue 48)
+    assert int(boosting["Parameters"]) > 0 and not sizes.isna().any().any()  # every tree it grew; no "None" cell
 
 
 def test_a_class_run_cancelled_before_its_baselines_fits_class_baselines_from_compare(store):
