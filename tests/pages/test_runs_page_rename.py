@@ -98,7 +98,7 @@ def test_compare_two_lists_the_settings_that_differ_first_and_what_a_budgeted_ru
         store.set_status(run_id, RunStatus.FINISHED, test_r2=0.5, test_rmse=1.0)
     at = AppTest.from_file(str(ROOT / "pages" / "runs.py"), default_timeout=60).run()
     assert not at.exception, [e.message for e in at.exception]
-    table = next(d.value for d in at.dataframe if "same" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "same" in d.value.columns).set_index("setting")
     same = table["same"].tolist()
     assert same == sorted(same) and not same[0]  # every differing row before every equal one
     starts = next(row for row in table.index if "start" in row.lower())
