@@ -57,9 +57,9 @@ def compare_page() -> None:
         _compare_classes(results, entry)
         return
     _tables(baseline_models.comparison_rows(results.baselines, entry), COLUMNS, "scores")
-    st.caption("Parameters as the paper counts them: CART and each forest tree 2 per branch node (feature and "
-               "threshold) and 1 per leaf; the oblique tree p+1 per branch node and 1 per constant leaf (p+1 per "
-               "linear leaf). Size: the pickled model object. Prediction time: median of several single-threaded "
+    st.caption("Parameters as the paper counts them: CART, each forest tree and each boosting tree 2 per branch "
+               "node (feature and threshold) and 1 per leaf; the oblique tree its non-zero weights and threshold per "
+               "branch node (p+1 when dense) and 1 per constant leaf (p+1 per linear leaf). Size: the pickled model object. Prediction time: median of several single-threaded "
                "calls on 10,000 rows drawn from the test rows, measured on this machine.")
     _counterpart_note(results)
     models = {"GET": entry["test_predictions"], **baseline_models.baseline_predictions(results.baselines)}
@@ -102,9 +102,9 @@ def _compare_classes(results, entry: dict) -> None:
                "each class's share classified correctly; log loss: how well the class probabilities fit (lower is "
                "better); ROC AUC: how well the probabilities rank the rows "
                + ("(of the second class)" if binary else "(each class against the rest, averaged over classes)")
-               + ". Parameters as the paper counts them: CART and each forest tree 2 per branch node and 1 per "
-               "leaf, the oblique tree p+1 per branch node and C-1 per leaf (its free class shares); "
-               "HistGradientBoosting's are not counted.")
+               + ". Parameters as the paper counts them: CART and each forest and boosting tree 2 per branch node "
+               "and 1 per leaf, the oblique tree its non-zero weights and threshold per branch node and C-1 per leaf "
+               "(its free class shares).")
     _counterpart_note(results)
     models = baseline_models.BASELINE_MODELS
     stored = results.baselines.get("models", {})

@@ -80,7 +80,8 @@ def test_evaluate_tree_counts_the_papers_parameters():
     tree = _stump()
     X = np.array([[0.0, 0, 0], [1.0, 0, 0]])
     entry = baseline_models.evaluate_tree(tree, X, [0.2, 0.8], n_repeats=1)
-    assert entry["n_parameters"] == 4 + 2 and entry["rmse"] == 0.0 and entry["r2"] == 1.0
+    # one split on one of its 3 features: its weight and threshold (a dense split would count 4), and 2 leaves
+    assert entry["n_parameters"] == 2 + 2 and entry["rmse"] == 0.0 and entry["r2"] == 1.0
     rows = baseline_models.comparison_rows({"models": {"cart": entry}}, entry)
     assert [r["name"] for r in rows] == ["GET", "GET"] and "test_predictions" not in rows[0]
 

@@ -423,8 +423,8 @@ def _is_classifier(tree: ObliqueTree) -> bool:
 def _class_index(tree: ObliqueTree, goal: Any) -> int:
     label = goal.item() if isinstance(goal, np.generic) else goal
     if label not in tree.classes:
-        shown = ", ".join(repr(c) for c in tree.classes[:10])
-        raise CounterfactualError(f"The goal {goal!r} is not a class of this model; its classes are {shown}.")
+        shown = ", ".join(repr(_plain(c)) for c in tree.classes[:10])
+        raise CounterfactualError(f"The goal {label!r} is not a class of this model; its classes are {shown}.")
     return list(tree.classes).index(label)
 
 
