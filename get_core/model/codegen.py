@@ -132,15 +132,6 @@ def predict_proba(x):
     """Class probabilities for one row x (feature values in FEATURES order), in CLASSES order: its leaf's."""
     return list(LEAF_PROBA[leaf(x) - 2 ** DEPTH])
 
-
-def predict(x):
-    """The class predicted for one row x: the one with the largest probability in its leaf (the first on a tie)."""
-    proba = predict_proba(x)
-    best = 0
-    for k in range(1, len(proba)):
-        if proba[k] > proba[best]:
-            best = k
-    return CLASSES[best]
 '''
 _PYTHON_LOGISTIC = '''
 def predict_proba(x):
@@ -164,6 +155,9 @@ def predict_proba(x):
     m = LOGIT_MIX[i]
     return [(1.0 - m) * (v / total) + m / len(CLASSES) for v in e]
 
+'''
+#: ``predict`` of a class tree's generated module, after its ``predict_proba``.
+_PYTHON_CLASS_PREDICT = '''
 
 def predict(x):
     """The class predicted for one row x: the one with the largest probability (the first on a tie)."""
@@ -201,7 +195,7 @@ def python_source(tree: ObliqueTree) -> str:
                         "LOGIT_B = (\n" + "\n".join(f"    {_py_floats(row)}," for row in tree.logit_intercepts)
                         + "\n)\n"
                         f"LOGIT_W = (\n{logits(tree.logit_coefs)}\n)\nLOGIT_MIX = {_py_floats(tree.logit_mix)}\n",
-            predict=_PYTHON_LOGISTIC)
+            predict=_PYTHON_LOGISTIC + _PYTHON_CLASS_PREDICT)
     if tree.is_classifier:
         rows = "\n".join(f"    {_py_floats(row)}," for row in tree.leaf_proba)
         return _PYTHON.substitute(
@@ -211,7 +205,7 @@ def python_source(tree: ObliqueTree) -> str:
             "with the largest (the first on a tie)",
             leaf_tables=f"CLASSES = {_py_tuple([label_literal(c) for c in tree.classes])}\n"
                         "# class probabilities of leaf node t (row t - 2**DEPTH), in CLASSES order\n"
-                        f"LEAF_PROBA = (\n{rows}\n)\n", predict=_PYTHON_CLASSES)
+                        f"LEAF_PROBA = (\n{rows}\n)\n", predict=_PYTHON_CLASSES + _PYTHON_CLASS_PREDICT)
     linear = tree.leaf_type == "linear"
     rows = "\n".join(f"    {_py_floats(row)}," for row in tree.leaf_coefs)
     tables = (f"Y_MIN = {_f(tree.y_min)}\nY_SCALE = {_f(tree.y_scale)}\n"
