@@ -17,37 +17,38 @@ the same way. This module imports nothing of the project: ``tree.py`` counts par
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from get_core.model.tree import ObliqueTree
+#: An ``ObliqueTree`` (``model.tree``), named but not imported: ``tree.py`` imports this module, and an import the
+#: other way, even for type checkers only, would close a circle (``tests/test_floors.py``).
+Tree = Any
 
 #: A pass-through's threshold: 0 (its empty weighted sum) <= +1 sends every row left, 0 <= -1 none.
 PASS_LEFT, PASS_RIGHT = 1.0, -1.0
 
 
-def passes_to(tree: ObliqueTree, node: int) -> int | None:
+def passes_to(tree: Tree, node: int) -> int | None:
     """The child every row of branch ``node`` goes to when it is a pass-through (no non-zero weight), else None."""
     if tree.is_leaf(node) or np.any(tree.weights[node - 1]):
         return None
     return 2 * node if tree.thresholds[node - 1] >= 0 else 2 * node + 1
 
 
-def shown(tree: ObliqueTree, node: int) -> int:
+def shown(tree: Tree, node: int) -> int:
     """The node a reader sees in ``node``'s place: ``node`` itself, or below a pass-through its live child's."""
     while (child := passes_to(tree, node)) is not None:
         node = child
     return node
 
 
-def shown_children(tree: ObliqueTree, node: int) -> tuple[int, int]:
+def shown_children(tree: Tree, node: int) -> tuple[int, int]:
     """(left, right): what a reader sees under real split ``node`` on each side (``shown``)."""
     return shown(tree, 2 * node), shown(tree, 2 * node + 1)
 
 
-def live(tree: ObliqueTree) -> np.ndarray:
+def live(tree: Tree) -> np.ndarray:
     """(N,) bool, row t-1 for node t: the real splits and leaves a row can reach, pass-throughs left out (they
     decide nothing) and so is the dead side below them."""
     out = np.zeros(tree.n_nodes, dtype=bool)
@@ -60,24 +61,24 @@ def live(tree: ObliqueTree) -> np.ndarray:
     return out
 
 
-def live_branches(tree: ObliqueTree) -> np.ndarray:
+def live_branches(tree: Tree) -> np.ndarray:
     """Node ids of the real splits a row can reach, in heap order."""
     nodes = np.flatnonzero(live(tree)) + 1
     return nodes[nodes < tree.n_leaves]
 
 
-def live_leaves(tree: ObliqueTree) -> np.ndarray:
+def live_leaves(tree: Tree) -> np.ndarray:
     """Node ids of the leaves a row can reach, in heap order."""
     nodes = np.flatnonzero(live(tree)) + 1
     return nodes[nodes >= tree.n_leaves]
 
 
-def shown_path(tree: ObliqueTree, path: Any) -> list[int]:
+def shown_path(tree: Tree, path: Any) -> list[int]:
     """A root-to-leaf ``path`` of heap ids (``decision_path``'s row) without its pass-throughs."""
     return [int(t) for t in path if passes_to(tree, int(t)) is None]
 
 
-def collapse_dead_splits(tree: ObliqueTree, X: np.ndarray) -> ObliqueTree:
+def collapse_dead_splits(tree: Tree, X: np.ndarray) -> Tree:
     """A copy of ``tree`` with every split that sends all of ``X`` (its training rows, original units) one way made
     a pass-through to its live child, and every split below the dead side zeroed (no row reaches it).
     ``meta["collapsed"]`` lists what went, ``{"node", "kept", "rows"}`` per collapsed split (kept: the child that
