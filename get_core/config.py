@@ -303,12 +303,11 @@ ALLOWED: dict[str, Allowed] = {f.name: f.metadata["allowed"] for f in fields(GET
 #: The defaults, as a config.
 DEFAULTS = GETConfig()
 #: The app's default run (the Train page's starting settings; ``bench.studies.app_default`` measures it): GET-Linear
-#: at depth 5 with a budget of 10 s for the whole run, baselines included (``runs.training``: the forest grows trees
-#: while its share lasts). The library keeps the paper's GET (``DEFAULTS``). Why (docs/BENCHMARKS.md, "The app's
-#: default run", the 12 shared datasets, through the worker's code path, on a heavily shared machine): depth 4 with
-#: constant leaves trailed the forest by 7.2 points of test R2 on average (airfoil 76 against 92); linear leaves at
-#: depth 5 (engine v5) are level with the run's own forest over seeds 0-2 (+0.04) and 0.5 under a 100-tree forest
-#: on seed 0; depth 6 was no better (abalone over-fits) and neither was a 30-s budget on the seven datasets measured.
+#: at depth 5 with a budget of 10 s for its GET fit (the baselines follow uncut, ``runs.training``). The library keeps
+#: the paper's GET (``DEFAULTS``). Why (docs/BENCHMARKS.md, "The app's default run", the 12 shared datasets, through
+#: the worker's code path): depth 4 with constant leaves trailed the forest by 7.2 points of test R2 on average
+#: (airfoil 76 against 92); linear leaves at depth 5 came closest; depth 6 was no better (abalone over-fits) and
+#: neither was a 30-s budget on the seven datasets measured.
 #: The cost is readability: 32 leaves, each a line in every feature, instead of 16 numbers (the diagram opens with
 #: the levels that stay readable; constant leaves, fewer features per split or a shallower depth are one click away).
 APP_DEFAULTS = replace(DEFAULTS, depth=5, leaf="linear", time_budget=10.0)

@@ -136,9 +136,10 @@ def _budget_choice(c1, c2) -> None:
     """The budget: a time budget (racing starts), the paper's 10 starts x 3000 epochs, or starts and epochs by hand
     (with the interactive and paper presets)."""
     c1.radio("Budget", list(BUDGETS), key="cfg_budget", horizontal=True,
-             help="about 10 s / about a minute: the whole run, baselines included. GET measures this data and "
-                  "races many short starts, dropping the worse half at checkpoints, to end near that time (longer "
-                  "while other runs train, or when the random forest alone needs more); paper budget: "
+             help="about 10 s / about a minute: GET's fit (or its search). GET measures this data and races many "
+                  "short starts, dropping the worse half at checkpoints, to end near that time (longer while other "
+                  "runs train); the baselines it is compared with follow at their usual settings, uncut, and the "
+                  "estimate below counts them; paper budget: "
                   f"{GET_DEFAULTS.n_starts} starts × {GET_DEFAULTS.n_epochs} epochs per stage; manual: your own")
     if st.session_state.cfg_budget != "manual":
         return
