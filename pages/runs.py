@@ -75,6 +75,8 @@ def _test_score(run: Run) -> str:
     has no R²: its empty number columns read "None", issue 48)."""
     if run.test_r2 is not None or run.test_rmse is not None:
         return f"R\u00b2 {common.number(run.test_r2)}, RMSE {common.number(run.test_rmse)}"
+    if run.params.get("data", {}).get("task") != "classification" or not run.status.is_finished():
+        return "\u2013"  # only a finished class run has test scores to read: no artifact read per row otherwise
     accuracy = (common.get_store().get_json(run.run_id, "class_scores") or {}).get("accuracy")
     return "\u2013" if accuracy is None else f"accuracy {accuracy:.1%}"
 
