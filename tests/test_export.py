@@ -103,7 +103,7 @@ def run_c_model(tree, harness: str, header: str, rows: np.ndarray, tmp_path: Pat
     (tmp_path / "main.c").write_text(harness)
     exe = tmp_path / "predict"
     subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
-                    str(tmp_path / "model.c"), str(tmp_path / "main.c"), "-o", str(exe)], check=True,
+                    str(tmp_path / "model.c"), str(tmp_path / "main.c"), "-o", str(exe), "-lm"], check=True,
                    capture_output=True)
     stdin = f"{header}\n" + "\n".join(" ".join(repr(float(v)) for v in r) for r in rows)
     out = subprocess.run([str(exe)], input=stdin.encode(), capture_output=True, check=True).stdout.decode("utf-8")

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from get_core.model.tree import ObliqueTree, refuse_logistic_leaves
+from get_core.model.tree import ObliqueTree
 
 PY_INFINITY = "float('inf')"
 C_INFINITY = "HUGE_VAL"  # <math.h>: a constant expression, positive infinity on IEEE doubles
@@ -308,6 +308,52 @@ int ${prefix}_predict(const double x[${P}_N_FEATURES], double *proba) {
     return best;
 }
 """)
+_C_LOGISTIC = Template("""
+/* The class predicted for one row x (features in the order of the FEATURE_NAMES), as an index into
+ * ${P}_CLASS_NAMES: the class with the largest probability (the first on a tie). The probabilities are its leaf's
+ * logistic model: each class's logit LOGIT_B[i][c] + LOGIT_W[i][c].xs (terms added in feature order), the
+ * largest logit subtracted (NaN if any is NaN), softmax, then (1 - m) softmax + m / N_CLASSES with m = LOGIT_MIX[i].
+ * When proba is not NULL it receives the ${P}_N_CLASSES class probabilities of the row. It calls exp from
+ * <math.h>: link with the math library (gcc/clang: -lm). */
+int ${prefix}_predict(const double x[${P}_N_FEATURES], double *proba) {
+    double xs[${P}_N_FEATURES], z[${P}_N_CLASSES];
+    ${prefix}_scale(x, xs);
+    int i = ${prefix}_leaf_scaled(xs) - (1 << ${P}_DEPTH);
+    for (int c = 0; c < ${P}_N_CLASSES; ++c) {
+        double v = ${P}_LOGIT_B[i][c];
+        for (int j = 0; j < ${P}_N_FEATURES; ++j) v += ${P}_LOGIT_W[i][c][j] * xs[j];
+        z[c] = v;
+    }
+    double top = z[0];
+    for (int c = 1; c < ${P}_N_CLASSES; ++c) if (top == top && !(z[c] <= top)) top = z[c];
+    double total = 0.0;
+    for (int c = 0; c < ${P}_N_CLASSES; ++c) {
+        z[c] = exp(z[c] - top);
+        total += z[c];
+    }
+    double m = ${P}_LOGIT_MIX[i];
+    int best = 0;
+    for (int c = 0; c < ${P}_N_CLASSES; ++c) {
+        z[c] = (1.0 - m) * (z[c] / total) + m / ${P}_N_CLASSES;
+        if (proba != NULL) proba[c] = z[c];
+        if (z[c] > z[best]) best = c;
+    }
+    return best;
+}
+""")
+
+
+def _c_logit_tables(tree: ObliqueTree, P: str) -> str:
+    """A logistic tree's leaf tables for C: each leaf's logit intercepts and weights per class (scaled units) and the
+    share of 1/C mixed in."""
+    L, C, p = tree.n_leaves, tree.n_classes, tree.n_features
+    weights = "\n".join("    {" + ", ".join(_c_floats(row) for row in leaf) + "}," for leaf in tree.logit_coefs)
+    return ("/* leaf node t is row t - 2^DEPTH: each class's logit intercept and weights (scaled units), and the "
+            "share of 1/C mixed in */\n"
+            f"static const double {P}_LOGIT_B[{L}][{C}] = {{\n"
+            + "\n".join(f"    {_c_floats(row)}," for row in tree.logit_intercepts) + "\n};\n"
+            f"static const double {P}_LOGIT_W[{L}][{C}][{p}] = {{\n{weights}\n}};\n"
+            f"static const double {P}_LOGIT_MIX[{L}] = {_c_floats(tree.logit_mix)};\n")
 
 
 def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
@@ -318,7 +364,6 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
     indices also have ``#define <PREFIX>_X_<IDENTIFIER>`` macros."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise ValueError(f"prefix must be a C identifier; got {prefix!r}.")
-    refuse_logistic_leaves(tree, "The C export")
     P = prefix.upper()
     common = dict(
         prefix=prefix, P=P, depth=tree.depth, leaf_type=tree.leaf_type, p=tree.n_features,
@@ -334,13 +379,16 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
                   "/* the class labels as text, in the order of the probabilities */\n"
                   f"const char *const {P}_CLASS_NAMES[{tree.n_classes}] = {{\n"
                   + "\n".join(f"    {_c_string(_label_text(c))}," for c in tree.classes) + "\n};\n"
-                  "/* class probabilities of leaf node t (row t - 2^DEPTH), in the order of CLASS_NAMES */\n"
-                  f"static const double {P}_LEAF_PROBA[{tree.n_leaves}][{tree.n_classes}] = {{\n"
-                  f"{rows(tree.leaf_proba)}\n}};\n")
+                  + (_c_logit_tables(tree, P) if tree.has_logistic_leaves else
+                     "/* class probabilities of leaf node t (row t - 2^DEPTH), in the order of CLASS_NAMES */\n"
+                     f"static const double {P}_LEAF_PROBA[{tree.n_leaves}][{tree.n_classes}] = {{\n"
+                     f"{rows(tree.leaf_proba)}\n}};\n"))
         return _C.substitute(
             common, kind="classification", proba_arg=", proba", computes="ObliqueTree.predict and predict_proba compute",
-            gives="the leaf's class probabilities give the class", includes="#include <stddef.h>\n",
-            leaf_tables=tables, predict=_C_CLASSES.substitute(prefix=prefix, P=P))
+            gives="the leaf's logistic model (LOGIT_B, LOGIT_W, LOGIT_MIX) gives the class probabilities and the "
+            "class" if tree.has_logistic_leaves else "the leaf's class probabilities give the class",
+            includes="#include <stddef.h>\n", leaf_tables=tables,
+            predict=(_C_LOGISTIC if tree.has_logistic_leaves else _C_CLASSES).substitute(prefix=prefix, P=P))
     linear = tree.leaf_type == "linear"
     tables = (f"static const double {P}_Y_MIN = {_f(tree.y_min)};\nstatic const double {P}_Y_SCALE = "
               f"{_f(tree.y_scale)};\n/* leaf node t is row t - 2^DEPTH */\n"
