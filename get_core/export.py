@@ -18,7 +18,7 @@ from get_core import baselines as baseline_models
 from get_core.data.encoding import Encoding
 from get_core.model import codegen, prune
 from get_core.model.model_file import model_json, plain
-from get_core.model.tree import ObliqueTree, refuse_logistic_leaves
+from get_core.model.tree import ObliqueTree
 from get_core.views import diagram, diagram_content, labels, summary
 
 
@@ -172,7 +172,6 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
     itself. Every user-provided string is escaped, its hidden characters (NUL, U+202E, zero-width) shown as escapes.
     """
 
-    refuse_logistic_leaves(tree, "The HTML report")  # its diagram and summary describe leaves by class shares
     created = created or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -183,7 +182,8 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
         "<h2>In plain words</h2>",
         "<ul>" + "".join(f"<li>{_shown(s)}</li>" for s in (in_words or summary.summarize(tree)).sentences()) + "</ul>",
         "<h2>Summary</h2>",
-        _html_table([("Depth", tree.depth), ("Leaves", f"{tree.leaf_type} ({len(prune.live_leaves(tree))})"),
+        _html_table([("Depth", tree.depth), ("Leaves", f"{'logistic' if tree.has_logistic_leaves else tree.leaf_type}"
+                                                       f" ({len(prune.live_leaves(tree))})"),
                      *([("Classes", ", ".join(labels.class_name(c) for c in tree.classes))] if tree.is_classifier
                        else []),
                      ("Features", tree.n_features), ("Parameters (paper's count)", tree.n_parameters),
@@ -215,7 +215,8 @@ def _comparison_section(baselines: dict, tree: ObliqueTree) -> list[str]:
               "Prediction ms / 10,000 rows", "Fit seconds"]
     keys = [*(baseline_models.CLASS_METRICS if tree.is_classifier else ("r2", "rmse")), "n_parameters",
             "features_per_split", "size_bytes", "predict_ms_per_10k", "fit_seconds"]
-    leaf = ("C-1 per leaf (its free class shares, C classes)" if tree.is_classifier
+    leaf = ("C-1 per leaf (its free class shares, C classes), and (C-1)·p more per leaf with a logistic model"
+            if tree.has_logistic_leaves else "C-1 per leaf (its free class shares, C classes)" if tree.is_classifier
             else "1 (or p+1 for linear) per leaf")
     return ["<h2>Comparison with CART and a random forest</h2>",
             _html_grid(header, [[row.get(k) for k in ["name", *keys]] for row in rows]),

@@ -194,6 +194,12 @@ def _node_panel(source: ModelSource, selected: int) -> None:
     if kind == "branch":
         st.markdown("**Split** (left when it holds):")
         st.code(labels.split_text(tree, selected, digits=4, max_terms=None), language=None)
+    elif labels.has_logistic_model(tree, selected):
+        st.markdown("**Leaf model** (logistic: the class changes with the row):")
+        st.markdown("\n".join(f"- {common.plain(labels.odds_sentence(tree, e))}"
+                               for e in labels.odds_effects(tree, selected)))
+        st.caption(common.plain(labels.logistic_note(tree, selected) + " Its training rows' class shares: "
+                                + labels.shares_text(tree, labels.node_shares(tree, selected), max_classes=None) + "."))
     elif tree.is_classifier:
         st.markdown("**Leaf prediction**:")
         st.code("class " + labels.leaf_text(tree, selected) + "\nprobabilities " + labels.shares_text(

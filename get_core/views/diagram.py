@@ -41,6 +41,9 @@ TITLE_WIDTH = 60  # characters a line of the diagram's title holds
 # the window's. READABLE is also the browser side's smallest opening scale (diagram_component/tree.js).
 OPEN_WIDTH_PX = 1100
 READABLE = 0.6
+#: A logistic leaf's label shows the odds of at most this many classes, each with its largest terms (the node panel
+#: lists them all): the diagram stays a map, not the model.
+LOGISTIC_CLASSES, LOGISTIC_TERMS = 2, 2
 MAX_OPEN_LEVELS = 7  # more levels than this make an unreadable picture; deeper parts open with "Expand"
 ASSETS = Path(__file__).with_name("diagram_component")
 BRANCH_FILL = "#f7f7f7"
@@ -97,7 +100,16 @@ def _class_leaf_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> 
     """A class leaf: the class it predicts, then every class's share in words (largest first), so that the leaf
     reads without its colours."""
     shares = labels.shares_text(tree, labels.node_shares(tree, node), max_classes=2, max_name=options.max_name)
-    return [f"\u0177 = {_class_share(tree, node, options)}", escape_html_label(shares)]
+    effects = labels.odds_effects(tree, node, max_terms=LOGISTIC_TERMS)
+    if not effects:
+        return [f"\u0177 = {_class_share(tree, node, options)}", escape_html_label(shares)]
+    lines = [f"mostly {_class_share(tree, node, options)}", escape_html_label(shares)]
+    lines += [escape_html_label(labels.odds_short(tree, e, max_name=options.max_name))
+              for e in effects[:LOGISTIC_CLASSES]]
+    if len(effects) > LOGISTIC_CLASSES:
+        more = len(effects) - LOGISTIC_CLASSES
+        lines.append(f"<I>\u2026 and {more:,} more class{'es' if more > 1 else ''} (node panel)</I>")
+    return lines
 
 
 def share_bar(shares: np.ndarray, width: int = BAR_WIDTH) -> str:

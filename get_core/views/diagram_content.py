@@ -109,6 +109,11 @@ def node_tooltip(tree: ObliqueTree, node: int, digits: int | None = None) -> str
     if tree.is_leaf(node) and tree.is_classifier:
         proba = ", ".join(f"{labels.class_name(c)} {labels.fmt(p, digits, False)}"
                           for c, p in zip(tree.classes, labels.node_shares(tree, node)))
+        effects = labels.odds_effects(tree, node, None)
+        if effects:  # every term of every class's odds, as the whole split is in a branch's
+            return (f"leaf {node}: a logistic model; its training rows' shares {proba}; "
+                    + "; ".join(labels.odds_short(tree, e, 3 if digits is None else digits, unicode=False)
+                                for e in effects))
         return f"leaf {node}: class {labels.leaf_text(tree, node)}; probabilities {proba}"
     if tree.is_leaf(node):
         return f"leaf {node}: y = {labels.leaf_text(tree, node, digits, None, unicode=False)}"
@@ -121,8 +126,8 @@ def node_name(tree: ObliqueTree, node: int, digits: int = 3, max_terms: int = AR
     if tree.is_empty(node):
         return f"{'leaf' if tree.is_leaf(node) else 'split'} {node}: empty, no training row reaches it"
     if tree.is_leaf(node):
-        what = "class" if tree.is_classifier else "y ="
-        return printable(f"leaf {node}: {what} {labels.leaf_text(tree, node, digits, max_terms)}")
+        what = ("" if labels.has_logistic_model(tree, node) else "class ") if tree.is_classifier else "y = "
+        return printable(f"leaf {node}: {what}{labels.leaf_text(tree, node, digits, max_terms)}")
     return printable(f"split {node}: left if {labels.split_text(tree, node, digits, max_terms)}")
 
 

@@ -23,6 +23,7 @@ for their medium (DOT, HTML).
 from __future__ import annotations
 
 import functools
+import math
 import struct
 import unicodedata
 from dataclasses import dataclass
@@ -184,10 +185,13 @@ def leaf_text(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | No
               max_name: int | None = None) -> str:
     """The leaf's prediction: ``23.4``, or ``0.5·temp + 0.2·wind + … (3 more) + 3.1`` for a linear leaf, followed by
     ``, kept within [10, 40]`` when the leaf clamps its line to its training targets' range; a class leaf's class and
-    its probability, ``good (75%)``."""
+    its probability, ``good (75%)``; a logistic leaf's most common class and the top terms of its first odds,
+    ``mostly good (75%); odds of bad: ×1.08 per +1 age, ×0.95 per +1,000 income``."""
     if tree.is_classifier:
         k = node_class(tree, leaf)
-        return f"{class_name(tree.classes[k], max_name)} ({percent(node_shares(tree, leaf)[k])})"
+        text = f"{class_name(tree.classes[k], max_name)} ({percent(node_shares(tree, leaf)[k])})"
+        effects = odds_effects(tree, leaf, max_terms)
+        return text if not effects else f"mostly {text}; {odds_short(tree, effects[0], digits, unicode, max_name)}"
     text = leaf_line(tree, leaf, digits, max_terms, unicode, max_name)
     bounds = bounds_text(tree, leaf, digits, unicode)
     return text if bounds is None else f"{text}, {bounds}"
@@ -203,6 +207,117 @@ def leaf_line(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | No
     parts = format_terms(terms, digits, max_terms, unicode, max_name)
     sign = (MINUS if unicode else "-") if h < 0 else "+"
     return " ".join(parts) + f" {sign} {fmt(abs(h), digits, unicode)}"
+
+
+@dataclass(frozen=True)
+class OddsTerm:
+    """One feature's effect in a logistic leaf: each +``step`` (original units) multiplies the odds by ``factor``."""
+
+    index: int
+    name: str
+    step: float
+    factor: float
+    importance: float  # |the log-odds' change| over the feature's training range, the ordering key
+
+
+@dataclass(frozen=True)
+class OddsEffect:
+    """How a logistic leaf's features move the odds of class ``cls`` against class ``against`` (indices into
+    ``classes``), its largest terms first; ``more`` terms left out."""
+
+    cls: int
+    against: int
+    terms: list[OddsTerm]
+    more: int
+
+
+def has_logistic_model(tree: ObliqueTree, leaf: int) -> bool:
+    """Whether ``leaf`` holds a logistic model whose logits vary with the row (not only its class shares)."""
+    return bool(tree.is_classifier and tree.has_logistic_leaves and tree.logit_coefs[leaf - tree.n_leaves].any())
+
+
+def odds_step(span: float) -> float:
+    """The change a logistic leaf's effect is stated for, in a feature's own units: +1 for a span (training range)
+    from 1 to 1,000, so that a year of age or a 0/1 column reads as itself; else the power of ten at most a tenth of
+    the span (+1,000 for a range of 40,000, +0.01 for 0.3), so that the factor moves visibly."""
+    if not span > 0 or 1 <= span <= 1000:
+        return 1.0
+    return float(10.0 ** math.floor(math.log10(span / 10)))
+
+
+def odds_effects(tree: ObliqueTree, leaf: int, max_terms: int | None = 3) -> list[OddsEffect]:
+    """How logistic leaf ``leaf``'s features move its odds, before the leaf's small share m of even odds (``logit_mix``;
+    none for a leaf without a model). Binary: the odds of the second class (the positive one, as scikit-learn's
+    ``classes_[1]``) against the first. More classes: each other class's odds against the leaf's most common class
+    among its training rows (``node_class``), the reference a reader sees on the leaf, in order of their shares.
+    Terms are ordered by the log-odds' change over the feature's training range (as a split's terms are), the first
+    ``max_terms`` kept; each factor is exp(that change per ``odds_step``)."""
+    if not has_logistic_model(tree, leaf):
+        return []
+    i, shares = leaf - tree.n_leaves, node_shares(tree, leaf)
+    if tree.n_classes == 2:
+        pairs = [(1, 0)]
+    else:
+        ref = node_class(tree, leaf)
+        pairs = [(int(c), ref) for c in np.argsort(-shares, kind="stable") if c != ref]
+    effects = []
+    for cls, against in pairs:
+        scaled = tree.logit_coefs[i, cls] - tree.logit_coefs[i, against]  # the log-odds' slope, scaled units
+        order = [int(j) for j in np.argsort(-np.abs(scaled), kind="stable") if scaled[j] != 0]
+        shown = order if max_terms is None else order[:max_terms]
+        terms = []
+        for j in shown:
+            span = float(tree.x_scale[j])
+            step = odds_step(span)
+            with np.errstate(over="ignore"):
+                factor = float(np.exp(scaled[j] / span * step))
+            terms.append(OddsTerm(j, tree.feature_names[j], step, factor, float(abs(scaled[j]))))
+        if terms:
+            effects.append(OddsEffect(cls, against, terms, len(order) - len(shown)))
+    return effects
+
+
+def _odds_of(tree: ObliqueTree, effect: OddsEffect, max_name: int | None) -> str:
+    """``the odds of 'yes'`` (binary) or ``the odds of 'b' against 'a'``."""
+    of = f"the odds of '{class_name(tree.classes[effect.cls], max_name)}'"
+    return of if tree.n_classes == 2 else f"{of} against '{class_name(tree.classes[effect.against], max_name)}'"
+
+
+def _step_text(step: float, digits: int | None, unicode: bool) -> str:
+    return "+" + fmt(step, digits, unicode)
+
+
+def odds_short(tree: ObliqueTree, effect: OddsEffect, digits: int | None = 3, unicode: bool = True,
+               max_name: int | None = None) -> str:
+    """``odds of yes: ×1.08 per +1 age, ×0.95 per +1,000 income, … (2 more)``: a diagram's or a tooltip's line."""
+    times = "×" if unicode else "x"
+    parts = [f"{times}{fmt(t.factor, digits, unicode)} per {_step_text(t.step, digits, unicode)} "
+             f"{shorten(t.name, max_name)}" for t in effect.terms]
+    if effect.more:
+        parts.append(f"{ELLIPSIS if unicode else '...'} ({effect.more} more)")
+    return _odds_of(tree, effect, max_name).removeprefix("the ") + ": " + ", ".join(parts)
+
+
+def odds_sentence(tree: ObliqueTree, effect: OddsEffect, digits: int | None = 3, unicode: bool = True,
+                  where: str = "In this leaf") -> str:
+    """``In this leaf, each +1 of age multiplies the odds of 'yes' by 1.08, each +1,000 of income by 0.95.``"""
+    parts = [f"each {_step_text(t.step, digits, unicode)} of {shorten(t.name, None)}"
+             + (f" multiplies {_odds_of(tree, effect, None)}" if k == 0 else "")
+             + f" by {fmt(t.factor, digits, unicode)}" for k, t in enumerate(effect.terms)]
+    more = f" ({effect.more} more feature{'s' if effect.more != 1 else ''} move{'s' if effect.more == 1 else ''} " \
+           "them less)" if effect.more else ""
+    return f"{where}, " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) \
+        + more + "."
+
+
+def logistic_note(tree: ObliqueTree, leaf: int) -> str:
+    """What the odds sentences leave out: the leaf's share m of even odds, and the reference class."""
+    i = leaf - tree.n_leaves
+    against = ("the second class against the first" if tree.n_classes == 2 else
+               "each class against the leaf's most common class")
+    return (f"A logistic leaf: its probabilities are a softmax of one linear logit per class, with a "
+            f"{percent(float(tree.logit_mix[i]))} share of even odds (1/{tree.n_classes} each) mixed in. Odds are "
+            f"{against}, before that mix; features are ordered by their effect over their training range.")
 
 
 def class_name(label: object, max_len: int | None = None) -> str:

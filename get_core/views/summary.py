@@ -107,6 +107,8 @@ class Summary:
     accuracy: float | None = None
     forest_accuracy: float | None = None
     wrong: tuple[Wrong, ...] = ()
+    # logistic leaves: how many leaves hold a model, and the largest one's odds in words (``labels.odds_sentence``)
+    logistic: tuple[int, str] | None = None
 
     @property
     def is_classifier(self) -> bool:
@@ -115,8 +117,8 @@ class Summary:
     def sentences(self) -> list[str]:
         """The summary as four or five short sentences for a reviewer (and a hint where CART does better)."""
         if self.is_classifier:
-            parts = (self._rules(), self._groups(), self._features(), self._class_comparison() + self._cart_hint(),
-                     self._errs())
+            parts = (self._rules(), self._groups(), self._logistic(), self._features(),
+                     self._class_comparison() + self._cart_hint(), self._errs())
         else:
             parts = (self._rules(), self._features(), self._comparison() + self._cart_hint(), self._weakest())
         return [s for s in (*parts, self._starved()) if s]
@@ -130,7 +132,9 @@ class Summary:
 
     def _rules(self) -> str:
         leaves = {"constant": "each leaf predicts one number", "classes": "each leaf predicts one class, with the "
-                  "share of each class among its training rows"}.get(
+                  "share of each class among its training rows", "logistic": "each leaf predicts the probability of "
+                  "each class with a logistic model of the features (a leaf without one: the share of each class "
+                  "among its training rows)"}.get(
             self.leaf_type, "each leaf predicts with a straight-line formula of the features")
         text = (f"The tree predicts {self.target} with {self.n_rules:,} rule{_s(self.n_rules)}, one per leaf: a row "
                 f"answers {self._questions()} yes/no question{_s(self.n_conditions)} from the top of the tree down "
@@ -215,6 +219,13 @@ class Summary:
             text += (f"; the largest group, leaf {g.leaf} with {g.rows:,} training row{_s(g.rows)}, predicts "
                      f"'{g.label}' with probability {labels.percent(g.share)} ({labels.SMOOTHED_SHARES})")
         return text + "."
+
+    def _logistic(self) -> str:
+        if self.logistic is None:
+            return ""
+        n, odds = self.logistic
+        return (f"{n:,} of the {self.n_rules:,} leaves hold a logistic model, so the class they predict changes with "
+                f"the row within the leaf (their groups above count their training rows' most common class). {odds}")
 
     def _class_comparison(self) -> str:
         if self.accuracy is None:
@@ -323,11 +334,24 @@ def _class_summary(tree: ObliqueTree, X_test: Any, y_test: Any, baselines: Mappi
         forest_accuracy = forest.get("accuracy")
     return Summary(cart=None if X_test is None else _cart(baselines, "accuracy"), n_rules=len(used), n_empty=empty,
                    **_conditions(tree),
-                   longest_terms=longest_rule_terms(tree), leaf_type=tree.leaf_type,
+                   longest_terms=longest_rule_terms(tree),
+                   leaf_type="logistic" if tree.has_logistic_leaves else tree.leaf_type, logistic=_logistic(tree, used),
                    shares=grouped_shares(feature_shares(tree), categories), tree_scores=None,
                    forest_scores=None, n_test=0 if X_test is None else len(X_test), weakest=[],
                    target=str(target or tree.meta.get("target") or "the target"), groups=tuple(groups),
                    largest=group, accuracy=accuracy, forest_accuracy=forest_accuracy, wrong=tuple(wrong))
+
+
+def _logistic(tree: ObliqueTree, used: list[int]) -> tuple[int, str] | None:
+    """(leaves with a logistic model, the odds of the largest such leaf in words), or None without one."""
+    modelled = [t for t in used if labels.has_logistic_model(tree, t)]
+    if not modelled:
+        return None
+    largest = max(modelled, key=lambda t: (tree.n_samples[t - 1], -t))
+    rows = int(tree.n_samples[largest - 1])
+    effect = labels.odds_effects(tree, largest)[0]
+    return len(modelled), labels.odds_sentence(tree, effect, where=f"In the largest, leaf {largest} with {rows:,} "
+                                                                    f"training row{_s(rows)}")
 
 
 def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, float]]:
