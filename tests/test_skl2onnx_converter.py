@@ -63,3 +63,15 @@ def test_an_older_opset_gets_a_sentence_that_names_the_one_needed():
     model = GETRegressor(depth=2, n_starts=1, n_epochs=5, random_state=0).fit(X, y)
     with pytest.raises(RuntimeError, match="target_opset=17"):
         skl2onnx.to_onnx(model, X[:1], target_opset=15)
+
+
+def test_a_classifier_with_logistic_leaves_converts_to_its_probabilities_within_1e_12():
+    X, y = table(4)
+    labels = np.digitize(y, np.quantile(y, [0.33, 0.66]))
+    model = GETClassifier(depth=2, leaf="logistic", n_starts=1, n_epochs=10, random_state=0).fit(X, labels)
+    assert model.tree_.has_logistic_leaves
+    label, proba = run(model, X)
+    np.testing.assert_allclose(proba, model.predict_proba(X), rtol=0, atol=1e-12)
+    top = np.sort(model.predict_proba(X), axis=1)
+    clear = top[:, -1] - top[:, -2] > 1e-12  # a last-bit tie may turn either way
+    np.testing.assert_array_equal(label[clear], model.predict(X)[clear])
