@@ -10,7 +10,7 @@ import streamlit as st
 from get_core import baselines as baseline_models
 from get_core.runs import results as run_results, spec
 from get_core.runs.store import RunStatus
-from get_core.views import class_compare, node
+from get_core.views import advice, class_compare, node
 from pages import common, results_ui
 
 # The key columns first (the scores, then prediction time): a 1000 px window clipped the last ones (issue 35). The
@@ -54,6 +54,7 @@ def compare_page() -> None:
         return
     point = results.search_point
     entry = _get_entry(common.get_store().path, results.run.run_id, point["key"] if point else None)
+    _advice(results, entry)
     if results.tree.is_classifier:
         _compare_classes(results, entry)
         return
@@ -72,6 +73,17 @@ def compare_page() -> None:
         figure.update_layout(title={"text": name.replace(", ", ",<br>"), "font": {"size": 14}}, showlegend=False,
                              height=380, margin={"t": 60})
         col.plotly_chart(figure, key=f"pva_{name}")
+
+
+def _advice(results, entry: dict) -> None:
+    """Whether the single tree is the right tool on this table (``views.advice``), when the run has the baselines
+    to say it."""
+    classes = results.tree.is_classifier
+    facts = advice.table_facts(np.vstack([results.X_train, results.X_test]),
+                               np.concatenate([results.y_train, results.y_test]), classes)
+    sentence = advice.advise(advice.run_scores(results.baselines, entry, "accuracy" if classes else "r2"), facts)
+    if sentence:
+        st.info(common.plain(sentence))
 
 
 def dashed(table: pd.DataFrame) -> pd.DataFrame:

@@ -149,14 +149,13 @@ def report(records: list[dict], methods: list[str], budget: float, seeds: list[i
     return "\n".join(lines + advice(accuracy))
 
 
-#: The margin in accuracy points below which GET and another method count as level.
-LEVEL = 0.5
-
-
-def advice(accuracy: pd.DataFrame) -> list[str]:
+def advice(accuracy: pd.DataFrame, data_dir: Path = DATA_DIR) -> list[str]:
     """Per table, whether the single tree is the right tool (issue 52): the run's last GET method against the forest
     and against the better of CART and logistic regression (the issue's per-table floor is that minus 1 point),
-    in words; [] when the run lacks them."""
+    and ``get_core.views.advice``'s verdict in words (with the table's facts where ``data_dir`` holds it); [] when
+    the run lacks them."""
+    from get_core.views.advice import advise, table_facts
+
     gets = [m for m in accuracy.columns if m.startswith("get")]
     if not gets or not {"rf", "cart", "logistic"} <= set(accuracy.columns):
         return []
@@ -164,13 +163,14 @@ def advice(accuracy: pd.DataFrame) -> list[str]:
     lines = ["", f"Per table, {get} against the forest and the better of CART and logistic regression (accuracy "
              "points):", "", f"| dataset | {get} | rf | max(cart, logistic) | verdict |", "|---|---:|---:|---:|---|"]
     for dataset, row in accuracy.dropna(subset=[get, "rf", "cart", "logistic"]).iterrows():
-        forest, floor = row["rf"] - row[get], max(row["cart"], row["logistic"]) - row[get]
-        words = ("level with the forest" if abs(forest) <= LEVEL else
-                 f"the forest is {forest:.1f} ahead" if forest > 0 else f"{-forest:.1f} ahead of the forest")
-        if floor > 1:
-            words += f"; {floor:.1f} under the better of CART and logistic regression"
+        path = data_dir / f"{dataset}.csv"
+        # the labels as written (load_table's are their indices, which would all look ordinal)
+        facts = (table_facts(load_table(path)[0], pd.read_csv(path)["target"], is_classifier=True)
+                 if path.exists() else None)
+        scores = {"get": row[get], "forest": row["rf"], "hgb": row.get("hgb"), "cart": row["cart"],
+                  "logistic": row["logistic"]}
         lines.append(f"| {dataset} | {row[get]:.2f} | {row['rf']:.2f} | {max(row['cart'], row['logistic']):.2f} | "
-                     f"{words} |")
+                     f"{advise(scores, facts)} |")
     return lines
 
 

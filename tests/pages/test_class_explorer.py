@@ -122,6 +122,7 @@ def test_compare_puts_get_beside_cart_the_forest_and_boosting_with_confusion_mat
     sizes = next(d.value for d in at.dataframe if "Parameters" in d.value.columns)
     boosting = sizes[sizes["Model"] == "HistGradientBoosting"].iloc[0]
     assert int(boosting["Parameters"]) > 0 and not sizes.isna().any().any()  # every tree it grew; no "None" cell
+    assert [i.value for i in at.info if "on this table" in i.value]  # the advice: is the single tree the right tool
 
 
 def test_a_class_run_cancelled_before_its_baselines_fits_class_baselines_from_compare(store):
