@@ -4,7 +4,8 @@ Every leaf of an oblique tree is a polytope, the half-spaces ``w·xs <= b`` (lef
 path, so the nearest row that lands in a leaf whose output meets the goal is a small linear program per leaf
 (Carreira-Perpiñán and Hada, "Counterfactual Explanations for Oblique Decision Trees: Exact, Efficient Algorithms",
 AAAI 2021). A linear leaf adds one more linear constraint: its line, clamped to the leaf's bounds, must land in the
-goal. ``counterfactual`` searches the tree best first instead of solving every leaf: a node's lower bound is the cost
+goal; a logistic leaf (issue 52) adds C-1: the wanted class's logit less each other class's at least 0 (its
+probabilities, (1 - m) softmax + m / C, keep the logits' order), so the programs stay exact. ``counterfactual`` searches the tree best first instead of solving every leaf: a node's lower bound is the cost
 of the dearest single half-space on its path (a fractional knapsack: exact for one half-space within the bounds),
 raised to the exact cost of the node's own polytope once the node is reached, and a subtree whose bound cannot beat
 the best answer found so far is never opened. Programs are solved by HiGHS: ``scipy.optimize.linprog`` for L1 and
@@ -46,8 +47,8 @@ import numpy as np
 from get_core.data.columns import DataError
 from get_core.data.encoding import Encoding
 from get_core.model import model_file
-from get_core.model.counterfactual_programs import Goal, Group, Space, grid_above, on_step, path_to, search
-from get_core.model.tree import ObliqueTree, refuse_logistic_leaves
+from get_core.model.counterfactual_programs import Goal, Group, Line, Space, grid_above, on_step, path_to, search
+from get_core.model.tree import ObliqueTree
 
 NORMS = ("l1", "linf")
 DIRECTIONS = ("increase", "decrease")
@@ -168,7 +169,6 @@ def counterfactual(model: Any, x: Any, goal: Any = None, *, locked: Iterable[str
         When the request is malformed or no row meets the goal under the constraints; the message says why.
     """
     tree = _tree_of(model)
-    refuse_logistic_leaves(tree, "counterfactual")  # its leaves' classes vary within the leaf: not yet one LP
     x = _row(tree, x)
     if norm not in NORMS:
         raise CounterfactualError(f"norm must be one of {NORMS}; got {norm!r}.")
@@ -399,7 +399,9 @@ def _leaves_meeting(tree: ObliqueTree, goal: Any, leaf: int | None, min_support:
                                       "or a leaf to reach.")
         meets = np.ones(L, dtype=bool)
     elif _is_classifier(tree):
-        meets = tree.leaf_class_index == _class_index(tree, goal)
+        meets = _leaf_classes(tree) == _class_index(tree, goal)
+        if tree.has_logistic_leaves:  # a logistic model's class changes within its leaf: its goal lines say where
+            meets |= np.any(tree.logit_coefs != 0, axis=(1, 2))
     else:
         low, high = _goal_range(goal)
         lo, hi = _leaf_output_ranges(tree)
@@ -409,6 +411,12 @@ def _leaves_meeting(tree: ObliqueTree, goal: Any, leaf: int | None, min_support:
     elif _has_counts(tree):
         meets &= tree.n_samples[L - 1:] >= min_support
     return meets
+
+
+def _leaf_classes(tree: ObliqueTree) -> np.ndarray:
+    """(L,) the class index each leaf predicts wherever a row lands in it: its largest share, or with logistic leaves
+    its largest logit (meaningful for a leaf whose slopes are all 0, the same at every row)."""
+    return np.argmax(tree.logit_intercepts, axis=1) if tree.has_logistic_leaves else tree.leaf_class_index
 
 
 def _has_counts(tree: ObliqueTree) -> bool:
@@ -569,13 +577,11 @@ def _keeps(space: Space, new: np.ndarray, k: int, leaf: int, goal: Goal) -> tupl
         if slope != 0:
             value = tree.weights[node - 1] @ xs - tree.thresholds[node - 1]
             edges.append((new[j] - value / slope, (slope > 0) != right))
-    line = goal.lines.get(leaf - tree.n_leaves)
-    if line is not None:
-        i, z_low, z_high = line
-        slope = tree.leaf_coefs[i, j] / tree.x_scale[j]
+    for line in goal.lines.get(leaf - tree.n_leaves, ()):
+        slope = line.coefs[j] / tree.x_scale[j]
         if slope != 0:
-            z = tree.leaf_intercepts[i] + tree.leaf_coefs[i] @ xs
-            edges += [(new[j] + (z_low - z) / slope, slope < 0), (new[j] + (z_high - z) / slope, slope > 0)]
+            z = line.intercept + line.coefs @ xs
+            edges += [(new[j] + (line.low - z) / slope, slope < 0), (new[j] + (line.high - z) / slope, slope > 0)]
     for edge, caps in edges:
         if np.isfinite(edge):
             low, high = (low, min(high, edge)) if caps else (max(low, edge), high)
@@ -610,8 +616,9 @@ def _goal(tree: ObliqueTree, goal: Any, leaf: int | None, min_support: int = 0) 
     if goal is None:
         return Goal(meets, {}, lambda rows: np.ones(len(rows), dtype=bool))
     if _is_classifier(tree):
-        label = tree.classes[_class_index(tree, goal)]
-        return Goal(meets, {}, lambda rows: tree.predict(rows) == label)
+        k = _class_index(tree, goal)
+        label = tree.classes[k]
+        return Goal(meets, _class_lines(tree, k, meets), lambda rows: tree.predict(rows) == label)
     low, high = _goal_range(goal)
     def within(rows: np.ndarray) -> np.ndarray:
         predicted = tree.predict(rows)
@@ -620,9 +627,24 @@ def _goal(tree: ObliqueTree, goal: Any, leaf: int | None, min_support: int = 0) 
     return Goal(meets, _goal_lines(tree, goal, meets), within)
 
 
-def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tuple[int, float, float]]:
-    """Per linear leaf (index) that can meet a regression goal: (index, lowest, highest raw line value) for which
-    the clamped line lands in the goal. Constant leaves need none: they meet it or were left out."""
+def _class_lines(tree: ObliqueTree, k: int, meets: np.ndarray) -> dict[int, tuple[Line, ...]]:
+    """Per logistic leaf (index) with a model that may give class ``k``: class k's logit less each other class's,
+    at least 0, which is where k has the largest probability ((1 - m) softmax + m / C keeps the logits' order;
+    on a tie the first class wins, which the margins and ``predict``'s confirmation settle). Leaves without a
+    model need none: they give k everywhere or were left out."""
+    if not tree.has_logistic_leaves:
+        return {}
+    lines = {}
+    for i in np.flatnonzero(meets & np.any(tree.logit_coefs != 0, axis=(1, 2))):
+        b, W = tree.logit_intercepts[i], tree.logit_coefs[i]
+        lines[int(i)] = tuple(Line(W[k] - W[c], float(b[k] - b[c]), 0.0, np.inf)
+                              for c in range(tree.n_classes) if c != k)
+    return lines
+
+
+def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tuple[Line, ...]]:
+    """Per linear leaf (index) that can meet a regression goal: its line, between the lowest and highest raw value
+    for which the clamped line lands in the goal. Constant leaves need none: they meet it or were left out."""
     if tree.leaf_type != "linear":
         return {}
     low, high = _goal_range(goal)
@@ -631,8 +653,9 @@ def _goal_lines(tree: ObliqueTree, goal: Any, meets: np.ndarray) -> dict[int, tu
     for i in np.flatnonzero(meets & np.any(tree.leaf_coefs != 0, axis=1)):
         # clip(z, lo, hi) >= low holds for every z when the clamp's low end does (compared as predict computes it:
         # in original units, so rounding cannot part the two), else iff z >= low; the same for high
-        lines[int(i)] = (int(i), -np.inf if lowest[i] >= low else (low - tree.y_min) / tree.y_scale,
-                         np.inf if highest[i] <= high else (high - tree.y_min) / tree.y_scale)
+        lines[int(i)] = (Line(tree.leaf_coefs[i], float(tree.leaf_intercepts[i]),
+                              -np.inf if lowest[i] >= low else (low - tree.y_min) / tree.y_scale,
+                              np.inf if highest[i] <= high else (high - tree.y_min) / tree.y_scale),)
     return lines
 
 

@@ -17,7 +17,7 @@ from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from get_core.model.tree import ObliqueTree
 
-#: Margins kept from every split (and from a linear leaf's goal), relative to the row's size, tried in turn until
+#: Margins kept from every split (and from a leaf's goal lines), relative to the row's size, tried in turn until
 #: ``predict`` confirms the answer: right branches are strict (``> b``) and HiGHS meets constraints up to rounding.
 MARGINS = (1e-9, 1e-7, 1e-5, 1e-3)
 #: The margin radius of a whole-number input (original units): HiGHS meets integrality to about 1e-6, and its answer
@@ -42,13 +42,25 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Line:
+    """A linear function of the scaled row that a leaf's answer must keep within [``low``, ``high``]:
+    ``intercept + coefs · xs``. A linear leaf's line must land in a regression goal; in a logistic leaf, the wanted
+    class's logit less another class's must stay at least 0 (the (1 - m) softmax + m / C mixing keeps the argmax)."""
+
+    coefs: np.ndarray  # (p,), scaled units
+    intercept: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
 class Goal:
-    """What the answer must do: land in a leaf of ``meets`` ((L,) bool), with a linear leaf's line within
-    ``lines[i]`` (index, lowest and highest raw value), and pass ``confirm`` (``predict`` itself says so, for rows
-    (n, p) at once)."""
+    """What the answer must do: land in a leaf of ``meets`` ((L,) bool), keep each of the leaf's ``lines[i]``
+    (``Line``s; none for a leaf that meets the goal wherever a row lands in it) within its range, and pass
+    ``confirm`` (``predict`` itself says so, for rows (n, p) at once)."""
 
     meets: np.ndarray
-    lines: dict[int, tuple[int, float, float]]
+    lines: dict[int, tuple[Line, ...]]
     confirm: Callable[[np.ndarray], np.ndarray]
 
 
@@ -62,7 +74,7 @@ class Space:
     variables``; ``row_of`` and ``distance`` read an answer back in original units.
 
     Margins: every free numeric input j has a radius r_j (original units: its grid step, ``WHOLE_RADIUS`` for a
-    whole number, 0 without a grid). A region's program keeps each split (and a linear leaf's goal) at least
+    whole number, 0 without a grid). A region's program keeps each split (and a leaf's goal lines) at least
     ``box`` = sum_j |w_j| r_j / s_j from its boundary, so every row within r_j of the answer in each free input
     lies in the same region; ``snap`` then moves each changed input to its grid (at most r_j / 2), which leaves
     the snapped answer half that box inside (``robust`` checks it).
@@ -105,16 +117,13 @@ class Space:
         self.integrality[self.k_offset:self.k_offset + len(self.whole)] = 1
         radius = self.grid[self.numeric].copy()
         radius[self.whole] = WHOLE_RADIUS
-        self.split_box = np.abs(tree.weights[:, self.numeric]) @ (radius / s)
-        self.leaf_box = np.abs(tree.leaf_coefs[:, self.numeric]) @ (radius / s)
-        xs_fixed = self.xs.copy()  # the row as it is, but free indicators at 0 (the z variables set them)
-        xs_fixed[self.cat] = -tree.x_min[self.cat] / tree.x_scale[self.cat]
-        self.split_base, self.split_rows = self._linear(tree.weights, xs_fixed)
-        self.leaf_base, self.leaf_rows = self._linear(tree.leaf_coefs, xs_fixed)
-        self.leaf_base = self.leaf_base + tree.leaf_intercepts
+        self.radius = radius / s  # scaled units
+        self.split_box = np.abs(tree.weights[:, self.numeric]) @ self.radius
+        self.xs_fixed = self.xs.copy()  # the row as it is, but free indicators at 0 (the z variables set them)
+        self.xs_fixed[self.cat] = -tree.x_min[self.cat] / tree.x_scale[self.cat]
+        self.split_base, self.split_rows = self._linear(tree.weights, self.xs_fixed)
         # a margin is relative to the size of what it separates
         self.split_size = 1.0 + np.abs(tree.weights).sum(axis=1) + np.abs(tree.thresholds)
-        self.leaf_size = 1.0 + np.abs(tree.leaf_coefs).sum(axis=1) + np.abs(tree.leaf_intercepts)
         self._fixed: dict[bool, tuple] = {}
 
     def _linear(self, coefs: np.ndarray, xs_fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -140,13 +149,17 @@ class Space:
         return inputs, low, high, np.concatenate([self.unit_cost, cat_cost * s_cat])
 
     # ------------------------------------------------------------------ programs
-    def program(self, path: Sequence[tuple[int, bool]], margin: float, goal: tuple[int, float, float] | None,
+    def line_box(self, line: Line) -> float:
+        """The margin a goal line keeps so that every row within each free input's radius stays on its side."""
+        return float(np.abs(line.coefs[self.numeric]) @ self.radius)
+
+    def program(self, path: Sequence[tuple[int, bool]], margin: float, goal: Sequence[Line] | None,
                 exact: bool, inclusive: float = 0.0
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
         """(objective, A, lower, upper, integrality, constant) of the program for the region ``path`` ((branch node,
-        goes right) pairs) and, for a linear leaf, ``goal`` (leaf index, lowest and highest raw line value). Right
-        branches keep ``margin``, left ones and the goal's ends ``inclusive`` (relative to each row's size). Without
-        ``exact`` the integers are relaxed and the cap dropped: a lower bound for every leaf below."""
+        goes right) pairs) and a leaf's ``goal`` lines (``Line``). Right branches keep ``margin``, left ones and
+        the lines' ends ``inclusive`` (relative to each row's size). Without ``exact`` the integers are relaxed and
+        the cap dropped: a lower bound for every leaf below."""
         nodes = np.array([node for node, _ in path], dtype=np.int64) - 1
         right = np.array([goes for _, goes in path], dtype=bool)
         rhs = self.tree.thresholds[nodes] - self.split_base[nodes]
@@ -154,12 +167,13 @@ class Space:
         box = self.split_box[nodes]
         rows, lower, upper = [self.split_rows[nodes]], [np.where(right, rhs + margin * size + box, -np.inf)], [
             np.where(right, np.inf, rhs - inclusive * size - box)]
-        if goal is not None:
-            i, z_low, z_high = goal
-            gap = inclusive * self.leaf_size[i] + self.leaf_box[i]
-            rows.append(self.leaf_rows[i][None])
-            lower.append([z_low - self.leaf_base[i] + gap])
-            upper.append([z_high - self.leaf_base[i] - gap])
+        for line in goal or ():
+            base, row = self._linear(line.coefs[None], self.xs_fixed)
+            base = float(base[0]) + line.intercept
+            gap = inclusive * (1.0 + np.abs(line.coefs).sum() + abs(line.intercept)) + self.line_box(line)
+            rows.append(row)
+            lower.append([line.low - base + gap])
+            upper.append([line.high - base - gap])
         objective, static_rows, static_lower, static_upper, constant = self._fixed_part(exact)
         A = np.vstack([*rows, static_rows])
         integrality = self.integrality if exact else np.zeros(self.n_vars)
@@ -265,21 +279,19 @@ class Space:
                 snapped[j] = on_step(value, step)  # of over half a step away from it)
         return snapped
 
-    def robust(self, new: np.ndarray, path: Sequence[tuple[int, bool]], goal: tuple[int, float, float] | None
-               ) -> bool:
+    def robust(self, new: np.ndarray, path: Sequence[tuple[int, bool]], goal: Sequence[Line] | None) -> bool:
         """Whether the snapped answer ``new`` keeps half the programs' margin from every split of ``path`` (and
-        from a linear leaf's goal): every row within half a radius of it in each free input gets its answer."""
+        from a leaf's goal lines): every row within half a radius of it in each free input gets its answer."""
         xs = (new - self.tree.x_min) / self.tree.x_scale
         for node, right in path:
             value = self.tree.weights[node - 1] @ xs - self.tree.thresholds[node - 1]
             half = self.split_box[node - 1] / 2
             if not (value > half if right else value <= -half):
                 return False
-        if goal is not None:
-            i, z_low, z_high = goal
-            z = self.tree.leaf_intercepts[i] + self.tree.leaf_coefs[i] @ xs
-            half = self.leaf_box[i] / 2
-            return bool(z - half >= z_low and z + half <= z_high)
+        for line in goal or ():
+            z, half = line.intercept + line.coefs @ xs, self.line_box(line) / 2
+            if not (z - half >= line.low and z + half <= line.high):
+                return False
         return True
 
     def leaf_of(self, new: np.ndarray) -> int:
@@ -411,11 +423,11 @@ def search(space: Space, goal: Goal, n: int = 1) -> tuple[list[tuple[np.ndarray,
 
 def solve_leaf(space: Space, path: tuple, leaf: int, goal: Goal) -> tuple[np.ndarray, float, int] | None:
     """The nearest row in ``leaf`` that meets the goal, confirmed by ``predict`` (margins widened until it is)."""
-    line = goal.lines.get(leaf - space.tree.n_leaves)
-    # Only right branches are strict; left ones and the goal's ends are inclusive: no margin from them unless
+    lines = goal.lines.get(leaf - space.tree.n_leaves)
+    # Only right branches are strict; left ones and the lines' ends are inclusive: no margin from them unless
     # rounding lands the answer outside (then every side keeps the margin, widened in turn).
     for attempt, margin in enumerate((MARGINS[0], *MARGINS)):
-        solved = solve(space, space.program(path, margin, line, exact=True, inclusive=margin if attempt else 0.0))
+        solved = solve(space, space.program(path, margin, lines, exact=True, inclusive=margin if attempt else 0.0))
         if solved is None:
             if attempt == 0:
                 return None  # the leaf cannot be reached at all

@@ -322,14 +322,6 @@ def logistic_proba(tree: ObliqueTree, xs: np.ndarray, leaf: np.ndarray) -> np.nd
     return (1.0 - mix) * (e / e.sum(axis=1, keepdims=True)) + mix / tree.n_classes
 
 
-def refuse_logistic_leaves(tree: ObliqueTree, export: str) -> None:
-    """A sentence (ValueError) for an export that does not yet write logistic leaves, rather than a file that would
-    predict the leaves' class shares instead of their models."""
-    if tree.has_logistic_leaves:
-        raise ValueError(f"{export} does not handle logistic leaves yet: fit with leaf='constant' for it (the model "
-                         "file and the Python export hold logistic leaves).")
-
-
 def feature_name_problem(names: Sequence[str]) -> str | None:
     """Why ``names`` cannot name a model's inputs, or None. Each must be text that UTF-8 can write: every export is
     a file, and a lone surrogate (``"\\udcff"``, which a JSON escape or a DataFrame column may hold) cannot be
