@@ -49,8 +49,9 @@ def class_table(tree: ObliqueTree, node: int, X_train: Any = None, y_train: Any 
         table["train rows"] = class_counts(tree, node, X_train, y_train).tolist()
     if y_test is not None:
         table["test rows"] = class_counts(tree, node, X_test, y_test).tolist()
-    if tree.is_leaf(node):
-        table["predicted probability"] = [labels.percent(p) for p in labels.node_shares(tree, node)]
+    if tree.is_leaf(node):  # a logistic model's probabilities vary by row: its leaf shows its rows' shares
+        column = "training share" if labels.has_logistic_model(tree, node) else "predicted probability"
+        table[column] = [labels.percent(p) for p in labels.node_shares(tree, node)]
     return pd.DataFrame(table)
 
 
@@ -66,7 +67,8 @@ def shares_figure(tree: ObliqueTree, node: int) -> go.Figure:
         fig.add_trace(go.Bar(x=[share], y=[""], orientation="h", name=name, marker_color=diagram.class_color(k),
                              text=f"{name} {labels.percent(share)}", textposition="inside", insidetextanchor="middle",
                              hovertemplate=f"{name}: {labels.percent(share)}<extra></extra>"))
-    what = "predicted class probabilities" if tree.is_leaf(node) else "class shares of its training rows"
+    what = ("predicted class probabilities" if tree.is_leaf(node) and not labels.has_logistic_model(tree, node)
+            else "class shares of its training rows")
     fig.update_layout(barmode="stack", height=150, title=f"Node {node}: {what}", showlegend=True,
                       xaxis=dict(range=[0, 1], tickformat=".0%"), margin=dict(l=10, r=10, t=40, b=10),
                       legend=dict(orientation="h", y=-0.4))

@@ -160,6 +160,8 @@ def default_goal(tree: ObliqueTree, x: Sequence[float]) -> tuple[str, float, flo
     supported = rows >= MIN_SUPPORT if rows.sum() > 0 else np.ones(tree.n_leaves, dtype=bool)
     if getattr(tree, "is_classifier", False):
         reachable = set(np.asarray(tree.classes)[tree.leaf_class_index[supported]].tolist())
+        if tree.has_logistic_leaves and np.any(tree.logit_coefs[supported] != 0):  # a model's class varies by row
+            reachable = set(tree.classes)
         others = [c for c in tree.classes if c != now]
         return next((c for c in others if c in reachable), others[0] if others else now)
     if tree.leaf_type == "linear":  # a line gives every value between its ends: a tenth of the target's span up

@@ -106,3 +106,18 @@ def test_the_summary_and_the_report_say_the_largest_logistic_leafs_odds():
     assert "with a logistic model of the features" in sentences[0]
     page = export.html_report(tree)
     assert "multiplies the odds of &#x27;class 1&#x27;" in page and "logistic (4)" in page
+
+
+def test_the_node_panel_calls_a_logistic_leafs_shares_its_training_rows_and_what_if_offers_every_class():
+    from get_core.views import class_node, what_if
+
+    tree, X = logistic_tree(3, 5, modelled=0.5)
+    for leaf in range(tree.n_leaves, 2 * tree.n_leaves):
+        table = class_node.class_table(tree, leaf)
+        modelled = labels.has_logistic_model(tree, leaf)
+        assert ("training share" in table.columns) is modelled and ("predicted probability" in table.columns) is not modelled
+        title = class_node.shares_figure(tree, leaf).layout.title.text
+        assert title.endswith("class shares of its training rows" if modelled else "predicted class probabilities")
+    tree.leaf_proba[:] = [0.1, 0.8, 0.1]  # every leaf's shares favour class 1, but its models give class 0 too
+    row = X[tree.predict(X) == "class 2"][0]
+    assert what_if.default_goal(tree, row) == "class 0"
