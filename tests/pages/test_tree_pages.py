@@ -325,3 +325,21 @@ def test_the_export_panel_offers_the_onnx_model_beside_the_code(run_id):
     _ok(at)
     buttons = [b.proto.label for b in at.get("download_button")]
     assert {"Python code", "C code", "ONNX model"} <= set(buttons)
+
+
+def test_a_logistic_model_files_leaf_reads_as_odds_on_the_tree_page(store):
+    """Issue 52: a leaf with a logistic model shows its odds in words, with what they leave out."""
+    from tests.model.test_logistic_leaves_model import with_logits
+    from tests.trees import make_class_tree
+
+    tree = with_logits(make_class_tree(depth=2, p=3, seed=5, names=["age", "income", "debt"])[0], 5, modelled=1.0)
+    at = AppTest.from_file(str(ROOT / "pages" / "tree.py"), default_timeout=60)
+    at.session_state["uploaded_model"] = ("model.json", tree)
+    at.session_state["model_source"] = "A model file"
+    at.query_params["node"] = str(tree.n_leaves)
+    at.run()
+    _ok(at)
+    assert at.subheader[0].value.startswith(f"Node {tree.n_leaves} (leaf")
+    said = "\n".join(m.value for m in at.markdown)
+    assert "Leaf model" in said and "multiplies the odds of" in said
+    assert any("share of even odds" in c.value for c in at.caption)
