@@ -5,8 +5,9 @@ path, so the nearest row that lands in a leaf whose output meets the goal is a s
 (Carreira-Perpiñán and Hada, "Counterfactual Explanations for Oblique Decision Trees: Exact, Efficient Algorithms",
 AAAI 2021). A linear leaf adds one more linear constraint: its line, clamped to the leaf's bounds, must land in the
 goal; a logistic leaf (issue 52) adds C-1: the wanted class's logit less each other class's at least 0 (its
-probabilities, (1 - m) softmax + m / C, keep the logits' order), so the programs stay exact. ``counterfactual`` searches the tree best first instead of solving every leaf: a node's lower bound is the cost
-of the dearest single half-space on its path (a fractional knapsack: exact for one half-space within the bounds),
+probabilities, (1 - m) softmax + m / C, keep the logits' order), so the programs stay exact. ``counterfactual``
+searches the tree best first instead of solving every leaf: a node's lower bound is the cost of the dearest single
+half-space on its path (a fractional knapsack: exact for one half-space within the bounds),
 raised to the exact cost of the node's own polytope once the node is reached, and a subtree whose bound cannot beat
 the best answer found so far is never opened. Programs are solved by HiGHS: ``scipy.optimize.linprog`` for L1 and
 L-infinity, ``scipy.optimize.milp`` when integers enter (a cap on the number of changed features; one-hot categories,

@@ -141,7 +141,8 @@ def float32_problem(tree: ObliqueTree) -> str | None:
     limit = float(np.finfo(np.float32).max)
     fields = {"x_min": tree.x_min, "x_scale": tree.x_scale, "y_min": tree.y_min, "y_scale": tree.y_scale,
               "leaf_intercepts": tree.leaf_intercepts, "leaf_coefs": tree.leaf_coefs,
-              **({name: getattr(tree, name) for name in LOGISTIC_FIELDS} if getattr(tree, "has_logistic_leaves", False) else {})}
+              **({name: getattr(tree, name) for name in LOGISTIC_FIELDS}
+                 if getattr(tree, "has_logistic_leaves", False) else {})}
     for name, values in fields.items():
         largest = float(np.max(np.abs(np.asarray(values, dtype=np.float64)), initial=0.0))
         if largest > limit:

@@ -115,7 +115,8 @@ def test_the_node_panel_calls_a_logistic_leafs_shares_its_training_rows_and_what
     for leaf in range(tree.n_leaves, 2 * tree.n_leaves):
         table = class_node.class_table(tree, leaf)
         modelled = labels.has_logistic_model(tree, leaf)
-        assert ("training share" in table.columns) is modelled and ("predicted probability" in table.columns) is not modelled
+        assert ("training share" in table.columns) is modelled
+        assert ("predicted probability" in table.columns) is not modelled
         title = class_node.shares_figure(tree, leaf).layout.title.text
         assert title.endswith("class shares of its training rows" if modelled else "predicted class probabilities")
     tree.leaf_proba[:] = [0.1, 0.8, 0.1]  # every leaf's shares favour class 1, but its models give class 0 too
