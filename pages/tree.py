@@ -409,7 +409,8 @@ def _exports(source: ModelSource, options: diagram_content.DiagramOptions) -> No
     common.download(cols[2], "Python code", lambda: codegen.python_source(tree), f"{stem}.py", "text/x-python",
                     key="dl_py", help="Standalone, no dependencies; equals predict")
     common.download(cols[3], "C code", lambda: codegen.c_source(tree), f"{stem}.c", "text/x-c", key="dl_c",
-                    help="Standalone C99; equals predict (compile with -ffp-contract=off)")
+                    help="Standalone C99; equals predict (compile with -ffp-contract=off"
+                    + ("; link with -lm: logistic leaves call exp)" if tree.has_logistic_leaves else ")"))
     common.download(cols[4], "HTML report", lambda: _report(source), f"{stem}_report.html", "text/html",
                     key="dl_report", help="One self-contained page: diagram, rules, metrics, comparison")
     common.download(cols[5], "ONNX model", lambda: to_onnx(tree), f"{stem}.onnx", "application/octet-stream",

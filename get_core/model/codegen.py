@@ -3,11 +3,14 @@
 Generated code reproduces ``ObliqueTree.predict`` (and a classifier's ``predict_proba``) step by step in scaled
 units: ``xs = (x - x_min) / x_scale``; at branch t go right when ``sum_j W[t-1][j] * xs[j] > B[t-1]`` over the
 split's non-zero weights, the only ones written (so NaN in a feature the split uses goes left, as in numpy); leaf
-value ``y_min + y_scale * (h + sum_j K[j] * xs[j])``, or a classifier's leaf probabilities and the first class with
-the largest of them (C returns its index). Every constant is written with Python's ``repr`` (the shortest decimal
+value ``y_min + y_scale * (h + sum_j K[j] * xs[j])``, or a classifier's leaf probabilities (with logistic leaves the
+leaf's softmax of per-class logits mixed with 1/C, ``tree.logistic_proba``) and the first class with the largest of
+them (C returns its index). Every constant is written with Python's ``repr`` (the shortest decimal
 that round-trips, exact for any correctly rounding C compiler), so the code uses the model's doubles bit for bit.
 Sums run left to right from 0.0, as ``ObliqueTree``'s do, so the code predicts exactly what ``predict`` does (C
-compiled without fused multiply-add, see its header).
+compiled without fused multiply-add, see its header). A logistic leaf's logits are its sums too; its exp and the
+sum of the exponentials are the platform's, so its probabilities are within 1e-12 of ``predict_proba`` (tested), the
+label the same but where two classes tie within that.
 
 Feature names become identifiers by ``feature_identifiers`` (documented there and listed in each generated file).
 """
@@ -360,8 +363,9 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
     """A dependency-free C99 file with ``int <prefix>_leaf(const double x[])`` and, for a regression tree,
     ``double <prefix>_predict(const double x[])``; for a classification tree ``int <prefix>_predict(const double
     x[], double *proba)`` returns the class's index into ``<PREFIX>_CLASS_NAMES`` and fills ``proba`` (when not
-    NULL) with the class probabilities. ``x`` holds the features in the order of ``<PREFIX>_FEATURE_NAMES``, whose
-    indices also have ``#define <PREFIX>_X_<IDENTIFIER>`` macros."""
+    NULL) with the class probabilities (with logistic leaves computed by each leaf's model, calling ``exp``: link
+    with -lm). ``x`` holds the features in the order of ``<PREFIX>_FEATURE_NAMES``, whose indices also have
+    ``#define <PREFIX>_X_<IDENTIFIER>`` macros."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise ValueError(f"prefix must be a C identifier; got {prefix!r}.")
     P = prefix.upper()
