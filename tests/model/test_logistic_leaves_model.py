@@ -103,8 +103,11 @@ def _same_labels_off_ties(labels: np.ndarray, tree: ObliqueTree, X: np.ndarray) 
 
 
 def _with_far_rows(tree: ObliqueTree, X: np.ndarray, seed: int) -> np.ndarray:
-    """Training rows and rows far outside the training range (large logits: the softmax's shift matters)."""
-    return np.vstack([X, np.random.default_rng(seed).normal(0, 30, size=(20, tree.n_features))])
+    """Training rows, rows far outside the training range (large logits: the softmax's shift matters) and rows with
+    NaN or an infinity (every probability NaN, as in predict_proba)."""
+    odd = np.repeat(X[:1], 3, axis=0)
+    odd[:, 0] = [np.nan, np.inf, -np.inf]
+    return np.vstack([X, np.random.default_rng(seed).normal(0, 30, size=(20, tree.n_features)), odd])
 
 
 @needs_gcc
