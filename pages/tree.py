@@ -195,11 +195,15 @@ def _node_panel(source: ModelSource, selected: int) -> None:
         st.markdown("**Split** (left when it holds):")
         st.code(labels.split_text(tree, selected, digits=4, max_terms=None), language=None)
     elif labels.has_logistic_model(tree, selected):
+        rows = results is not None and results.has_data
+        spans = class_node.leaf_spans(tree, selected, results.X_train) if rows else None
         st.markdown("**Leaf model** (logistic: the class changes with the row):")
         st.markdown("\n".join(f"- {common.plain(labels.odds_sentence(tree, e))}"
-                               for e in labels.odds_effects(tree, selected)))
-        st.caption(common.plain(labels.logistic_note(tree, selected) + " Its training rows' class shares: "
-                                + labels.shares_text(tree, labels.node_shares(tree, selected), max_classes=None) + "."))
+                               for e in labels.odds_effects(tree, selected, spans=spans)))
+        note = (labels.logistic_note(tree, selected, "their typical range in this leaf (its training rows' 5th-95th "
+                                     "percentiles)") if rows else labels.logistic_note(tree, selected))
+        shares = labels.shares_text(tree, labels.node_shares(tree, selected), max_classes=None)
+        st.caption(common.plain(f"{note} Its training rows' class shares: {shares}."))
     elif tree.is_classifier:
         st.markdown("**Leaf prediction**:")
         st.code("class " + labels.leaf_text(tree, selected) + "\nprobabilities " + labels.shares_text(

@@ -55,6 +55,22 @@ def class_table(tree: ObliqueTree, node: int, X_train: Any = None, y_train: Any 
     return pd.DataFrame(table)
 
 
+#: A leaf's typical range of a feature: the middle 90% of its training rows there (a few rows far out do not set it).
+LEAF_RANGE = (5, 95)
+
+
+def leaf_spans(tree: ObliqueTree, leaf: int, X_train: Any) -> np.ndarray:
+    """(p,) each feature's typical range among the training rows reaching ``leaf`` (original units, ``LEAF_RANGE``
+    percentiles), what a logistic leaf's odds are measured over (``labels.odds_effects``); the training range where
+    the leaf has under two rows or a feature does not vary there."""
+    X = np.asarray(X_train, dtype=np.float64)[reaches(tree, X_train, leaf)]
+    if len(X) < 2:
+        return tree.x_scale.copy()
+    low, high = np.nanpercentile(X, LEAF_RANGE, axis=0)
+    span = high - low
+    return np.where(np.isfinite(span) & (span > 0), span, tree.x_scale)
+
+
 def shares_figure(tree: ObliqueTree, node: int) -> go.Figure:
     """The node's class shares as one horizontal stacked bar (a leaf's predicted probabilities, a branch's training
     class shares), each segment in its class's colour and labelled with the class and its percentage."""

@@ -217,7 +217,7 @@ class OddsTerm:
     name: str
     step: float
     factor: float
-    importance: float  # |the log-odds' change| over the feature's training range, the ordering key
+    importance: float  # |the log-odds' change| over the feature's span (``odds_effects``), the ordering key
 
 
 @dataclass(frozen=True)
@@ -245,16 +245,19 @@ def odds_step(span: float) -> float:
     return float(10.0 ** math.floor(math.log10(span / 10)))
 
 
-def odds_effects(tree: ObliqueTree, leaf: int, max_terms: int | None = 3) -> list[OddsEffect]:
+def odds_effects(tree: ObliqueTree, leaf: int, max_terms: int | None = 3,
+                 spans: np.ndarray | None = None) -> list[OddsEffect]:
     """How logistic leaf ``leaf``'s features move its odds, before the leaf's small share m of even odds (``logit_mix``;
     none for a leaf without a model). Binary: the odds of the second class (the positive one, as scikit-learn's
     ``classes_[1]``) against the first. More classes: each other class's odds against the leaf's most common class
     among its training rows (``node_class``), the reference a reader sees on the leaf, in order of their shares.
-    Terms are ordered by the log-odds' change over the feature's training range (as a split's terms are), the first
-    ``max_terms`` kept; each factor is exp(that change per ``odds_step``)."""
+    Terms are ordered by the log-odds' change over each feature's ``spans`` (original units: the leaf's typical
+    range where its rows are at hand, ``class_node.leaf_spans``; by default the training range, as a split's terms
+    are), the first ``max_terms`` kept; each factor is exp(that change per ``odds_step`` of the span)."""
     if not has_logistic_model(tree, leaf):
         return []
     i, shares = leaf - tree.n_leaves, node_shares(tree, leaf)
+    spans = tree.x_scale if spans is None else np.asarray(spans, dtype=np.float64)
     if tree.n_classes == 2:
         pairs = [(1, 0)]
     else:
@@ -262,16 +265,16 @@ def odds_effects(tree: ObliqueTree, leaf: int, max_terms: int | None = 3) -> lis
         pairs = [(int(c), ref) for c in np.argsort(-shares, kind="stable") if c != ref]
     effects = []
     for cls, against in pairs:
-        scaled = tree.logit_coefs[i, cls] - tree.logit_coefs[i, against]  # the log-odds' slope, scaled units
-        order = [int(j) for j in np.argsort(-np.abs(scaled), kind="stable") if scaled[j] != 0]
+        slope = (tree.logit_coefs[i, cls] - tree.logit_coefs[i, against]) / tree.x_scale  # per original unit
+        effect = np.abs(slope) * spans
+        order = [int(j) for j in np.argsort(-effect, kind="stable") if slope[j] != 0]
         shown = order if max_terms is None else order[:max_terms]
         terms = []
         for j in shown:
-            span = float(tree.x_scale[j])
-            step = odds_step(span)
+            step = odds_step(float(spans[j]))
             with np.errstate(over="ignore"):
-                factor = float(np.exp(scaled[j] / span * step))
-            terms.append(OddsTerm(j, tree.feature_names[j], step, factor, float(abs(scaled[j]))))
+                factor = float(np.exp(slope[j] * step))
+            terms.append(OddsTerm(j, tree.feature_names[j], step, factor, float(effect[j])))
         if terms:
             effects.append(OddsEffect(cls, against, terms, len(order) - len(shown)))
     return effects
@@ -310,14 +313,15 @@ def odds_sentence(tree: ObliqueTree, effect: OddsEffect, digits: int | None = 3,
         + more + "."
 
 
-def logistic_note(tree: ObliqueTree, leaf: int) -> str:
-    """What the odds sentences leave out: the leaf's share m of even odds, and the reference class."""
+def logistic_note(tree: ObliqueTree, leaf: int, spans: str = "their training range") -> str:
+    """What the odds sentences leave out: the leaf's share m of even odds, and the reference class; ``spans`` says
+    what the features' effects are measured over."""
     i = leaf - tree.n_leaves
     against = ("the second class against the first" if tree.n_classes == 2 else
                "each class against the leaf's most common class")
     return (f"A logistic leaf: its probabilities are a softmax of one linear logit per class, with a "
             f"{percent(float(tree.logit_mix[i]))} share of even odds (1/{tree.n_classes} each) mixed in. Odds are "
-            f"{against}, before that mix; features are ordered by their effect over their training range.")
+            f"{against}, before that mix; features are ordered by their effect over {spans}.")
 
 
 def class_name(label: object, max_len: int | None = None) -> str:

@@ -122,3 +122,20 @@ def test_the_node_panel_calls_a_logistic_leafs_shares_its_training_rows_and_what
     tree.leaf_proba[:] = [0.1, 0.8, 0.1]  # every leaf's shares favour class 1, but its models give class 0 too
     row = X[tree.predict(X) == "class 2"][0]
     assert what_if.default_goal(tree, row) == "class 0"
+
+
+def test_with_the_leafs_rows_the_odds_are_ordered_and_stepped_over_the_leafs_typical_range():
+    from get_core.views import class_node
+
+    tree, X = logistic_tree(2, 5)
+    tree.x_scale = np.array([60.0, 40_000.0, 0.3, 1.0])
+    X = tree.x_min + np.random.default_rng(0).random((400, 4)) * tree.x_scale
+    leaf = int(np.bincount(tree.apply(X)).argmax())
+    spans = class_node.leaf_spans(tree, leaf, X)
+    rows = X[tree.apply(X) == leaf]
+    np.testing.assert_allclose(spans, np.percentile(rows, 95, axis=0) - np.percentile(rows, 5, axis=0))
+    effect = labels.odds_effects(tree, leaf, max_terms=None, spans=spans)[0]
+    slope = (tree.logit_coefs[leaf - tree.n_leaves, 1] - tree.logit_coefs[leaf - tree.n_leaves, 0]) / tree.x_scale
+    assert [t.index for t in effect.terms] == [int(j) for j in np.argsort(-np.abs(slope) * spans, kind="stable")]
+    assert [t.step for t in effect.terms] == [labels.odds_step(spans[t.index]) for t in effect.terms]
+    np.testing.assert_array_equal(class_node.leaf_spans(tree, leaf, rows[:1]), tree.x_scale)  # one row: no range
