@@ -186,7 +186,7 @@ def leaf_text(tree: ObliqueTree, leaf: int, digits: int = 3, max_terms: int | No
     """The leaf's prediction: ``23.4``, or ``0.5·temp + 0.2·wind + … (3 more) + 3.1`` for a linear leaf, followed by
     ``, kept within [10, 40]`` when the leaf clamps its line to its training targets' range; a class leaf's class and
     its probability, ``good (75%)``; a logistic leaf's most common class and the top terms of its first odds,
-    ``mostly good (75%); odds of bad: ×1.08 per +1 age, ×0.95 per +1,000 income``."""
+    ``mostly good (75%); odds of 'bad': ×1.08 per +1 age, ×0.95 per +1,000 income``."""
     if tree.is_classifier:
         k = node_class(tree, leaf)
         text = f"{class_name(tree.classes[k], max_name)} ({percent(node_shares(tree, leaf)[k])})"
@@ -292,7 +292,7 @@ def _step_text(step: float, digits: int | None, unicode: bool) -> str:
 
 def odds_short(tree: ObliqueTree, effect: OddsEffect, digits: int | None = 3, unicode: bool = True,
                max_name: int | None = None) -> str:
-    """``odds of yes: ×1.08 per +1 age, ×0.95 per +1,000 income, … (2 more)``: a diagram's or a tooltip's line."""
+    """``odds of 'yes': ×1.08 per +1 age, ×0.95 per +1,000 income, … (2 more)``: a diagram's or a tooltip's line."""
     times = "×" if unicode else "x"
     parts = [f"{times}{fmt(t.factor, digits, unicode)} per {_step_text(t.step, digits, unicode)} "
              f"{shorten(t.name, max_name)}" for t in effect.terms]
