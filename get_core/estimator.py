@@ -372,6 +372,9 @@ class GETRegressor(RegressorMixin, _GETEstimator):
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features seen during ``fit``; only when X has string column names.
+    inputs_ : Inputs or None
+        The raw columns as the tree reads them (``get_core.model.inputs``: each column's kind, categories and missing
+        values), also ``tree_.inputs``; None for a plain table of finite numbers.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
@@ -645,6 +648,9 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features seen during ``fit``; only when X has string column names.
+    inputs_ : Inputs or None
+        The raw columns as the tree reads them (``get_core.model.inputs``: each column's kind, categories and missing
+        values), also ``tree_.inputs``; None for a plain table of finite numbers.
     """
 
     def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
@@ -780,6 +786,9 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features seen during ``fit``; only when X has string column names.
+    inputs_ : Inputs or None
+        The raw columns as the tree reads them (``get_core.model.inputs``: each column's kind, categories and missing
+        values), also ``tree_.inputs``; None for a plain table of finite numbers.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.class_leaf, n_starts: int = DEFAULTS.n_starts,
