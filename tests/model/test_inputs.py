@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import subprocess
 import types
 from pathlib import Path
 
@@ -164,14 +166,73 @@ def test_split_terms_count_a_category_column_or_a_number_and_its_indicator_once(
         model_file.from_dict(data)
 
 
-def test_rules_say_how_features_come_from_columns_and_c_and_onnx_refuse_in_a_sentence():
+def test_rules_say_how_features_come_from_columns_and_onnx_refuses_in_a_sentence():
     tree = raw_tree(INPUTS)
     text = export.rules_text(tree)
     assert "#   income: its number; a missing income counts as 40.0, and income=missing is 1 (else 0)." in text
     assert "#   colour=<category> is 1 for the row's category of colour" in text
-    for write, name in ((codegen.c_source, "The C export"), (to_onnx, "The ONNX export")):
-        with pytest.raises(ValueError, match=f"{name} does not take raw inputs yet"):
-            write(tree)
+    with pytest.raises(ValueError, match="The ONNX export does not take raw inputs yet"):
+        to_onnx(tree)
+
+
+C_HARNESS = r"""
+#include <math.h>
+#include <stdio.h>
+int get_leaf(const double x[]);
+%s
+int main(void) {
+    int n, p;
+    double x[16], proba[8];
+    (void)proba;
+    if (scanf("%%d %%d", &n, &p) != 2) return 2;
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < p; ++j) {
+            char word[64];
+            if (scanf("%%63s", word) != 1) return 3;
+            sscanf(word, "%%lf", &x[j]);
+            if (word[0] == 'n') x[j] = NAN;
+            if (word[0] == 'i') x[j] = INFINITY;
+            if (word[0] == '-' && word[1] == 'i') x[j] = -INFINITY;
+        }
+        printf("%%d %%.17g\n", get_leaf(x), %s);
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+@pytest.mark.parametrize("classes", [False, True])
+def test_the_c_export_takes_numbers_and_category_codes_with_nan_for_missing_and_equals_predict(classes, tmp_path):
+    tree = raw_tree(INPUTS, seed=5, depth=3, classes=classes)
+    rng = np.random.default_rng(0)
+    n = 400
+    special = rng.choice([np.nan, np.inf, -np.inf, 0.0], size=(n, 2))
+    numbers = np.where(rng.random((n, 2)) < 0.3, special, rng.normal(0, 3, (n, 2)))
+    colour = rng.choice([0.0, 1.0, 2.0, 7.0, -1.0, np.nan], size=n)
+    size = rng.choice([0.0, 1.0, 5.0, np.nan], size=n)
+    codes = np.column_stack([numbers, colour, size])
+    labels = lambda c, known: [None if np.isnan(v) else known[int(v)] if 0 <= v < len(known) else "unseen"  # noqa
+                               for v in c]
+    raw = pd.DataFrame({"income": codes[:, 0], "age": codes[:, 1], "colour": labels(colour, COLOURS),
+                        "size": labels(size, ("L", "S"))})
+    call = "(double)get_predict(x, proba)" if classes else "get_predict(x)"
+    declaration = ("int get_predict(const double x[], double *proba);" if classes else
+                   "double get_predict(const double x[]);")
+    (tmp_path / "model.c").write_text(codegen.c_source(tree), encoding="utf-8")
+    (tmp_path / "main.c").write_text(C_HARNESS % (declaration, call))
+    subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
+                    str(tmp_path / "model.c"), str(tmp_path / "main.c"), "-o", str(tmp_path / "run"), "-lm"],
+                   check=True, capture_output=True)
+    stdin = f"{n} 4\n" + "\n".join(" ".join(repr(float(v)) for v in row) for row in codes)
+    out = subprocess.run([str(tmp_path / "run")], input=stdin.encode(), capture_output=True, check=True).stdout
+    pairs = [line.split() for line in out.decode().splitlines()]
+    np.testing.assert_array_equal([int(a) for a, _ in pairs], tree.apply(raw))
+    got = np.array([float(b) for _, b in pairs])
+    if classes:
+        np.testing.assert_array_equal(np.asarray(tree.classes)[got.astype(int)], tree.predict(raw))
+    else:
+        np.testing.assert_array_equal(got, tree.predict(raw))
 
 
 def test_a_raw_trees_engine_rows_stay_available_through_encode():
