@@ -166,13 +166,40 @@ def test_split_terms_count_a_category_column_or_a_number_and_its_indicator_once(
         model_file.from_dict(data)
 
 
-def test_rules_say_how_features_come_from_columns_and_onnx_refuses_in_a_sentence():
-    tree = raw_tree(INPUTS)
-    text = export.rules_text(tree)
+def test_rules_say_how_features_come_from_columns():
+    text = export.rules_text(raw_tree(INPUTS))
     assert "#   income: its number; a missing income counts as 40.0, and income=missing is 1 (else 0)." in text
     assert "#   colour=<category> is 1 for the row's category of colour" in text
-    with pytest.raises(ValueError, match="The ONNX export does not take raw inputs yet"):
-        to_onnx(tree)
+
+
+def coded_rows(n: int, seed: int) -> tuple[np.ndarray, pd.DataFrame]:
+    """Rows as the C and ONNX exports take them (numbers, category codes, NaN: missing; codes no category has,
+    infinities), and the same rows as a raw table."""
+    rng = np.random.default_rng(seed)
+    special = rng.choice([np.nan, np.inf, -np.inf, 0.0], size=(n, 2))
+    numbers = np.where(rng.random((n, 2)) < 0.3, special, rng.normal(0, 3, (n, 2)))
+    colour = rng.choice([0.0, 1.0, 2.0, 7.0, -1.0, np.nan], size=n)
+    size = rng.choice([0.0, 1.0, 5.0, np.nan], size=n)
+    labels = lambda c, known: [None if np.isnan(v) else known[int(v)] if 0 <= v < len(known) else "unseen"  # noqa
+                               for v in c]
+    raw = pd.DataFrame({"income": numbers[:, 0], "age": numbers[:, 1], "colour": labels(colour, COLOURS),
+                        "size": labels(size, ("L", "S"))})
+    return np.column_stack([numbers, colour, size]), raw
+
+
+@pytest.mark.parametrize("classes", [False, True])
+def test_the_onnx_export_takes_numbers_and_category_codes_with_nan_for_missing_and_equals_predict(classes):
+    ort = pytest.importorskip("onnxruntime")
+    tree = raw_tree(INPUTS, seed=7, depth=3, classes=classes)
+    codes, raw = coded_rows(300, 1)
+    session = ort.InferenceSession(to_onnx(tree), providers=["CPUExecutionProvider"])
+    outputs = dict(zip([o.name for o in session.get_outputs()], session.run(None, {"raw": codes})))
+    np.testing.assert_array_equal(outputs["leaf"], tree.apply(raw))
+    if classes:
+        np.testing.assert_array_equal(outputs["label"], tree.predict(raw))
+        np.testing.assert_allclose(outputs["probabilities"], tree.predict_proba(raw), rtol=0, atol=1e-15)
+    else:
+        np.testing.assert_array_equal(outputs["prediction"], tree.predict(raw))
 
 
 C_HARNESS = r"""
@@ -205,17 +232,8 @@ int main(void) {
 @pytest.mark.parametrize("classes", [False, True])
 def test_the_c_export_takes_numbers_and_category_codes_with_nan_for_missing_and_equals_predict(classes, tmp_path):
     tree = raw_tree(INPUTS, seed=5, depth=3, classes=classes)
-    rng = np.random.default_rng(0)
     n = 400
-    special = rng.choice([np.nan, np.inf, -np.inf, 0.0], size=(n, 2))
-    numbers = np.where(rng.random((n, 2)) < 0.3, special, rng.normal(0, 3, (n, 2)))
-    colour = rng.choice([0.0, 1.0, 2.0, 7.0, -1.0, np.nan], size=n)
-    size = rng.choice([0.0, 1.0, 5.0, np.nan], size=n)
-    codes = np.column_stack([numbers, colour, size])
-    labels = lambda c, known: [None if np.isnan(v) else known[int(v)] if 0 <= v < len(known) else "unseen"  # noqa
-                               for v in c]
-    raw = pd.DataFrame({"income": codes[:, 0], "age": codes[:, 1], "colour": labels(colour, COLOURS),
-                        "size": labels(size, ("L", "S"))})
+    codes, raw = coded_rows(n, 0)
     call = "(double)get_predict(x, proba)" if classes else "get_predict(x)"
     declaration = ("int get_predict(const double x[], double *proba);" if classes else
                    "double get_predict(const double x[]);")
