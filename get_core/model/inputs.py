@@ -244,11 +244,12 @@ def _n_rows(X: Any, p: int) -> int:
 
 
 def _raw_column(X: Any, j: int) -> np.ndarray:
-    """Column ``j`` of a table (by position; pandas' NA as None) or of a 2-D array."""
+    """Column ``j`` of a table (by position; pandas' NA as None; booleans as True/False, so a category label reads
+    'True' as in a list) or of a 2-D array."""
     if hasattr(X, "iloc"):
         series = X.iloc[:, j]
-        if series.dtype.kind in "biuf":
-            return series.to_numpy()
+        if series.dtype.kind in "iuf":
+            return series.to_numpy(dtype=np.float64, na_value=np.nan)
         return series.astype(object).where(series.notna(), None).to_numpy()
     return np.asarray(X, dtype=None if hasattr(X, "dtype") else object)[:, j]
 
