@@ -384,15 +384,13 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
     ``double <prefix>_predict(const double x[])``; for a classification tree ``int <prefix>_predict(const double
     x[], double *proba)`` returns the class's index into ``<PREFIX>_CLASS_NAMES`` and fills ``proba`` (when not
     NULL) with the class probabilities. ``x`` holds the features in the order of ``<PREFIX>_FEATURE_NAMES``, whose
-    indices also have ``#define <PREFIX>_X_<IDENTIFIER>`` macros. A tree with raw ``inputs`` takes the raw columns
-    instead (``<PREFIX>_COLUMN_NAMES``): a number, or a category's code (its index among the column's categories,
-    listed in the file); NaN for a missing value (``_c_raw_inputs``)."""
-    if tree.inputs is not None:
-        return _c_raw_inputs(c_source(dataclasses.replace(tree, inputs=None), prefix), tree, prefix)
+    indices also have ``#define <PREFIX>_X_<IDENTIFIER>`` macros."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise ValueError(f"prefix must be a C identifier; got {prefix!r}.")
     refuse_logistic_leaves(tree, "The C export")
     P = prefix.upper()
+    if tree.inputs is not None:  # x: the raw columns (<PREFIX>_COLUMN_NAMES), numbers or category codes, NaN missing
+        return _c_raw_inputs(c_source(dataclasses.replace(tree, inputs=None), prefix), tree, prefix)
     common = dict(
         prefix=prefix, P=P, depth=tree.depth, leaf_type=tree.leaf_type, p=tree.n_features,
         n_branches=tree.n_branches,
