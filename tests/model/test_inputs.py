@@ -102,6 +102,9 @@ def test_inputs_check_their_fields():
         Inputs((RawColumn("a", "category", categories=("b", "a")),))
     with pytest.raises(ValueError, match="finite fill"):
         Inputs((RawColumn("a", "number", fill=math.nan),))
+    with pytest.raises(ValueError, match="at least one unless it is missing"):
+        Inputs((RawColumn("a", "category"),))
+    assert Inputs((RawColumn("a", "category", missing=True),)).feature_names == ["a=missing"]  # always missing
 
 
 @settings(max_examples=60, deadline=None)
