@@ -17,6 +17,7 @@ Feature names become identifiers by ``feature_identifiers`` (documented there an
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import math
 import re
@@ -83,10 +84,10 @@ W = (
 $weights
 )
 B = $thresholds
-
+$raw_inputs
 
 def _scaled(x):
-    if len(x) != N_FEATURES:
+$encode_call    if len(x) != N_FEATURES:
         raise ValueError(f'expected {N_FEATURES} feature values, got {len(x)}')
     return [(float(x[j]) - X_MIN[j]) / X_SCALE[j] for j in range(N_FEATURES)]
 
@@ -176,15 +177,17 @@ def predict(x):
 def python_source(tree: ObliqueTree) -> str:
     """A dependency-free Python module with ``predict(x)`` (a sequence in FEATURES order), ``predict_named(**kw)``
     (keyword arguments named by IDENTIFIERS) and ``leaf(x)``; for a classification tree ``predict`` gives the class
-    label and ``predict_proba(x)`` the class probabilities."""
-    idents = feature_identifiers(tree.feature_names)
+    label and ``predict_proba(x)`` the class probabilities. A tree with raw ``inputs`` takes the raw values in
+    COLUMNS order instead (categories as text, a missing value as None or float('nan')), encoded as ``predict``
+    encodes them (``_PYTHON_RAW``)."""
+    names = tree.feature_names if tree.inputs is None else tree.inputs.names
+    idents = feature_identifiers(names)
     common = dict(
         depth=tree.depth, leaf_type=tree.leaf_type, p=tree.n_features,
-        mapping="\n".join(f"#   {j:>3}  {ident}  {ascii(name)}"
-                          for j, (ident, name) in enumerate(zip(idents, tree.feature_names))),
+        mapping="\n".join(f"#   {j:>3}  {ident}  {ascii(name)}" for j, (ident, name) in enumerate(zip(idents, names))),
         features=_py_tuple([ascii(n) for n in tree.feature_names]), identifiers=_py_tuple([repr(i) for i in idents]),
         x_min=_py_floats(tree.x_min), x_scale=_py_floats(tree.x_scale), weights=_py_splits(tree.weights),
-        thresholds=_py_floats(tree.thresholds))
+        thresholds=_py_floats(tree.thresholds), **_py_raw_inputs(tree))
     if tree.has_logistic_leaves:
         logits = lambda rows: "\n".join(f"    {_py_tuple([_py_floats(r) for r in row])}," for row in rows)  # noqa: E731
         return "import math\n\n" + _PYTHON.substitute(
@@ -223,6 +226,72 @@ def python_source(tree: ObliqueTree) -> str:
         "what GET Explorer's ObliqueTree.predict computes", gives="the leaf's model gives the prediction",
         leaf_tables=tables,
         predict=_PYTHON_PREDICT.substitute(leaf_value=_PYTHON_LINEAR_LEAF if linear else _PYTHON_CONSTANT_LEAF))
+
+
+#: The raw columns' encoding in generated Python (``get_core.model.inputs``, step for step).
+_PYTHON_RAW = Template('''
+# raw columns, in the order predict takes them: ('number', what a missing value counts as, has an 'if missing'
+# input) or ('category', its categories, has a 'missing' input); a missing value is None, NaN, +-inf or blank text,
+# and a category never seen in training sets none of its column's inputs
+COLUMNS = $columns
+RAW = (
+$raw
+)
+
+
+def _label(v):
+    if v is None or type(v).__name__ in ('NAType', 'NaTType') or (
+            not isinstance(v, (str, bytes, int)) and v != v):
+        return None
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, bytes):
+        v = v.decode('utf-8', errors='replace')
+    t = str(v).strip()
+    if t.endswith('.0') and t[:-2].lstrip('+-').isdigit():
+        t = str(int(t[:-2]))
+    return t or None
+
+
+def _number(v):
+    if v is None or type(v).__name__ in ('NAType', 'NaTType') or (isinstance(v, str) and not v.strip()):
+        return float('nan')
+    if isinstance(v, bytes):
+        return _number(v.decode('utf-8', errors='replace'))
+    return float(v)
+
+
+def _encode(x):
+    if len(x) != len(COLUMNS):
+        raise ValueError(f'expected {len(COLUMNS)} column values, got {len(x)}')
+    out = []
+    for v, (kind, known, has_missing) in zip(x, RAW):
+        if kind == 'number':
+            f = _number(v)
+            gone = f != f or f in (float('inf'), float('-inf'))
+            out.append(known if gone else f)
+            if has_missing:
+                out.append(1.0 if gone else 0.0)
+        else:
+            label = _label(v)
+            out.extend(1.0 if label == c else 0.0 for c in known)
+            if has_missing:
+                out.append(1.0 if label is None else 0.0)
+    return out
+''')
+
+
+def _py_raw_inputs(tree: ObliqueTree) -> dict[str, str]:
+    """The generated module's raw columns and the call that encodes them (empty for plain numeric inputs)."""
+    if tree.inputs is None:
+        return {"raw_inputs": "", "encode_call": ""}
+    raw = "\n".join(f"    ('number', {_f(c.fill)}, {c.missing})," if c.kind == "number" else
+                    f"    ('category', {_py_tuple([ascii(v) for v in c.categories])}, {c.missing}),"
+                    for c in tree.inputs.columns)
+    return {"raw_inputs": _PYTHON_RAW.substitute(columns=_py_tuple([ascii(n) for n in tree.inputs.names]), raw=raw),
+            "encode_call": "    x = _encode(x)\n"}
 
 
 # ---------------------------------------------------------------------------------------------- C
@@ -369,6 +438,8 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise ValueError(f"prefix must be a C identifier; got {prefix!r}.")
     P = prefix.upper()
+    if tree.inputs is not None:  # x: the raw columns (<PREFIX>_COLUMN_NAMES), numbers or category codes, NaN missing
+        return _c_raw_inputs(c_source(dataclasses.replace(tree, inputs=None), prefix), tree, prefix)
     common = dict(
         prefix=prefix, P=P, depth=tree.depth, leaf_type=tree.leaf_type, p=tree.n_features,
         n_branches=tree.n_branches,
@@ -410,6 +481,58 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
         common, kind="regression", proba_arg="", computes="ObliqueTree.predict computes", includes="",
         gives="the leaf's model gives the prediction", leaf_tables=tables,
         predict=_C_PREDICT.substitute(prefix=prefix, P=P, leaf_value=leaf_value))
+
+
+def _c_raw_inputs(source: str, tree: ObliqueTree, prefix: str) -> str:
+    """``source`` (the C of ``tree``'s engine inputs) reading raw columns: ``<prefix>_encode`` turns them into the
+    engine's inputs as ``inputs.encode`` does (a number column: its value, the training mean where it is NaN or
+    infinite, and its "if missing" input; a category column: 1.0 for the code's category, the missing input for
+    NaN, none for another code), then scaling goes on as before."""
+    P, columns = prefix.upper(), tree.inputs.columns
+    lines, k = [], 0
+    for j, column in enumerate(columns):
+        if column.kind == "number":
+            lines.append(f"    /* {_c_comment(column.name)}: a number; NaN or infinite is missing and counts as "
+                         f"{_f(column.fill)} */")
+            lines.append(f"    e[{k}] = isfinite(x[{j}]) ? x[{j}] : {_f(column.fill)};")
+            if column.missing:
+                lines.append(f"    e[{k + 1}] = isfinite(x[{j}]) ? 0.0 : 1.0;")
+            k += 1 + column.missing
+            continue
+        codes = ", ".join(f"{c} \"{_c_comment(v)}\"" for c, v in enumerate(column.categories))
+        lines.append(f"    /* {_c_comment(column.name)}: a category code, {codes}; NaN is missing"
+                     + ("" if column.missing else " (sets none)") + "; any other code sets none */")
+        lines += [f"    e[{k + c}] = x[{j}] == {c}.0 ? 1.0 : 0.0;" for c in range(len(column.categories))]
+        k += len(column.categories)
+        if column.missing:
+            lines.append(f"    e[{k}] = isnan(x[{j}]) ? 1.0 : 0.0;")
+            k += 1
+    idents = feature_identifiers(tree.inputs.names)
+    block = (f"#define {P}_N_COLUMNS {len(columns)}\n/* raw column indices by identifier */\n"
+             + "\n".join(f"#define {P}_C_{ident} {j}" for j, ident in enumerate(idents))
+             + f"\nconst char *const {P}_COLUMN_NAMES[{len(columns)}] = {{\n"
+             + "\n".join(f"    {_c_string(c.name)}," for c in columns) + "\n};\n\n"
+             f"/* A raw row x (the {P}_N_COLUMNS columns) as the model's inputs e (in the order of FEATURE_NAMES). */\n"
+             f"static void {prefix}_encode(const double x[{P}_N_COLUMNS], double e[{P}_N_FEATURES]) {{\n"
+             + "\n".join(lines) + "\n}\n\n")
+    plain_scale = (f"static void {prefix}_scale(const double x[{P}_N_FEATURES], double xs[{P}_N_FEATURES]) {{\n"
+                   f"    for (int j = 0; j < {P}_N_FEATURES; ++j) xs[j] = (x[j] - ")
+    raw_scale = (f"static void {prefix}_scale(const double x[{P}_N_COLUMNS], double xs[{P}_N_FEATURES]) {{\n"
+                 f"    double e[{P}_N_FEATURES];\n    {prefix}_encode(x, e);\n"
+                 f"    for (int j = 0; j < {P}_N_FEATURES; ++j) xs[j] = (e[j] - ")
+    if source.count(plain_scale) != 1:
+        raise AssertionError("The C template's scaling changed: update _c_raw_inputs.")
+    source = source.replace(plain_scale, block + raw_scale)
+    source = source.replace("(features in the order of the FEATURE_NAMES)", "(the raw columns, in the order of the "
+                            "COLUMN_NAMES)")
+    return source.replace(f"const double x[{P}_N_FEATURES]", f"const double x[{P}_N_COLUMNS]").replace(
+        " * Depth ", f" * It reads the table's raw columns ({P}_COLUMN_NAMES): a number, or a category's code as listed "
+        f"in {prefix}_encode;\n * NaN where a value is missing. Depth ", 1)
+
+
+def _c_comment(text: str) -> str:
+    """``text`` safe inside a C comment: ASCII, one line, no comment end."""
+    return ascii(" ".join(str(text).split()))[1:-1].replace("*/", "* /")
 
 
 # ---------------------------------------------------------------------------------------------- helpers
