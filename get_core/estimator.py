@@ -24,7 +24,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_X_y, validate_data
 
 from get_core.budget import refit_seconds, split_budget
 from get_core.engine.checkpoint import SearchCheckpoint, fit_fingerprint
@@ -38,6 +38,7 @@ from get_core.engine.plan import PlanError, SearchReplay, search_record
 from get_core.engine.progress import ProgressCallback
 from get_core.engine.train import fresh_seed, logistic_model, train, with_logistic_leaves
 from get_core.metrics import search_r2
+from get_core.model.inputs import Inputs, learn, numbers_of
 from get_core.model.tree import ObliqueTree, feature_name_problem
 
 _CONFIG_FIELDS = {f.name for f in fields(GETConfig)}
@@ -83,7 +84,22 @@ def config_constraints(init: Callable) -> dict:
 #: The meaning of each GETConfig setting, as the estimators' docstrings give it.
 _MEANINGS = {f.name: f.metadata["meaning"] for f in fields(GETConfig)}
 #: GETRegressorCV's own parameters, and the settings it widens: name -> (numpydoc type, meaning).
+#: The parameter all four estimators take for tables as they come.
+_INPUTS_PARAMETER = {
+    "categorical_features": ("array-like of int, str or bool, 'from_dtype' or None",
+                             "Which columns of X hold categories (HistGradientBoosting's meanings): indices, names, "
+                             "a boolean mask, None (none), or 'from_dtype': pandas category, object and string "
+                             "columns, except a text column whose every value reads as a number, which stays "
+                             "numbers. A category column is one feature of a split, with one learned weight per "
+                             "category; a category unseen in training adds nothing to a split. Missing values (NaN, "
+                             "None, empty text, +-inf) are never dropped: a column missing in training gets a "
+                             "learned 'if missing' weight per split, one never missing counts as its training mean "
+                             "(``get_core.model.inputs``). A plain table of finite numbers trains as before, and a "
+                             "missing value at predict time sends a row left at a split that uses its column."),
+}
+_CATEGORICAL = ["array-like", StrOptions({"from_dtype"}), None]
 _CV_PARAMETERS = {
+    **_INPUTS_PARAMETER,
     "depths": ("array-like of int", "The depths to try; the search goes from the shallowest to the deepest."),
     "l1": ("float or array-like of float",
            f"{_MEANINGS['l1']} Several values: each depth is fitted once per value and the pair with the best "
@@ -125,6 +141,7 @@ _CV_PARAMETERS = {
 
 #: The single-tree estimators' own parameter: name -> (numpydoc type, meaning).
 _REPLAY_PARAMETER = {
+    **_INPUTS_PARAMETER,
     "replay_plan": ("dict or None",
                     "Not in the paper: the plan a time-budgeted fit recorded (``tree_.meta['plan']``: its starts and "
                     "epochs, which starts each rung kept, where it ran out of time, its seed; ``engine.plan``). "
@@ -220,15 +237,16 @@ class _GETEstimator(BaseEstimator):
         problem = None if columns is None else feature_name_problem([str(c) for c in columns])
         if problem:
             raise DataError(f"X's columns need distinct names that a file can hold, but {problem}: rename it.")
+        self.inputs_ = learned_inputs(X, self.categorical_features)
         if self._is_classifier:
-            X, y = validate_data(self, X, y, dtype=np.float64)
+            X, y = self._validated(X, y)
             check_classification_targets(y)
             self.classes_, y = np.unique(y, return_inverse=True)
             if len(self.classes_) > LIBRARY_MAX_CLASSES:
                 raise DataError(f"y has {len(self.classes_):,} classes; GET fits at most {LIBRARY_MAX_CLASSES:,}: "
                                 "group rare classes into one (such as 'other'), or predict a number instead.")
         else:
-            X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+            X, y = self._validated(X, y)
             refuse_too_large(y, np.arange(len(y)), "y", "Target")
         too_large = np.flatnonzero(np.any(np.abs(X) > MAX_ABS, axis=0))
         if too_large.size:
@@ -237,7 +255,31 @@ class _GETEstimator(BaseEstimator):
             refuse_too_large(X[:, j], np.arange(len(X)), str(names[j]) if names is not None else f"x{j}", "Feature")
         self._warn_if_squeezed(X)
         names = getattr(self, "feature_names_in_", None)
+        if self.inputs_ is not None:
+            names = self.inputs_.feature_names
         return X, y, None if names is None else list(names), self._weights(sample_weight, X, y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values are learned (``inputs``), never dropped
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags
+
+    def _validated(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+        """scikit-learn's checks of (X, y), X as the engine's float64 matrix: the raw columns' count and names
+        are recorded (``n_features_in_``, ``feature_names_in_``) and ``inputs_`` encodes them when set."""
+        numeric = not self._is_classifier
+        if self.inputs_ is None:
+            return validate_data(self, X, y, y_numeric=numeric, dtype=np.float64)
+        validate_data(self, X, skip_check_array=True)
+        return check_X_y(self.inputs_.encode(X), y, y_numeric=numeric, dtype=np.float64)
+
+    def _with_inputs(self, tree: ObliqueTree) -> ObliqueTree:
+        """``tree`` (trained on the engine's matrix) taking raw rows: it carries ``inputs_``."""
+        if self.inputs_ is not None and tree.inputs is None:
+            tree.inputs = self.inputs_
+        return tree
 
     def _weights(self, sample_weight, X: np.ndarray, y: np.ndarray) -> np.ndarray | None:
         """The rows' weights: ``sample_weight`` (scikit-learn's checks; >= 0, not all 0) times a classifier's
@@ -284,9 +326,14 @@ class _GETEstimator(BaseEstimator):
                           " where GET's splits hardly move. Check for missing-value codes (e.g. 9999), or pass"
                           " scaling='robust'.", UserWarning, stacklevel=4)
 
-    def _checked(self, X) -> np.ndarray:
+    def _checked(self, X) -> Any:
+        """X checked against the fit: plain numbers as float64 (NaN and infinities allowed: a split that uses the
+        column sends a NaN left, ``routing``), or raw rows for a tree with ``inputs`` (it encodes them)."""
         check_is_fitted(self, "tree_")
-        return validate_data(self, X, reset=False, dtype=np.float64)
+        if self.tree_.inputs is None:
+            return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False)
+        validate_data(self, X, reset=False, skip_check_array=True)
+        return X
 
     def predict(self, X) -> np.ndarray:
         """Predicted values, or a classifier's labels (of ``classes_``, the first most probable on a tie)."""
@@ -334,7 +381,7 @@ class GETRegressor(RegressorMixin, _GETEstimator):
                  clip_leaves: bool = DEFAULTS.clip_leaves, scaling: str = DEFAULTS.scaling,
                  max_split_features: int | None = DEFAULTS.max_split_features,
                  time_budget: float | None = DEFAULTS.time_budget, batch_rows: int | None = DEFAULTS.batch_rows,
-                 replay_plan: dict | None = None):
+                 replay_plan: dict | None = None, categorical_features: Any = "from_dtype"):
         self.depth = depth
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -353,15 +400,18 @@ class GETRegressor(RegressorMixin, _GETEstimator):
         self.time_budget = time_budget
         self.batch_rows = batch_rows
         self.replay_plan = replay_plan
+        self.categorical_features = categorical_features
 
-    _parameter_constraints: dict = {**config_constraints(__init__), "replay_plan": [dict, None]}
+    _parameter_constraints: dict = {**config_constraints(__init__), "replay_plan": [dict, None],
+                                    "categorical_features": _CATEGORICAL}
 
     def fit(self, X, y, sample_weight=None, on_progress: ProgressCallback | None = None) -> "GETRegressor":
         """Train on X (n, p) and y (n,), rows weighted by ``sample_weight`` (n,) (None: equally; an integer weight
         counts like that many copies of the row); ``on_progress`` receives ``progress.Progress`` and may return
         True to stop."""
         X, y, names, weights = self._training_data(X, y, sample_weight)
-        self.tree_ = self._train(X, y, self._config(), on_progress, names, weights, replay_plan=self.replay_plan)
+        self.tree_ = self._with_inputs(self._train(X, y, self._config(), on_progress, names, weights,
+                                                   replay_plan=self.replay_plan))
         return self
 
 
@@ -439,8 +489,8 @@ class _SearchCV(_GETEstimator):
                               max_split_features=k, time_budget=refit_budget, **self._leaf_settings(validated))
         if observer is not None:
             observer.fit_started(config, refit=True)
-        self.tree_ = self._refit(X, y, config, on_progress, names, weights, checkpoint, warm_start,
-                                 None if replay is None else replay.refit())
+        self.tree_ = self._with_inputs(self._refit(X, y, config, on_progress, names, weights, checkpoint,
+                                                   warm_start, None if replay is None else replay.refit()))
         self.plan_ = self._search_plan(budget, seed, settings)
         if self.plan_ is not None:
             self.tree_.meta["search_plan"] = self.plan_  # the model file keeps it
@@ -537,11 +587,11 @@ class _SearchCV(_GETEstimator):
                     self.cv_results_.append({"depth": depth, "l1": l1, "max_split_features": k,
                                              **self._result_fields(tree), self._score_key: r2,
                                              self._train_key: tree.meta[self._train_key]})
-                    self.search_trees_.append(tree)
+                    scored.append((r2, self._tiebreak(tree, X_val, y_val, w_val), l1, tree))
+                    self.search_trees_.append(self._with_inputs(tree))  # scored: now it takes raw rows
                     if observer is not None:
                         observer.scored({**self.cv_results_[-1], "n_parameters": tree.n_nonzero_parameters,
                                          "widest_split": int(tree.split_widths.max())}, tree)
-                    scored.append((r2, self._tiebreak(tree, X_val, y_val, w_val), l1, tree))
                     cancelled = bool(tree.meta.get("cancelled"))
                 if cancelled:
                     break
@@ -606,7 +656,8 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
                  clip_leaves: bool = DEFAULTS.clip_leaves, refit_from_search: bool = False,
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
                  sparsity_tolerance: float = SPARSITY_TOLERANCE, time_budget: float | None = DEFAULTS.time_budget,
-                 batch_rows: int | None = DEFAULTS.batch_rows, replay_plan: dict | None = None):
+                 batch_rows: int | None = DEFAULTS.batch_rows, replay_plan: dict | None = None,
+                 categorical_features: Any = "from_dtype"):
         self.depths = depths
         self.leaf = leaf
         self.linear_leaves = linear_leaves
@@ -630,10 +681,11 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
         self.time_budget = time_budget
         self.batch_rows = batch_rows
         self.replay_plan = replay_plan
+        self.categorical_features = categorical_features
 
     _parameter_constraints: dict = {
         **config_constraints(__init__),
-        "replay_plan": [dict, None],
+        "replay_plan": [dict, None], "categorical_features": _CATEGORICAL,
         "l1": [_Interval(Real, 0, None, closed="left"), "array-like"],
         "depths": ["array-like", range],
         "patience": [_Interval(Integral, 1, None, closed="left")],
@@ -736,7 +788,8 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
                  device: str = DEFAULTS.device, scaling: str = DEFAULTS.scaling,
                  max_split_features: int | None = DEFAULTS.max_split_features,
                  time_budget: float | None = DEFAULTS.time_budget, batch_rows: int | None = DEFAULTS.batch_rows,
-                 class_weight: str | dict | None = None, replay_plan: dict | None = None):
+                 class_weight: str | dict | None = None, replay_plan: dict | None = None,
+                 categorical_features: Any = "from_dtype"):
         self.depth = depth
         self.leaf = leaf
         self.n_starts = n_starts
@@ -754,15 +807,18 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         self.batch_rows = batch_rows
         self.class_weight = class_weight
         self.replay_plan = replay_plan
+        self.categorical_features = categorical_features
 
     _parameter_constraints: dict = {**config_constraints(__init__), "class_weight": _CLASS_WEIGHT,
-                                    "replay_plan": [dict, None], "leaf": [StrOptions(set(CLASS_LEAVES))]}
+                                    "replay_plan": [dict, None], "categorical_features": _CATEGORICAL,
+                                    "leaf": [StrOptions(set(CLASS_LEAVES))]}
 
     def fit(self, X, y, sample_weight=None, on_progress: ProgressCallback | None = None) -> "GETClassifier":
         """Train on X (n, p) and labels y (n,), rows weighted by ``sample_weight`` times ``class_weight``;
         ``on_progress`` as in GETRegressor.fit."""
         X, y, names, weights = self._training_data(X, y, sample_weight)
-        self.tree_ = self._train(X, y, self._config(), on_progress, names, weights, replay_plan=self.replay_plan)
+        self.tree_ = self._with_inputs(self._train(X, y, self._config(), on_progress, names, weights,
+                                                   replay_plan=self.replay_plan))
         return self
 
 
@@ -793,7 +849,7 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
                  scaling: str = DEFAULTS.scaling, max_split_features: int | str | None = DEFAULTS.max_split_features,
                  sparsity_tolerance: float = SPARSITY_TOLERANCE, time_budget: float | None = DEFAULTS.time_budget,
                  batch_rows: int | None = DEFAULTS.batch_rows, class_weight: str | dict | None = None,
-                 replay_plan: dict | None = None):
+                 replay_plan: dict | None = None, categorical_features: Any = "from_dtype"):
         self.depths = depths
         self.leaf = leaf
         self.n_starts = n_starts
@@ -816,6 +872,7 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
         self.batch_rows = batch_rows
         self.class_weight = class_weight
         self.replay_plan = replay_plan
+        self.categorical_features = categorical_features
 
     _parameter_constraints: dict = {**GETRegressorCV._parameter_constraints, "class_weight": _CLASS_WEIGHT,
                                     "leaf": [StrOptions({*CLASS_LEAVES, "auto"})]}
@@ -984,6 +1041,90 @@ def _refuse_class_weight(class_weight: str | dict) -> None:
         if number is None or not np.isfinite(number) or number < 0:
             raise DataError(f"class_weight for class {label!r} is {weight!r}: each class's weight must be a finite "
                             "number >= 0 (0 leaves the class out of the loss).")
+
+
+def learned_inputs(X: Any, categorical_features: Any) -> Inputs | None:
+    """The raw inputs of training table X (``get_core.model.inputs``), or None for a table of finite numbers with no
+    category column (it trains as the engine's matrix itself, as before). ``categorical_features`` as
+    HistGradientBoosting's; a refusal (too many categories, text in a number column) is a DataError naming the
+    column."""
+    frame = X if hasattr(X, "iloc") and hasattr(X, "dtypes") else None
+    array = None if frame is not None else (X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object))
+    if array is not None and array.ndim != 2:
+        return None  # scikit-learn's own check says what is wrong
+    p = frame.shape[1] if frame is not None else array.shape[1]
+    names = [str(c) for c in frame.columns] if frame is not None else [f"x{j}" for j in range(p)]
+    raw = [frame.iloc[:, j] if frame is not None else array[:, j] for j in range(p)]
+    categorical = _categorical_mask(categorical_features, raw, names, frame is not None)
+    try:
+        if not any(categorical):
+            numbers = [inputs_numbers(values, name) for values, name in zip(raw, names)]
+            if all(np.isfinite(v).all() for v in numbers):
+                return None
+        return learn([_values(v) for v in raw], names, categorical)
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+
+
+def inputs_numbers(values: Any, name: str) -> np.ndarray:
+    """A column as float64 numbers (missing: NaN), as ``inputs`` reads a number column."""
+    return numbers_of(_values(values), name)
+
+
+def _values(values: Any) -> np.ndarray:
+    """A column (a pandas Series or a numpy column) as numpy values: numbers as float64 with NaN for NA, anything
+    else as objects with None for NA."""
+    if isinstance(values, pd.Series):
+        if values.dtype.kind in "biuf":
+            return values.to_numpy(dtype=np.float64, na_value=np.nan)
+        return values.astype(object).where(values.notna(), None).to_numpy()
+    return values
+
+
+def _categorical_mask(categorical_features: Any, raw: list, names: list[str], named: bool) -> list[bool]:
+    """Which columns hold categories, by HistGradientBoosting's meanings of ``categorical_features`` ("from_dtype":
+    text and category columns, except text that reads wholly as numbers)."""
+    p = len(raw)
+    if categorical_features is None:
+        return [False] * p
+    if isinstance(categorical_features, str) and categorical_features == "from_dtype":
+        return [_is_text(v) and not _reads_as_numbers(v) for v in raw]
+    given = np.asarray(categorical_features)
+    if given.dtype.kind == "b":
+        if given.shape != (p,):
+            raise DataError(f"categorical_features as a boolean mask needs {p} entries, one per column of X; got "
+                            f"{given.size}.")
+        return [bool(b) for b in given]
+    mask = [False] * p
+    for item in given.ravel().tolist():
+        if isinstance(item, str):
+            if not named or item not in names:
+                raise DataError(f"categorical_features names {item!r}, which is not a column of X"
+                                f"{'' if named else ' (a table without column names: give column indices)'}.")
+            mask[names.index(item)] = True
+        elif isinstance(item, int) and -p <= item < p:
+            mask[item] = True
+        else:
+            raise DataError(f"categorical_features holds {item!r}: give column indices from 0 to {p - 1}, column "
+                            "names, a boolean mask, 'from_dtype' or None.")
+    return mask
+
+
+def _is_text(values: Any) -> bool:
+    """True for a text or category column (pandas category, object or string; numpy text or objects)."""
+    dtype = values.dtype
+    return isinstance(dtype, pd.CategoricalDtype) or dtype.kind in "OUS" or pd.api.types.is_string_dtype(dtype)
+
+
+def _reads_as_numbers(values: Any) -> bool:
+    """True when every present value of a text column reads as a number (numbers written as text)."""
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
+        return False
+    try:
+        inputs_numbers(values, "")
+    except ValueError:
+        return False
+    return True
 
 
 def _refuse_complex(values: Any, what: str) -> None:

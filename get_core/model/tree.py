@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from get_core.model import prune, routing
+from get_core.model.inputs import Inputs
 
 LEAF_TYPES = ("constant", "linear")
 #: The leaf type of a classification tree: each leaf holds class probabilities (``leaf_proba``), not a number.
@@ -59,6 +60,12 @@ class ObliqueTree:
     and keeps the regression fields neutral: leaf_intercepts and leaf_coefs zero, y_min 0, y_scale 1, no leaf
     bounds, node_values the share of each node's majority class (NaN where no rows). One class, not a twin: routing,
     scaling and every structural property are shared; only what a leaf predicts differs.
+
+    A tree fitted on a table as it comes (missing values, category columns) carries its raw ``inputs``
+    (``get_core.model.inputs``): ``feature_names`` are then the engine's columns (``inputs.feature_names``) and
+    ``predict``, ``predict_proba``, ``apply`` and ``decision_path`` take raw rows, which ``encode`` turns into the
+    engine's matrix; ``margins``, ``scale_X``, ``goes_left`` and ``predict_scaled`` take engine rows. None: the
+    inputs are the engine's columns themselves (plain numbers).
     """
 
     weights: np.ndarray
@@ -82,6 +89,7 @@ class ObliqueTree:
     logit_intercepts: np.ndarray | None = None
     logit_coefs: np.ndarray | None = None
     logit_mix: np.ndarray | None = None
+    inputs: Inputs | None = None
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, dtype=np.float64)
@@ -112,6 +120,8 @@ class ObliqueTree:
         _check_shapes(self)
         if self.is_classifier:
             _check_classes(self)
+        if self.inputs is not None and self.inputs.feature_names != self.feature_names:
+            raise ValueError("feature_names must be the inputs' engine columns (inputs.feature_names).")
 
     # ------------------------------------------------------------------ structure
     @property
@@ -209,6 +219,19 @@ class ObliqueTree:
             )
         return X
 
+    def encode(self, X: Any) -> np.ndarray:
+        """Raw rows as the engine's float64 (n, p) matrix: ``inputs.encode`` (a table's columns checked by name),
+        or ``checked_X`` for a tree of plain numeric inputs."""
+        if self.inputs is None:
+            return self.checked_X(X)
+        _check_frame_columns(X, self.inputs.names)
+        return self.checked_X(self.inputs.encode(X))
+
+    @property
+    def groups(self) -> np.ndarray:
+        """Engine column -> raw column (``inputs.groups``; each column its own for plain inputs), shape (p,)."""
+        return np.arange(self.n_features) if self.inputs is None else self.inputs.groups
+
     def scale_X(self, X: Any) -> np.ndarray:
         X = self.checked_X(X)
         with np.errstate(over="ignore"):  # a huge finite value may scale to inf, as IEEE (and the exports) give it
@@ -219,8 +242,8 @@ class ObliqueTree:
         return self.scale_X(X) @ self.weights.T - self.thresholds
 
     def decision_path(self, X: Any) -> np.ndarray:
-        """Node ids (heap numbering) visited by each row from root to leaf, shape (n, depth+1)."""
-        return routing.decision_path(self, self.checked_X(X))
+        """Node ids (heap numbering) visited by each raw row from root to leaf, shape (n, depth+1)."""
+        return routing.decision_path(self, self.encode(X))
 
     def goes_left(self, node: int, X: Any) -> np.ndarray:
         """Whether each row of ``X`` takes branch ``node``'s left side, by the very test ``decision_path`` applies
@@ -231,8 +254,8 @@ class ObliqueTree:
         return ~(routing.ordered_dot(weights, xs_t, skip_zeros=True) > self.thresholds[node - 1])
 
     def apply(self, X: Any) -> np.ndarray:
-        """Leaf node id (heap numbering, in [2^D, 2^(D+1))) reached by each row."""
-        return routing.leaves(self, self.checked_X(X))
+        """Leaf node id (heap numbering, in [2^D, 2^(D+1))) reached by each raw row."""
+        return routing.leaves(self, self.encode(X))
 
     def predict_scaled(self, X: Any) -> np.ndarray:
         """Regression predictions in scaled units (a classification tree has none: see ``predict_proba``)."""
@@ -241,12 +264,13 @@ class ObliqueTree:
         return routing.predict_scaled(self, self.checked_X(X))[1]
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predictions by hard splits: in the target's original units, or a classifier's class labels (the class
-        with the largest probability in the row's leaf; the first one on a tie)."""
+        """Predictions of raw rows by hard splits: in the target's original units, or a classifier's class labels (the
+        class with the largest probability in the row's leaf; the first one on a tie)."""
+        X = self.encode(X)
         if self.has_logistic_leaves:
-            return self.class_array()[np.argmax(self.predict_proba(X), axis=1)]
+            return self.class_array()[np.argmax(self._proba(X), axis=1)]
         if self.is_classifier:
-            return self.class_array()[self.leaf_class_index[self.apply(X) - self.n_leaves]]
+            return self.class_array()[self.leaf_class_index[routing.leaves(self, X) - self.n_leaves]]
         return self.y_min + self.y_scale * self.predict_scaled(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -254,7 +278,10 @@ class ObliqueTree:
         with logistic leaves its leaf's model at the row (``logistic_proba``)."""
         if not self.is_classifier:
             raise ValueError("predict_proba needs a classification tree; this tree predicts numbers (use predict).")
-        X = self.checked_X(X)
+        return self._proba(self.encode(X))
+
+    def _proba(self, X: np.ndarray) -> np.ndarray:
+        """``predict_proba`` of engine rows."""
         leaf = routing.leaves(self, X) - self.n_leaves
         if self.has_logistic_leaves:
             return logistic_proba(self, self.scale_X(X), leaf)
