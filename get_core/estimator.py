@@ -474,7 +474,7 @@ class _SearchCV(_GETEstimator):
             self.path_results_.append({"max_split_features": k, "depth": search.best_depth, "l1": l1,
                                        self._score_key: search.best_score,
                                        "n_parameters": validated.n_nonzero_parameters,
-                                       "widest_split": int(validated.split_widths.max())})
+                                       "widest_split": int(validated.split_terms.max())})
             if cancelled:
                 break
         k = choose_split_features(self.path_results_, self.sparsity_tolerance, self._score_key)
@@ -591,7 +591,7 @@ class _SearchCV(_GETEstimator):
                     self.search_trees_.append(self._with_inputs(tree))  # scored: now it takes raw rows
                     if observer is not None:
                         observer.scored({**self.cv_results_[-1], "n_parameters": tree.n_nonzero_parameters,
-                                         "widest_split": int(tree.split_widths.max())}, tree)
+                                         "widest_split": int(tree.split_terms.max())}, tree)
                     cancelled = bool(tree.meta.get("cancelled"))
                 if cancelled:
                     break

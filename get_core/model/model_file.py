@@ -30,6 +30,7 @@ import numpy as np
 from get_core.config import LIBRARY_MAX_CLASSES
 from get_core.data.encoding import MAX_ABS, Encoding
 from get_core.errors import GETExplorerError
+from get_core.model.inputs import Inputs
 from get_core.model.tree import (CLASS_LEAVES, LEAF_TYPES, LOGISTIC_FIELDS, MAX_DEPTH, ObliqueTree,
                                  feature_name_problem, writable)
 
@@ -37,9 +38,10 @@ SCHEMA = "get-explorer/oblique-tree"
 #: 2 added leaf_lower / leaf_upper (version 1 files, no bounds, still load); 3 added classification trees
 #: (leaf_type "classes" with classes, leaf_proba and node_counts; a regression tree's fields are version 2's); 4 added
 #: logistic leaves (``LOGISTIC_FIELDS``). A file is written with the lowest version that holds its tree (a tree
-#: without logistic leaves: 3), so a reader of version 3 still reads every other tree.
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+#: without logistic leaves: 3), so a reader of version 3 still reads every other tree. 5 added ``inputs``, the raw
+#: columns of a tree fitted on a table as it comes (``get_core.model.inputs``: missing values, categories).
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 #: The class fields of a classification tree (version 3), absent from a regression tree's file.
 CLASS_FIELDS = ("classes", "leaf_proba", "node_counts")
 MAX_MODEL_MB = 64
@@ -61,7 +63,7 @@ def to_dict(tree: ObliqueTree) -> dict[str, Any]:
     nothing with the tree."""
     data = {
         "schema": SCHEMA,
-        "version": SCHEMA_VERSION if tree.has_logistic_leaves else 3,
+        "version": 5 if tree.inputs is not None else 4 if tree.has_logistic_leaves else 3,
         "depth": tree.depth,
         "leaf_type": tree.leaf_type,
         "feature_names": list(tree.feature_names),
@@ -84,6 +86,8 @@ def to_dict(tree: ObliqueTree) -> dict[str, Any]:
                     node_counts=tree.node_counts.tolist())
     if tree.has_logistic_leaves:
         data.update({name: getattr(tree, name).tolist() for name in LOGISTIC_FIELDS})
+    if tree.inputs is not None:
+        data["inputs"] = tree.inputs.to_dict()
     return data
 
 
@@ -126,8 +130,10 @@ def from_dict(data: Any, max_classes: int = LIBRARY_MAX_CLASSES) -> ObliqueTree:
     if not all(writable(text) for text in _texts(meta)):
         raise ModelFormatError("Field 'meta' holds text with a lone surrogate (such as \\udcff), which no file can "
                                "hold; export the model again from GET Explorer.")
+    inputs = _inputs_field(data, version)
     try:
-        tree = ObliqueTree(feature_names=names, leaf_type=leaf_type, meta=plain(meta), **loaded, **scalars, **classes)
+        tree = ObliqueTree(feature_names=names, leaf_type=leaf_type, meta=plain(meta), **loaded, **scalars, **classes,
+                           inputs=inputs)
     except ValueError as exc:  # a classification tree's fields that disagree (ObliqueTree says which)
         raise ModelFormatError(f"The model is inconsistent: {exc}") from None
     _check_split_features(meta, tree)
@@ -233,11 +239,23 @@ def _check_split_features(meta: dict, tree: ObliqueTree) -> None:
         return
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ModelFormatError(f"Field 'meta.config.max_split_features' must be null or an integer >= 1; got {k!r}.")
-    widths = tree.split_widths
+    widths = tree.split_terms
     if np.any(widths > k):
         node = int(np.argmax(widths > k)) + 1
         raise ModelFormatError(f"Field 'weights' breaks the model's own 'meta.config.max_split_features' = {k}: the "
                                f"split of node {node} uses {int(widths[node - 1])} features.")
+
+
+def _inputs_field(data: dict, version: int) -> Inputs | None:
+    """The raw inputs (version 5), checked: None when the file has none (plain numeric inputs)."""
+    if "inputs" not in data or data["inputs"] is None:
+        return None
+    if version < 5:
+        raise ModelFormatError(f"Field 'inputs' needs model version 5; this file is version {version}.")
+    try:
+        return Inputs.from_dict(data["inputs"])
+    except (ValueError, TypeError) as exc:
+        raise ModelFormatError(f"Field 'inputs' is malformed: {exc}") from None
 
 
 # ---------------------------------------------------------------------------------------------- JSON text

@@ -190,6 +190,16 @@ class ObliqueTree:
         return np.count_nonzero(self.weights, axis=1)
 
     @property
+    def split_terms(self) -> np.ndarray:
+        """Raw columns each branch node's split uses, shape (2^D - 1,): what ``max_split_features`` counts. A category
+        column's weights, or a number's and its "if missing" weight, are one term; ``split_widths`` for plain
+        inputs."""
+        if self.inputs is None:
+            return self.split_widths
+        starts = np.flatnonzero(np.diff(self.inputs.groups, prepend=-1))
+        return np.count_nonzero(np.add.reduceat(self.weights != 0, starts, axis=1), axis=1)
+
+    @property
     def n_nonzero_parameters(self) -> int:
         """``n_parameters`` with each split counting only its non-zero weights (and its threshold): what a reader has
         to check in a sparse tree (``max_split_features``); equal to ``n_parameters`` for dense splits."""
