@@ -158,17 +158,10 @@ def _get_parts(model) -> tuple[Callable, BaseEstimator]:
     return (lambda X: X), model
 
 
-def input_groups(estimator) -> np.ndarray:
-    """Per input column of the fitted GET tree, the raw column it stands for; a pipeline's inputs are their own."""
-    inputs = getattr(estimator.tree_, "inputs", None)
-    if inputs is None:
-        return np.arange(estimator.tree_.n_features)
-    return np.asarray(inputs.engine_groups())
-
-
 def split_terms(estimator) -> np.ndarray:
-    """Per branch node, the distinct raw columns its split reads (0 for a pass-through split)."""
-    groups = input_groups(estimator)
+    """Per branch node, the distinct raw columns its split reads (0 for a pass-through split): a tree fitted on raw
+    columns groups its inputs per column (``ObliqueTree.groups``); a pipeline's inputs are each their own."""
+    groups = estimator.tree_.groups
     used = estimator.tree_.weights != 0
     return np.array([len(np.unique(groups[row])) for row in used])
 
