@@ -158,20 +158,12 @@ def _get_parts(model) -> tuple[Callable, BaseEstimator]:
     return (lambda X: X), model
 
 
-def split_terms(estimator) -> np.ndarray:
-    """Per branch node, the distinct raw columns its split reads (0 for a pass-through split): a tree fitted on raw
-    columns groups its inputs per column (``ObliqueTree.groups``); a pipeline's inputs are each their own."""
-    groups = estimator.tree_.groups
-    used = estimator.tree_.weights != 0
-    return np.array([len(np.unique(groups[row])) for row in used])
-
-
 def readability(model, X_test) -> dict:
     """Terms per live split and the mean terms a test row's path reads (None for HistGradientBoosting)."""
     if isinstance(model, (HistGradientBoostingRegressor, HistGradientBoostingClassifier)):
         return {"terms_per_split": None, "rule_length": None}
     transform, estimator = _get_parts(model)
-    terms = split_terms(estimator)
+    terms = estimator.tree_.split_terms  # a raw column once (its categories, its "if missing"); a pipeline's inputs
     live = terms[terms > 0]
     path = estimator.decision_path(transform(X_test))[:, :-1]  # the branch nodes of each row, root first
     return {"terms_per_split": float(live.mean()) if live.size else 0.0,
@@ -184,6 +176,9 @@ def fit_cell(name: str, seed: int, pattern: str, method: str, args: argparse.Nam
     rng = _rng(name, seed, pattern)
     X = with_categories(X, rng) if pattern == CATEGORICAL else with_holes(X, pattern, rng)
     categorical = [c for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)]
+    holes = float(X.isna().to_numpy().mean())
+    if not categorical:  # numbers only: an array (a frame's names would reach the estimator's far-outlier warning,
+        X = X.to_numpy()  # which indexes them by input column: issue 47's h/C at 8e83726)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=TEST_SIZE, random_state=seed,
                                               stratify=y if classify else None)
     model = make_method(method, classify, categorical, args.depth, args.time_budget, seed)
@@ -192,7 +187,6 @@ def fit_cell(name: str, seed: int, pattern: str, method: str, args: argparse.Nam
     seconds = time.perf_counter() - start
     predicted = model.predict(X_te)
     score = accuracy_score(y_te, predicted) if classify else r2_score(y_te, predicted)
-    holes = float(X.isna().to_numpy().mean())
     return {"table": name, "pattern": pattern, "method": method, "task": "classes" if classify else "regression",
             "score": 100 * float(score), "seconds": seconds, "missing_share": holes,
             "train_rows": int(getattr(model, "n_kept_", len(X_tr))), **readability(model, X_te)}

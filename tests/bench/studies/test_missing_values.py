@@ -53,17 +53,20 @@ def test_dropping_rows_trains_on_complete_rows_and_still_scores_every_row():
 def test_a_tiny_run_fits_each_work_around_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "mv.jsonl"
     args = ["--tables", "airfoil_self_noise", "--categorical-tables", "airfoil_self_noise", "--patterns", "value30",
-            "categorical", "--methods", "drop", "indicator", "onehot", "hgb", "--max-rows", "120", "--depth", "2",
+            "categorical", "--methods", "drop", "indicator", "native", "onehot", "hgb", "--max-rows", "120", "--depth", "2",
             "--time-budget", "0.3", "--out", str(out)]
     mv.main(args)
     records = {(r["pattern"], r["method"]): r for r in map(json.loads, out.read_text().splitlines())}
-    assert sorted(records) == [("categorical", "hgb"), ("categorical", "onehot"), ("value30", "drop"),
-                               ("value30", "hgb"), ("value30", "indicator")]
+    assert sorted(records) == [("categorical", "hgb"), ("categorical", "native"), ("categorical", "onehot"),
+                               ("value30", "drop"), ("value30", "hgb"), ("value30", "indicator"), ("value30", "native")]
     assert records[("value30", "hgb")]["terms_per_split"] is None
     assert records[("categorical", "onehot")]["terms_per_split"] >= 1
+    # a binned column is one term of a native split however many levels it has; one-hot counts each level
+    assert records[("categorical", "native")]["terms_per_split"] <= 5  # airfoil's 5 columns, 2 of them binned
+    assert records[("value30", "native")]["train_rows"] == 90  # no row dropped
     assert records[("value30", "drop")]["train_rows"] < records[("value30", "indicator")]["train_rows"] == 90
     mv.main(args)  # resumes: nothing new
-    assert len(out.read_text().splitlines()) == 5
+    assert len(out.read_text().splitlines()) == 7
     capsys.readouterr()
     mv.main(["--report", "--out", str(out)])
     text = capsys.readouterr().out
