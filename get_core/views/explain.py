@@ -54,10 +54,11 @@ def rows_to_X(tree: ObliqueTree, table: pd.DataFrame, encoding: Encoding | None 
     Raises ColumnMismatch naming the columns the model needs that are missing or duplicated; other columns (the
     target, an index pandas saved, IDs) are ignored, and rows with a cell that cannot be used are left unscored.
     """
-    encoding = encoding or Encoding.numbers(tree.feature_names)
-    if list(encoding.feature_names) != tree.feature_names:
+    names = labels.row_names(tree)
+    encoding = encoding or Encoding.numbers(names)
+    if list(encoding.feature_names) != names:
         raise ColumnMismatch(f"The encoding makes inputs {quoted(encoding.feature_names)} but the model expects "
-                             f"{quoted(tree.feature_names)}.")
+                             f"{quoted(names)}.")
     columns = [str(c) for c in table.columns]
     missing = [c for c in encoding.columns if c not in columns]
     duplicated = [c for c in encoding.columns if columns.count(c) > 1]

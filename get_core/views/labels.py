@@ -390,6 +390,19 @@ class ColumnTerm:
         return self.column.fill + (self.missing / self.coef if self.coef else 0.0)
 
 
+def row_names(tree: ObliqueTree) -> list[str]:
+    """The columns a row given to ``predict`` holds: a tree's raw columns where it has them (``inputs``), else its
+    features."""
+    return tree.feature_names if tree.inputs is None else tree.inputs.names
+
+
+def value_input(tree: ObliqueTree, column: str) -> int:
+    """The engine input that holds number ``column``'s value (its scaling's index in ``x_min`` / ``x_scale``)."""
+    if tree.inputs is None:
+        return tree.feature_names.index(column)
+    return int(np.flatnonzero(tree.groups == tree.inputs.names.index(column))[0])
+
+
 def column_terms(tree: ObliqueTree, node: int, digits: int | None = None) -> list[ColumnTerm] | None:
     """Branch ``node``'s split per raw column, largest first (for rounded text without the negligible ones); None for
     a tree fitted on plain numbers (no ``inputs``), whose inputs are its columns."""

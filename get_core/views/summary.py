@@ -333,9 +333,13 @@ def _class_summary(tree: ObliqueTree, X_test: Any, y_test: Any, baselines: Mappi
 def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, float]]:
     """(feature, %) for every feature, largest first: its share of each split (``node.term_shares`` on the training
     rows reaching the split, or the scaled weights without rows), averaged over the splits weighted by the training
-    rows each one sorts (the model's counts)."""
+    rows each one sorts (the model's counts). A tree fitted on raw columns counts each raw column once (its
+    categories, a number and its "is missing" input summed): importance is the user's columns'."""
+    raw = tree
     total = np.zeros(tree.n_features)
-    X = None if X_train is None else np.asarray(X_train, dtype=np.float64)
+    X = None
+    if X_train is not None:
+        tree, X = node.engine_view(raw, X_train)
     path = tree.decision_path(X) if X is not None and len(X) else None
     for t in range(1, tree.n_branches + 1):
         rows = int(tree.n_samples[t - 1])
@@ -351,8 +355,11 @@ def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, fl
         total[terms] += rows * np.nan_to_num(share)
     weight = total.sum()
     shares = 100.0 * total / weight if weight > 0 else total
+    names = raw.feature_names
+    if raw.inputs is not None:
+        shares, names = np.bincount(raw.groups, weights=shares, minlength=len(raw.inputs.names)), raw.inputs.names
     order = np.argsort(-shares, kind="stable")
-    return [(tree.feature_names[j], float(shares[j])) for j in order]
+    return [(names[j], float(shares[j])) for j in order]
 
 
 def grouped_shares(shares: list[tuple[str, float]], categories: Sequence[str]) -> list[tuple[str, float]]:
