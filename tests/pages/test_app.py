@@ -250,6 +250,9 @@ def test_missing_values_policy_shows_counts(db):
     table = bad_table().drop(columns="blank")
     table.loc[[2, 4], "x"] = np.nan
     at = upload(app(), "holes.csv", table.to_csv(index=False).encode())
+    assert [m.value for m in at.metric] == ["30", "0", "0", "0"]  # kept by default (issue 47): no row lost
+    assert any("7% of 'x' is missing: no row is dropped or filled in" in i for i in texts(at, "info"))
+    widget(at.radio, "Rows with a missing feature value").set_value("drop").run()
     assert [m.value for m in at.metric][:3] == ["28", "0", "2"]
     widget(at.radio, "Rows with a missing feature value").set_value("impute").run()
     assert [m.value for m in at.metric] == ["30", "0", "0", "2"]
