@@ -313,8 +313,9 @@ class _GETEstimator(BaseEstimator):
         """One fit of this estimator's kind (a classifier's on ``classes_``), from ``checkpoint`` when stored,
         replaying ``replay_plan`` (one fit's recorded plan) when given."""
         classes = self.classes_.tolist() if self._is_classifier else None  # plain labels: no np.str_('B') in words
+        groups = None if self.inputs_ is None else self.inputs_.groups
         return _search_fit(X, y, config, on_progress, names, checkpoint, warm_start, sample_weight, classes,
-                           replay_plan)
+                           replay_plan, groups)
 
     def _warn_if_squeezed(self, X: np.ndarray) -> None:
         squeezed = squeezed_features(X) if self.scaling == "minmax" else []
@@ -371,6 +372,9 @@ class GETRegressor(RegressorMixin, _GETEstimator):
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features seen during ``fit``; only when X has string column names.
+    inputs_ : Inputs or None
+        The raw columns as the tree reads them (``get_core.model.inputs``: each column's kind, categories and missing
+        values), also ``tree_.inputs``; None for a plain table of finite numbers.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.leaf, n_starts: int = DEFAULTS.n_starts,
@@ -464,10 +468,10 @@ class _SearchCV(_GETEstimator):
         split = self._split(X, y, weights, seed)
         self.cv_results_, self.path_results_, self.search_trees_ = [], [], []
         chosen = {}  # k -> (depth, l1, validated tree) of its depth search
-        n_search_fits = (len(split_feature_path(self.max_split_features, X.shape[1])) * len([d for d in depths if d])
-                         * len(l1s))  # depth 0, one logistic model, trains no splits and takes no share
+        n_search_fits = (len(split_feature_path(self.max_split_features, self.n_features_in_))
+                         * len([d for d in depths if d]) * len(l1s))  # depth 0 (one logistic model) takes no share
         fit_seconds, refit_base = split_budget(budget, n_search_fits)
-        for k in split_feature_path(self.max_split_features, X.shape[1]):
+        for k in split_feature_path(self.max_split_features, self.n_features_in_):
             search, validated, l1, cancelled = self._search_depth(split, depths, l1s, k, on_progress, names,
                                                                   checkpoint, fit_seconds, seed, observer, replay)
             chosen[k] = (search.best_depth, l1, validated)
@@ -644,6 +648,9 @@ class GETRegressorCV(RegressorMixin, _SearchCV):
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features seen during ``fit``; only when X has string column names.
+    inputs_ : Inputs or None
+        The raw columns as the tree reads them (``get_core.model.inputs``: each column's kind, categories and missing
+        values), also ``tree_.inputs``; None for a plain table of finite numbers.
     """
 
     def __init__(self, depths: Iterable[int] = tuple(range(_DEPTH.low, _DEPTH.high + 1)),
@@ -779,6 +786,9 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features seen during ``fit``; only when X has string column names.
+    inputs_ : Inputs or None
+        The raw columns as the tree reads them (``get_core.model.inputs``: each column's kind, categories and missing
+        values), also ``tree_.inputs``; None for a plain table of finite numbers.
     """
 
     def __init__(self, depth: int = DEFAULTS.depth, leaf: str = DEFAULTS.class_leaf, n_starts: int = DEFAULTS.n_starts,
@@ -963,10 +973,12 @@ class DepthSearch:
 def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
                 names: list[str] | None, checkpoint: SearchCheckpoint | None,
                 warm_start: ObliqueTree | None = None, sample_weight: np.ndarray | None = None,
-                classes: list | None = None, replay_plan: dict | None = None) -> ObliqueTree:
+                classes: list | None = None, replay_plan: dict | None = None,
+                groups: np.ndarray | None = None) -> ObliqueTree:
     """One fit (of the depth search, its refit, or a plain estimator's, ``replay_plan`` replayed), taken from
     ``checkpoint`` when an earlier search stored it (a cancelled fit is never stored)."""
-    task = dict(warm_start=warm_start, sample_weight=sample_weight, classes=classes, replay_plan=replay_plan)
+    task = dict(warm_start=warm_start, sample_weight=sample_weight, classes=classes, replay_plan=replay_plan,
+                groups=groups)
     if checkpoint is None:
         return train(X, y, config, on_progress, names, **task)
     key = fit_fingerprint(X, y, config, names, warm_start, sample_weight, classes)

@@ -17,6 +17,7 @@ import numpy as np
 from get_core import baselines as baseline_models
 from get_core.data.encoding import Encoding
 from get_core.model import codegen, prune
+from get_core.model.inputs import MISSING
 from get_core.model.model_file import model_json, plain
 from get_core.model.tree import ObliqueTree, refuse_logistic_leaves
 from get_core.views import diagram, diagram_content, labels, summary
@@ -43,7 +44,7 @@ def rules_text(tree: ObliqueTree, decimals: int | None = None, target_name: str 
     ]
     if tree.has_leaf_bounds:
         header.append("# clip(v, lo, hi) keeps v within [lo, hi], the range of the training targets in that leaf.")
-    return "\n".join(header + [""] + rule_lines(tree, decimals)) + "\n"
+    return "\n".join(header + inputs_lines(tree) + [""] + rule_lines(tree, decimals)) + "\n"
 
 
 def _class_rules_text(tree: ObliqueTree, decimals: int | None, target: str) -> str:
@@ -66,7 +67,26 @@ def _class_rules_text(tree: ObliqueTree, decimals: int | None, target: str) -> s
         f"# Numbers are rounded to {decimals} significant digits: a row near a split may go the other way than in the "
         "model.",
     ]
-    return "\n".join(header + [""] + rule_lines(tree, decimals)) + "\n"
+    return "\n".join(header + inputs_lines(tree) + [""] + rule_lines(tree, decimals)) + "\n"
+
+
+def inputs_lines(tree: ObliqueTree) -> list[str]:
+    """How the rules' features come from a raw table's columns (a tree with ``inputs``), one comment line each; none
+    for plain numeric inputs. A value is missing when it is empty, NaN or infinite."""
+    if tree.inputs is None:
+        return []
+    lines = ["# The features come from the table's columns; a value is missing when it is empty, NaN or infinite:"]
+    for column in tree.inputs.columns:
+        name = labels.shorten(column.name, None)
+        if column.kind == "number":
+            lines.append(f"#   {name}: its number; a missing {name} counts as {column.fill!r}"
+                         + (f", and {name}={MISSING} is 1 (else 0)." if column.missing else "."))
+        else:
+            lines.append(f"#   {name}=<category> is 1 for the row's category of {name}, else 0 (one for each of "
+                         f"{len(column.categories)}; a category not seen in training sets none)"
+                         + (f"; {name}={MISSING} is 1 when {name} is missing." if column.missing else
+                            "; a missing value sets none."))
+    return lines
 
 
 def rule_lines(tree: ObliqueTree, decimals: int | None = None) -> list[str]:

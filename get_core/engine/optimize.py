@@ -95,6 +95,7 @@ class Problems:
     n_rows: torch.Tensor  # (B,) int64, on the CPU
     class_loss: str = classes.SOFT_LOSS
     weighted: bool = False  # rows carry sample weights (``sample`` then weights its draws)
+    groups: torch.Tensor | None = None  # (p,) engine column -> raw column: what max_split_features counts (``sparse``)
 
     @classmethod
     def from_arrays(cls, subsets: Sequence[tuple[np.ndarray, ...]], device: torch.device,
@@ -313,7 +314,8 @@ class _Stages:
         self.accuracy = fit.accuracy  # (M,) a classifier's hard training accuracy at the latest checkpoint
         self.params = _with_leaves(params, fit, problems.class_loss)
         self.best, self.best_loss = self.params.clone(), self.hard.clone()
-        self.sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts)  # None: dense
+        self.sparsity = Sparsifier.of(config.max_split_features, problems.X, problems.w, starts,
+                                      problems.groups)  # None: dense
         self.kept, self.kept_loss = self.best, self.best_loss
         if self.sparsity is not None:
             trees, fit, hard = _projected(self.sparsity, self.params, self.evaluate)
@@ -505,7 +507,7 @@ def budgeted(problems: Problems, config: GETConfig, depth: int, seconds: float, 
     starts and epochs are ``decisions``' "race" answer: when it replays a recorded plan, no probe runs (and the
     costs are None)."""
     probe_gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen)))
-    sparse = Sparsifier.of(config.max_split_features, problems.X, problems.w, 1) is not None
+    sparse = Sparsifier.of(config.max_split_features, problems.X, problems.w, 1, problems.groups) is not None
     n_stages = config.n_alphas + int(sparse)  # one stage more, and each checkpoint also scores the top-k projection
     measured: list[Costs] = []
 

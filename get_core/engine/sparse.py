@@ -17,6 +17,10 @@ them but lost 4-6 points of R2 on data with no sparse structure (electrical_grid
 Pruning moves each threshold by the removed terms at the data's mean row (``prune``), so a hyperplane keeps its
 place at the data's centre instead of jumping. After the stages, ``node_refit`` refits each node's split with the
 rest of the tree fixed (``train.train``), again never raising the hard training loss.
+
+With ``groups`` (engine column -> raw column, ``get_core.model.inputs``: a category column's levels, a number and its
+"if missing" column) k counts groups: a split keeps the k groups of largest weight norm, each whole, so a category
+column is one term with one weight per category.
 """
 
 from __future__ import annotations
@@ -39,8 +43,18 @@ def kept_features(p: int, k: int, epoch: int, n_epochs: int) -> int:
     return k + math.ceil((p - k) * (1.0 - epoch / end) ** 3)
 
 
-def top_k_mask(weights: torch.Tensor, k: int) -> torch.Tensor:
-    """(M, N, p) bool: per node, the (at most) k largest |weights| that are non-zero; exactly k ties broken by topk."""
+def top_k_mask(weights: torch.Tensor, k: int, groups: torch.Tensor | None = None) -> torch.Tensor:
+    """(M, N, p) bool: per node, the (at most) k largest |weights| that are non-zero; exactly k ties broken by topk.
+    With ``groups`` (p,) the k groups of largest weight norm, whole (their non-zero weights)."""
+    if groups is not None:
+        n_groups = int(groups.max()) + 1
+        if k >= n_groups:
+            return weights != 0
+        norms = torch.zeros(*weights.shape[:2], n_groups, dtype=weights.dtype, device=weights.device)
+        norms.index_add_(2, groups, weights.square())
+        chosen = torch.zeros_like(norms, dtype=torch.bool)
+        chosen.scatter_(2, norms.topk(k, dim=2).indices, True)
+        return chosen[:, :, groups] & (weights != 0)
     if k >= weights.shape[2]:
         return weights != 0
     mask = torch.zeros_like(weights, dtype=torch.bool)
@@ -59,22 +73,26 @@ def prune(params: Params, mask: torch.Tensor, centers: torch.Tensor) -> None:
 class Sparsifier:
     """The k-sparse rules of one ``run_stages`` call for M = B x ``starts`` models (see the module docstring)."""
 
-    def __init__(self, k: int, centers: torch.Tensor):
+    def __init__(self, k: int, centers: torch.Tensor, groups: torch.Tensor | None = None):
         self.k = k
         self.centers = centers  # (M, p) mean row of each model's problem
+        self.groups = groups  # (p,) engine column -> group, None: each column its own
+        self.n_terms = centers.shape[1] if groups is None else int(groups.max()) + 1
         self.support: torch.Tensor | None = None  # (M, N, p) the frozen support of the last stage
 
     @classmethod
-    def of(cls, k: int | None, X: torch.Tensor, w: torch.Tensor, starts: int) -> "Sparsifier | None":
-        """None when splits stay dense (no k, or k >= p); X (B, n, p), w (B, n) the problems' rows and weights."""
-        if k is None or k >= X.shape[2]:
+    def of(cls, k: int | None, X: torch.Tensor, w: torch.Tensor, starts: int,
+           groups: torch.Tensor | None = None) -> "Sparsifier | None":
+        """None when splits stay dense (no k, or k >= p, or k >= the groups); X (B, n, p), w (B, n) the problems'
+        rows and weights; ``groups`` (p,) as ``top_k_mask``."""
+        if k is None or k >= (X.shape[2] if groups is None else int(groups.max()) + 1):
             return None
-        return cls(k, (w.unsqueeze(2) * X).sum(dim=1).repeat_interleave(starts, dim=0))
+        return cls(k, (w.unsqueeze(2) * X).sum(dim=1).repeat_interleave(starts, dim=0), groups)
 
     def scored(self, params: Params) -> Params:
         """A copy of ``params`` with every split cut to its k largest terms (what a checkpoint scores)."""
         copy = Params(params.weights.clone(), params.thresholds.clone(), params.intercepts, params.coefs)
-        prune(copy, top_k_mask(copy.weights, self.k), self.centers)
+        prune(copy, top_k_mask(copy.weights, self.k, self.groups), self.centers)
         return copy
 
     def keep(self, models: torch.Tensor) -> None:
@@ -84,7 +102,7 @@ class Sparsifier:
 
     def begin_stage(self, params: Params, frozen: bool) -> None:
         """``frozen``: the stage fine-tunes on the support ``params`` (k-sparse trees) have; else it may move."""
-        self.support = top_k_mask(params.weights, self.k) if frozen else None
+        self.support = top_k_mask(params.weights, self.k, self.groups) if frozen else None
 
     def after_step(self, params: Params, stage: int, epoch: int, n_epochs: int) -> None:
         """Prune ``params`` in place after an Adam step: to the frozen support, or to this epoch's kept count
@@ -92,5 +110,5 @@ class Sparsifier:
         if self.support is not None:
             params.weights.masked_fill_(~self.support, 0.0)
         elif stage > 0:
-            keep = kept_features(params.weights.shape[2], self.k, epoch, n_epochs)
-            prune(params, top_k_mask(params.weights, keep), self.centers)
+            keep = kept_features(self.n_terms, self.k, epoch, n_epochs)
+            prune(params, top_k_mask(params.weights, keep, self.groups), self.centers)

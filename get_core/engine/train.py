@@ -81,7 +81,8 @@ def fresh_seed() -> int:
 def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
           feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None,
           sample_weight: np.ndarray | None = None, classes: Sequence | None = None,
-          class_loss: str = class_task.SOFT_LOSS, replay_plan: dict | None = None) -> ObliqueTree:
+          class_loss: str = class_task.SOFT_LOSS, replay_plan: dict | None = None,
+          groups: np.ndarray | None = None) -> ObliqueTree:
     """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
     A time budget counts the seconds the fit was not kept waiting for a core (``budget.counting``).
 
@@ -92,11 +93,12 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     A budgeted fit records every decision it took from the clock in ``tree.meta["plan"]`` (``plan``; with
     ``random_state=None`` it draws a seed and records it); ``replay_plan``, such a record, makes the fit take them
     from it instead (its budget and seed where ``config`` leaves them None), and so return the recorded tree.
+    ``groups`` (p,), engine column -> raw column (``ObliqueTree.groups``): ``max_split_features`` counts groups.
     """
     wall, cpu0 = time.monotonic(), time.process_time()
     with counting() as clock, repeatable(resolve_device(config.device)):
         tree = _train(X, y, config, on_progress, feature_names, warm_start, sample_weight, classes, class_loss,
-                      replay_plan)
+                      replay_plan, groups)
         tree.meta["fit_seconds"] = time.monotonic() - wall
         tree.meta.update(cpu_record(clock, time.process_time() - cpu0, tree.meta["fit_seconds"], config))
     return tree
@@ -104,7 +106,8 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
 
 def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
            feature_names: Sequence[str] | None, warm_start: ObliqueTree | None, sample_weight: np.ndarray | None,
-           classes: Sequence | None, class_loss: str, replay_plan: dict | None) -> ObliqueTree:
+           classes: Sequence | None, class_loss: str, replay_plan: dict | None,
+           groups: np.ndarray | None = None) -> ObliqueTree:
     """``train``'s fit, its budget on the fit's clock."""
     X = np.asarray(X, dtype=np.float64)
     config = config if replay_plan is None else replay_config(config, replay_plan)
@@ -132,6 +135,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     gen = make_generator(config.random_state)
     data = [(Xs, ys) if sw is None else (Xs, ys, sw)]
     problems = Problems.from_arrays(data, device, class_loss=class_loss)
+    problems.groups = None if groups is None else torch.as_tensor(groups, dtype=torch.long, device=device)
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
     header = None if fit is None else fit_header(X, y, config, device.type, sw, warm)
     decisions = Plan() if replay_plan is None else replayed(replay_plan, header)
@@ -147,7 +151,9 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
     tree = tree_from_params(result.best, scaling, feature_names, config, Xs, ys, classes, sw, scaled=True)
-    k = min(config.max_split_features or X.shape[1], X.shape[1])
+    terms = X.shape[1] if groups is None else int(np.max(groups)) + 1
+    k = min(config.max_split_features or terms, terms)
+    k = X.shape[1] if k >= terms else k  # the node refit's supports are of k engine columns: at most k groups
     if ((k < X.shape[1] or race is not None) and not reporter.cancelled
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
         refit_nodes(tree, Xs, ys, k, config.linear_leaves, config.clip_leaves,

@@ -80,10 +80,10 @@ W = (
 $weights
 )
 B = $thresholds
-
+$raw_inputs
 
 def _scaled(x):
-    if len(x) != N_FEATURES:
+$encode_call    if len(x) != N_FEATURES:
         raise ValueError(f'expected {N_FEATURES} feature values, got {len(x)}')
     return [(float(x[j]) - X_MIN[j]) / X_SCALE[j] for j in range(N_FEATURES)]
 
@@ -173,15 +173,17 @@ def predict(x):
 def python_source(tree: ObliqueTree) -> str:
     """A dependency-free Python module with ``predict(x)`` (a sequence in FEATURES order), ``predict_named(**kw)``
     (keyword arguments named by IDENTIFIERS) and ``leaf(x)``; for a classification tree ``predict`` gives the class
-    label and ``predict_proba(x)`` the class probabilities."""
-    idents = feature_identifiers(tree.feature_names)
+    label and ``predict_proba(x)`` the class probabilities. A tree with raw ``inputs`` takes the raw values in
+    COLUMNS order instead (categories as text, a missing value as None or float('nan')), encoded as ``predict``
+    encodes them (``_PYTHON_RAW``)."""
+    names = tree.feature_names if tree.inputs is None else tree.inputs.names
+    idents = feature_identifiers(names)
     common = dict(
         depth=tree.depth, leaf_type=tree.leaf_type, p=tree.n_features,
-        mapping="\n".join(f"#   {j:>3}  {ident}  {ascii(name)}"
-                          for j, (ident, name) in enumerate(zip(idents, tree.feature_names))),
+        mapping="\n".join(f"#   {j:>3}  {ident}  {ascii(name)}" for j, (ident, name) in enumerate(zip(idents, names))),
         features=_py_tuple([ascii(n) for n in tree.feature_names]), identifiers=_py_tuple([repr(i) for i in idents]),
         x_min=_py_floats(tree.x_min), x_scale=_py_floats(tree.x_scale), weights=_py_splits(tree.weights),
-        thresholds=_py_floats(tree.thresholds))
+        thresholds=_py_floats(tree.thresholds), **_py_raw_inputs(tree))
     if tree.has_logistic_leaves:
         logits = lambda rows: "\n".join(f"    {_py_tuple([_py_floats(r) for r in row])}," for row in rows)  # noqa: E731
         return "import math\n\n" + _PYTHON.substitute(
@@ -220,6 +222,72 @@ def python_source(tree: ObliqueTree) -> str:
         "what GET Explorer's ObliqueTree.predict computes", gives="the leaf's model gives the prediction",
         leaf_tables=tables,
         predict=_PYTHON_PREDICT.substitute(leaf_value=_PYTHON_LINEAR_LEAF if linear else _PYTHON_CONSTANT_LEAF))
+
+
+#: The raw columns' encoding in generated Python (``get_core.model.inputs``, step for step).
+_PYTHON_RAW = Template('''
+# raw columns, in the order predict takes them: ('number', what a missing value counts as, has an 'if missing'
+# input) or ('category', its categories, has a 'missing' input); a missing value is None, NaN, +-inf or blank text,
+# and a category never seen in training sets none of its column's inputs
+COLUMNS = $columns
+RAW = (
+$raw
+)
+
+
+def _label(v):
+    if v is None or type(v).__name__ in ('NAType', 'NaTType') or (
+            not isinstance(v, (str, bytes, int)) and v != v):
+        return None
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, bytes):
+        v = v.decode('utf-8', errors='replace')
+    t = str(v).strip()
+    if t.endswith('.0') and t[:-2].lstrip('+-').isdigit():
+        t = str(int(t[:-2]))
+    return t or None
+
+
+def _number(v):
+    if v is None or type(v).__name__ in ('NAType', 'NaTType') or (isinstance(v, str) and not v.strip()):
+        return float('nan')
+    if isinstance(v, bytes):
+        return _number(v.decode('utf-8', errors='replace'))
+    return float(v)
+
+
+def _encode(x):
+    if len(x) != len(COLUMNS):
+        raise ValueError(f'expected {len(COLUMNS)} column values, got {len(x)}')
+    out = []
+    for v, (kind, known, has_missing) in zip(x, RAW):
+        if kind == 'number':
+            f = _number(v)
+            gone = f != f or f in (float('inf'), float('-inf'))
+            out.append(known if gone else f)
+            if has_missing:
+                out.append(1.0 if gone else 0.0)
+        else:
+            label = _label(v)
+            out.extend(1.0 if label == c else 0.0 for c in known)
+            if has_missing:
+                out.append(1.0 if label is None else 0.0)
+    return out
+''')
+
+
+def _py_raw_inputs(tree: ObliqueTree) -> dict[str, str]:
+    """The generated module's raw columns and the call that encodes them (empty for plain numeric inputs)."""
+    if tree.inputs is None:
+        return {"raw_inputs": "", "encode_call": ""}
+    raw = "\n".join(f"    ('number', {_f(c.fill)}, {c.missing})," if c.kind == "number" else
+                    f"    ('category', {_py_tuple([ascii(v) for v in c.categories])}, {c.missing}),"
+                    for c in tree.inputs.columns)
+    return {"raw_inputs": _PYTHON_RAW.substitute(columns=_py_tuple([ascii(n) for n in tree.inputs.names]), raw=raw),
+            "encode_call": "    x = _encode(x)\n"}
 
 
 # ---------------------------------------------------------------------------------------------- C
@@ -316,6 +384,7 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
     x[], double *proba)`` returns the class's index into ``<PREFIX>_CLASS_NAMES`` and fills ``proba`` (when not
     NULL) with the class probabilities. ``x`` holds the features in the order of ``<PREFIX>_FEATURE_NAMES``, whose
     indices also have ``#define <PREFIX>_X_<IDENTIFIER>`` macros."""
+    tree.refuse_raw_inputs("The C export")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise ValueError(f"prefix must be a C identifier; got {prefix!r}.")
     refuse_logistic_leaves(tree, "The C export")

@@ -56,6 +56,7 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
     refuse_logistic_leaves(tree, "The ONNX export")
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}; got {dtype!r}.")
+    tree.refuse_raw_inputs("The ONNX export")
     real = np.dtype(dtype)
     if real == np.float32 and (problem := float32_problem(tree)):
         raise ValueError(f"This model cannot be exported with dtype='float32': {problem}. Export it with "
