@@ -20,7 +20,8 @@ from get_core.data.encoding import Encoding
 from get_core.model.counterfactual import MIN_SUPPORT, Change, Counterfactual, counterfactual
 from get_core.model.counterfactual_programs import decimals
 from get_core.model.tree import ObliqueTree
-from get_core.views import diagram_content, labels
+from get_core.model.inputs import MISSING
+from get_core.views import diagram_content, labels, node
 
 OLD_PATH_COLOR = "#1f77b4"  # blue: the row as it is
 NEW_PATH_COLOR = "#2ca02c"  # green: the row as the answer changes it
@@ -52,8 +53,10 @@ def ask(tree: ObliqueTree, x: Sequence[float], goal: Any = None, *, locked: Sequ
         min_support: int = MIN_SUPPORT, n: int | None = None) -> Answer | tuple[Answer, ...]:
     """The nearest change of row ``x`` that meets ``goal`` (or reaches ``leaf``), told for the page; with ``n``, the
     ``n`` nearest in distinct leaves, nearest first. Raises ``CounterfactualError`` with the reason when there is
-    none. ``directions`` and ``integers`` name columns; a one-hot column takes neither."""
-    x = np.asarray(x, dtype=np.float64)
+    none. ``directions`` and ``integers`` name columns; a one-hot column takes neither. A tree fitted on raw
+    columns is asked over its engine's inputs (``node.engine_view``) with each "is missing" input locked: a missing
+    value stays missing (its value with it) and a present one stays present."""
+    tree, x, locked, reference = _engine_question(tree, x, locked, reference)
     results = counterfactual(tree, x, goal, locked=locked, max_changes=max_changes, encoding=encoding,
                              reference=reference, leaf=leaf, directions=directions, integers=integers,
                              min_support=min_support, n=n)
@@ -61,6 +64,22 @@ def ask(tree: ObliqueTree, x: Sequence[float], goal: Any = None, *, locked: Sequ
                         old_path=path_of(tree, x), new_path=path_of(tree, result.x))
                  for result in (results if n is not None else (results,)))
     return told if n is not None else told[0]
+
+
+def _engine_question(tree: ObliqueTree, x: Sequence[float], locked: Sequence[str], reference: Any
+                     ) -> tuple[ObliqueTree, np.ndarray, tuple[str, ...], Any]:
+    """(tree, row, locked inputs, reference rows) for ``counterfactual``, which reads the engine's inputs."""
+    if tree.inputs is None:
+        return tree, np.asarray(x, dtype=np.float64), tuple(locked), reference
+    plain, row = node.engine_view(tree, np.asarray(x, dtype=object)[None])
+    held = [*([locked] if isinstance(locked, str) else locked)]
+    for column in tree.inputs.columns:
+        if column.kind == "number" and column.missing:
+            held.append(f"{column.name}={MISSING}")
+            if row[0, plain.feature_names.index(f"{column.name}={MISSING}")] == 1:
+                held.append(column.name)
+    rows = None if reference is None else node.engine_view(tree, reference)[1]
+    return plain, row[0], tuple(dict.fromkeys(held)), rows
 
 
 def sentence(tree: ObliqueTree, result: Counterfactual) -> str:

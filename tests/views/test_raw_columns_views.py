@@ -77,3 +77,15 @@ def test_a_category_column_is_one_row_of_the_terms_table_and_one_share_of_import
     colour = table[table["feature"] == "colour"].iloc[0]
     assert np.isnan(colour["weight"]) and "red" in colour["levels"]
     assert set(dict(summary.feature_shares(tree, X))) == {"colour", "size"}
+
+
+def test_a_counterfactual_keeps_a_missing_value_missing_and_moves_a_present_one(app_run):
+    tree, prepared, _ = app_run
+    X = prepared.X[200:]
+    goal = (float(tree.predict(prepared.X).max()) - 0.01, None)  # the best leaf
+    holed = X[np.isnan(X[:, 0])][0]
+    answer = what_if.ask(tree, holed, goal, encoding=prepared.encoding)
+    assert "income" not in set(answer.table.iloc[:, 0]) and answer.result.prediction >= goal[0]
+    assert answer.old_path == what_if.path_of(tree, holed)  # the engine's path is the tree's own
+    present = what_if.ask(tree, X[~np.isnan(X[:, 0])][0], goal, encoding=prepared.encoding)
+    assert present.result.prediction >= goal[0]
