@@ -396,6 +396,21 @@ def row_names(tree: ObliqueTree) -> list[str]:
     return tree.feature_names if tree.inputs is None else tree.inputs.names
 
 
+def input_labels(tree: ObliqueTree) -> list[str]:
+    """Each engine input as its user reads it: a number's "is missing" input as ``income (if missing)``, a
+    category's as ``colour=red`` (``colour=(missing)`` for its missing level), any other by its name."""
+    if tree.inputs is None:
+        return list(tree.feature_names)
+    out = []
+    for column in tree.inputs.columns:
+        if column.kind == "number":
+            out += [column.name] + ([f"{column.name} (if missing)"] if column.missing else [])
+        else:
+            out += [f"{column.name}={level}" for level in column.categories]
+            out += [f"{column.name}={MISSING_LEVEL}"] if column.missing else []
+    return out
+
+
 def value_input(tree: ObliqueTree, column: str) -> int:
     """The engine input that holds number ``column``'s value (its scaling's index in ``x_min`` / ``x_scale``)."""
     if tree.inputs is None:

@@ -240,7 +240,7 @@ def weight_table(tree: ObliqueTree, node: int, x_std: Sequence[float] | None = N
     original = np.asarray(original, dtype=np.float64)
     in_range = original * tree.x_scale
     std = original * np.asarray(x_std, dtype=np.float64) if x_std is not None else np.full_like(original, np.nan)
-    table = pd.DataFrame({"feature": tree.feature_names, "original": original, "range": in_range,
+    table = pd.DataFrame({"feature": labels.input_labels(tree), "original": original, "range": in_range,
                           "standardized": std, "sign": np.where(original < 0, "negative", "positive")})
     order = np.argsort(-np.abs(in_range), kind="stable")
     return table.iloc[order].reset_index(drop=True)
@@ -254,7 +254,7 @@ def forest_importance_table(tree: ObliqueTree, node: int, importances: Sequence[
     column = "standardized" if x_std is not None else "range"
     node_share = np.abs(table[column].to_numpy())
     node_share = node_share / node_share.sum() if node_share.sum() > 0 else node_share
-    forest = dict(zip(tree.feature_names, np.asarray(importances, dtype=np.float64)))
+    forest = dict(zip(labels.row_names(tree), np.asarray(importances, dtype=np.float64)))
     out = pd.DataFrame({"feature": table["feature"], "forest": [forest.get(f, np.nan) for f in table["feature"]],
                         "node": node_share})
     return out.sort_values("forest", ascending=False, kind="stable").reset_index(drop=True)

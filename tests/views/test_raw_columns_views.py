@@ -89,3 +89,13 @@ def test_a_counterfactual_keeps_a_missing_value_missing_and_moves_a_present_one(
     assert answer.old_path == what_if.path_of(tree, holed)  # the engine's path is the tree's own
     present = what_if.ask(tree, X[~np.isnan(X[:, 0])][0], goal, encoding=prepared.encoding)
     assert present.result.prediction >= goal[0]
+
+
+def test_the_weights_table_names_a_missing_input_in_words_and_the_forest_by_raw_column(app_run):
+    tree, prepared, _ = app_run
+    table = node.weight_table(tree, 1)
+    assert "income (if missing)" in set(table["feature"]) and "income=missing" not in set(table["feature"])
+    importances = np.arange(1.0, len(prepared.feature_names) + 1)  # a forest's, one per raw column
+    forest = node.forest_importance_table(tree, 1, importances)
+    income = forest[forest["feature"] == "income"]["forest"].iloc[0]
+    assert income == importances[prepared.feature_names.index("income")]
