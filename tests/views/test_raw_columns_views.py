@@ -99,3 +99,16 @@ def test_the_weights_table_names_a_missing_input_in_words_and_the_forest_by_raw_
     forest = node.forest_importance_table(tree, 1, importances)
     income = forest[forest["feature"] == "income"]["forest"].iloc[0]
     assert income == importances[prepared.feature_names.index("income")]
+
+
+def test_a_row_with_a_hole_is_explained_step_by_step_as_predict_routes_it(app_run):
+    tree, prepared, _ = app_run
+    X = prepared.X[200:]
+    holed = X[np.isnan(X[:, 0])][0]
+    result = explain.explain_row(tree, holed)
+    assert result["prediction"] == pytest.approx(float(tree.predict(holed[None])[0]))
+    assert result["path"][-1] == result["leaf"] == int(tree.apply(holed[None])[0])
+    features = {c["feature"] for step in result["steps"] for c in step["contributions"]}
+    assert "income=missing" not in features
+    table = explain.explain_rows(tree, X)
+    assert np.allclose(table["prediction"], tree.predict(X)) and (table["leaf"] == tree.apply(X)).all()
