@@ -322,6 +322,10 @@ def test_the_data_page_warns_of_a_feature_that_gives_the_target_away_and_of_rows
     assert_no_traceback(at)
     warnings = texts(at, "warning")
     assert any("'alive' gives the target away" in w and "leave 'alive' out" in w for w in warnings), warnings
+    # kept by default (issue 47): no row is lost, and the page says what the tree does with the holes
+    assert any("of 'deck'" in i and "no row is dropped" in i for i in texts(at, "info")), texts(at, "info")
+    widget(at.radio, "Rows with a missing feature value").set_value("drop").run()
+    warnings = texts(at, "warning")
     assert any("rows are left out because a feature is missing" in w and "'deck'" in w for w in warnings), warnings
 
 
