@@ -1085,9 +1085,9 @@ def inputs_numbers(values: Any, name: str) -> np.ndarray:
 
 def _values(values: Any) -> np.ndarray:
     """A column (a pandas Series or a numpy column) as numpy values: numbers as float64 with NaN for NA, anything
-    else as objects with None for NA."""
+    else (booleans too, read as inputs reads them) as objects with None for NA."""
     if isinstance(values, pd.Series):
-        if values.dtype.kind in "biuf":
+        if values.dtype.kind in "iuf":
             return values.to_numpy(dtype=np.float64, na_value=np.nan)
         return values.astype(object).where(values.notna(), None).to_numpy()
     return values

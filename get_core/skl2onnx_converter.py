@@ -62,7 +62,7 @@ def _convert(scope, operator, container) -> None:
     dtype = "float64" if operator.inputs[0].type.to_onnx_type().tensor_type.elem_type == onnx.TensorProto.DOUBLE \
         else "float32"
     graph = onnx.load_from_string(onnx_graph.to_onnx(operator.raw_operator, dtype)).graph
-    names = {"X": operator.inputs[0].full_name}
+    names = {graph.input[0].name: operator.inputs[0].full_name}  # "X", or "raw" for raw inputs
     for ours, theirs in zip((o.name for o in graph.output), operator.outputs):
         names[ours] = theirs.full_name
 

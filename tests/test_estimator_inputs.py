@@ -138,3 +138,20 @@ def test_the_classifier_and_the_searches_take_raw_tables():
     assert search.predict(X).shape == (150,)
     class_search = GETClassifierCV(depths=(1,), n_starts=2, n_epochs=20, random_state=0).fit(X, labels)
     assert class_search.score(X, labels) > 0.5
+
+
+def test_a_boolean_category_column_reads_the_same_from_a_table_a_list_and_the_python_export():
+    import types
+
+    from get_core.model.codegen import python_source
+
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"flag": rng.random(80) > 0.5, "x": rng.normal(size=80),
+                      "maybe": pd.array(rng.random(80) > 0.5, dtype="boolean")})
+    X.loc[3, "maybe"] = pd.NA
+    model = GETRegressor(**TINY, categorical_features=["flag", "maybe"]).fit(X, X["x"] + 2 * X["flag"])
+    assert model.tree_.inputs.columns[0].categories == ("False", "True")
+    rows = [[bool(r.flag), float(r.x), None if r.maybe is pd.NA else bool(r.maybe)] for r in X.itertuples(index=False)]
+    module = types.ModuleType("exported")
+    exec(python_source(model.tree_), module.__dict__)
+    assert [module.predict(row) for row in rows] == model.predict(X).tolist() == model.tree_.predict(rows).tolist()

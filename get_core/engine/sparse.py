@@ -50,8 +50,8 @@ def top_k_mask(weights: torch.Tensor, k: int, groups: torch.Tensor | None = None
         n_groups = int(groups.max()) + 1
         if k >= n_groups:
             return weights != 0
-        norms = torch.zeros(*weights.shape[:2], n_groups, dtype=weights.dtype, device=weights.device)
-        norms.index_add_(2, groups, weights.square())
+        members = torch.nn.functional.one_hot(groups, n_groups).to(weights.dtype)  # (p, G)
+        norms = weights.square() @ members  # (M, N, G); a matmul, not index_add_: repeatable on CUDA
         chosen = torch.zeros_like(norms, dtype=torch.bool)
         chosen.scatter_(2, norms.topk(k, dim=2).indices, True)
         return chosen[:, :, groups] & (weights != 0)

@@ -151,9 +151,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     reporter = Reporter(on_progress, y_var, "optimize", span)
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
     tree = tree_from_params(result.best, scaling, feature_names, config, Xs, ys, classes, sw, scaled=True)
-    terms = X.shape[1] if groups is None else int(np.max(groups)) + 1
-    k = min(config.max_split_features or terms, terms)
-    k = X.shape[1] if k >= terms else k  # the node refit's supports are of k engine columns: at most k groups
+    k = min(config.max_split_features or X.shape[1], X.shape[1])
     if ((k < X.shape[1] or race is not None) and not reporter.cancelled
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
         refit_nodes(tree, Xs, ys, k, config.linear_leaves, config.clip_leaves,

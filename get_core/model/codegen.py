@@ -14,6 +14,7 @@ Feature names become identifiers by ``feature_identifiers`` (documented there an
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import math
 import re
@@ -384,11 +385,12 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
     x[], double *proba)`` returns the class's index into ``<PREFIX>_CLASS_NAMES`` and fills ``proba`` (when not
     NULL) with the class probabilities. ``x`` holds the features in the order of ``<PREFIX>_FEATURE_NAMES``, whose
     indices also have ``#define <PREFIX>_X_<IDENTIFIER>`` macros."""
-    tree.refuse_raw_inputs("The C export")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise ValueError(f"prefix must be a C identifier; got {prefix!r}.")
     refuse_logistic_leaves(tree, "The C export")
     P = prefix.upper()
+    if tree.inputs is not None:  # x: the raw columns (<PREFIX>_COLUMN_NAMES), numbers or category codes, NaN missing
+        return _c_raw_inputs(c_source(dataclasses.replace(tree, inputs=None), prefix), tree, prefix)
     common = dict(
         prefix=prefix, P=P, depth=tree.depth, leaf_type=tree.leaf_type, p=tree.n_features,
         n_branches=tree.n_branches,
@@ -427,6 +429,58 @@ def c_source(tree: ObliqueTree, prefix: str = "get") -> str:
         common, kind="regression", proba_arg="", computes="ObliqueTree.predict computes", includes="",
         gives="the leaf's model gives the prediction", leaf_tables=tables,
         predict=_C_PREDICT.substitute(prefix=prefix, P=P, leaf_value=leaf_value))
+
+
+def _c_raw_inputs(source: str, tree: ObliqueTree, prefix: str) -> str:
+    """``source`` (the C of ``tree``'s engine inputs) reading raw columns: ``<prefix>_encode`` turns them into the
+    engine's inputs as ``inputs.encode`` does (a number column: its value, the training mean where it is NaN or
+    infinite, and its "if missing" input; a category column: 1.0 for the code's category, the missing input for
+    NaN, none for another code), then scaling goes on as before."""
+    P, columns = prefix.upper(), tree.inputs.columns
+    lines, k = [], 0
+    for j, column in enumerate(columns):
+        if column.kind == "number":
+            lines.append(f"    /* {_c_comment(column.name)}: a number; NaN or infinite is missing and counts as "
+                         f"{_f(column.fill)} */")
+            lines.append(f"    e[{k}] = isfinite(x[{j}]) ? x[{j}] : {_f(column.fill)};")
+            if column.missing:
+                lines.append(f"    e[{k + 1}] = isfinite(x[{j}]) ? 0.0 : 1.0;")
+            k += 1 + column.missing
+            continue
+        codes = ", ".join(f"{c} \"{_c_comment(v)}\"" for c, v in enumerate(column.categories))
+        lines.append(f"    /* {_c_comment(column.name)}: a category code, {codes}; NaN is missing"
+                     + ("" if column.missing else " (sets none)") + "; any other code sets none */")
+        lines += [f"    e[{k + c}] = x[{j}] == {c}.0 ? 1.0 : 0.0;" for c in range(len(column.categories))]
+        k += len(column.categories)
+        if column.missing:
+            lines.append(f"    e[{k}] = isnan(x[{j}]) ? 1.0 : 0.0;")
+            k += 1
+    idents = feature_identifiers(tree.inputs.names)
+    block = (f"#define {P}_N_COLUMNS {len(columns)}\n/* raw column indices by identifier */\n"
+             + "\n".join(f"#define {P}_C_{ident} {j}" for j, ident in enumerate(idents))
+             + f"\nconst char *const {P}_COLUMN_NAMES[{len(columns)}] = {{\n"
+             + "\n".join(f"    {_c_string(c.name)}," for c in columns) + "\n};\n\n"
+             f"/* A raw row x (the {P}_N_COLUMNS columns) as the model's inputs e (in the order of FEATURE_NAMES). */\n"
+             f"static void {prefix}_encode(const double x[{P}_N_COLUMNS], double e[{P}_N_FEATURES]) {{\n"
+             + "\n".join(lines) + "\n}\n\n")
+    plain_scale = (f"static void {prefix}_scale(const double x[{P}_N_FEATURES], double xs[{P}_N_FEATURES]) {{\n"
+                   f"    for (int j = 0; j < {P}_N_FEATURES; ++j) xs[j] = (x[j] - ")
+    raw_scale = (f"static void {prefix}_scale(const double x[{P}_N_COLUMNS], double xs[{P}_N_FEATURES]) {{\n"
+                 f"    double e[{P}_N_FEATURES];\n    {prefix}_encode(x, e);\n"
+                 f"    for (int j = 0; j < {P}_N_FEATURES; ++j) xs[j] = (e[j] - ")
+    if source.count(plain_scale) != 1:
+        raise AssertionError("The C template's scaling changed: update _c_raw_inputs.")
+    source = source.replace(plain_scale, block + raw_scale)
+    source = source.replace("(features in the order of the FEATURE_NAMES)", "(the raw columns, in the order of the "
+                            "COLUMN_NAMES)")
+    return source.replace(f"const double x[{P}_N_FEATURES]", f"const double x[{P}_N_COLUMNS]").replace(
+        " * Depth ", f" * It reads the table's raw columns ({P}_COLUMN_NAMES): a number, or a category's code as listed "
+        f"in {prefix}_encode;\n * NaN where a value is missing. Depth ", 1)
+
+
+def _c_comment(text: str) -> str:
+    """``text`` safe inside a C comment: ASCII, one line, no comment end."""
+    return ascii(" ".join(str(text).split()))[1:-1].replace("*/", "* /")
 
 
 # ---------------------------------------------------------------------------------------------- helpers

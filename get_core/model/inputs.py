@@ -203,10 +203,11 @@ def check(inputs: Inputs) -> None:
         if column.kind == "number" and (column.categories or not math.isfinite(column.fill)):
             raise ValueError(f"Number column '{column.name}' needs a finite fill value and no categories.")
         cats = column.categories
-        if column.kind == "category" and (not cats or len(cats) > MAX_CATEGORIES or list(cats) != sorted(set(cats))
+        if column.kind == "category" and (not (cats or column.missing) or len(cats) > MAX_CATEGORIES
+                                          or list(cats) != sorted(set(cats))
                                           or not all(isinstance(c, str) and c for c in cats)):
-            raise ValueError(f"Category column '{column.name}' needs 1 to {MAX_CATEGORIES} distinct, sorted, "
-                             "non-empty text categories.")
+            raise ValueError(f"Category column '{column.name}' needs up to {MAX_CATEGORIES} distinct, sorted, "
+                             "non-empty text categories, at least one unless it is missing in training.")
     engine = inputs.feature_names
     if len(set(engine)) != len(engine):
         clash = next(n for n in engine if engine.count(n) > 1)
@@ -244,11 +245,12 @@ def _n_rows(X: Any, p: int) -> int:
 
 
 def _raw_column(X: Any, j: int) -> np.ndarray:
-    """Column ``j`` of a table (by position; pandas' NA as None) or of a 2-D array."""
+    """Column ``j`` of a table (by position; pandas' NA as None; booleans as True/False, so a category label reads
+    'True' as in a list) or of a 2-D array."""
     if hasattr(X, "iloc"):
         series = X.iloc[:, j]
-        if series.dtype.kind in "biuf":
-            return series.to_numpy()
+        if series.dtype.kind in "iuf":
+            return series.to_numpy(dtype=np.float64, na_value=np.nan)
         return series.astype(object).where(series.notna(), None).to_numpy()
     return np.asarray(X, dtype=None if hasattr(X, "dtype") else object)[:, j]
 

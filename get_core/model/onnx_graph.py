@@ -29,6 +29,7 @@ sentence (``float32_problem``): its predictions cannot be written in float32.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -56,7 +57,8 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
     refuse_logistic_leaves(tree, "The ONNX export")
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}; got {dtype!r}.")
-    tree.refuse_raw_inputs("The ONNX export")
+    if tree.inputs is not None:  # the graph of the engine's inputs, behind one that encodes the raw columns
+        return _raw_inputs_graph(to_onnx(dataclasses.replace(tree, inputs=None), dtype), tree, np.dtype(dtype))
     real = np.dtype(dtype)
     if real == np.float32 and (problem := float32_problem(tree)):
         raise ValueError(f"This model cannot be exported with dtype='float32': {problem}. Export it with "
@@ -122,6 +124,54 @@ def to_onnx(model: Any, dtype: str = "float64") -> bytes:
                              + ", ".join(tree.feature_names))
     onnx.checker.check_model(onnx_model)
     return onnx_model.SerializeToString()
+
+
+def _raw_inputs_graph(engine_model: bytes, tree: ObliqueTree, real: np.dtype) -> bytes:
+    """``engine_model`` (the graph of ``tree``'s engine inputs, input ``X``) reading the raw columns instead: input
+    ``raw`` (rows x columns, a number or a category's code, its index among the column's categories; NaN where a
+    value is missing), encoded into ``X`` as ``inputs.encode`` does: a number column's value, its training mean where
+    it is NaN or infinite, and its "if missing" input; a category column's one-hot of the code (none for another
+    code), and its missing input (NaN)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load_from_string(engine_model)
+    elem = TensorProto.DOUBLE if real == np.float64 else TensorProto.FLOAT
+    nodes, inits, parts = [], [], []
+
+    def const(name: str, value: Any, as_type: Any = None) -> str:
+        inits.append(numpy_helper.from_array(np.asarray(value, dtype=as_type or real), name))
+        return name
+
+    def op(kind: str, inputs: list[str], output: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(kind, inputs, [output], name=output, **attrs))
+        return output
+
+    axis = const("raw_axis", [1], np.int64)
+    for j, column in enumerate(tree.inputs.columns):
+        value = op("Slice", ["raw", const(f"raw_{j}_from", [j], np.int64), const(f"raw_{j}_to", [j + 1], np.int64),
+                             axis], f"raw_{j}")  # (n, 1)
+        if column.kind == "number":
+            missing = op("Or", [op("IsNaN", [value], f"raw_{j}_nan"), op("IsInf", [value], f"raw_{j}_inf")],
+                         f"raw_{j}_missing")
+            parts.append(op("Where", [missing, const(f"raw_{j}_fill", [[column.fill]]), value], f"raw_{j}_value"))
+        else:
+            codes = const(f"raw_{j}_codes", [np.arange(len(column.categories))])  # (1, K)
+            parts.append(op("Cast", [op("Equal", [value, codes], f"raw_{j}_is")], f"raw_{j}_onehot", to=elem))
+            missing = op("IsNaN", [value], f"raw_{j}_missing")
+        if column.missing:
+            parts.append(op("Cast", [missing], f"raw_{j}_missing_input", to=elem))
+    op("Concat", parts, "X", axis=1)
+    graph = model.graph
+    kept = list(graph.node)
+    del graph.node[:]
+    graph.node.extend(nodes + kept)
+    graph.initializer.extend(inits)
+    graph.input[0].CopyFrom(helper.make_tensor_value_info("raw", elem, [None, len(tree.inputs.columns)]))
+    model.doc_string += ("; it reads the raw columns " + ", ".join(tree.inputs.names)
+                         + " (numbers, or category codes in the order of each column's categories; NaN: missing)")
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
 
 
 def float32_splits(weights: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -237,12 +237,6 @@ class ObliqueTree:
         _check_frame_columns(X, self.inputs.names)
         return self.checked_X(self.inputs.encode(X))
 
-    def refuse_raw_inputs(self, export: str) -> None:
-        """A sentence (ValueError) for an export that does not yet encode raw inputs (missing values, categories)."""
-        if self.inputs is not None:
-            raise ValueError(f"{export} does not take raw inputs yet (missing values, category columns): use the "
-                             "Python export or the model file for this tree, or fit it on a table of numbers only.")
-
     @property
     def groups(self) -> np.ndarray:
         """Engine column -> raw column (``inputs.groups``; each column its own for plain inputs), shape (p,)."""

@@ -169,3 +169,16 @@ def test_the_torch_path_finds_the_same_sparse_tree_as_the_fused_kernel(monkeypat
     torch_tree = GETRegressor(**settings).fit(X, y).tree_
     assert supports(torch_tree) == supports(kernel_tree)
     assert torch_tree.meta["train_r2"] == pytest.approx(kernel_tree.meta["train_r2"], abs=0.01)
+
+
+
+def test_with_groups_a_split_keeps_the_k_groups_of_largest_norm_whole():
+    import torch
+
+    from get_core.engine.sparse import top_k_mask
+
+    weights = torch.tensor([[[0.9, 0.0, 0.6, 0.6, 0.6, 0.1]]])  # groups {0, 1}, {2, 3, 4}, {5}: norms 0.81, 1.08, 0.01
+    groups = torch.tensor([0, 0, 1, 1, 1, 2])
+    assert top_k_mask(weights, 1, groups).tolist() == [[[False, False, True, True, True, False]]]
+    assert top_k_mask(weights, 2, groups).tolist() == [[[True, False, True, True, True, False]]]  # zero stays out
+    assert top_k_mask(weights, 1).tolist() == [[[True, False, False, False, False, False]]]  # no groups: columns

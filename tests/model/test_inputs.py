@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import subprocess
 import types
 from pathlib import Path
 
@@ -100,6 +102,9 @@ def test_inputs_check_their_fields():
         Inputs((RawColumn("a", "category", categories=("b", "a")),))
     with pytest.raises(ValueError, match="finite fill"):
         Inputs((RawColumn("a", "number", fill=math.nan),))
+    with pytest.raises(ValueError, match="at least one unless it is missing"):
+        Inputs((RawColumn("a", "category"),))
+    assert Inputs((RawColumn("a", "category", missing=True),)).feature_names == ["a=missing"]  # always missing
 
 
 @settings(max_examples=60, deadline=None)
@@ -164,14 +169,91 @@ def test_split_terms_count_a_category_column_or_a_number_and_its_indicator_once(
         model_file.from_dict(data)
 
 
-def test_rules_say_how_features_come_from_columns_and_c_and_onnx_refuse_in_a_sentence():
-    tree = raw_tree(INPUTS)
-    text = export.rules_text(tree)
+def test_rules_say_how_features_come_from_columns():
+    text = export.rules_text(raw_tree(INPUTS))
     assert "#   income: its number; a missing income counts as 40.0, and income=missing is 1 (else 0)." in text
     assert "#   colour=<category> is 1 for the row's category of colour" in text
-    for write, name in ((codegen.c_source, "The C export"), (to_onnx, "The ONNX export")):
-        with pytest.raises(ValueError, match=f"{name} does not take raw inputs yet"):
-            write(tree)
+
+
+def coded_rows(n: int, seed: int) -> tuple[np.ndarray, pd.DataFrame]:
+    """Rows as the C and ONNX exports take them (numbers, category codes, NaN: missing; codes no category has,
+    infinities), and the same rows as a raw table."""
+    rng = np.random.default_rng(seed)
+    special = rng.choice([np.nan, np.inf, -np.inf, 0.0], size=(n, 2))
+    numbers = np.where(rng.random((n, 2)) < 0.3, special, rng.normal(0, 3, (n, 2)))
+    colour = rng.choice([0.0, 1.0, 2.0, 7.0, -1.0, np.nan], size=n)
+    size = rng.choice([0.0, 1.0, 5.0, np.nan], size=n)
+    labels = lambda c, known: [None if np.isnan(v) else known[int(v)] if 0 <= v < len(known) else "unseen"  # noqa
+                               for v in c]
+    raw = pd.DataFrame({"income": numbers[:, 0], "age": numbers[:, 1], "colour": labels(colour, COLOURS),
+                        "size": labels(size, ("L", "S"))})
+    return np.column_stack([numbers, colour, size]), raw
+
+
+@pytest.mark.parametrize("classes", [False, True])
+def test_the_onnx_export_takes_numbers_and_category_codes_with_nan_for_missing_and_equals_predict(classes):
+    ort = pytest.importorskip("onnxruntime")
+    tree = raw_tree(INPUTS, seed=7, depth=3, classes=classes)
+    codes, raw = coded_rows(300, 1)
+    session = ort.InferenceSession(to_onnx(tree), providers=["CPUExecutionProvider"])
+    outputs = dict(zip([o.name for o in session.get_outputs()], session.run(None, {"raw": codes})))
+    np.testing.assert_array_equal(outputs["leaf"], tree.apply(raw))
+    if classes:
+        np.testing.assert_array_equal(outputs["label"], tree.predict(raw))
+        np.testing.assert_allclose(outputs["probabilities"], tree.predict_proba(raw), rtol=0, atol=1e-15)
+    else:
+        np.testing.assert_array_equal(outputs["prediction"], tree.predict(raw))
+
+
+C_HARNESS = r"""
+#include <math.h>
+#include <stdio.h>
+int get_leaf(const double x[]);
+%s
+int main(void) {
+    int n, p;
+    double x[16], proba[8];
+    (void)proba;
+    if (scanf("%%d %%d", &n, &p) != 2) return 2;
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < p; ++j) {
+            char word[64];
+            if (scanf("%%63s", word) != 1) return 3;
+            sscanf(word, "%%lf", &x[j]);
+            if (word[0] == 'n') x[j] = NAN;
+            if (word[0] == 'i') x[j] = INFINITY;
+            if (word[0] == '-' && word[1] == 'i') x[j] = -INFINITY;
+        }
+        printf("%%d %%.17g\n", get_leaf(x), %s);
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+@pytest.mark.parametrize("classes", [False, True])
+def test_the_c_export_takes_numbers_and_category_codes_with_nan_for_missing_and_equals_predict(classes, tmp_path):
+    tree = raw_tree(INPUTS, seed=5, depth=3, classes=classes)
+    n = 400
+    codes, raw = coded_rows(n, 0)
+    call = "(double)get_predict(x, proba)" if classes else "get_predict(x)"
+    declaration = ("int get_predict(const double x[], double *proba);" if classes else
+                   "double get_predict(const double x[]);")
+    (tmp_path / "model.c").write_text(codegen.c_source(tree), encoding="utf-8")
+    (tmp_path / "main.c").write_text(C_HARNESS % (declaration, call))
+    subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off",
+                    str(tmp_path / "model.c"), str(tmp_path / "main.c"), "-o", str(tmp_path / "run"), "-lm"],
+                   check=True, capture_output=True)
+    stdin = f"{n} 4\n" + "\n".join(" ".join(repr(float(v)) for v in row) for row in codes)
+    out = subprocess.run([str(tmp_path / "run")], input=stdin.encode(), capture_output=True, check=True).stdout
+    pairs = [line.split() for line in out.decode().splitlines()]
+    np.testing.assert_array_equal([int(a) for a, _ in pairs], tree.apply(raw))
+    got = np.array([float(b) for _, b in pairs])
+    if classes:
+        np.testing.assert_array_equal(np.asarray(tree.classes)[got.astype(int)], tree.predict(raw))
+    else:
+        np.testing.assert_array_equal(got, tree.predict(raw))
 
 
 def test_a_raw_trees_engine_rows_stay_available_through_encode():
