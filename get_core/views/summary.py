@@ -373,8 +373,9 @@ def grouped_shares(shares: list[tuple[str, float]], categories: Sequence[str]) -
 
 
 def longest_rule_terms(tree: ObliqueTree) -> int:
-    """The most feature terms (non-zero split weights) on any root-to-leaf path."""
-    widths = tree.split_widths
+    """The most feature terms on any root-to-leaf path: non-zero split weights, a raw column once for a tree fitted
+    on raw columns (``ObliqueTree.split_terms``: its categories, a number and its "if missing")."""
+    widths = tree.split_terms
     best = np.zeros(2 * tree.n_leaves, dtype=np.int64)  # best[t]: terms from the root to node t, exclusive
     for t in range(1, tree.n_branches + 1):
         best[2 * t] = best[2 * t + 1] = best[t] + widths[t - 1]

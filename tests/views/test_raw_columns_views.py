@@ -112,3 +112,11 @@ def test_a_row_with_a_hole_is_explained_step_by_step_as_predict_routes_it(app_ru
     assert "income=missing" not in features
     table = explain.explain_rows(tree, X)
     assert np.allclose(table["prediction"], tree.predict(X)) and (table["leaf"] == tree.apply(X)).all()
+
+
+def test_the_longest_rule_counts_a_category_column_once():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"colour": rng.choice(["red", "green", "blue", "grey"], 200), "size": rng.normal(size=200)})
+    tree = GETRegressor(depth=1, n_starts=1, n_epochs=5, random_state=0).fit(X, X["size"] * 2).tree_
+    assert tree.n_features == 5  # four colours and size
+    assert summary.longest_rule_terms(tree) == int(tree.split_terms.max()) <= 2  # colour once, size once
