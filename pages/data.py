@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from get_core.data import classes, columns, leakage, reading
-from get_core.data.encoding import DataSpec, Prepared, prepare
+from get_core.data.encoding import DataSpec, Prepared, kept_missing_note, prepare
 from pages import common
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
@@ -18,7 +18,8 @@ WHAT_GET_IS = ("GET Explorer trains one **oblique decision tree**, whose splits 
                "arXiv:2411.17003, 2024, a conference submission later withdrawn), and puts a random forest and CART "
                "of the same data beside it: one small tree you can read, often nearly as accurate as the forest. "
                "Start with a table and the number to predict.")
-MISSING_LABELS = {"drop": "drop those rows", "impute": "impute (median / most frequent value)"}
+MISSING_LABELS = {"keep": "keep them: the tree learns where they go", "drop": "drop those rows",
+                  "impute": "impute (median / most frequent value)"}
 # No example until the user picks one: opening the examples must not replace the table already prepared.
 CHOICES = {"data_source": "Upload a file", "delimiter": "detect", "example": None}
 
@@ -151,7 +152,7 @@ def _choose_columns(dataset: dict, infos: list[columns.ColumnInfo]) -> DataSpec:
         st.info(f"Not offered by default: {', '.join(refused)}. Text, date, empty and mixed columns cannot be "
                 "features; derive numbers from them first.")
     if saved.get("target") != target:  # a new target starts from every usable column again
-        saved = {"missing": saved.get("missing", "drop")}
+        saved = {"missing": saved.get("missing", "keep")}
     counters = [i.name for i in infos if i.row_index and i.name != target and kinds[i.name].usable]
     if counters:
         names = _names(counters)
@@ -166,8 +167,11 @@ def _choose_columns(dataset: dict, infos: list[columns.ColumnInfo]) -> DataSpec:
                                  numeric, default=[c for c in saved.get("categorical", []) if c in numeric],
                                  key=f"categorical-{token}-{target}")
     missing = st.radio("Rows with a missing feature value", list(MISSING_LABELS), format_func=MISSING_LABELS.get,
-                       index=list(MISSING_LABELS).index(saved.get("missing", "drop")), horizontal=True,
-                       key=f"missing-{token}")
+                       index=list(MISSING_LABELS).index(saved.get("missing", "keep")), horizontal=True,
+                       key=f"missing-{token}",
+                       help="keep: each split of the tree learns which way a row with a missing value goes (a "
+                            "missing category sets none of its levels); drop: rows with one are left out; impute: "
+                            "filled from the run's training rows")
     st.session_state["data_choices"] = {"token": token, "target": target, "features": features,
                                         "categorical": categorical, "missing": missing, "task": task}
     return DataSpec(target=target, features=tuple(features), categorical=tuple(categorical), missing=missing,
@@ -226,6 +230,9 @@ def _show_prepared(prepared: Prepared) -> None:
     columns[1].metric("Dropped: no target", f"{prepared.n_target_missing:,}")
     columns[2].metric("Dropped: missing feature", f"{prepared.n_dropped:,}")
     columns[3].metric("Cells imputed", f"{sum(prepared.imputed.values()):,}")
+    note = kept_missing_note(prepared)
+    if note is not None:
+        st.info(common.plain(note))
     if prepared.imputed:
         st.caption("Imputed: " + ", ".join(f"{_names([c])} {n} cells" for c, n in prepared.imputed.items())
                    + ". Each run fills them from its own training rows, so its test rows never shape the inputs.")

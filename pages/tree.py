@@ -218,7 +218,7 @@ def _node_panel(source: ModelSource, selected: int) -> None:
         return
     _node_metrics(tree, selected, results if has_data else None)
     tabs = st.tabs(["Weights", "Projection" if kind == "branch" else "Observed vs fitted", "Random forest"])
-    x_std = node.feature_std(results.X_train) if has_data else None
+    x_std = node.feature_std(results.X_train, tree) if has_data else None
     with tabs[0]:
         if kind == "branch" and has_data:
             _terms_table(tree, selected, results)
@@ -259,7 +259,7 @@ def _class_node(tree: ObliqueTree, selected: int, results) -> None:
     st.dataframe(class_node.class_table(tree, selected, X_train, y_train, X_test, y_test), hide_index=True,
                  key="class_counts")
     tabs = st.tabs(["Weights", "Projection", "Random forest"])
-    x_std = node.feature_std(X_train) if results is not None else None
+    x_std = node.feature_std(X_train, tree) if results is not None else None
     with tabs[0]:
         if tree.is_leaf(selected):
             st.info("A leaf has no split: its class probabilities are above.")

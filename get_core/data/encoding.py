@@ -1,8 +1,10 @@
 """Columns in, model inputs out: the user's choices (``DataSpec``), validated against the table and encoded.
 
 ``prepare`` checks the target and the features (every refusal a ``DataError`` naming the column or row), drops rows
-with a missing target (a made-up target would be trained on), drops or imputes rows with a missing feature
-(median for numeric, most frequent value for categorical, as chosen) and one-hot encodes categorical columns. A run
+with a missing target (a made-up target would be trained on), keeps, drops or imputes rows with a missing feature
+(policy "keep": a missing number stays NaN, which the estimators learn where to send per split, and a missing
+category sets none of its column's indicators; "impute": median for numeric, most frequent value for categorical)
+and one-hot encodes categorical columns. A run
 learns its fill values and category levels from its training rows only (``prepare(..., fit_rows=...)``) and stores
 that ``Encoding``, which rebuilds its rows and encodes new ones (the Predict page).
 """
@@ -21,7 +23,7 @@ from get_core.data.columns import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, Colum
 from get_core.model.tree import feature_name_problem
 
 
-MISSING_POLICIES = ("drop", "impute")
+MISSING_POLICIES = ("keep", "drop", "impute")
 _UNSEEN, _MISSING = -1, -2  # level positions of a value training never had, and of a missing value
 MAX_ABS = 1e150  # larger magnitudes overflow min-max ranges and squared errors in float64
 
@@ -33,7 +35,7 @@ class DataSpec:
     target: str
     features: tuple[str, ...]
     categorical: tuple[str, ...] = ()  # numeric columns the user asked to one-hot encode as well
-    missing: str = "drop"  # "drop" rows with a missing feature, or "impute" them
+    missing: str = "drop"  # "keep" missing values for the tree, "drop" rows with one, or "impute" them
     task: str = "regression"  # or "classification": the target's values are classes (``get_core.data.classes``)
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,19 +61,21 @@ class Encoding:
     feature_names: tuple[str, ...]  # model inputs, in X's column order
     columns: tuple[str, ...]  # raw feature columns, in the order the user chose them
     task: str = "regression"  # "classification": the target is read as class labels (``rows``)
+    keep_missing: bool = False  # policy "keep": a missing number stays NaN, a missing category sets no indicator
 
     def to_dict(self) -> dict[str, Any]:
         data = {"target": self.target, "numeric": list(self.numeric),
                 "categories": {k: list(v) for k, v in self.categories.items()}, "impute": dict(self.impute),
                 "feature_names": list(self.feature_names), "columns": list(self.columns)}
-        return data if self.task == "regression" else {**data, "task": self.task}
+        data = data if self.task == "regression" else {**data, "task": self.task}
+        return {**data, "keep_missing": True} if self.keep_missing else data  # encodings stored before: no field
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Encoding":
         return cls(target=data["target"], numeric=tuple(data["numeric"]),
                    categories={k: tuple(v) for k, v in data["categories"].items()}, impute=dict(data["impute"]),
                    feature_names=tuple(data["feature_names"]), columns=tuple(data["columns"]),
-                   task=data.get("task", "regression"))
+                   task=data.get("task", "regression"), keep_missing=data.get("keep_missing", False) is True)
 
     @classmethod
     def from_json(cls, data: Any) -> "Encoding":
@@ -98,6 +102,8 @@ class Encoding:
                              "column, a finite number for a numeric one)")
         if data.get("task", "regression") not in TASKS:
             raise ValueError(f"field 'task' must be one of {', '.join(TASKS)}")
+        if not isinstance(data.get("keep_missing", False), bool):
+            raise ValueError("field 'keep_missing' must be true or false")
         if data.get("feature_names") != _input_names(columns, categories):
             raise ValueError("field 'feature_names' must list the model inputs of 'columns': each numeric column, "
                              "and 'column=level' for each level of a categorical one")
@@ -143,9 +149,9 @@ class Encoding:
 
     def encode(self, df: pd.DataFrame) -> tuple[np.ndarray, dict[int, str]]:
         """X (n, len(feature_names)) for new rows, and the rows it cannot encode (0-based position -> reason, in row
-        order; their rows of X are NaN): a missing value training did not fill, a cell that is not a number or one
-        too large to compute with. Unseen categories get all-zero indicators. Raises DataError only for a missing
-        column."""
+        order; their rows of X are NaN): a missing value training did not fill (unless the encoding keeps them), a
+        cell that is not a number or one too large to compute with. Unseen categories get all-zero indicators, and
+        so do missing ones when the encoding keeps them. Raises DataError only for a missing column."""
         missing_columns = [c for c in self.columns if c not in df.columns]
         if missing_columns:
             raise DataError(f"Column '{missing_columns[0]}' is missing: the model was trained with columns "
@@ -159,14 +165,16 @@ class Encoding:
                 levels = self.categories[column]
                 fill = self.impute.get(column)
                 position = _level_positions(series, levels, None if fill is None else str(fill))
-                _note(first, reasons, position == _MISSING, f"'{column}' is empty")
+                if not self.keep_missing:
+                    _note(first, reasons, position == _MISSING, f"'{column}' is empty")
                 blocks.append((position[:, None] == np.arange(len(levels))).astype(np.float64))
             else:
                 numbers, blank = as_float(series), series.isna().to_numpy()
                 if column in self.impute:
                     numbers = np.where(blank, float(self.impute[column]), numbers)
                 too_large = f"is beyond ±{MAX_ABS:.0e} (too large to compute with)"
-                for rows, problem in ((np.isnan(numbers) & ~blank, "is not a number"), (np.isnan(numbers), "is empty"),
+                empty = np.isnan(numbers) & ~(blank & self.keep_missing)
+                for rows, problem in ((np.isnan(numbers) & ~blank, "is not a number"), (empty, "is empty"),
                                       (np.isinf(numbers), "is infinite"), (np.abs(numbers) > MAX_ABS, too_large)):
                     _note(first, reasons, rows, f"'{column}' {problem}")
                 blocks.append(numbers)
@@ -187,6 +195,7 @@ class Prepared:
     n_target_missing: int  # rows dropped because the target was missing
     n_dropped: int  # rows dropped because a feature was missing (policy "drop")
     imputed: Mapping[str, int] = field(default_factory=dict)  # column -> cells filled (policy "impute")
+    kept_missing: Mapping[str, int] = field(default_factory=dict)  # column -> missing cells left to the tree ("keep")
 
     @property
     def feature_names(self) -> list[str]:
@@ -221,8 +230,9 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
     usable = _usable(df, spec)
     frame, row_ids, categorical = usable.frame, usable.row_ids, usable.categorical
     fit = frame if fit_rows is None else frame.iloc[np.asarray(fit_rows, dtype=np.int64)]
-    holes = {c: int(frame[c].isna().sum()) for c in spec.features}
-    imputed = {c: n for c, n in holes.items() if n}
+    holes = {c: n for c in spec.features if (n := int(frame[c].isna().sum()))}
+    keep = spec.missing == "keep"
+    imputed = {} if keep else holes
     impute = {c: _fill_value(fit[c], c, c in categorical) for c in imputed}
     categories = {c: tuple(sorted(_labels(fit[c]).dropna().unique())) for c in categorical}
     for column, levels in categories.items():
@@ -239,10 +249,35 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
                         f"{MAX_FEATURES}: deselect some columns or categorical columns with many values.")
     encoding = Encoding(target=spec.target, numeric=tuple(c for c in spec.features if c not in categories),
                         categories=categories, impute=impute, feature_names=tuple(names),
-                        columns=tuple(spec.features), task=spec.task)
+                        columns=tuple(spec.features), task=spec.task, keep_missing=keep)
     X = encoding.transform(frame.set_axis(row_ids + 1, axis=0))  # "row" numbers in messages from transform
     return Prepared(X=X, y=usable.y, encoding=encoding, row_ids=row_ids, n_target_missing=usable.n_target_missing,
-                    n_dropped=usable.n_dropped, imputed=imputed)
+                    n_dropped=usable.n_dropped, imputed=imputed, kept_missing=holes if keep else {})
+
+
+def kept_missing_note(prepared: Prepared) -> str | None:
+    """What the tree does with the missing values policy "keep" leaves in, in a sentence per kind of column (None
+    when nothing is missing): the Data page says it, so that no one imputes by hand what the tree learns."""
+    if not prepared.kept_missing:
+        return None
+    rows = max(1, len(prepared.row_ids))
+    parts = [f"{_share(n, rows)} of '{c}'" for c, n in prepared.kept_missing.items()]
+    categorical = [c for c in prepared.kept_missing if c in prepared.encoding.categories]
+    text = (f"{_listed(parts)} {'is' if len(parts) == 1 else 'are'} missing: no row is dropped or filled in; each "
+            "split of the tree learns which way those rows go.")
+    if categorical:
+        text += (f" A missing {_listed([repr(c) for c in categorical], 'or')} sets none of its levels, so it reads "
+                 "as a level of its own.")
+    return text
+
+
+def _share(n: int, rows: int) -> str:
+    share = 100 * n / rows
+    return f"{share:.0f}%" if share >= 1 else f"{n:,} row{'s' * (n != 1)}"
+
+
+def _listed(parts: Sequence[str], last: str = "and") -> str:
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} {last} {parts[-1]}"
 
 
 def _usable(df: pd.DataFrame, spec: DataSpec) -> _Usable:

@@ -106,7 +106,7 @@ def load_results(store: RunStore, run_id: int, search_tree: str | None = None) -
         if encoding is None:
             raise ValueError("the run stored no encoding")
         X, y = encoding.rows(from_parquet_bytes(store.get_dataset(run_id).data), np.asarray(split["row_ids"]))
-        if X.shape[1] != tree.n_features:
+        if X.shape[1] != (tree.n_features if tree.inputs is None else len(tree.inputs.names)):  # raw columns
             raise ValueError("the rebuilt table does not have the model's columns")
         train, test = np.asarray(split["train"], dtype=np.int64), np.asarray(split["test"], dtype=np.int64)
         X_train, y_train, X_test, y_test = X[train], y[train], X[test], y[test]

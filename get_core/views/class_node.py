@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from get_core.model.tree import ObliqueTree
 from get_core.views import diagram, labels
-from get_core.views.node import reaches
+from get_core.views.node import engine_view, reaches
 
 
 def class_counts(tree: ObliqueTree, node: int, X: Any, y: Any) -> np.ndarray:
@@ -96,8 +96,9 @@ def projection_figure(tree: ObliqueTree, node: int, X: Any, y: Any, target_name:
     by class: where each class falls against the threshold."""
     if tree.is_leaf(node):
         raise ValueError(f"Node {node} is a leaf; the projection plot is for branch nodes.")
+    tree, X = engine_view(tree, X)
     at = reaches(tree, X, node)
-    X_at, y_at = np.asarray(X, dtype=np.float64)[at], np.asarray(y, dtype=object)[at]
+    X_at, y_at = X[at], np.asarray(y, dtype=object)[at]
     margin = tree.margins(X_at)[:, node - 1] if len(X_at) else np.empty(0)
     fig = go.Figure()
     for k, label in enumerate(tree.classes):

@@ -164,7 +164,7 @@ def _branch_lines(tree: ObliqueTree, node: int, options: DiagramOptions) -> list
     largest terms first and the rest summarized, the threshold on its own line."""
     terms, op, number = labels.split_parts(tree, node, options.digits, options.max_terms, max_name=options.max_name)
     threshold = f"{op} {number}"
-    if len(labels.split_terms(tree, node, options.digits)) <= labels.SENTENCE_TERMS:
+    if labels.term_count(tree, node, options.digits) <= labels.SENTENCE_TERMS:
         sentence = " ".join([*terms, threshold])
         lines = [sentence] if len(sentence) <= SENTENCE_WIDTH else [" ".join(terms), threshold]
     else:

@@ -20,7 +20,7 @@ from get_core.data.encoding import Encoding
 from get_core.errors import GETExplorerError
 from get_core.model import prune
 from get_core.model.tree import ObliqueTree
-from get_core.views import labels
+from get_core.views import labels, node as node_view
 
 
 #: The most bytes of numbers ``explain_rows`` computes at once.
@@ -54,10 +54,11 @@ def rows_to_X(tree: ObliqueTree, table: pd.DataFrame, encoding: Encoding | None 
     Raises ColumnMismatch naming the columns the model needs that are missing or duplicated; other columns (the
     target, an index pandas saved, IDs) are ignored, and rows with a cell that cannot be used are left unscored.
     """
-    encoding = encoding or Encoding.numbers(tree.feature_names)
-    if list(encoding.feature_names) != tree.feature_names:
+    names = labels.row_names(tree)
+    encoding = encoding or Encoding.numbers(names)
+    if list(encoding.feature_names) != names:
         raise ColumnMismatch(f"The encoding makes inputs {quoted(encoding.feature_names)} but the model expects "
-                             f"{quoted(tree.feature_names)}.")
+                             f"{quoted(names)}.")
     columns = [str(c) for c in table.columns]
     missing = [c for c in encoding.columns if c not in columns]
     duplicated = [c for c in encoding.columns if columns.count(c) > 1]
@@ -94,7 +95,8 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
     CONTRIB = ``{"feature", "weight", "value", "reference", "term"}`` (term = weight * (value - reference), in the
     weighted sum's units; reference = the middle of the feature's training range, see the module docstring).
     """
-    x = np.asarray(x, dtype=np.float64).reshape(1, -1)
+    words, (tree, x) = tree, node_view.engine_view(tree, np.asarray(x, dtype=np.float64).reshape(1, -1))
+    names = labels.input_labels(words)  # a tree fitted on raw columns: its engine's inputs, told in words
     path = tree.decision_path(x)[0]
     margins = tree.margins(x)[0]
     steps = []
@@ -110,8 +112,8 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
             "margin": float(margins[node - 1]),
             "lhs": float(terms.sum()),
             "threshold": float(c),
-            "rule": labels.split_text(tree, int(node), 4, 3, go_right=right),
-            "contributions": _contributions(tree, w, x[0], top_k),
+            "rule": labels.split_text(words, int(node), 4, 3, go_right=right),
+            "contributions": _contributions(tree, w, x[0], top_k, names),
         })
     leaf = int(path[-1])
     h, k = tree.leaf_in_original_units(leaf)
@@ -126,7 +128,7 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
         "path": prune.shown_path(tree, path),
         "steps": steps,
         "leaf_model": labels.leaf_text(tree, leaf, 4, None),
-        "leaf_contributions": _contributions(tree, k, x[0], top_k) if np.any(k) else [],
+        "leaf_contributions": _contributions(tree, k, x[0], top_k, names) if np.any(k) else [],
         "clamped": bool(tree.leaf_bounds_original(leaf) is not None and not np.isclose(h + k @ x[0], prediction)),
     }
 
@@ -137,17 +139,18 @@ def explain_rows(tree: ObliqueTree, X: Any, top_k: int = 3) -> pd.DataFrame:
 
     Computed in row chunks of at most ``CHUNK_BYTES`` of numbers (every branch's margin, every class's probability):
     at once, a million rows at depth 8 held 2 GB of margins alone."""
-    X = np.asarray(X, dtype=np.float64)
+    names = labels.input_labels(tree)
+    tree, X = node_view.engine_view(tree, X)  # a tree fitted on raw columns: over its engine's inputs
     per_row = 8 * (tree.n_features + tree.n_branches + tree.n_classes + tree.depth + 1)
     step = max(1, CHUNK_BYTES // per_row)
-    chunks = [_explain_chunk(tree, X[start:start + step], top_k) for start in range(0, max(1, len(X)), step)]
+    chunks = [_explain_chunk(tree, X[start:start + step], top_k, names) for start in range(0, max(1, len(X)), step)]
     if len(chunks) == 1:
         return chunks[0]
     return pd.DataFrame({column: np.concatenate([chunk[column].to_numpy() for chunk in chunks])
                          for column in chunks[0].columns})
 
 
-def _explain_chunk(tree: ObliqueTree, X: np.ndarray, top_k: int) -> pd.DataFrame:
+def _explain_chunk(tree: ObliqueTree, X: np.ndarray, top_k: int, names: Sequence[str]) -> pd.DataFrame:
     """``explain_rows`` of one chunk of rows."""
     path = tree.decision_path(X) if len(X) else np.empty((0, tree.depth + 1), dtype=np.int64)
     out = {"prediction": tree.predict(X) if len(X) else np.empty(0), "leaf": path[:, -1],
@@ -167,7 +170,7 @@ def _explain_chunk(tree: ObliqueTree, X: np.ndarray, top_k: int) -> pd.DataFrame
             texts.append("; ".join(
                 f"{labels.fmt(c['weight'], 4, False)}*({c['feature']}-{labels.fmt(c['reference'], 4, False)})="
                 f"{labels.fmt(c['term'], 4, False)}"
-                for c in _contributions(tree, w, X[i], top_k)))
+                for c in _contributions(tree, w, X[i], top_k, names)))
         out[f"top_terms_{level}"] = texts
     return pd.DataFrame(out)
 
@@ -178,11 +181,12 @@ def reference_row(tree: ObliqueTree) -> np.ndarray:
     return tree.x_min + tree.x_scale / 2
 
 
-def _contributions(tree: ObliqueTree, w: np.ndarray, x: np.ndarray, top_k: int) -> list[dict]:
+def _contributions(tree: ObliqueTree, w: np.ndarray, x: np.ndarray, top_k: int, names: Sequence[str]
+                   ) -> list[dict]:
     reference = reference_row(tree)
     terms = w * (x - reference)
     order = [j for j in np.argsort(-np.abs(terms), kind="stable") if w[j] != 0][:top_k]
-    return [{"feature": tree.feature_names[j], "weight": float(w[j]), "value": float(x[j]),
+    return [{"feature": names[j], "weight": float(w[j]), "value": float(x[j]),
              "reference": float(reference[j]), "term": float(terms[j])} for j in order]
 
 

@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from get_core.model import prune
+from get_core.model.inputs import RawColumn
 from get_core.model.tree import ObliqueTree
 
 MINUS = "\u2212"
@@ -119,7 +120,11 @@ def feature_threshold(tree: ObliqueTree, node: int, digits: int | None = None) -
 def split_parts(tree: ObliqueTree, node: int, digits: int | None = 3, max_terms: int | None = 3,
                 unicode: bool = True, go_right: bool = False, max_name: int | None = None) -> tuple[list[str], str, str]:
     """Branch ``node``'s split as (left-hand side's pieces, comparison, number): ``(["cylinders"], "≤", "4.5")``
-    for one feature, ``(["0.82·temp", "− 0.31·pressure"], "≤", "12.4")`` otherwise; ``go_right`` negates it."""
+    for one feature, ``(["0.82·temp", "− 0.31·pressure"], "≤", "12.4")`` otherwise; ``go_right`` negates it. A tree
+    fitted on raw columns reads per column where that differs (``column_split_parts``)."""
+    columns = in_columns(tree, node, digits)
+    if columns is not None:
+        return column_split_parts(tree, node, columns, digits, max_terms, unicode, go_right, max_name)
     single = feature_threshold(tree, node, digits)
     if single is None:
         _, c = tree.split_in_original_units(node)
@@ -479,3 +484,196 @@ def _doubles(keys: list[int]) -> np.ndarray:
     k = np.array(keys, dtype=np.int64)
     bits = np.where(k >= 0, k, np.bitwise_or(-k, np.int64(-(1 << 63))))
     return bits.view(np.float64)
+
+
+# ------------------------------------------------------------------ raw columns (``ObliqueTree.inputs``, issue 47)
+MISSING_LEVEL = "(missing)"  # a category column's missing value, where training had some: a level of its own
+
+
+@dataclass(frozen=True)
+class ColumnTerm:
+    """One raw column's part of a split, as its user reads it: a number's weight (``coef``, original units; 0 when
+    the split only asks whether it is missing) with the weight of its "is missing" input (``missing``), or a
+    category column's weight per category (``levels``: each non-zero one, largest first)."""
+
+    column: RawColumn
+    coef: float = 0.0
+    missing: float = 0.0
+    levels: tuple[tuple[str, float], ...] = ()
+    importance: float = 0.0  # the largest |weight| of its inputs in scaled units, the ordering key
+
+    @property
+    def missing_as(self) -> float:
+        """The value a missing number counts as in this split: its training mean plus its "if missing" weight over
+        its own (``coef`` · value = ``coef`` · fill + ``missing``)."""
+        return self.column.fill + (self.missing / self.coef if self.coef else 0.0)
+
+
+def row_names(tree: ObliqueTree) -> list[str]:
+    """The columns a row given to ``predict`` holds: a tree's raw columns where it has them (``inputs``), else its
+    features."""
+    return tree.feature_names if tree.inputs is None else tree.inputs.names
+
+
+def input_labels(tree: ObliqueTree) -> list[str]:
+    """Each engine input as its user reads it: a number's "is missing" input as ``income (if missing)``, a
+    category's as ``colour=red`` (``colour=(missing)`` for its missing level), any other by its name."""
+    if tree.inputs is None:
+        return list(tree.feature_names)
+    out = []
+    for column in tree.inputs.columns:
+        if column.kind == "number":
+            out += [column.name] + ([f"{column.name} (if missing)"] if column.missing else [])
+        else:
+            out += [f"{column.name}={level}" for level in column.categories]
+            out += [f"{column.name}={MISSING_LEVEL}"] if column.missing else []
+    return out
+
+
+def value_input(tree: ObliqueTree, column: str) -> int:
+    """The engine input that holds number ``column``'s value (its scaling's index in ``x_min`` / ``x_scale``)."""
+    if tree.inputs is None:
+        return tree.feature_names.index(column)
+    return int(np.flatnonzero(tree.groups == tree.inputs.names.index(column))[0])
+
+
+def column_terms(tree: ObliqueTree, node: int, digits: int | None = None) -> list[ColumnTerm] | None:
+    """Branch ``node``'s split per raw column, largest first (for rounded text without the negligible ones); None for
+    a tree fitted on plain numbers (no ``inputs``), whose inputs are its columns."""
+    if tree.inputs is None:
+        return None
+    w, _ = tree.split_in_original_units(node)
+    scaled = np.abs(tree.weights[node - 1])
+    groups = tree.groups
+    terms = []
+    for g, column in enumerate(tree.inputs.columns):
+        inputs = np.flatnonzero(groups == g)
+        if not np.any(w[inputs] != 0):
+            continue
+        importance = float(scaled[inputs].max())
+        if column.kind == "number":
+            missing = float(w[inputs[1]]) if column.missing else 0.0
+            terms.append(ColumnTerm(column, coef=float(w[inputs[0]]), missing=missing, importance=importance))
+        else:
+            names = [*column.categories, *([MISSING_LEVEL] if column.missing else [])]
+            order = np.argsort(-scaled[inputs], kind="stable")
+            levels = tuple((names[k], float(w[inputs[k]])) for k in order if w[inputs[k]] != 0)
+            terms.append(ColumnTerm(column, levels=levels, importance=importance))
+    terms.sort(key=lambda t: -t.importance)
+    if digits is None or not terms:
+        return terms
+    return [t for t in terms if t.importance >= NEGLIGIBLE * terms[0].importance]
+
+
+def in_columns(tree: ObliqueTree, node: int, digits: int | None = None) -> list[ColumnTerm] | None:
+    """``column_terms`` where the split needs the raw columns' words (a category column, or a number that had
+    missing values in training); None where the plain form reads the same."""
+    terms = column_terms(tree, node, digits)
+    if terms is None or all(t.column.kind == "number" and not t.column.missing for t in terms):
+        return None
+    return terms
+
+
+def term_count(tree: ObliqueTree, node: int, digits: int | None = 3) -> int:
+    """How many terms branch ``node``'s text shows before any summary: raw columns where the tree has them (a
+    category column and a number's "if missing" are one term), else non-zero weights."""
+    terms = in_columns(tree, node, digits)
+    return len(split_terms(tree, node, digits)) if terms is None else len(terms)
+
+
+def category_sides(tree: ObliqueTree, node: int, column: RawColumn) -> tuple[dict[str, bool], bool]:
+    """({level: goes left}, whether any other value goes left) at branch ``node``, by the model's own test: each
+    level's row, and a row that sets none of the column's inputs (a category never seen in training, or a missing
+    one where training had none)."""
+    g = tree.inputs.names.index(column.name)
+    inputs = np.flatnonzero(tree.groups == g)
+    rows = np.zeros((len(inputs) + 1, tree.n_features))
+    rows[np.arange(len(inputs)), inputs] = 1.0
+    left = tree.goes_left(node, rows)
+    names = [*column.categories, *([MISSING_LEVEL] if column.missing else [])]
+    return dict(zip(names, left[:-1].tolist())), bool(left[-1])
+
+
+def _missing_goes_left(tree: ObliqueTree, node: int, column: RawColumn) -> bool:
+    """Whether a missing value of number ``column`` goes left at ``node`` (the model's own test, its value at the
+    fill and its "is missing" input at 1)."""
+    g = tree.inputs.names.index(column.name)
+    value, flag = np.flatnonzero(tree.groups == g)[:2]
+    row = np.zeros((1, tree.n_features))
+    row[0, value], row[0, flag] = column.fill, 1.0
+    return bool(tree.goes_left(node, row)[0])
+
+
+def column_split_parts(tree: ObliqueTree, node: int, terms: list[ColumnTerm], digits: int | None = 3,
+                       max_terms: int | None = 3, unicode: bool = True, go_right: bool = False,
+                       max_name: int | None = None) -> tuple[list[str], str, str]:
+    """``split_parts`` for a split read per raw column: one column reads ``colour in {red, blue}`` (or ``not in``,
+    whichever also holds for values never seen), ``income ≤ 40,000 (if missing: counts as 42,000)`` or ``income is
+    missing``; several read as terms, a category column as its weights (``colour[red 0.5, blue −0.3]``, others 0)."""
+    if len(terms) == 1:
+        return _one_column(tree, node, terms[0], digits, unicode, go_right, max_name)
+    _, c = tree.split_in_original_units(node)
+    whole = max_terms is None or len(terms) <= max(max_terms + 1, SENTENCE_TERMS)
+    shown = terms if whole else terms[:max_terms]
+    minus = MINUS if unicode else "-"
+    out = []
+    for i, term in enumerate(shown):
+        body, negative = _column_body(term, digits, unicode, max_name)
+        out.append(((minus if negative else "") + body) if i == 0 else f"{minus if negative else '+'} {body}")
+    if len(terms) > len(shown):
+        out.append(f"+ {ELLIPSIS if unicode else '...'} ({len(terms) - len(shown)} more)")
+    return out, ">" if go_right else (LEQ if unicode else "<="), fmt(c, digits, unicode)
+
+
+def _one_column(tree: ObliqueTree, node: int, term: ColumnTerm, digits: int | None, unicode: bool, go_right: bool,
+                max_name: int | None) -> tuple[list[str], str, str]:
+    """A split on one raw column in its own words: a category column's levels on the side described, a number's
+    threshold with what a missing value counts as, or whether it is missing."""
+    name = shorten(term.column.name, max_name)
+    if term.column.kind == "category":
+        sides, other = category_sides(tree, node, term.column)
+        side = not go_right  # the side described: True = left
+        listed = [level for level, left in sides.items() if (left == side) != (other == side)]
+        shown = ", ".join(shorten(level, max_name) for level in listed)
+        return [name], ("not in" if other == side else "in"), f"{{{shown}}}"
+    if term.coef == 0:
+        missing_left = _missing_goes_left(tree, node, term.column)
+        return [name], "is", "missing" if missing_left == (not go_right) else "not missing"
+    lhs, op, number = _value_threshold(tree, node, term, digits, unicode, go_right, max_name)
+    return lhs, op, f"{number} (if missing: counts as {fmt(term.missing_as, digits, unicode)})"
+
+
+def _value_threshold(tree: ObliqueTree, node: int, term: ColumnTerm, digits: int | None, unicode: bool,
+                     go_right: bool, max_name: int | None) -> tuple[list[str], str, str]:
+    """A number column's threshold where the split also weighs its "is missing" input (0 for a present value, so
+    the value alone decides): the last value sent left, by the model's own test."""
+    j = int(np.flatnonzero(tree.groups == tree.inputs.names.index(term.column.name))[0])
+    below = term.coef > 0
+    exact = _threshold_of(float(tree.weights[node - 1, j]), float(tree.thresholds[node - 1]), float(tree.x_min[j]),
+                          float(tree.x_scale[j]))
+    value = exact if exact is not None else tree.split_in_original_units(node)[1] / term.coef
+    if go_right:
+        op = ">" if below else "<"
+    else:
+        op = (LEQ if unicode else "<=") if below else (GEQ if unicode else ">=")
+    return [shorten(term.column.name, max_name)], op, fmt(value, digits, unicode)
+
+
+def _column_body(term: ColumnTerm, digits: int | None, unicode: bool, max_name: int | None) -> tuple[str, bool]:
+    """One raw column's term without its sign, and whether it is negative: ``0.82·income (if missing: 42,000)``,
+    ``3.1·[income missing]``, or a category column's weights ``colour[red 0.5, blue −0.3]`` (never negative)."""
+    name = shorten(term.column.name, max_name)
+    times = TIMES if unicode else "*"
+    if term.column.kind == "category":
+        whole = digits is None or len(term.levels) <= SENTENCE_TERMS + 1
+        shown = term.levels if whole else term.levels[:SENTENCE_TERMS]
+        parts = [f"{shorten(level, max_name)} {fmt(w, digits, unicode)}" for level, w in shown]
+        if len(shown) < len(term.levels):
+            parts.append(f"{ELLIPSIS if unicode else '...'} ({len(term.levels) - len(shown)} more)")
+        return f"{name}[{', '.join(parts)}]", False
+    if term.coef == 0:
+        return f"{fmt(abs(term.missing), digits, unicode)}{times}[{name} missing]", term.missing < 0
+    body = f"{fmt(abs(term.coef), digits, unicode)}{times}{name}"
+    if term.column.missing:
+        body += f" (if missing: {fmt(term.missing_as, digits, unicode)})"
+    return body, term.coef < 0

@@ -33,6 +33,16 @@ MAX_POINTS = 4000  # scatter plots subsample beyond this many rows (deterministi
 
 
 # ---------------------------------------------------------------------------------------------- statistics
+def engine_view(tree: ObliqueTree, X: Any) -> tuple[ObliqueTree, np.ndarray]:
+    """(tree, rows) over the engine's inputs: a tree fitted on raw columns (``ObliqueTree.inputs``) as its twin
+    without them and ``X`` encoded (a number's value, its fill where missing, and its "is missing" input; a category
+    column's indicators), so that the statistics here index a split's weights by the rows' columns and route
+    exactly as ``predict`` does; a tree of plain numbers and its rows as they are."""
+    if tree.inputs is None:
+        return tree, np.asarray(X, dtype=np.float64)
+    return replace(tree, inputs=None), tree.encode(X)
+
+
 def reaches(tree: ObliqueTree, X: Any, node: int) -> np.ndarray:
     """Boolean mask of the rows of ``X`` that pass through ``node``."""
     labels.node_kind(tree, node)
@@ -56,10 +66,11 @@ def node_stats(tree: ObliqueTree, node: int, X_train: Any = None, y_train: Any =
                            "n_train_model": int(tree.n_samples[node - 1]), "threshold": None}
     if kind == "branch":
         out["threshold"] = tree.split_in_original_units(node)[1]
+    raw = tree
     for split, X, y in (("train", X_train, y_train), ("test", X_test, y_test)):
         if X is None or y is None:
             continue
-        X = np.asarray(X, dtype=np.float64)
+        tree, X = engine_view(raw, X)
         y = np.asarray(y, dtype=np.float64).ravel()
         mask = reaches(tree, X, node)
         yy = y[mask]
@@ -88,9 +99,10 @@ def train_rows_note(stats: dict) -> str | None:
             "fits each tree on two thirds of them and validates it on the rest).")
 
 
-def feature_std(X: Any) -> np.ndarray:
-    """Per-feature standard deviation of training rows (zeros replaced by 1 so standardizing never divides by 0)."""
-    sd = np.asarray(X, dtype=np.float64).std(axis=0)
+def feature_std(X: Any, tree: ObliqueTree | None = None) -> np.ndarray:
+    """Per-feature standard deviation of training rows (zeros replaced by 1 so standardizing never divides by 0);
+    with ``tree``, per input of its engine (``engine_view``), as its weights are."""
+    sd = (np.asarray(X, dtype=np.float64) if tree is None else engine_view(tree, X)[1]).std(axis=0)
     return np.where(sd > 0, sd, 1.0)
 
 
@@ -107,12 +119,12 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any, categories: Sequenc
     """
     if labels.node_kind(tree, node) != "branch":
         raise ValueError(f"Node {node} is a leaf; terms are ranked for branch nodes.")
-    X = np.asarray(X, dtype=np.float64)
+    raw, (tree, X) = tree, engine_view(tree, X)
     y = np.asarray(y, dtype=np.float64).ravel()
     mask = reaches(tree, X, node)
     rows, targets = X[mask], y[mask]
     terms, share = term_shares(tree, node, rows if len(rows) >= 2 else X)
-    groups = term_groups(tree, terms, categories)
+    groups = term_groups(raw, terms, categories)
     before = r2(targets, tree.predict(rows)) if len(rows) else None
     costs: list[float | None] = [None] * len(groups)
     if before is not None:
@@ -122,25 +134,27 @@ def term_table(tree: ObliqueTree, node: int, X: Any, y: Any, categories: Sequenc
         for i, (_, members) in enumerate(groups):
             weights, threshold = _dropped_split(tree, node, terms[members], rows)
             costs[i] = before - r2(targets, np.where(_split_sum(weights, xs) > threshold, right, left))
-    return _ranked(tree, node, terms, share, groups, r2_cost=costs)
+    return _ranked(raw, node, terms, share, groups, r2_cost=costs)
 
 
 def ranked_terms(tree: ObliqueTree, node: int, X: Any, categories: Sequence[str] = ()) -> pd.DataFrame:
     """``term_table`` without the R2 cost (a class tree has no R2): feature, weight (original units), share (%) and
     levels on the rows of ``X`` that reach ``node`` (all of ``X`` when fewer than two do), largest share first."""
-    X = np.asarray(X, dtype=np.float64)
-    rows = X[reaches(tree, X, node)]
-    terms, share = term_shares(tree, node, rows if len(rows) >= 2 else X)
+    plain, X = engine_view(tree, X)
+    rows = X[reaches(plain, X, node)]
+    terms, share = term_shares(plain, node, rows if len(rows) >= 2 else X)
     return _ranked(tree, node, terms, share, term_groups(tree, terms, categories))
 
 
 def term_groups(tree: ObliqueTree, terms: np.ndarray, categories: Sequence[str]) -> list[tuple[str, np.ndarray]]:
     """The rows of a split's terms table: (name, positions in ``terms``), in order of first appearance. The levels
     ``column=level`` of a one-hot column in ``categories`` share one row, ``column (one-hot)``, as in the
-    plain-words summary (``labels.one_hot_group``): a user asks what the column does, not each level."""
+    plain-words summary (``labels.one_hot_group``): a user asks what the column does, not each level. So do the
+    inputs of one raw column of a tree fitted on raw columns (its categories, a number and its "is missing")."""
+    names = tree.feature_names if tree.inputs is None else [tree.inputs.names[g] for g in tree.groups]
     groups: dict[str, list[int]] = {}
     for i, j in enumerate(terms):
-        groups.setdefault(labels.one_hot_group(tree.feature_names[j], categories), []).append(i)
+        groups.setdefault(labels.one_hot_group(names[j], categories), []).append(i)
     return [(name, np.array(members)) for name, members in groups.items()]
 
 
@@ -150,10 +164,16 @@ def _ranked(tree: ObliqueTree, node: int, terms: np.ndarray, share: np.ndarray,
     levels), share (summed over a group's levels), levels (``level weight, ...`` of a one-hot column, else
     empty), then ``columns``, one value per group), largest share first."""
     w, _ = tree.split_in_original_units(node)
+    by_column = {t.column.name: t for t in labels.column_terms(tree, node) or []}
     grouped = [name != tree.feature_names[terms[members[0]]] for name, members in groups]
     weight = [math.nan if one_hot else w[terms[members[0]]] for one_hot, (_, members) in zip(grouped, groups)]
     levels = [", ".join(f"{tree.feature_names[terms[i]].split('=', 1)[1]} {labels.fmt(w[terms[i]])}"
                         for i in members) if one_hot else "" for one_hot, (_, members) in zip(grouped, groups)]
+    for i, (name, _) in enumerate(groups):  # a raw column's number and "is missing", or its categories
+        column = by_column.get(name)
+        if column is not None and column.column.kind == "number":
+            weight[i] = column.coef
+            levels[i] = (f"if missing: counts as {labels.fmt(column.missing_as)}" if column.column.missing else "")
     total = [math.nan if np.all(np.isnan(share[members])) else float(np.nansum(share[members]))
              for _, members in groups]
     table = pd.DataFrame({"feature": [name for name, _ in groups], "weight": weight, "share": total,
@@ -220,7 +240,7 @@ def weight_table(tree: ObliqueTree, node: int, x_std: Sequence[float] | None = N
     original = np.asarray(original, dtype=np.float64)
     in_range = original * tree.x_scale
     std = original * np.asarray(x_std, dtype=np.float64) if x_std is not None else np.full_like(original, np.nan)
-    table = pd.DataFrame({"feature": tree.feature_names, "original": original, "range": in_range,
+    table = pd.DataFrame({"feature": labels.input_labels(tree), "original": original, "range": in_range,
                           "standardized": std, "sign": np.where(original < 0, "negative", "positive")})
     order = np.argsort(-np.abs(in_range), kind="stable")
     return table.iloc[order].reset_index(drop=True)
@@ -234,7 +254,7 @@ def forest_importance_table(tree: ObliqueTree, node: int, importances: Sequence[
     column = "standardized" if x_std is not None else "range"
     node_share = np.abs(table[column].to_numpy())
     node_share = node_share / node_share.sum() if node_share.sum() > 0 else node_share
-    forest = dict(zip(tree.feature_names, np.asarray(importances, dtype=np.float64)))
+    forest = dict(zip(labels.row_names(tree), np.asarray(importances, dtype=np.float64)))
     out = pd.DataFrame({"feature": table["feature"], "forest": [forest.get(f, np.nan) for f in table["feature"]],
                         "node": node_share})
     return out.sort_values("forest", ascending=False, kind="stable").reset_index(drop=True)
@@ -366,7 +386,7 @@ def predicted_actual_figure(y_true: Sequence[float], predictions: dict[str, Sequ
 def _node_margins(tree: ObliqueTree, node: int, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     if X is None or y is None:
         return np.empty(0), np.empty(0)
-    X = np.asarray(X, dtype=np.float64)
+    tree, X = engine_view(tree, X)
     y = np.asarray(y, dtype=np.float64).ravel()
     mask = reaches(tree, X, node)
     if not mask.any():

@@ -357,9 +357,13 @@ def _logistic(tree: ObliqueTree, used: list[int]) -> tuple[int, str] | None:
 def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, float]]:
     """(feature, %) for every feature, largest first: its share of each split (``node.term_shares`` on the training
     rows reaching the split, or the scaled weights without rows), averaged over the splits weighted by the training
-    rows each one sorts (the model's counts)."""
+    rows each one sorts (the model's counts). A tree fitted on raw columns counts each raw column once (its
+    categories, a number and its "is missing" input summed): importance is the user's columns'."""
+    raw = tree
     total = np.zeros(tree.n_features)
-    X = None if X_train is None else np.asarray(X_train, dtype=np.float64)
+    X = None
+    if X_train is not None:
+        tree, X = node.engine_view(raw, X_train)
     path = tree.decision_path(X) if X is not None and len(X) else None
     for t in range(1, tree.n_branches + 1):
         rows = int(tree.n_samples[t - 1])
@@ -375,8 +379,11 @@ def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, fl
         total[terms] += rows * np.nan_to_num(share)
     weight = total.sum()
     shares = 100.0 * total / weight if weight > 0 else total
+    names = raw.feature_names
+    if raw.inputs is not None:
+        shares, names = np.bincount(raw.groups, weights=shares, minlength=len(raw.inputs.names)), raw.inputs.names
     order = np.argsort(-shares, kind="stable")
-    return [(tree.feature_names[j], float(shares[j])) for j in order]
+    return [(names[j], float(shares[j])) for j in order]
 
 
 def grouped_shares(shares: list[tuple[str, float]], categories: Sequence[str]) -> list[tuple[str, float]]:
@@ -390,8 +397,9 @@ def grouped_shares(shares: list[tuple[str, float]], categories: Sequence[str]) -
 
 
 def longest_rule_terms(tree: ObliqueTree) -> int:
-    """The most feature terms (non-zero split weights) on any root-to-leaf path."""
-    widths = tree.split_widths
+    """The most feature terms on any root-to-leaf path: non-zero split weights, a raw column once for a tree fitted
+    on raw columns (``ObliqueTree.split_terms``: its categories, a number and its "if missing")."""
+    widths = tree.split_terms
     best = np.zeros(2 * tree.n_leaves, dtype=np.int64)  # best[t]: terms from the root to node t, exclusive
     for t in range(1, tree.n_branches + 1):
         best[2 * t] = best[2 * t + 1] = best[t] + widths[t - 1]

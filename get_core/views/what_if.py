@@ -9,6 +9,7 @@ own name and levels, never "color=red". No streamlit here: the pages hold the wi
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -19,7 +20,8 @@ from get_core.data.encoding import Encoding
 from get_core.model.counterfactual import MIN_SUPPORT, Change, Counterfactual, counterfactual
 from get_core.model.counterfactual_programs import decimals
 from get_core.model.tree import ObliqueTree
-from get_core.views import diagram_content, labels
+from get_core.model.inputs import MISSING
+from get_core.views import diagram_content, labels, node
 
 OLD_PATH_COLOR = "#1f77b4"  # blue: the row as it is
 NEW_PATH_COLOR = "#2ca02c"  # green: the row as the answer changes it
@@ -51,8 +53,10 @@ def ask(tree: ObliqueTree, x: Sequence[float], goal: Any = None, *, locked: Sequ
         min_support: int = MIN_SUPPORT, n: int | None = None) -> Answer | tuple[Answer, ...]:
     """The nearest change of row ``x`` that meets ``goal`` (or reaches ``leaf``), told for the page; with ``n``, the
     ``n`` nearest in distinct leaves, nearest first. Raises ``CounterfactualError`` with the reason when there is
-    none. ``directions`` and ``integers`` name columns; a one-hot column takes neither."""
-    x = np.asarray(x, dtype=np.float64)
+    none. ``directions`` and ``integers`` name columns; a one-hot column takes neither. A tree fitted on raw
+    columns is asked over its engine's inputs (``node.engine_view``) with each "is missing" input locked: a missing
+    value stays missing (its value with it) and a present one stays present."""
+    tree, x, locked, reference = _engine_question(tree, x, locked, reference)
     results = counterfactual(tree, x, goal, locked=locked, max_changes=max_changes, encoding=encoding,
                              reference=reference, leaf=leaf, directions=directions, integers=integers,
                              min_support=min_support, n=n)
@@ -60,6 +64,22 @@ def ask(tree: ObliqueTree, x: Sequence[float], goal: Any = None, *, locked: Sequ
                         old_path=path_of(tree, x), new_path=path_of(tree, result.x))
                  for result in (results if n is not None else (results,)))
     return told if n is not None else told[0]
+
+
+def _engine_question(tree: ObliqueTree, x: Sequence[float], locked: Sequence[str], reference: Any
+                     ) -> tuple[ObliqueTree, np.ndarray, tuple[str, ...], Any]:
+    """(tree, row, locked inputs, reference rows) for ``counterfactual``, which reads the engine's inputs."""
+    if tree.inputs is None:
+        return tree, np.asarray(x, dtype=np.float64), tuple(locked), reference
+    plain, row = node.engine_view(tree, np.asarray(x, dtype=object)[None])
+    held = [*([locked] if isinstance(locked, str) else locked)]
+    for column in tree.inputs.columns:
+        if column.kind == "number" and column.missing:
+            held.append(f"{column.name}={MISSING}")
+            if row[0, plain.feature_names.index(f"{column.name}={MISSING}")] == 1:
+                held.append(column.name)
+    rows = None if reference is None else node.engine_view(tree, reference)[1]
+    return plain, row[0], tuple(dict.fromkeys(held)), rows
 
 
 def sentence(tree: ObliqueTree, result: Counterfactual) -> str:
@@ -193,10 +213,11 @@ def whole_columns(tree: ObliqueTree, x: Sequence[float], reference: Any, encodin
         return []
     X = np.asarray(reference, dtype=np.float64)
     x = np.asarray(x, dtype=np.float64)
-    numeric = encoding.numeric if encoding is not None else tree.feature_names
+    names = labels.row_names(tree)
+    numeric = encoding.numeric if encoding is not None else names
     found = []
     for column in numeric:
-        j = tree.feature_names.index(column)
+        j = names.index(column)
         values = np.append(X[:, j][np.isfinite(X[:, j])], x[j])
         if len(values) > 1 and np.all(values == np.round(values)):
             found.append(column)
@@ -231,36 +252,48 @@ class Slider:
 
 def sliders(tree: ObliqueTree, x: Sequence[float], encoding: Encoding | None = None) -> list[Slider]:
     """The editor's controls for row ``x``, in the user's column order: numeric ones span the training range
-    (the span the model scales by: 1st-99th percentiles under robust scaling), widened to hold the row's value."""
-    encoding = encoding or Encoding.numbers(tree.feature_names)
+    (the span the model scales by: 1st-99th percentiles under robust scaling), widened to hold the row's value; a
+    missing value starts at the middle of the span."""
+    names = labels.row_names(tree)
+    encoding = encoding or Encoding.numbers(names)
     x = np.asarray(x, dtype=np.float64)
     found = []
     for column in encoding.columns:
         if column in encoding.categories:
             levels = tuple(encoding.categories[column])
-            inputs = [tree.feature_names.index(f"{column}={level}") for level in levels]
+            inputs = [names.index(f"{column}={level}") for level in levels]
             held = [level for level, j in zip(levels, inputs) if x[j] == 1]
             found.append(Slider(column, None, None, held[0] if held else levels[0], levels))
         else:
-            j = tree.feature_names.index(column)
-            low, high = tree.x_min[j], tree.x_min[j] + tree.x_scale[j]
-            found.append(Slider(column, float(min(low, x[j])), float(max(high, x[j])), float(x[j])))
+            j, e = names.index(column), labels.value_input(tree, column)
+            low, high = tree.x_min[e], tree.x_min[e] + tree.x_scale[e]
+            value = x[j] if np.isfinite(x[j]) else low + tree.x_scale[e] / 2
+            found.append(Slider(column, float(min(low, value)), float(max(high, value)), float(value)))
     return found
 
 
 def edited_row(tree: ObliqueTree, values: dict[str, Any], encoding: Encoding | None = None) -> np.ndarray:
     """Model inputs of the editor's values (column -> number or level), encoded as the run was."""
-    encoding = encoding or Encoding.numbers(tree.feature_names)
+    encoding = encoding or Encoding.numbers(labels.row_names(tree))
     return encoding.transform(pd.DataFrame([values], columns=list(encoding.columns)))[0]
 
 
 def typical_row(tree: ObliqueTree, X: Any = None, encoding: Encoding | None = None) -> np.ndarray:
-    """A row to start from when none is given: the training rows' median per feature (each categorical column at
-    its most frequent level), or without rows the middle of each feature's span (categorical: its first level)."""
+    """A row to start from when none is given: the training rows' median per feature, missing values aside (each
+    categorical column at its most frequent level), or without rows the middle of each feature's span (categorical:
+    its first level)."""
     X = None if X is None else np.asarray(X, dtype=np.float64)
-    row = tree.x_min + tree.x_scale / 2 if X is None or not len(X) else np.median(X, axis=0)
+    names = labels.row_names(tree)
+    values = [labels.value_input(tree, c) for c in names]  # each row column's scaling (a category's first level)
+    middle = (tree.x_min + tree.x_scale / 2)[values]
+    row = middle
+    if X is not None and len(X):
+        with warnings.catch_warnings():  # a column missing in every row: its middle
+            warnings.simplefilter("ignore", RuntimeWarning)
+            median = np.nanmedian(X, axis=0)
+        row = np.where(np.isnan(median), middle, median)
     for column, levels in (encoding.categories.items() if encoding is not None else ()):
-        inputs = [tree.feature_names.index(f"{column}={level}") for level in levels]
+        inputs = [names.index(f"{column}={level}") for level in levels]
         counts = X[:, inputs].sum(axis=0) if X is not None and len(X) else np.zeros(len(inputs))
         row[inputs] = np.eye(len(inputs))[int(np.argmax(counts))]
     return row

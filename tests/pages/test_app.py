@@ -250,6 +250,9 @@ def test_missing_values_policy_shows_counts(db):
     table = bad_table().drop(columns="blank")
     table.loc[[2, 4], "x"] = np.nan
     at = upload(app(), "holes.csv", table.to_csv(index=False).encode())
+    assert [m.value for m in at.metric] == ["30", "0", "0", "0"]  # kept by default (issue 47): no row lost
+    assert any("7% of 'x' is missing: no row is dropped or filled in" in i for i in texts(at, "info"))
+    widget(at.radio, "Rows with a missing feature value").set_value("drop").run()
     assert [m.value for m in at.metric][:3] == ["28", "0", "2"]
     widget(at.radio, "Rows with a missing feature value").set_value("impute").run()
     assert [m.value for m in at.metric] == ["30", "0", "0", "2"]
@@ -319,6 +322,10 @@ def test_the_data_page_warns_of_a_feature_that_gives_the_target_away_and_of_rows
     assert_no_traceback(at)
     warnings = texts(at, "warning")
     assert any("'alive' gives the target away" in w and "leave 'alive' out" in w for w in warnings), warnings
+    # kept by default (issue 47): no row is lost, and the page says what the tree does with the holes
+    assert any("of 'deck'" in i and "no row is dropped" in i for i in texts(at, "info")), texts(at, "info")
+    widget(at.radio, "Rows with a missing feature value").set_value("drop").run()
+    warnings = texts(at, "warning")
     assert any("rows are left out because a feature is missing" in w and "'deck'" in w for w in warnings), warnings
 
 
