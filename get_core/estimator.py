@@ -248,16 +248,21 @@ class _GETEstimator(BaseEstimator):
         else:
             X, y = self._validated(X, y)
             refuse_too_large(y, np.arange(len(y)), "y", "Target")
+        names = self._engine_names()
         too_large = np.flatnonzero(np.any(np.abs(X) > MAX_ABS, axis=0))
         if too_large.size:
-            names = getattr(self, "feature_names_in_", None)
             j = int(too_large[0])
-            refuse_too_large(X[:, j], np.arange(len(X)), str(names[j]) if names is not None else f"x{j}", "Feature")
-        self._warn_if_squeezed(X)
-        names = getattr(self, "feature_names_in_", None)
+            refuse_too_large(X[:, j], np.arange(len(X)), names[j] if names is not None else f"x{j}", "Feature")
+        self._warn_if_squeezed(X, names)
+        return X, y, names, self._weights(sample_weight, X, y)
+
+    def _engine_names(self) -> list[str] | None:
+        """The engine columns' names: the raw inputs' (a number, its "is missing" column, a category's levels), or
+        the table's columns; None for a plain array."""
         if self.inputs_ is not None:
-            names = self.inputs_.feature_names
-        return X, y, None if names is None else list(names), self._weights(sample_weight, X, y)
+            return self.inputs_.feature_names
+        names = getattr(self, "feature_names_in_", None)
+        return None if names is None else [str(n) for n in names]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -317,11 +322,14 @@ class _GETEstimator(BaseEstimator):
         return _search_fit(X, y, config, on_progress, names, checkpoint, warm_start, sample_weight, classes,
                            replay_plan, groups)
 
-    def _warn_if_squeezed(self, X: np.ndarray) -> None:
+    def _warn_if_squeezed(self, X: np.ndarray, names: list[str] | None) -> None:
+        """Warn of far outliers in number columns (a 0/1 "is missing" or category column is packed by nature)."""
         squeezed = squeezed_features(X) if self.scaling == "minmax" else []
+        if self.inputs_ is not None:
+            values = {name for c in self.inputs_.columns if c.kind == "number" for name in c.input_names[:1]}
+            squeezed = [j for j in squeezed if names[j] in values]
         if squeezed:
-            names = getattr(self, "feature_names_in_", None)
-            shown = ", ".join(str(names[j]) if names is not None else f"x{j}" for j in squeezed[:5])
+            shown = ", ".join(names[j] if names is not None else f"x{j}" for j in squeezed[:5])
             warnings.warn(f"Far outliers in {len(squeezed)} feature(s) ({shown}{', ...' if len(squeezed) > 5 else ''}):"
                           f" min-max scaling packs 98% of their values into under {SQUEEZED_SHARE:.0%} of [0, 1],"
                           " where GET's splits hardly move. Check for missing-value codes (e.g. 9999), or pass"

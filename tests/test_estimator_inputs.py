@@ -3,6 +3,8 @@ tree, never dropped or refused; a plain table of finite numbers trains as before
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -155,3 +157,19 @@ def test_a_boolean_category_column_reads_the_same_from_a_table_a_list_and_the_py
     module = types.ModuleType("exported")
     exec(python_source(model.tree_), module.__dict__)
     assert [module.predict(row) for row in rows] == model.predict(X).tolist() == model.tree_.predict(rows).tolist()
+
+
+def test_rare_holes_and_levels_fit_without_a_false_outlier_warning_and_a_far_number_is_named():
+    """A 0/1 "is missing" or category column is packed near 0 by nature: only number columns are checked for far
+    outliers, and the warning names the raw column (engine columns outnumber raw ones: no index past them)."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300),
+                      "c": pd.Categorical(rng.choice(["u", "v"], size=300, p=[0.99, 0.01]))})
+    X.loc[:4, "b"] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GETRegressor(depth=1, n_starts=1, n_epochs=5, random_state=0).fit(X, X["a"].to_numpy())
+    X["d"] = rng.normal(size=300)
+    X.loc[7, "d"] = 1e6
+    with pytest.warns(UserWarning, match=r"Far outliers in 1 feature\(s\) \(d\)"):
+        GETRegressor(depth=1, n_starts=1, n_epochs=5, random_state=0).fit(X, X["a"].to_numpy())
