@@ -140,7 +140,9 @@ class Problems:
         w = (self.w.gather(1, rows) * (limit.to(self.w.dtype) / size) if self.weighted
              else torch.full(rows.shape, 1.0 / size, dtype=self.w.dtype, device=device))
         Xa, y = _take_rows(self.Xa, rows), _take_rows(self.y, rows)
-        return Problems(Xa, Xa.transpose(1, 2).contiguous(), y, w, torch.full((B,), size), self.class_loss)
+        # Xat a view: torch's products take it as it is, only the compiled soft pass copies it (``_soft_pass``); at
+        # 101 columns, past that kernel's width, the copy was a third of a sampled epoch
+        return Problems(Xa, Xa.transpose(1, 2), y, w, torch.full((B,), size), self.class_loss)
 
     def chunks(self, n_models: int, n_nodes: int) -> list["Problems"]:
         """Row chunks that bound the soft pass's memory; losses and gradients add over chunks."""
@@ -209,8 +211,8 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
                l1: float, workspaces: dict[int, Workspace]):
     """Soft loss (M,) and gradients: the fused CPU kernel when it is available, else torch ops over row chunks."""
     if native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32:
-        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xat, problems.y, problems.w, starts,
-                                                  problems.n_rows, problems.class_loss)
+        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xat.contiguous(), problems.y, problems.w,
+                                                  starts, problems.n_rows, problems.class_loss)
     else:
         loss, grads = None, None
         M, N = params.weights.shape[:2]

@@ -301,8 +301,9 @@ def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.
     given, no race and no deadline. ``protected``: how many first starts (warm, CART) the race never drops.
     ``polishing``: a polish follows, which takes the last ``POLISH_SHARE`` of the budget. The race leaves the node
     refit its share, or the passes over every row that follow it (``FINISH_CHECKPOINTS``) their time where that is
-    more (a large table, where no node refit runs), and stops, however late it runs, in time for those passes (at
-    1,000,000 rows of 50 classes it ran to the optimization's end and they followed it). The race's clock-dependent
+    more (a large table, where no node refit runs); there it stops, however late it runs, in time for those passes
+    (at 1,000,000 rows of 50 classes it ran to the optimization's end and they followed it), elsewhere the node
+    refit's share takes a late race's overrun. The race's clock-dependent
     decisions go through ``decisions``. ``most_starts``: the most starts the race may take in memory
     (``memory.max_starts``)."""
     if fit is None:
@@ -313,7 +314,9 @@ def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.
                                          most_starts=most_starts)
     finish = 0.0 if costs is None else min(FINISH_CHECKPOINTS * costs.seconds(0, 1, 1), MAX_FINISH_SHARE * left)
     race = Race(race_plan, costs, optimizing.end - max(left * REFIT_SHARE, finish),
-                optimizing.seconds * (1.0 - REFIT_SHARE), protected, decisions, stop_by=optimizing.end - finish)
+                optimizing.seconds * (1.0 - REFIT_SHARE), protected, decisions,
+                stop_by=None if soft_rows(config.batch_rows, int(problems.n_rows.max())) is None
+                else optimizing.end - finish)
     return planned, race, optimizing.end
 
 
