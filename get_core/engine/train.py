@@ -152,7 +152,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
         refit_nodes(tree, Xs, ys, k, config.linear_leaves, config.clip_leaves,
                     *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw,
-                    decisions=decisions, scaled=True)
+                    decisions=decisions, scaled=True, first_by=None if fit is None else fit.end)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=now() - t0,
