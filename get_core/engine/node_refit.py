@@ -55,18 +55,21 @@ MIN_GAIN = 1e-9
 def refit_nodes(tree: ObliqueTree, X: np.ndarray, y_scaled: np.ndarray, k: int, linear_rule: str = "gcv",
                 clip: bool = True, passes: int = PASSES, deadline: float | None = None,
                 sample_weight: np.ndarray | None = None, decisions: Plan | None = None,
-                scaled: bool = False) -> ObliqueTree:
+                scaled: bool = False, first_by: float | None = None) -> ObliqueTree:
     """Refit ``tree``'s splits in place (see the module docstring); returns it. ``y_scaled`` in the tree's units.
-    ``deadline`` (``budget.now``): no pass starts after it; the first always runs. Whether a pass still starts
-    is ``decisions``' "refit_stop" question (a budgeted fit's ``plan``). ``scaled``: X is already
-    ``tree.scale_X(X)``; every routing below reuses these scaled rows."""
+    ``deadline`` (``budget.now``): no pass starts after it; the first always runs, unless ``first_by`` has passed (a
+    budgeted fit's end: one pass at depth 9 on 25,000 rows of 100 inputs took 11.6 s of a 1.1-s search fit whose
+    probes had spent it). Whether a pass still starts is ``decisions``' "refit_stop" question (a budgeted fit's
+    ``plan``).
+    ``scaled``: X is already ``tree.scale_X(X)``; every routing below reuses these scaled rows."""
     t0 = time.perf_counter()
     decisions = Plan() if decisions is None else decisions
     Xs = X if scaled else tree.scale_X(X)
     ys = np.asarray(y_scaled, dtype=np.float64)
     accepted = swept = 0
     for sweep in range(passes):
-        if sweep and deadline is not None and decisions.stops("refit_stop", sweep, lambda: now() > deadline):
+        limit = deadline if sweep else first_by
+        if limit is not None and decisions.stops("refit_stop", sweep, lambda: now() > limit):
             break
         changed = sum(_refit_level(tree, Xs, ys, level, k, linear_rule, clip, sample_weight)
                       for level in reversed(range(tree.depth)))

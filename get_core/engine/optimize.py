@@ -141,7 +141,9 @@ class Problems:
         w = (self.w.gather(1, rows) * (limit.to(self.w.dtype) / size) if self.weighted
              else torch.full(rows.shape, 1.0 / size, dtype=self.w.dtype, device=device))
         Xa, y = _take_rows(self.Xa, rows), _take_rows(self.y, rows)
-        return Problems(Xa, Xa.transpose(1, 2).contiguous(), y, w, torch.full((B,), size), self.class_loss)
+        # Xat a view: torch's products take it as it is, only the compiled soft pass copies it (``_soft_pass``); at
+        # 101 columns, past that kernel's width, the copy was a third of a sampled epoch
+        return Problems(Xa, Xa.transpose(1, 2), y, w, torch.full((B,), size), self.class_loss)
 
     def chunks(self, n_models: int, n_nodes: int) -> list["Problems"]:
         """Row chunks that bound the soft pass's memory; losses and gradients add over chunks."""
@@ -210,8 +212,8 @@ def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: 
                l1: float, workspaces: dict[int, Workspace]):
     """Soft loss (M,) and gradients: the fused CPU kernel when it is available, else torch ops over row chunks."""
     if native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32:
-        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xat, problems.y, problems.w, starts,
-                                                  problems.n_rows, problems.class_loss)
+        loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xat.contiguous(), problems.y, problems.w,
+                                                  starts, problems.n_rows, problems.class_loss)
     else:
         loss, grads = None, None
         M, N = params.weights.shape[:2]
@@ -454,7 +456,8 @@ def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GET
     Why the fastest: a plan that proves too slow is corrected at the race's rungs (more starts dropped), one that
     proves too cautious is not (dropped starts do not come back). Why one long call: on 300,000 x 19 at depth 4 the
     probes took 2.2 s of a 10-s budget (each evaluation scores every row, 8 of them), and a long call's time varies
-    little."""
+    little. The evaluation's untimed call runs on ``WARM_ROWS`` rows only (it loads the router and allocates; on
+    1,000,000 rows of 50 classes a full one cost 1.5 s, in a probe that makes four)."""
     params = params.clone()
     depth = (params.weights.shape[1] + 1).bit_length() - 1
     chunks, workspaces = problems.chunks(params.weights.shape[0], params.weights.shape[1]), {}
@@ -471,9 +474,14 @@ def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GET
         _, grads = _soft_pass(params, alpha, batch, parts, starts, config.l1, workspaces)
         adam.step(params.tensors(), grads.tensors(), config.learning_rate)
 
+    def warm_evaluate() -> None:
+        first = _first_rows(problems, WARM_ROWS)
+        _hard_evaluate(params, first, first.chunks(*params.weights.shape[:2]), depth, starts, linear,
+                       config.clip_leaves and linear is not None)
+
     fastest = []
-    for call in (evaluate, step):
-        call()
+    for warm, call in ((warm_evaluate, evaluate), (step, step)):
+        warm()
         times, begin = [], now()
         while not times or (now() - begin < seconds and len(times) < max_calls):
             clock = now()
@@ -481,6 +489,18 @@ def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GET
             times.append(now() - clock)
         fastest.append(min(times))  # a shared machine only adds time; a race that runs slow drops more starts
     return fastest[0], fastest[1]
+
+
+#: Rows of the probe's untimed evaluation (``_timed``).
+WARM_ROWS = 4096
+
+
+def _first_rows(problems: Problems, rows: int) -> Problems:
+    """The first ``rows`` rows of each problem (all of them when it has fewer)."""
+    if rows >= problems.Xa.shape[1]:
+        return problems
+    return Problems(problems.Xa[:, :rows], problems.Xat[:, :, :rows].contiguous(), problems.y[:, :rows],
+                    problems.w[:, :rows], problems.n_rows.clamp(max=rows), problems.class_loss, problems.weighted)
 
 
 def probe_costs(problems: Problems, params: Params, alphas: torch.Tensor, config: GETConfig, starts: int,

@@ -18,7 +18,8 @@ checkpoints):
 4. Pacing: at each rung the cost per start-epoch measured since the last one predicts the rest; when the plan would
    overrun the deadline (a loaded machine), more starts are dropped (one is always kept); when keeping them all
    would still meet it, none is, except at the last rung (``Race._keep``). A little past its deadline (``OVERRUN``)
-   the fit stops as if cancelled, with the best tree so far, so that it ends within ``HARD_LIMIT`` times its budget.
+   the fit stops as if cancelled, with the best tree so far, so that it ends within ``HARD_LIMIT`` times its budget;
+   never later than its ``stop_by``, where the passes over every row that follow it need the rest of the budget.
 The result is the best tree by hard training loss over every tree any start ever had at a checkpoint (dropped starts
 included), so it is never worse than the CART start. The last ``budget.REFIT_SHARE`` of the time refits its nodes one at a
 time (``node_refit``), which only ever lowers that loss; with the default polish (``config.polishes``) all this
@@ -157,11 +158,13 @@ class Race:
     """The halving and pacing of one ``run_stages`` call (see the module docstring); positions are epochs counted
     over all stages. ``ids`` are the surviving starts' original numbers (what progress reports as ``start``). Its
     clock-dependent decisions (how many starts a rung keeps, where it is out of time) go through ``decisions``
-    (``plan``: recorded, or replayed without the clock; then ``costs`` may be None)."""
+    (``plan``: recorded, or replayed without the clock; then ``costs`` may be None). ``stop_by``: a time on the fit's
+    clock past which it stops even within its ``OVERRUN`` (None: none)."""
 
     def __init__(self, race_plan: RacePlan, costs: Costs | None, deadline: float, budget: float, protected: int = 1,
-                 decisions: Plan | None = None):
+                 decisions: Plan | None = None, stop_by: float | None = None):
         self.plan, self.costs, self.deadline, self.budget = race_plan, costs, deadline, budget
+        self.stop_by = math.inf if stop_by is None else stop_by
         self.protected = protected
         self.decisions = Plan() if decisions is None else decisions
         self.rungs = race_plan.rungs()
@@ -178,8 +181,8 @@ class Race:
         return self.decisions.stops("stop", position, self.past_limit)
 
     def past_limit(self) -> bool:
-        """The fit's clock (``budget.now``) is past ``OVERRUN`` times the budget."""
-        return now() > self.deadline + (OVERRUN - 1.0) * self.budget
+        """The fit's clock (``budget.now``) is past ``OVERRUN`` times the budget, or past ``stop_by``."""
+        return now() > min(self.deadline + (OVERRUN - 1.0) * self.budget, self.stop_by)
 
     def survivors(self, position: int, losses: torch.Tensor, starts: int) -> torch.Tensor | None:
         """At a checkpoint: the models to keep (indices into the M = B x ``starts`` current ones: each problem's

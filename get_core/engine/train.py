@@ -156,7 +156,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
         refit_nodes(tree, Xs, ys, k, config.linear_leaves, config.clip_leaves,
                     *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw,
-                    decisions=decisions, scaled=True)
+                    decisions=decisions, scaled=True, first_by=None if fit is None else fit.end)
     tree.meta.update(
         config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(planned).items()},
         alphas=alphas.tolist(), device=str(device), optimize_seconds=now() - t0,
@@ -289,9 +289,12 @@ def _mean_one(sample_weight: np.ndarray) -> np.ndarray:
 
 def _total_variance(ys: np.ndarray, sw: np.ndarray | None) -> float:
     """The loss of the best constant (weighted): the target's variance, or for one-hot rows the summed variance
-    of the class indicators, 1 - sum_c share_c^2 (the root's Gini impurity)."""
+    of the class indicators, 1 - sum_c share_c^2 (the root's Gini impurity), from the shares alone (no (n, C) pass
+    of squares: 1.1 s of a 20-s fit at 1,000,000 rows of 50 classes)."""
     mean = np.average(ys, axis=0, weights=sw)
-    return float(np.sum(np.average((ys - mean) ** 2, axis=0, weights=sw)))
+    if ys.ndim == 2:
+        return float(1.0 - np.square(mean).sum())
+    return float(np.average((ys - mean) ** 2, weights=sw))
 
 
 def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.Generator, fit: Budget | None,
@@ -302,7 +305,9 @@ def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.
     given, no race and no deadline. ``protected``: how many first starts (warm, CART) the race never drops.
     ``polishing``: a polish follows, which takes the last ``POLISH_SHARE`` of the budget. The race leaves the node
     refit its share, or the passes over every row that follow it (``FINISH_CHECKPOINTS``) their time where that is
-    more (a large table, where no node refit runs). The race's clock-dependent
+    more (a large table, where no node refit runs); there it stops, however late it runs, in time for those passes
+    (at 1,000,000 rows of 50 classes it ran to the optimization's end and they followed it), elsewhere the node
+    refit's share takes a late race's overrun. The race's clock-dependent
     decisions go through ``decisions``. ``most_starts``: the most starts the race may take in memory
     (``memory.max_starts``)."""
     if fit is None:
@@ -313,7 +318,9 @@ def _planned(problems: Problems, config: GETConfig, polishing: bool, gen: torch.
                                          most_starts=most_starts)
     finish = 0.0 if costs is None else min(FINISH_CHECKPOINTS * costs.seconds(0, 1, 1), MAX_FINISH_SHARE * left)
     race = Race(race_plan, costs, optimizing.end - max(left * REFIT_SHARE, finish),
-                optimizing.seconds * (1.0 - REFIT_SHARE), protected, decisions)
+                optimizing.seconds * (1.0 - REFIT_SHARE), protected, decisions,
+                stop_by=None if soft_rows(config.batch_rows, int(problems.n_rows.max())) is None
+                else optimizing.end - finish)
     return planned, race, optimizing.end
 
 

@@ -153,8 +153,10 @@ def explain_rows(tree: ObliqueTree, X: Any, top_k: int = 3) -> pd.DataFrame:
 def _explain_chunk(tree: ObliqueTree, X: np.ndarray, top_k: int, names: Sequence[str]) -> pd.DataFrame:
     """``explain_rows`` of one chunk of rows."""
     path = tree.decision_path(X) if len(X) else np.empty((0, tree.depth + 1), dtype=np.int64)
+    leaf_paths = {int(p[-1]): " > ".join(map(str, prune.shown_path(tree, p)))  # a leaf's path is one path
+                  for p in path[np.unique(path[:, -1], return_index=True)[1]]}
     out = {"prediction": tree.predict(X) if len(X) else np.empty(0), "leaf": path[:, -1],
-           "path": [" > ".join(map(str, prune.shown_path(tree, p))) for p in path]}
+           "path": [leaf_paths[leaf] for leaf in path[:, -1].tolist()]}
     if tree.is_classifier:  # one probability column per class, after the prediction
         proba = tree.predict_proba(X) if len(X) else np.empty((0, tree.n_classes))
         probabilities = {f"probability {labels.class_name(c)}": proba[:, k] for k, c in enumerate(tree.classes)}
@@ -164,15 +166,29 @@ def _explain_chunk(tree: ObliqueTree, X: np.ndarray, top_k: int, names: Sequence
         nodes = path[:, level]
         out[f"node_{level}"] = nodes
         out[f"margin_{level}"] = margins[np.arange(len(X)), nodes - 1]
-        texts = []
-        for i, node in enumerate(nodes):
-            w, _ = tree.split_in_original_units(int(node))
-            texts.append("; ".join(
-                f"{labels.fmt(c['weight'], 4, False)}*({c['feature']}-{labels.fmt(c['reference'], 4, False)})="
-                f"{labels.fmt(c['term'], 4, False)}"
-                for c in _contributions(tree, w, X[i], top_k, names)))
-        out[f"top_terms_{level}"] = texts
+        out[f"top_terms_{level}"] = _top_terms(tree, X, nodes, top_k, names)
     return pd.DataFrame(out)
+
+
+def _top_terms(tree: ObliqueTree, X: np.ndarray, nodes: np.ndarray, top_k: int,
+               names: Sequence[str]) -> list[str]:
+    """Each row's ``_contributions`` at its node as text (``2*(temp-10)=50; ...``), node by node rather than row by
+    row: a node's split, its terms' order and their ``weight*(feature-reference)=`` text are made once for all its
+    rows (one row at a time this took about 0.9 ms a row on the Predict page's uploads)."""
+    reference = reference_row(tree)
+    texts = np.empty(len(X), dtype=object)
+    for node in np.unique(nodes):
+        rows = np.flatnonzero(nodes == node)
+        w, _ = tree.split_in_original_units(int(node))
+        terms = w * (X[rows] - reference)  # (rows, p)
+        order = np.argsort(-np.abs(terms), axis=1, kind="stable")  # as _contributions: stable, then w != 0
+        order = order[w[order] != 0].reshape(len(rows), -1)[:, :top_k]
+        prefix = {j: f"{labels.fmt(float(w[j]), 4, False)}*({names[j]}-"
+                     f"{labels.fmt(float(reference[j]), 4, False)})=" for j in np.unique(order).tolist()}
+        chosen = np.take_along_axis(terms, order, axis=1)
+        texts[rows] = ["; ".join(prefix[j] + labels.fmt(float(t), 4, False) for j, t in zip(js, ts))
+                       for js, ts in zip(order.tolist(), chosen.tolist())]
+    return texts.tolist()
 
 
 def reference_row(tree: ObliqueTree) -> np.ndarray:

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from get_core.engine import classes, leaves
 from get_core.engine.leaves import refit_tree_leaves
@@ -233,9 +235,44 @@ def test_the_trainers_scaled_rows_route_and_refit_exactly_as_the_models_public_m
     by_engine = _tree_arrays(refit_tree_leaves(tree, Xs, ys, sample_weight=sw, scaled=True))
     for a, b in zip(by_model, by_engine, strict=True):
         np.testing.assert_array_equal(a, b)
-    if kind == "classes":
-        public = classes.brier_rows(leaves.leaf_values(tree)[tree.apply(X) - tree.n_leaves], ys) * sw
+    if kind == "classes":  # the Brier score of one-hot rows, 1 - 2 v[class] + |v|^2, at the public routing's leaves
+        values, leaf = leaves.leaf_values(tree), tree.apply(X) - tree.n_leaves
+        public = (1.0 - 2.0 * values[leaf, ys.argmax(axis=1)] + np.square(values).sum(axis=1)[leaf]) * sw
+        np.testing.assert_allclose(public, classes.brier_rows(values[leaf], ys) * sw, rtol=1e-12, atol=1e-15)
     else:
         public = (tree.predict_scaled(X) - ys) ** 2 * sw
     np.testing.assert_array_equal(leaves.row_losses(tree, Xs, ys, sw, scaled=True), public)
     np.testing.assert_array_equal(leaves.row_losses(tree, X, ys, sw), public)
+
+
+@settings(max_examples=40, deadline=None)
+@given(depth=st.integers(1, 3), n_classes=st.integers(2, 6), problems=st.integers(1, 2), starts=st.integers(1, 3),
+       seed=st.integers(0, 2 ** 16))
+def test_class_leaves_and_their_hard_loss_and_accuracy_are_the_dense_per_class_sums(depth, n_classes, problems,
+                                                                                    starts, seed):
+    """The class statistics read each row's class as an index (no (models x rows x classes) array); they must equal
+    the dense sums over one-hot rows they replace, padding rows (weight 0, no class) and empty leaves included."""
+    rng = np.random.default_rng(seed)
+    n, L = 40, 2 ** depth
+    codes = rng.integers(0, n_classes, (problems, n))
+    y = torch.as_tensor(np.eye(n_classes)[codes], dtype=torch.float64)
+    w = torch.as_tensor(rng.random((problems, n)) * (rng.random((problems, n)) > 0.2), dtype=torch.float64)
+    w[:, 0] = 1.0  # every problem has a row
+    y[w == 0] = 0.0  # padding rows carry no class
+    w /= w.sum(dim=1, keepdim=True)
+    leaf = torch.as_tensor(rng.integers(0, max(1, L - 1), (problems * starts, n)))  # the last leaf stays empty
+    fit = leaves.fit_leaves(leaf, torch.zeros(problems, n, 1, dtype=torch.float64), y, w, depth, None, starts)
+
+    ym, wm = (t.repeat_interleave(starts, dim=0).numpy() for t in (y, w))
+    for m in range(problems * starts):
+        for node in range(L):
+            rows = leaf[m].numpy() == node
+            if wm[m, rows].sum() > 0:
+                np.testing.assert_allclose(fit.node_means[m, L - 1 + node].numpy(),
+                                           (wm[m, rows, None] * ym[m, rows]).sum(axis=0) / wm[m, rows].sum())
+    shares = fit.intercepts.numpy()[np.arange(problems * starts)[:, None], leaf.numpy()]  # (M, n, C)
+    dense_loss = (wm * np.square(ym - shares).sum(axis=2)).sum(axis=1)
+    np.testing.assert_allclose(leaves.hard_loss(leaf, fit, None, y, w, starts).numpy(), dense_loss, rtol=1e-12)
+    hits = ym.argmax(axis=2) == shares.argmax(axis=2)
+    np.testing.assert_allclose(leaves.hard_accuracy(leaf, fit, y, w, starts).numpy(),
+                               (wm * hits).sum(axis=1) / wm.sum(axis=1), rtol=1e-12)

@@ -140,6 +140,21 @@ def test_a_plan_whose_smallest_race_overruns_checks_the_hard_loss_less_often():
     assert plan(200.0, costly, 2, CHECKPOINTS_PER_STAGE).checkpoints_per_stage == CHECKPOINTS_PER_STAGE
 
 
+def test_a_race_stops_by_its_stop_by_even_within_its_overrun(clock):
+    """The passes over every row after a large table's race need the budget's last seconds: the race stops in time
+    for them, however much of its overrun allowance is left, and otherwise at that allowance."""
+    race_plan = RacePlan(4, 100, 2, CHECKPOINTS_PER_STAGE)
+    clock.now = Clock.START
+    limited = Race(race_plan, MS, Clock.START + 10.0, 10.0, stop_by=Clock.START + 10.5)
+    unlimited = Race(race_plan, MS, Clock.START + 10.0, 10.0)
+    clock.now = Clock.START + 10.4
+    assert not limited.out_of_time(50) and not unlimited.out_of_time(50)
+    clock.now = Clock.START + 10.6
+    assert limited.out_of_time(51) and not unlimited.out_of_time(51)
+    clock.now = Clock.START + 10.0 + (HARD_LIMIT / budget_module.STRETCH - 1.0) * 10.0 + 0.01
+    assert unlimited.out_of_time(52)
+
+
 class Halving(Race):
     """A race that keeps half of its starts at every rung, however far ahead of its deadline it runs."""
 

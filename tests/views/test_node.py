@@ -6,8 +6,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from get_core.metrics import r2
+from get_core.model import prune
 from get_core.model.tree import ObliqueTree
 from get_core.views import explain, labels, node, summary, teaching
 from tests.trees import make_class_tree, make_tree, stump
@@ -373,6 +376,38 @@ def test_explain_rows_in_small_chunks_equals_all_rows_at_once(monkeypatch):
     monkeypatch.setattr(explain, "CHUNK_BYTES", 8 * 50)  # a row or two per chunk
     pd.testing.assert_frame_equal(explain.explain_rows(tree, X), whole)
     assert explain.explain_rows(tree, X[:0]).columns.equals(whole.columns)
+
+
+def _top_terms_row_by_row(tree, X, level) -> list[str]:
+    """The scored table's ``top_terms_<level>`` as it was computed before issue 50: one row at a time."""
+    texts = []
+    for x, node_id in zip(X, tree.decision_path(X)[:, level]):
+        w, _ = tree.split_in_original_units(int(node_id))
+        texts.append("; ".join(f"{labels.fmt(c['weight'], 4, False)}*({c['feature']}-"
+                               f"{labels.fmt(c['reference'], 4, False)})={labels.fmt(c['term'], 4, False)}"
+                               for c in explain._contributions(tree, w, x, 2, labels.input_labels(tree))))
+    return texts
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2 ** 16), depth=st.integers(1, 4), p=st.integers(1, 6), sparse=st.booleans(),
+       collapsed=st.booleans())
+def test_explain_rows_top_terms_and_paths_equal_the_row_by_row_text(seed, depth, p, sparse, collapsed):
+    """The top terms are made node by node for all of a node's rows at once, the paths once per leaf: the same text
+    as one row at a time, ties, zero weights (a sparse split's), pass-throughs (a collapsed split's) and rows far
+    outside the training range included."""
+    tree, X, _ = make_tree(depth=depth, p=p, seed=seed, n_rows=60)
+    if sparse:
+        tree.weights[:, ::2] = 0.0  # every other feature out of every split
+    if collapsed:
+        tree = prune.collapse_dead_splits(tree, X[:6])  # splits that send these few rows one way pass through
+    X[::5] *= 1e3
+    X[1::7, 0] = X[1::7, -1]  # equal values: tied terms where the weights agree
+    table = explain.explain_rows(tree, X, top_k=2)
+    assert table["path"].tolist() == [" > ".join(map(str, prune.shown_path(tree, path)))
+                                      for path in tree.decision_path(X)]
+    for level in range(depth):
+        assert table[f"top_terms_{level}"].tolist() == _top_terms_row_by_row(tree, X, level)
 
 
 def test_names_in_sentences_read_as_text_even_when_numpy_holds_them():
