@@ -170,10 +170,12 @@ def report(records: list[dict], forest: dict[tuple[str, int], float]) -> str:
              "| dataset | seeds | base | base - forest | " + " | ".join(names) + " |",
              "|---|---|---:|---:|" + "---:|" * len(names)]
     gaps: dict[str, list[float]] = {name: [] for name in names}
+    to_forest_all: list[float] = []
     for dataset in sorted({d for d, _ in by}):
         cells = [(s, v) for (d, s), vs in sorted(by.items()) if d == dataset for v in vs]
         base = [100 * v["base"]["test_r2"] for _, v in cells]
         to_forest = [100 * (v["base"]["test_r2"] - forest[(dataset, s)]) for s, v in cells if (dataset, s) in forest]
+        to_forest_all += to_forest
         row = [dataset, " ".join(sorted({str(s) for s, _ in cells})), f"{np.mean(base):.2f}",
                f"{np.mean(to_forest):+.2f}" if to_forest else "-"]
         for name in names:
@@ -181,7 +183,8 @@ def report(records: list[dict], forest: dict[tuple[str, int], float]) -> str:
             gaps[name] += diffs
             row.append(f"{np.mean(diffs):+.2f}" if diffs else "-")
         lines.append("| " + " | ".join(row) + " |")
-    lines.append("| **mean** | | | | " + " | ".join(f"**{np.mean(g):+.2f}** ({len(g)})" if g else "-"
+    forest_mean = f"{np.mean(to_forest_all):+.2f}" if to_forest_all else "-"
+    lines.append(f"| **mean** | | | {forest_mean} | " + " | ".join(f"**{np.mean(g):+.2f}** ({len(g)})" if g else "-"
                                                   for g in gaps.values()) + " |")
     lines += ["", *rules_report([r for r in records if "leaf_rules" in r])]
     cpu = {name: np.median([r["cpu_s"] for r in records if r["variant"] == name]) for name in ["base", *names]}

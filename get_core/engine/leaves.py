@@ -52,7 +52,11 @@ RIDGE = 1e-6
 #: ``"gcv"`` only: a leaf with fewer training rows than this has no model of its own and predicts its nearest
 #: ancestor's mean with at least this many (see the module docstring).
 MIN_LEAF_ROWS = 10
-#: ``"gcv"`` only: a leaf keeps its slopes only with at least this many training rows per parameter (p + 1).
+#: ``"gcv"`` only: a leaf keeps its slopes only with at least this many training rows per parameter (p + 1); 1 asks
+#: nothing beyond GCV's p + 2 rows. Stricter values were measured for the app's default run and not adopted
+#: (``bench.studies.app_variants``, results/app-default-variants.md): on gas_turbine_co a leaf of 14 rows and 10
+#: parameters nearly interpolates an extreme target and GCV keeps its line (60% of one split's test error); 3 rows
+#: per parameter fixes that leaf, but trained with, test R2 rose by only +0.26 (standard error 0.41) over 24 fits.
 SLOPE_ROWS_PER_PARAMETER = 1
 #: ``_leaf_sums``: the most rows of one leaf that one matmul of its batch sums, and about how many elements it holds
 #: at a time, so its memory stays bounded for any row count.
