@@ -53,6 +53,13 @@ RIDGE = 1e-6
 #: ``"gcv"`` only: a leaf with fewer training rows than this has no model of its own and predicts its nearest
 #: ancestor's mean with at least this many (see the module docstring).
 MIN_LEAF_ROWS = 10
+#: ``"gcv"`` only: a leaf keeps its slopes only with at least this many training rows per parameter (p + 1); 1 asks
+#: nothing beyond GCV's p + 2 rows. Stricter values were measured for the app's default run and not adopted
+#: (``bench.studies.app_variants``, results/app-default-variants.md): on gas_turbine_co a leaf of 14 rows and 10
+#: parameters nearly interpolates an extreme target and GCV keeps its line (60% of one split's test error); 3 rows
+#: per parameter fixes that leaf, and trained with, test R2 rose by +0.96 (standard error 0.91) over 36 paired fits,
+#: all of it from that table: -0.18 (se 0.23) over the other 33.
+SLOPE_ROWS_PER_PARAMETER = 1
 #: ``_leaf_sums``: the most rows of one leaf that one matmul of its batch sums, and about how many elements it holds
 #: at a time, so its memory stays bounded for any row count.
 _BLOCK_ROWS = 128
@@ -203,7 +210,7 @@ def fit_leaves(leaf: Tensor, X: Tensor, y: Tensor, w: Tensor, depth: int, linear
     if linear == "gcv":
         mean_rss = _mean_rss(leaf, y, w, L, starts)
         n = rows.to(torch.float64)
-        keep = (rows > k) & (rss / (1 - k / n.clamp(min=k + 1)) ** 2 < mean_rss / (1 - 1 / n.clamp(min=2)) ** 2)
+        keep = (rows > k) & (rows >= SLOPE_ROWS_PER_PARAMETER * k) & (rss / (1 - k / n.clamp(min=k + 1)) ** 2 < mean_rss / (1 - 1 / n.clamp(min=2)) ** 2)
         few = rows < MIN_LEAF_ROWS
         keep &= ~few
         fallback = torch.where(few, _supported_means(n_samples, means)[:, L - 1:], fallback)

@@ -276,3 +276,21 @@ def test_class_leaves_and_their_hard_loss_and_accuracy_are_the_dense_per_class_s
     hits = ym.argmax(axis=2) == shares.argmax(axis=2)
     np.testing.assert_allclose(leaves.hard_accuracy(leaf, fit, y, w, starts).numpy(),
                                (wm * hits).sum(axis=1) / wm.sum(axis=1), rtol=1e-12)
+
+
+def test_a_gcv_leaf_keeps_its_slopes_only_with_enough_rows_per_parameter(monkeypatch):
+    """``SLOPE_ROWS_PER_PARAMETER`` (1: no condition beyond GCV's) asks a linear leaf for that many rows per parameter
+    (p + 1) before it keeps its slopes; below it the leaf keeps its own mean and bounds. Here 11 rows a leaf, p = 3: a
+    strong line keeps its slopes at 1 and at 2 (8 rows needed), not at 3 (12)."""
+    tree, X, _ = make_tree(depth=1, p=3, leaf="linear", seed=3, n_rows=22)
+    xs = tree.scale_X(X)
+    ys = xs @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(4).normal(scale=0.01, size=len(X))
+    leaf = tree.apply(X) - tree.n_leaves
+    assert np.bincount(leaf).tolist() == [11, 11] and leaves.SLOPE_ROWS_PER_PARAMETER == 1
+    for per_parameter, slopes in ((1, True), (2, True), (3, False)):
+        monkeypatch.setattr(leaves, "SLOPE_ROWS_PER_PARAMETER", per_parameter)
+        refit_tree_leaves(tree, X, ys, "gcv")
+        assert np.all(np.any(tree.leaf_coefs != 0, axis=1) == slopes)
+        if not slopes:
+            np.testing.assert_allclose(tree.leaf_intercepts, [ys[leaf == i].mean() for i in range(2)])
+            assert np.all(np.isfinite(tree.leaf_lower))
