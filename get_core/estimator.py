@@ -36,7 +36,7 @@ from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.data.encoding import MAX_ABS, refuse_too_large
 from get_core.engine.plan import PlanError, SearchReplay, search_record
 from get_core.engine.progress import ProgressCallback
-from get_core.engine.train import fresh_seed, logistic_model, train, with_logistic_leaves
+from get_core.engine.train import fresh_seed, logistic_model, train, with_class_leaves
 from get_core.metrics import search_r2
 from get_core.model.tree import ObliqueTree, feature_name_problem
 
@@ -852,17 +852,17 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
     def _search_fits(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None, depth: int, config: GETConfig,
                      on_progress: ProgressCallback | None, names: list[str] | None,
                      checkpoint: SearchCheckpoint | None, replay: SearchReplay | None) -> list[ObliqueTree]:
-        """Depth 0: one logistic model. Otherwise one GET fit, scored with the leaves ``leaf`` asks for: with
-        'auto' its class-share tree and the same splits with logistic leaves (a copy, ``meta["leaf_variant"]``),
-        so the leaf type costs no second fit."""
+        """Depth 0: one logistic model. Otherwise one GET fit with the leaves ``leaf`` asks for: with 'auto' a
+        logistic-leaf fit (its leaf fits within its budget) scored as it is and with its class shares only (a copy,
+        ``meta["leaf_variant"]``, first), so the leaf type costs no second fit."""
         if depth == 0:
             return [logistic_model(X, y, replace(config, class_leaf="logistic"), list(self.classes_), names, w)]
-        trees = super()._search_fits(X, y, w, depth, replace(config, class_leaf="constant"), on_progress, names,
+        leaf = "constant" if self.leaf == "constant" else "logistic"
+        trees = super()._search_fits(X, y, w, depth, replace(config, class_leaf=leaf), on_progress, names,
                                      checkpoint, replay)
-        if self.leaf == "constant" or trees[0].meta.get("cancelled"):
+        if self.leaf != "auto":
             return trees
-        variant = with_logistic_leaves(trees[0], X, y, w, config.random_state)
-        return [variant] if self.leaf == "logistic" else trees + [variant]
+        return [with_class_leaves(trees[0], X, y, w), *trees]
 
     def _refit(self, X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
                names: list[str] | None, weights: np.ndarray | None, checkpoint: SearchCheckpoint | None,

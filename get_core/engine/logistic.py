@@ -30,6 +30,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 from threadpoolctl import threadpool_limits
 
+from get_core.budget import Budget
 from get_core.engine import classes
 from get_core.model import routing
 from get_core.model.tree import ObliqueTree
@@ -46,10 +47,13 @@ MAX_ITER = 100
 
 
 def fit_logistic_leaves(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None,
-                        random_state: int | None) -> ObliqueTree:
+                        random_state: int | None, budget: Budget | None = None, limit: int | None = None
+                        ) -> ObliqueTree:
     """Give the classification ``tree`` (its class leaves already refit on these rows) a logistic model per leaf;
-    ``Xs`` are its scaled training rows, ``codes`` their class indices. Returns the tree, its ``logit_*`` fields set
-    and ``meta["leaf_strengths"]`` each leaf's chosen C (None: class shares)."""
+    ``Xs`` are its scaled training rows, ``codes`` their class indices. Returns the tree, its ``logit_*`` fields set,
+    ``meta["leaf_strengths"]`` each leaf's chosen C (None: class shares) and ``meta["logistic_leaves_tried"]`` how
+    many leaves were taken up. Leaves are taken up most rows first; none after ``budget`` is spent (the first
+    always is) nor past the first ``limit`` (a replayed fit's count): the rest keep their class shares."""
     L, C, p = tree.n_leaves, tree.n_classes, tree.n_features
     sw = np.ones(len(codes)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     leaf = routing.leaves(tree, Xs, scaled=True) - L
@@ -57,8 +61,13 @@ def fit_logistic_leaves(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sa
     coefs = np.zeros((L, C, p))
     mix = np.zeros(L)
     strengths: list[float | None] = [None] * L
+    order = np.argsort(-np.bincount(leaf[sw > 0], minlength=L), kind="stable")
+    tried = 0
     with threadpool_limits(1):  # a leaf's problems are small: BLAS threads cost more than they give (loaded CPUs)
-        for i in range(L):
+        for i in order:
+            if (limit is not None and tried >= limit) or (budget is not None and tried and budget.left() <= 0):
+                break
+            tried += 1
             rows = np.flatnonzero((leaf == i) & (sw > 0))
             y, w = codes[rows], sw[rows]
             if len(rows) < MIN_ROWS or np.bincount(y, minlength=C).min() < FOLDS:
@@ -71,7 +80,7 @@ def fit_logistic_leaves(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sa
             mix[i] = classes.SMOOTHING / (tree.node_counts[L - 1 + i].sum() + classes.SMOOTHING)
             strengths[i] = strength
     tree.logit_intercepts, tree.logit_coefs, tree.logit_mix = intercepts, coefs, mix
-    tree.meta["leaf_strengths"] = strengths
+    tree.meta.update(leaf_strengths=strengths, logistic_leaves_tried=tried)
     return tree
 
 

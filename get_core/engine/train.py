@@ -16,8 +16,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from get_core.budget import (CART_SHARE, MAX_FINISH_SHARE, POLISH_SHARE, REFIT_SHARE, Budget, Counting,
-                             counting, now)
+from get_core.budget import (CART_SHARE, LOGISTIC_SHARE, MAX_FINISH_SHARE, POLISH_SHARE, REFIT_SHARE, Budget,
+                             Counting, counting, now)
 from get_core.engine import classes as class_task
 from get_core.engine import leaves, logistic
 from get_core.config import GETConfig, polishes, soft_rows
@@ -35,7 +35,7 @@ from get_core.engine.race import Race
 from get_core.engine.soft import Params
 from get_core.model import routing
 from get_core.model.prune import collapse_dead_splits
-from get_core.model.tree import CLASS_LEAVES, ObliqueTree, logistic_proba
+from get_core.model.tree import CLASS_LEAVES, LOGISTIC_FIELDS, ObliqueTree, logistic_proba
 
 #: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
 MAX_ROBUST_STRETCH = 1e6
@@ -113,7 +113,9 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     n_classes = 0 if classes is None else len(classes)
     refuse_oversized_fit(*X.shape, config, n_classes)  # a sentence now rather than torch's "can't allocate" later
     t0 = now()
-    fit = None if config.time_budget is None else Budget(config.time_budget, t0)
+    whole = None if config.time_budget is None else Budget(config.time_budget, t0)
+    logistic_leaves = classes is not None and config.class_leaf == "logistic"
+    fit = whole.first(1.0 - LOGISTIC_SHARE) if whole is not None and logistic_leaves else whole
     if classes is None:
         if config.class_leaf != "constant":
             raise ValueError(f"class_leaf={config.class_leaf!r} is for classification; a regression tree's leaves are "
@@ -166,14 +168,28 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     loss = float(np.mean(leaves.row_losses(tree, Xs, ys, sw, scaled=True)))
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
     tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed
-    if classes is not None and config.class_leaf == "logistic":
-        logistic.fit_logistic_leaves(tree, Xs, np.argmax(ys, axis=1), sw, config.random_state)
+    if logistic_leaves:
+        _fit_logistic_leaves(tree, Xs, np.argmax(ys, axis=1), sw, config.random_state, whole, decisions)
     if tree.is_classifier:
         tree.meta["train_accuracy"] = train_accuracy(tree, Xs, ys, sw)
     if header is not None and not tree.meta["cancelled"]:  # a cancelled fit stopped where no plan can say
         decisions.finish()
         tree.meta["plan"] = record(header, decisions)
     return tree
+
+
+def _fit_logistic_leaves(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sw: np.ndarray | None,
+                         random_state: int | None, whole: Budget | None, decisions: Plan) -> None:
+    """The tree's logistic leaves within what is left of the fit's budget ``whole`` (``budget.LOGISTIC_SHARE``):
+    how many leaves it took up is a decision of the clock, recorded, and a replay takes up as many."""
+    if whole is None:
+        logistic.fit_logistic_leaves(tree, Xs, codes, sw, random_state)
+        return
+    tried = decisions.answer("logistic_leaves", lambda: logistic.fit_logistic_leaves(
+        tree, Xs, codes, sw, random_state, budget=whole).meta["logistic_leaves_tried"],
+        lambda v: isinstance(v, int) and 0 <= v <= tree.n_leaves)
+    if decisions.replaying:
+        logistic.fit_logistic_leaves(tree, Xs, codes, sw, random_state, limit=tried)
 
 
 def train_accuracy(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, sw: np.ndarray | None) -> float:
@@ -185,17 +201,20 @@ def train_accuracy(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, sw: np.nda
     return float(np.average(predicted == np.argmax(ys, axis=1), weights=sw))
 
 
-def with_logistic_leaves(tree: ObliqueTree, X: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None,
-                         random_state: int | None) -> ObliqueTree:
-    """A copy of the class-share ``tree`` with a logistic model in each leaf, fitted on the rows (X, class indices
-    ``codes``) its leaves were fitted on: the same splits with the other leaf type (``meta["leaf_variant"]``)."""
+def with_class_leaves(tree: ObliqueTree, X: np.ndarray, codes: np.ndarray,
+                      sample_weight: np.ndarray | None) -> ObliqueTree:
+    """A copy of the logistic-leaf ``tree`` that keeps only its leaves' class shares, fitted on the rows (X, class
+    indices ``codes``) of its leaves: the same splits with the other leaf type (``meta["leaf_variant"]``), at no
+    fit's cost."""
     variant = copy.deepcopy(tree)
-    Xs = variant.scale_X(X)
+    for name in LOGISTIC_FIELDS:
+        setattr(variant, name, None)
+    for key in ("leaf_strengths", "logistic_leaves_tried"):
+        variant.meta.pop(key, None)
     sw = None if sample_weight is None else _mean_one(sample_weight)
-    logistic.fit_logistic_leaves(variant, Xs, codes, sw, random_state)
-    variant.meta["config"] = {**variant.meta.get("config", {}), "class_leaf": "logistic"}
-    variant.meta.update(leaf_variant=True,
-                        train_accuracy=train_accuracy(variant, Xs, class_task.one_hot(codes, variant.n_classes), sw))
+    variant.meta["config"] = {**variant.meta.get("config", {}), "class_leaf": "constant"}
+    variant.meta.update(leaf_variant=True, train_accuracy=train_accuracy(
+        variant, variant.scale_X(X), class_task.one_hot(codes, variant.n_classes), sw))
     return variant
 
 

@@ -9,6 +9,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from get_core import GETClassifier, GETClassifierCV, GETRegressor
+from get_core.budget import Budget
 from get_core.config import GETConfig
 from get_core.engine import logistic
 from get_core.engine.train import logistic_model, train
@@ -162,3 +163,27 @@ def test_a_tie_in_validation_accuracy_goes_to_the_lower_validation_log_loss():
     X_val, y_val = X[:200], y[:200]
     constant, logistic_tree = [t for t, r in zip(cv.search_trees_, cv.cv_results_) if r["depth"] == 1]
     assert search._tiebreak(logistic_tree, X_val, y_val, None) > search._tiebreak(constant, X_val, y_val, None)
+
+
+def test_a_spent_budget_or_a_limit_leaves_the_smaller_leaves_their_shares():
+    X, y = _linear(n=900)
+    config = GETConfig(depth=2, n_starts=1, n_epochs=5, random_state=0)
+    tree = train(X, y, config, classes=[0, 1, 2])
+    Xs = tree.scale_X(X)
+    rows = np.bincount(tree.apply(X) - tree.n_leaves, minlength=tree.n_leaves)
+    spent = logistic.fit_logistic_leaves(tree, Xs, y, None, 0, budget=Budget(0.0))
+    assert spent.meta["logistic_leaves_tried"] == 1  # the first leaf always runs: the one with the most rows
+    modelled = [i for i, s in enumerate(spent.meta["leaf_strengths"]) if s is not None]
+    assert modelled == [int(np.argmax(rows))]
+    limited = logistic.fit_logistic_leaves(tree, Xs, y, None, 0, limit=2)
+    assert limited.meta["logistic_leaves_tried"] == 2
+    assert {i for i, s in enumerate(limited.meta["leaf_strengths"]) if s is not None} <= set(np.argsort(-rows)[:2])
+
+
+def test_a_budgeted_logistic_fit_records_its_leaf_count_and_replays_it():
+    X, y = _linear(n=400)
+    first = GETClassifier(depth=3, leaf="logistic", time_budget=2, random_state=0).fit(X, y)
+    decisions = dict(first.tree_.meta["plan"]["decisions"])
+    assert decisions["logistic_leaves"] == first.tree_.meta["logistic_leaves_tried"] >= 1
+    again = GETClassifier(depth=3, leaf="logistic", replay_plan=first.tree_.meta["plan"]).fit(X, y)
+    np.testing.assert_array_equal(again.predict_proba(X), first.predict_proba(X))
