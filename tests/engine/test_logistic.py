@@ -51,7 +51,7 @@ def test_logistic_leaves_predict_from_their_models_and_stay_off_0_and_1():
     assert tree.meta["train_accuracy"] == pytest.approx(model.score(X, y))
 
 
-def test_a_leaf_of_few_rows_or_a_missing_class_keeps_its_shares():
+def test_a_leaf_of_few_rows_or_a_single_class_keeps_its_shares():
     X, y = _linear(n=200)
     config = GETConfig(depth=1, n_starts=1, n_epochs=1, random_state=0)
     tree = train(X, y, config, classes=[0, 1, 2])
@@ -71,6 +71,16 @@ def test_a_leaf_of_few_rows_or_a_missing_class_keeps_its_shares():
             np.testing.assert_allclose(logistic_proba(tree, probe, np.array([i])), tree.leaf_proba[i:i + 1],
                                        rtol=1e-12)
     assert Xs.shape == X.shape
+
+
+def test_a_leaf_models_the_classes_it_has_rows_of_and_gives_the_others_the_mixed_in_share():
+    X, y = _linear(n=600)
+    y[y == 2] = np.where(np.arange((y == 2).sum()) < 2, 2, 1)  # class 2: two rows, fewer than FOLDS
+    tree = logistic_model(X, y, GETConfig(random_state=0), [0, 1, 2])
+    assert tree.meta["leaf_strengths"][0] is not None
+    proba = tree.predict_proba(X)
+    np.testing.assert_allclose(proba[:, 2], tree.logit_mix[0] / 3)
+    assert (np.argmax(proba, axis=1) == y).mean() > 0.9
 
 
 def test_pure_noise_leaves_keep_their_class_shares():
