@@ -508,7 +508,7 @@ class _SearchCV(_GETEstimator):
         """The record of a budgeted search's plans (``engine.plan.search_record``), for ``replay_plan``; None
         without a budget, or when a fit recorded none (a cancelled one)."""
         plans = [tree.meta.get("plan") for tree in self._trained_fits()]
-        refit = self.tree_.meta.get("plan")
+        refit = {} if self.tree_.meta.get("single_model") else self.tree_.meta.get("plan")  # one model: no clock
         if budget is None or refit is None or any(p is None for p in plans):
             return None
         return search_record(budget, seed, settings, plans, refit)

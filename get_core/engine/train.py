@@ -32,7 +32,7 @@ from get_core.engine.polish import polish
 from get_core.engine.starts import cart_splits
 from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import Race
-from get_core.engine.soft import Params
+from get_core.engine.soft import LOGISTIC, Params
 from get_core.model import routing
 from get_core.model.prune import collapse_dead_splits
 from get_core.model.tree import CLASS_LEAVES, LOGISTIC_FIELDS, ObliqueTree, logistic_proba
@@ -116,6 +116,8 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     whole = None if config.time_budget is None else Budget(config.time_budget, t0)
     logistic_leaves = classes is not None and config.class_leaf == "logistic"
     fit = whole.first(1.0 - LOGISTIC_SHARE) if whole is not None and logistic_leaves else whole
+    if logistic_leaves and logistic.SOFT_PHASE:
+        class_loss = LOGISTIC
     if classes is None:
         if config.class_leaf != "constant":
             raise ValueError(f"class_leaf={config.class_leaf!r} is for classification; a regression tree's leaves are "
@@ -137,7 +139,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
     header = None if fit is None else fit_header(X, y, config, device.type, sw, warm)
     decisions = Plan() if replay_plan is None else replayed(replay_plan, header)
-    polishing = polishes(config, len(ys))
+    polishing = polishes(config, len(ys)) and class_loss != LOGISTIC  # both judge by class shares
     most_starts = None if fit is None else max_starts(*X.shape, config, n_classes)
     planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, decisions,
                                              protected=1 + (warm is not None), most_starts=most_starts)
@@ -150,7 +152,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
     tree = tree_from_params(result.best, scaling, feature_names, config, Xs, ys, classes, sw, scaled=True)
     k = min(config.max_split_features or X.shape[1], X.shape[1])
-    if ((k < X.shape[1] or race is not None) and not reporter.cancelled
+    if ((k < X.shape[1] or race is not None) and not reporter.cancelled and class_loss != LOGISTIC
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
         refit_nodes(tree, Xs, ys, k, config.linear_leaves, config.clip_leaves,
                     *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw,
