@@ -61,19 +61,23 @@ MAX_ITER = 100
 
 
 def fit_logistic_leaves(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None,
-                        random_state: int | None, budget: Budget | None = None, limit: int | None = None
-                        ) -> ObliqueTree:
+                        random_state: int | None, budget: Budget | None = None, limit: int | None = None,
+                        trained: tuple[np.ndarray, np.ndarray] | None = None) -> ObliqueTree:
     """Give the classification ``tree`` (its class leaves already refit on these rows) a logistic model per leaf;
     ``Xs`` are its scaled training rows, ``codes`` their class indices. Returns the tree, its ``logit_*`` fields set,
     ``meta["leaf_strengths"]`` each leaf's chosen C (None: class shares) and ``meta["logistic_leaves_tried"]`` how
     many leaves were taken up. Leaves are taken up most rows first; none after ``budget`` is spent (the first
-    always is) nor past the first ``limit`` (a replayed fit's count): the rest keep their class shares."""
+    always is) nor past the first ``limit`` (a replayed fit's count): the rest keep their class shares, or the soft
+    phase's models when it ``trained`` them (intercepts (L, C), coefs (L, C, p) on the scaled inputs)."""
     L, C, p = tree.n_leaves, tree.n_classes, tree.n_features
     sw = np.ones(len(codes)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     leaf = routing.leaves(tree, Xs, scaled=True) - L
     intercepts = np.log(tree.leaf_proba)  # a leaf without a model: softmax(log shares) = its shares
     coefs = np.zeros((L, C, p))
     mix = np.zeros(L)
+    if trained is not None:
+        intercepts, coefs = (np.array(t, dtype=np.float64) for t in trained)
+        mix = classes.SMOOTHING / (tree.node_counts[L - 1:].sum(axis=1) + classes.SMOOTHING)
     strengths: list[float | None] = [None] * L
     order = np.argsort(-np.bincount(leaf[sw > 0], minlength=L), kind="stable")
     tried = 0
@@ -83,6 +87,7 @@ def fit_logistic_leaves(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sa
                 break
             tried += 1
             rows = np.flatnonzero((leaf == i) & (sw > 0))
+            intercepts[i], coefs[i], mix[i] = np.log(tree.leaf_proba[i]), 0.0, 0.0  # shares unless a model wins
             present = np.flatnonzero(np.bincount(codes[rows], minlength=C) >= FOLDS)
             rows = rows[np.isin(codes[rows], present)]
             if len(rows) < MIN_ROWS or len(present) < 2:

@@ -171,7 +171,9 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
     tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed
     if logistic_leaves:
-        _fit_logistic_leaves(tree, Xs, np.argmax(ys, axis=1), sw, config.random_state, whole, decisions)
+        trained = None if class_loss != LOGISTIC else tuple(t[0].double().cpu().numpy() for t in (
+            result.best.intercepts, result.best.coefs))
+        _fit_logistic_leaves(tree, Xs, np.argmax(ys, axis=1), sw, config.random_state, whole, decisions, trained)
     if tree.is_classifier:
         tree.meta["train_accuracy"] = train_accuracy(tree, Xs, ys, sw)
     if header is not None and not tree.meta["cancelled"]:  # a cancelled fit stopped where no plan can say
@@ -181,17 +183,19 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
 
 
 def _fit_logistic_leaves(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sw: np.ndarray | None,
-                         random_state: int | None, whole: Budget | None, decisions: Plan) -> None:
+                         random_state: int | None, whole: Budget | None, decisions: Plan,
+                         trained: tuple[np.ndarray, np.ndarray] | None) -> None:
     """The tree's logistic leaves within what is left of the fit's budget ``whole`` (``budget.LOGISTIC_SHARE``):
-    how many leaves it took up is a decision of the clock, recorded, and a replay takes up as many."""
+    how many leaves it took up is a decision of the clock, recorded, and a replay takes up as many. ``trained``:
+    the soft phase's leaf models, which the leaves not taken up keep."""
     if whole is None:
-        logistic.fit_logistic_leaves(tree, Xs, codes, sw, random_state)
+        logistic.fit_logistic_leaves(tree, Xs, codes, sw, random_state, trained=trained)
         return
     tried = decisions.answer("logistic_leaves", lambda: logistic.fit_logistic_leaves(
-        tree, Xs, codes, sw, random_state, budget=whole).meta["logistic_leaves_tried"],
+        tree, Xs, codes, sw, random_state, budget=whole, trained=trained).meta["logistic_leaves_tried"],
         lambda v: isinstance(v, int) and 0 <= v <= tree.n_leaves)
     if decisions.replaying:
-        logistic.fit_logistic_leaves(tree, Xs, codes, sw, random_state, limit=tried)
+        logistic.fit_logistic_leaves(tree, Xs, codes, sw, random_state, limit=tried, trained=trained)
 
 
 def train_accuracy(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, sw: np.ndarray | None) -> float:

