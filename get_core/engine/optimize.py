@@ -248,20 +248,22 @@ def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], d
     if fit.intercepts.dim() == 3:  # a classifier: its hard accuracy travels with the progress (``Reporter``)
         fit.accuracy = leaves.hard_accuracy(leaf, fit, problems.y, problems.w, starts)
     if problems.class_loss == LOGISTIC:
-        return fit, _logistic_hard_loss(params, chunks, starts)
+        return fit, _logistic_hard_loss(params, leaf, chunks, starts)
     return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
 
 
-def _logistic_hard_loss(params: Params, chunks: list[Problems], starts: int) -> torch.Tensor:
+def _logistic_hard_loss(params: Params, leaf: torch.Tensor, chunks: list[Problems], starts: int) -> torch.Tensor:
     """The weighted log loss (M,) of the hard-split trees with their logistic leaves as trained (``soft.LOGISTIC``):
-    what picks each start's best tree when the leaves are logistic models, which class shares would misjudge."""
-    total = None
+    what picks each start's best tree when the leaves are logistic models, which class shares would misjudge.
+    ``leaf`` (M, n): every row's leaf, the rows of ``chunks`` in order."""
+    total, first = None, 0
     for c in chunks:
-        leaf = leaves.route(params.weights, params.thresholds, c.Xat, starts)  # (M, n)
         Z = leaf_logits(params, c.Xat, starts)  # (M, L, C, n)
         M, _, C, n = Z.shape
         B = c.y.shape[0]
-        z = Z.gather(1, leaf.view(M, 1, 1, n).expand(M, 1, C, n)).view(B, starts, C, n)
+        at = leaf[:, first:first + n].to(Z.device)
+        first += n
+        z = Z.gather(1, at.reshape(M, 1, 1, n).expand(M, 1, C, n)).view(B, starts, C, n)
         rows = torch.logsumexp(z, dim=2) - (z * c.y.transpose(1, 2).reshape(B, 1, C, n)).sum(dim=2)
         part = (rows * c.w.view(B, 1, n)).sum(dim=2).view(M).double()
         total = part if total is None else total + part
