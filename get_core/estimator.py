@@ -715,8 +715,9 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
     Gini impurity), leaves are recomputed from hard splits, start 0 is a classification CART of the same depth and
     the returned tree is never worse than it in training Gini. ``predict`` gives the most probable class of the
     row's leaf, ``predict_proba`` its smoothed class shares. Labels may be text, integers, floats or booleans, any
-    number of classes; ``class_weight`` weighs them. The other parameters are GETRegressor's (``config.GETConfig``);
-    leaves are always constant class shares.
+    number of classes; ``class_weight`` weighs them. The other parameters are GETRegressor's (``config.GETConfig``).
+    With ``leaf="logistic"`` each leaf is a logistic model instead, trained with the splits under the soft-routed
+    log loss and then refit on its rows (``engine.logistic``); the best start is then the one of least hard log loss.
 
     Attributes
     ----------
