@@ -36,6 +36,8 @@ from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.data.encoding import MAX_ABS, refuse_too_large
 from get_core.engine.plan import PlanError, SearchReplay, search_record
 from get_core.engine.progress import ProgressCallback
+from get_core.engine import classes as class_task
+from get_core.engine import logistic
 from get_core.engine.train import fresh_seed, logistic_model, train, with_class_leaves
 from get_core.metrics import search_r2
 from get_core.model.tree import ObliqueTree, feature_name_problem
@@ -272,7 +274,12 @@ class _GETEstimator(BaseEstimator):
         replaying ``replay_plan`` (one fit's recorded plan) when given."""
         classes = self.classes_.tolist() if self._is_classifier else None  # plain labels: no np.str_('B') in words
         return _search_fit(X, y, config, on_progress, names, checkpoint, warm_start, sample_weight, classes,
-                           replay_plan)
+                           replay_plan, self._class_loss())
+
+    def _class_loss(self) -> str | None:
+        """The soft loss per leaf of this estimator's fits (``engine.train.train``'s ``class_loss``); None: the
+        leaves' own."""
+        return None
 
     def _warn_if_squeezed(self, X: np.ndarray) -> None:
         squeezed = squeezed_features(X) if self.scaling == "minmax" else []
@@ -843,6 +850,10 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
     def _depth_note(self) -> str:
         return "" if self.leaf != "constant" else " (depth 0, one logistic model, needs leaf='logistic' or 'auto')"
 
+    def _class_loss(self) -> str | None:
+        """With 'auto' the class-share soft phase unless ``logistic.SEARCH_SOFT_PHASE`` (see there)."""
+        return None if self.leaf != "auto" or logistic.SEARCH_SOFT_PHASE else class_task.SOFT_LOSS
+
     def _leaf_settings(self, validated: ObliqueTree) -> dict:
         self.best_leaf_ = "logistic" if validated.has_logistic_leaves else "constant"
         return {"class_leaf": self.best_leaf_}
@@ -907,13 +918,17 @@ class DepthSearch:
 def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
                 names: list[str] | None, checkpoint: SearchCheckpoint | None,
                 warm_start: ObliqueTree | None = None, sample_weight: np.ndarray | None = None,
-                classes: list | None = None, replay_plan: dict | None = None) -> ObliqueTree:
+                classes: list | None = None, replay_plan: dict | None = None,
+                class_loss: str | None = None) -> ObliqueTree:
     """One fit (of the depth search, its refit, or a plain estimator's, ``replay_plan`` replayed), taken from
     ``checkpoint`` when an earlier search stored it (a cancelled fit is never stored)."""
-    task = dict(warm_start=warm_start, sample_weight=sample_weight, classes=classes, replay_plan=replay_plan)
+    task = dict(warm_start=warm_start, sample_weight=sample_weight, classes=classes, replay_plan=replay_plan,
+                class_loss=class_loss)
     if checkpoint is None:
         return train(X, y, config, on_progress, names, **task)
     key = fit_fingerprint(X, y, config, names, warm_start, sample_weight, classes)
+    if class_loss is not None:  # the same config trained under another soft loss is another fit
+        key = f"{key}-{class_loss}"
     tree = checkpoint.load(key)
     if tree is None:
         tree = train(X, y, config, on_progress, names, **task)

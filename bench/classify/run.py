@@ -9,8 +9,8 @@ defaults, logistic regression is standardized (max_iter 2000). Categorical colum
 table (the codes are fixed, no target is read). GET: ``GETClassifierCV`` with ``time_budget`` seconds for the whole
 search and refit (``--budget``), dense or with k = 1, 2, 3 features per split; ``get-logistic`` with a logistic model
 per leaf and depths from 0 (one logistic model), ``get-auto`` with the search choosing constant or logistic leaves
-per depth (issue 52); ``get-logistic-refit`` and ``get-auto-refit`` the same with logistic leaves fitted only after a
-class-share soft phase (the variant that training them in the soft phase is measured against). Each (dataset, seed, method) cell is
+per depth (issue 52); ``get-logistic-refit`` with logistic leaves fitted only after a class-share soft phase and
+``get-auto-soft`` with the search's fits training logistic leaves in the soft phase (``engine.logistic``'s switches). Each (dataset, seed, method) cell is
 appended to a JSON-lines file as it finishes, so an interrupted run resumes: rerun the same command.
 
   python -m bench.classify --seeds 0 --budget 20              # the reduced protocol of docs/BENCHMARKS.md
@@ -37,13 +37,14 @@ from get_core.baselines import count_tree_parameters
 DATA_DIR = DEFAULT_DATA_DIR / "classification"
 CELLS = RESULTS_DIR / "classify.cells.jsonl"
 METHODS = ("cart", "rf", "hgb", "logistic", "obliquetree", "get", "get-k1", "get-k2", "get-k3", "get-logistic",
-           "get-auto", "get-logistic-refit", "get-auto-refit")
+           "get-auto", "get-logistic-refit", "get-auto-soft")
 #: GETClassifierCV's leaf per GET method (issue 52); the logistic ones also try depth 0, one logistic model.
 GET_LEAVES = {"get-logistic": "logistic", "get-auto": "auto", "get-logistic-refit": "logistic",
-              "get-auto-refit": "auto"}
-#: The methods whose soft phase trains class shares, the logistic leaves fitted after it only (``engine.logistic``'s
-#: ``SOFT_PHASE`` off): the variant the soft-phase training of logistic leaves is measured against.
-REFIT_ONLY = ("get-logistic-refit", "get-auto-refit")
+              "get-auto-soft": "auto"}
+#: The variants of whether the soft phase trains logistic leaves (``engine.logistic``'s switch set to the value for
+#: the method's fit): ``get-logistic-refit`` with a class-share soft phase, the logistic leaves fitted after it only;
+#: ``get-auto-soft`` with the search's fits training logistic leaves in the soft phase.
+SOFT_SWITCHES = {"get-logistic-refit": ("SOFT_PHASE", False), "get-auto-soft": ("SEARCH_SOFT_PHASE", True)}
 
 
 def load_table(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -97,13 +98,14 @@ def fit_method(name: str, X, y, seed: int, budget: float):
     leaf = GET_LEAVES.get(name, "constant")
     k = None if name == "get" or leaf != "constant" else int(name.removeprefix("get-k"))
     depths = DEPTHS if leaf == "constant" else (0, *DEPTHS)
-    soft_phase = logistic_leaves.SOFT_PHASE
-    logistic_leaves.SOFT_PHASE = soft_phase and name not in REFIT_ONLY
+    switch, value = SOFT_SWITCHES.get(name, ("SOFT_PHASE", logistic_leaves.SOFT_PHASE))
+    default = getattr(logistic_leaves, switch)
+    setattr(logistic_leaves, switch, value)
     try:
         model = GETClassifierCV(depths=depths, leaf=leaf, time_budget=budget, max_split_features=k,
                                 random_state=seed).fit(X, y)
     finally:
-        logistic_leaves.SOFT_PHASE = soft_phase
+        setattr(logistic_leaves, switch, default)
     tree = model.tree_
     return model, {"depth": int(model.best_depth_), "leaf": model.best_leaf_,
                    "parameters": int(tree.n_nonzero_parameters),

@@ -81,14 +81,15 @@ def fresh_seed() -> int:
 def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
           feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None,
           sample_weight: np.ndarray | None = None, classes: Sequence | None = None,
-          class_loss: str = class_task.SOFT_LOSS, replay_plan: dict | None = None) -> ObliqueTree:
+          class_loss: str | None = None, replay_plan: dict | None = None) -> ObliqueTree:
     """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
     A time budget counts the seconds the fit was not kept waiting for a core (``budget.counting``).
 
     ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
     start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
     ``classes`` (the C labels, ``np.unique`` order) makes it a classification tree: y then holds each row's class
-    index 0..C-1, and ``class_loss`` is the soft loss per leaf (``classes``). ``sample_weight`` (n,) >= 0, not all 0.
+    index 0..C-1, and ``class_loss`` is the soft loss per leaf (``classes``; None: ``soft.LOGISTIC`` for logistic
+    leaves when ``logistic.SOFT_PHASE``, else ``classes.SOFT_LOSS``). ``sample_weight`` (n,) >= 0, not all 0.
     A budgeted fit records every decision it took from the clock in ``tree.meta["plan"]`` (``plan``; with
     ``random_state=None`` it draws a seed and records it); ``replay_plan``, such a record, makes the fit take them
     from it instead (its budget and seed where ``config`` leaves them None), and so return the recorded tree.
@@ -104,7 +105,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
 
 def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
            feature_names: Sequence[str] | None, warm_start: ObliqueTree | None, sample_weight: np.ndarray | None,
-           classes: Sequence | None, class_loss: str, replay_plan: dict | None) -> ObliqueTree:
+           classes: Sequence | None, class_loss: str | None, replay_plan: dict | None) -> ObliqueTree:
     """``train``'s fit, its budget on the fit's clock."""
     X = np.asarray(X, dtype=np.float64)
     config = config if replay_plan is None else replay_config(config, replay_plan)
@@ -116,8 +117,8 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     whole = None if config.time_budget is None else Budget(config.time_budget, t0)
     logistic_leaves = classes is not None and config.class_leaf == "logistic"
     fit = whole.first(1.0 - LOGISTIC_SHARE) if whole is not None and logistic_leaves else whole
-    if logistic_leaves and logistic.SOFT_PHASE:
-        class_loss = LOGISTIC
+    if class_loss is None:
+        class_loss = LOGISTIC if logistic_leaves and logistic.SOFT_PHASE else class_task.SOFT_LOSS
     if classes is None:
         if config.class_leaf != "constant":
             raise ValueError(f"class_leaf={config.class_leaf!r} is for classification; a regression tree's leaves are "

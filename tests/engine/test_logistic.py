@@ -208,3 +208,18 @@ def test_a_budgeted_logistic_fit_records_its_leaf_count_and_replays_it():
     assert decisions["logistic_leaves"] == first.tree_.meta["logistic_leaves_tried"] >= 1
     again = GETClassifier(depth=3, leaf="logistic", replay_plan=first.tree_.meta["plan"]).fit(X, y)
     np.testing.assert_array_equal(again.predict_proba(X), first.predict_proba(X))
+
+
+def test_the_auto_search_scores_real_class_share_trees_and_logistic_leaves_on_their_splits(monkeypatch):
+    X, y = _linear(n=400)
+    params = dict(depths=(1, 2), n_starts=2, n_epochs=10, random_state=0, patience=2)
+    auto = GETClassifierCV(leaf="auto", **params).fit(X, y)
+    constant = GETClassifierCV(leaf="constant", **params).fit(X, y)
+    for depth, shares in zip((1, 2), constant.search_trees_):
+        pair = [t for t, r in zip(auto.search_trees_, auto.cv_results_) if r["depth"] == depth]
+        assert [t.has_logistic_leaves for t in pair] == [False, True]
+        for tree in pair:  # the splits a class-share search fits, so its candidates are what leaf="constant" scores
+            np.testing.assert_array_equal(tree.weights, shares.weights)
+    monkeypatch.setattr(logistic, "SEARCH_SOFT_PHASE", True)  # the variant: splits trained for logistic leaves
+    soft = GETClassifierCV(leaf="auto", **params).fit(X, y)
+    assert not np.array_equal(soft.search_trees_[0].weights, constant.search_trees_[0].weights)
