@@ -9,7 +9,8 @@ same refit (``get-logistic-refit``) on the 12 shared tables, seed 0, 10 s per se
 (results/classify-v7.md): mean test accuracy 87.71 against 86.99, mean test log loss 0.321 against 0.392 (ionosphere
 90.91 against 85.23, sonar 84.62 against 80.77, pima_diabetes 77.08 against 79.69). Such a fit has no polish and no
 node refit (both judge a split by class shares) and no fused CPU kernel (its soft pass is torch's: on phoneme, 5,404
-rows, a 10-s search took 59 s of wall time against 32 s on the loaded machine).
+rows, a 10-s search took 59 s of wall time against 32 s on the loaded machine). ``GETClassifierCV(leaf="auto")``
+keeps the class-share soft phase (``SEARCH_SOFT_PHASE``), since it also scores the class shares of its fits' splits.
 
 Each leaf's rows are standardized (its weighted mean and standard deviation) before the fit and the model folded
 back onto the scaled inputs, so the L2 penalty weighs every feature alike whatever its range (min-max scaling packs a
