@@ -851,7 +851,7 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
         return "" if self.leaf != "constant" else " (depth 0, one logistic model, needs leaf='logistic' or 'auto')"
 
     def _class_loss(self) -> str | None:
-        """With 'auto' the class-share soft phase unless ``logistic.SEARCH_SOFT_PHASE`` (see there)."""
+        """With 'auto' the class-share soft phase where ``logistic.SEARCH_SOFT_PHASE`` is off (see there)."""
         return None if self.leaf != "auto" or logistic.SEARCH_SOFT_PHASE else class_task.SOFT_LOSS
 
     def _leaf_settings(self, validated: ObliqueTree) -> dict:

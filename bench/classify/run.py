@@ -9,8 +9,8 @@ defaults, logistic regression is standardized (max_iter 2000). Categorical colum
 table (the codes are fixed, no target is read). GET: ``GETClassifierCV`` with ``time_budget`` seconds for the whole
 search and refit (``--budget``), dense or with k = 1, 2, 3 features per split; ``get-logistic`` with a logistic model
 per leaf and depths from 0 (one logistic model), ``get-auto`` with the search choosing constant or logistic leaves
-per depth (issue 52); ``get-logistic-refit`` with logistic leaves fitted only after a class-share soft phase and
-``get-auto-soft`` with the search's fits training logistic leaves in the soft phase (``engine.logistic``'s switches). Each (dataset, seed, method) cell is
+per depth (issue 52); ``get-logistic-refit`` and ``get-auto-refit`` the same with logistic leaves fitted only after a
+class-share soft phase (``engine.logistic``'s switches), the variants the soft-phase training is measured against. Each (dataset, seed, method) cell is
 appended to a JSON-lines file as it finishes, so an interrupted run resumes: rerun the same command.
 
   python -m bench.classify --seeds 0 --budget 20              # the reduced protocol of docs/BENCHMARKS.md
@@ -37,14 +37,13 @@ from get_core.baselines import count_tree_parameters
 DATA_DIR = DEFAULT_DATA_DIR / "classification"
 CELLS = RESULTS_DIR / "classify.cells.jsonl"
 METHODS = ("cart", "rf", "hgb", "logistic", "obliquetree", "get", "get-k1", "get-k2", "get-k3", "get-logistic",
-           "get-auto", "get-logistic-refit", "get-auto-soft")
+           "get-auto", "get-logistic-refit", "get-auto-refit")
 #: GETClassifierCV's leaf per GET method (issue 52); the logistic ones also try depth 0, one logistic model.
 GET_LEAVES = {"get-logistic": "logistic", "get-auto": "auto", "get-logistic-refit": "logistic",
-              "get-auto-soft": "auto"}
+              "get-auto-refit": "auto"}
 #: The variants of whether the soft phase trains logistic leaves (``engine.logistic``'s switch set to the value for
-#: the method's fit): ``get-logistic-refit`` with a class-share soft phase, the logistic leaves fitted after it only;
-#: ``get-auto-soft`` with the search's fits training logistic leaves in the soft phase.
-SOFT_SWITCHES = {"get-logistic-refit": ("SOFT_PHASE", False), "get-auto-soft": ("SEARCH_SOFT_PHASE", True)}
+#: the method's fit): with a class-share soft phase, the logistic leaves fitted after it only.
+SOFT_SWITCHES = {"get-logistic-refit": ("SOFT_PHASE", False), "get-auto-refit": ("SEARCH_SOFT_PHASE", False)}
 
 
 def load_table(path: Path) -> tuple[np.ndarray, np.ndarray]:

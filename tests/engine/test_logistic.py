@@ -210,16 +210,19 @@ def test_a_budgeted_logistic_fit_records_its_leaf_count_and_replays_it():
     np.testing.assert_array_equal(again.predict_proba(X), first.predict_proba(X))
 
 
-def test_the_auto_search_scores_real_class_share_trees_and_logistic_leaves_on_their_splits(monkeypatch):
+def test_the_auto_search_scores_each_fit_with_logistic_leaves_and_with_its_class_shares(monkeypatch):
     X, y = _linear(n=400)
     params = dict(depths=(1, 2), n_starts=2, n_epochs=10, random_state=0, patience=2)
     auto = GETClassifierCV(leaf="auto", **params).fit(X, y)
     constant = GETClassifierCV(leaf="constant", **params).fit(X, y)
-    for depth, shares in zip((1, 2), constant.search_trees_):
+    for depth in (1, 2):
         pair = [t for t, r in zip(auto.search_trees_, auto.cv_results_) if r["depth"] == depth]
         assert [t.has_logistic_leaves for t in pair] == [False, True]
-        for tree in pair:  # the splits a class-share search fits, so its candidates are what leaf="constant" scores
+        np.testing.assert_array_equal(pair[0].weights, pair[1].weights)  # one fit, its two leaf types
+    assert not np.array_equal(auto.search_trees_[0].weights, constant.search_trees_[0].weights)  # trained for logits
+    monkeypatch.setattr(logistic, "SEARCH_SOFT_PHASE", False)  # the variant: splits trained for class shares
+    refit = GETClassifierCV(leaf="auto", **params).fit(X, y)
+    for depth, shares in zip((1, 2), constant.search_trees_):
+        pair = [t for t, r in zip(refit.search_trees_, refit.cv_results_) if r["depth"] == depth]
+        for tree in pair:
             np.testing.assert_array_equal(tree.weights, shares.weights)
-    monkeypatch.setattr(logistic, "SEARCH_SOFT_PHASE", True)  # the variant: splits trained for logistic leaves
-    soft = GETClassifierCV(leaf="auto", **params).fit(X, y)
-    assert not np.array_equal(soft.search_trees_[0].weights, constant.search_trees_[0].weights)
