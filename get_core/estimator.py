@@ -36,7 +36,9 @@ from get_core.data.columns import SQUEEZED_SHARE, DataError, squeezed_features
 from get_core.data.encoding import MAX_ABS, refuse_too_large
 from get_core.engine.plan import PlanError, SearchReplay, search_record
 from get_core.engine.progress import ProgressCallback
-from get_core.engine.train import fresh_seed, logistic_model, train, with_logistic_leaves
+from get_core.engine import classes as class_task
+from get_core.engine import logistic
+from get_core.engine.train import fresh_seed, logistic_model, train, with_class_leaves
 from get_core.metrics import search_r2
 from get_core.model.inputs import Inputs, learn, numbers_of
 from get_core.model.tree import ObliqueTree, feature_name_problem
@@ -320,7 +322,12 @@ class _GETEstimator(BaseEstimator):
         classes = self.classes_.tolist() if self._is_classifier else None  # plain labels: no np.str_('B') in words
         groups = None if self.inputs_ is None else self.inputs_.groups
         return _search_fit(X, y, config, on_progress, names, checkpoint, warm_start, sample_weight, classes,
-                           replay_plan, groups)
+                           replay_plan, groups, self._class_loss())
+
+    def _class_loss(self) -> str | None:
+        """The soft loss per leaf of this estimator's fits (``engine.train.train``'s ``class_loss``); None: the
+        leaves' own."""
+        return None
 
     def _warn_if_squeezed(self, X: np.ndarray, names: list[str] | None) -> None:
         """Warn of far outliers in number columns (a 0/1 "is missing" or category column is packed by nature)."""
@@ -570,7 +577,7 @@ class _SearchCV(_GETEstimator):
         """The record of a budgeted search's plans (``engine.plan.search_record``), for ``replay_plan``; None
         without a budget, or when a fit recorded none (a cancelled one)."""
         plans = [tree.meta.get("plan") for tree in self._trained_fits()]
-        refit = self.tree_.meta.get("plan")
+        refit = {} if self.tree_.meta.get("single_model") else self.tree_.meta.get("plan")  # one model: no clock
         if budget is None or refit is None or any(p is None for p in plans):
             return None
         return search_record(budget, seed, settings, plans, refit)
@@ -782,8 +789,9 @@ class GETClassifier(_ClassifierOutputs, ClassifierMixin, _GETEstimator):
     Gini impurity), leaves are recomputed from hard splits, start 0 is a classification CART of the same depth and
     the returned tree is never worse than it in training Gini. ``predict`` gives the most probable class of the
     row's leaf, ``predict_proba`` its smoothed class shares. Labels may be text, integers, floats or booleans, any
-    number of classes; ``class_weight`` weighs them. The other parameters are GETRegressor's (``config.GETConfig``);
-    leaves are always constant class shares.
+    number of classes; ``class_weight`` weighs them. The other parameters are GETRegressor's (``config.GETConfig``).
+    With ``leaf="logistic"`` each leaf is a logistic model instead, trained with the splits under the soft-routed
+    log loss and then refit on its rows (``engine.logistic``); the best start is then the one of least hard log loss.
 
     Attributes
     ----------
@@ -917,6 +925,10 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
     def _depth_note(self) -> str:
         return "" if self.leaf != "constant" else " (depth 0, one logistic model, needs leaf='logistic' or 'auto')"
 
+    def _class_loss(self) -> str | None:
+        """With 'auto' the class-share soft phase where ``logistic.SEARCH_SOFT_PHASE`` is off (see there)."""
+        return None if self.leaf != "auto" or logistic.SEARCH_SOFT_PHASE else class_task.SOFT_LOSS
+
     def _leaf_settings(self, validated: ObliqueTree) -> dict:
         self.best_leaf_ = "logistic" if validated.has_logistic_leaves else "constant"
         return {"class_leaf": self.best_leaf_}
@@ -927,17 +939,17 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
     def _search_fits(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None, depth: int, config: GETConfig,
                      on_progress: ProgressCallback | None, names: list[str] | None,
                      checkpoint: SearchCheckpoint | None, replay: SearchReplay | None) -> list[ObliqueTree]:
-        """Depth 0: one logistic model. Otherwise one GET fit, scored with the leaves ``leaf`` asks for: with
-        'auto' its class-share tree and the same splits with logistic leaves (a copy, ``meta["leaf_variant"]``),
-        so the leaf type costs no second fit."""
+        """Depth 0: one logistic model. Otherwise one GET fit with the leaves ``leaf`` asks for: with 'auto' a
+        logistic-leaf fit (its leaf fits within its budget) scored as it is and with its class shares only (a copy,
+        ``meta["leaf_variant"]``, first), so the leaf type costs no second fit."""
         if depth == 0:
             return [logistic_model(X, y, replace(config, class_leaf="logistic"), list(self.classes_), names, w)]
-        trees = super()._search_fits(X, y, w, depth, replace(config, class_leaf="constant"), on_progress, names,
+        leaf = "constant" if self.leaf == "constant" else "logistic"
+        trees = super()._search_fits(X, y, w, depth, replace(config, class_leaf=leaf), on_progress, names,
                                      checkpoint, replay)
-        if self.leaf == "constant" or trees[0].meta.get("cancelled"):
+        if self.leaf != "auto":
             return trees
-        variant = with_logistic_leaves(trees[0], X, y, w, config.random_state)
-        return [variant] if self.leaf == "logistic" else trees + [variant]
+        return [with_class_leaves(trees[0], X, y, w), *trees]
 
     def _refit(self, X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
                names: list[str] | None, weights: np.ndarray | None, checkpoint: SearchCheckpoint | None,
@@ -982,14 +994,16 @@ def _search_fit(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Pr
                 names: list[str] | None, checkpoint: SearchCheckpoint | None,
                 warm_start: ObliqueTree | None = None, sample_weight: np.ndarray | None = None,
                 classes: list | None = None, replay_plan: dict | None = None,
-                groups: np.ndarray | None = None) -> ObliqueTree:
+                groups: np.ndarray | None = None, class_loss: str | None = None) -> ObliqueTree:
     """One fit (of the depth search, its refit, or a plain estimator's, ``replay_plan`` replayed), taken from
     ``checkpoint`` when an earlier search stored it (a cancelled fit is never stored)."""
     task = dict(warm_start=warm_start, sample_weight=sample_weight, classes=classes, replay_plan=replay_plan,
-                groups=groups)
+                groups=groups, class_loss=class_loss)
     if checkpoint is None:
         return train(X, y, config, on_progress, names, **task)
     key = fit_fingerprint(X, y, config, names, warm_start, sample_weight, classes)
+    if class_loss is not None:  # the same config trained under another soft loss is another fit
+        key = f"{key}-{class_loss}"
     tree = checkpoint.load(key)
     if tree is None:
         tree = train(X, y, config, on_progress, names, **task)

@@ -9,7 +9,8 @@ defaults, logistic regression is standardized (max_iter 2000). Categorical colum
 table (the codes are fixed, no target is read). GET: ``GETClassifierCV`` with ``time_budget`` seconds for the whole
 search and refit (``--budget``), dense or with k = 1, 2, 3 features per split; ``get-logistic`` with a logistic model
 per leaf and depths from 0 (one logistic model), ``get-auto`` with the search choosing constant or logistic leaves
-per depth (issue 52). Each (dataset, seed, method) cell is
+per depth (issue 52); ``get-logistic-refit`` and ``get-auto-refit`` the same with logistic leaves fitted only after a
+class-share soft phase (``engine.logistic``'s switches), the variants the soft-phase training is measured against. Each (dataset, seed, method) cell is
 appended to a JSON-lines file as it finishes, so an interrupted run resumes: rerun the same command.
 
   python -m bench.classify --seeds 0 --budget 20              # the reduced protocol of docs/BENCHMARKS.md
@@ -36,9 +37,13 @@ from get_core.baselines import count_tree_parameters
 DATA_DIR = DEFAULT_DATA_DIR / "classification"
 CELLS = RESULTS_DIR / "classify.cells.jsonl"
 METHODS = ("cart", "rf", "hgb", "logistic", "obliquetree", "get", "get-k1", "get-k2", "get-k3", "get-logistic",
-           "get-auto")
+           "get-auto", "get-logistic-refit", "get-auto-refit")
 #: GETClassifierCV's leaf per GET method (issue 52); the logistic ones also try depth 0, one logistic model.
-GET_LEAVES = {"get-logistic": "logistic", "get-auto": "auto"}
+GET_LEAVES = {"get-logistic": "logistic", "get-auto": "auto", "get-logistic-refit": "logistic",
+              "get-auto-refit": "auto"}
+#: The variants of whether the soft phase trains logistic leaves (``engine.logistic``'s switch set to the value for
+#: the method's fit): with a class-share soft phase, the logistic leaves fitted after it only.
+SOFT_SWITCHES = {"get-logistic-refit": ("SOFT_PHASE", False), "get-auto-refit": ("SEARCH_SOFT_PHASE", False)}
 
 
 def load_table(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -87,12 +92,19 @@ def fit_method(name: str, X, y, seed: int, budget: float):
         model, details = _tree_method(lambda d: Classifier(max_depth=d, random_state=seed), X, y, seed, PATIENCE)
         return model, details
     from get_core import GETClassifierCV
+    from get_core.engine import logistic as logistic_leaves
 
     leaf = GET_LEAVES.get(name, "constant")
     k = None if name == "get" or leaf != "constant" else int(name.removeprefix("get-k"))
     depths = DEPTHS if leaf == "constant" else (0, *DEPTHS)
-    model = GETClassifierCV(depths=depths, leaf=leaf, time_budget=budget, max_split_features=k,
-                            random_state=seed).fit(X, y)
+    switch, value = SOFT_SWITCHES.get(name, ("SOFT_PHASE", logistic_leaves.SOFT_PHASE))
+    default = getattr(logistic_leaves, switch)
+    setattr(logistic_leaves, switch, value)
+    try:
+        model = GETClassifierCV(depths=depths, leaf=leaf, time_budget=budget, max_split_features=k,
+                                random_state=seed).fit(X, y)
+    finally:
+        setattr(logistic_leaves, switch, default)
     tree = model.tree_
     return model, {"depth": int(model.best_depth_), "leaf": model.best_leaf_,
                    "parameters": int(tree.n_nonzero_parameters),

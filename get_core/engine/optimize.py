@@ -26,7 +26,7 @@ from get_core.engine.plan import Plan
 from get_core.engine.race import (LADDER, MAX_EPOCHS, MIN_CHECKPOINTS, MIN_EPOCHS, MIN_EPOCHS_MORE_STARTS, Costs,
                                   Race, RacePlan, plan)
 from get_core.schedule import alpha_stage_bounds
-from get_core.engine.soft import Params, Workspace, soft_loss_and_grad
+from get_core.engine.soft import LOGISTIC, Params, Workspace, leaf_logits, soft_loss_and_grad
 from get_core.engine.sparse import Sparsifier
 from get_core.engine.starts import cart_splits, random_splits
 
@@ -148,7 +148,8 @@ class Problems:
     def chunks(self, n_models: int, n_nodes: int) -> list["Problems"]:
         """Row chunks that bound the soft pass's memory; losses and gradients add over chunks."""
         n = self.Xa.shape[1]
-        size = max(64, CHUNK_ELEMENTS // max(1, n_models * n_nodes))
+        width = n_nodes * (2 * self.y.shape[2] if self.class_loss == LOGISTIC else 1)  # logistic: (L, C) logits
+        size = max(64, CHUNK_ELEMENTS // max(1, n_models * width))
         if size >= n:
             return [self]
         return [Problems(self.Xa[:, i:i + size], self.Xat[:, :, i:i + size], self.y[:, i:i + size],
@@ -211,7 +212,8 @@ class _Adam:
 def _soft_pass(params: Params, alpha: torch.Tensor, problems: Problems, chunks: list[Problems], starts: int,
                l1: float, workspaces: dict[int, Workspace]):
     """Soft loss (M,) and gradients: the fused CPU kernel when it is available, else torch ops over row chunks."""
-    if native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32:
+    if (native.available(problems.Xa.device, problems.Xa.shape[2] - 1) and problems.Xa.dtype == torch.float32
+            and problems.class_loss != LOGISTIC):
         loss, grads = native.soft_loss_and_grad(params, alpha, problems.Xat.contiguous(), problems.y, problems.w,
                                                   starts, problems.n_rows, problems.class_loss)
     else:
@@ -248,11 +250,34 @@ def _hard_evaluate(params: Params, problems: Problems, chunks: list[Problems], d
     fit = leaves.fit_leaves(leaf, problems.X, problems.y, problems.w, depth, linear, starts, clip)
     if fit.intercepts.dim() == 3:  # a classifier: its hard accuracy travels with the progress (``Reporter``)
         fit.accuracy = leaves.hard_accuracy(leaf, fit, problems.y, problems.w, starts)
+    if problems.class_loss == LOGISTIC:
+        return fit, _logistic_hard_loss(params, leaf, chunks, starts)
     return fit, leaves.hard_loss(leaf, fit, problems.X, problems.y, problems.w, starts).double()
 
 
+def _logistic_hard_loss(params: Params, leaf: torch.Tensor, chunks: list[Problems], starts: int) -> torch.Tensor:
+    """The weighted log loss (M,) of the hard-split trees with their logistic leaves as trained (``soft.LOGISTIC``):
+    what picks each start's best tree when the leaves are logistic models, which class shares would misjudge.
+    ``leaf`` (M, n): every row's leaf, the rows of ``chunks`` in order."""
+    total, first = None, 0
+    for c in chunks:
+        Z = leaf_logits(params, c.Xat, starts)  # (M, L, C, n)
+        M, _, C, n = Z.shape
+        B = c.y.shape[0]
+        at = leaf[:, first:first + n].to(Z.device)
+        first += n
+        z = Z.gather(1, at.reshape(M, 1, 1, n).expand(M, 1, C, n)).view(B, starts, C, n)
+        rows = torch.logsumexp(z, dim=2) - (z * c.y.transpose(1, 2).reshape(B, 1, C, n)).sum(dim=2)
+        part = (rows * c.w.view(B, 1, n)).sum(dim=2).view(M).double()
+        total = part if total is None else total + part
+    return total
+
+
 def _with_leaves(params: Params, fit: leaves.LeafFit, class_loss: str = classes.SOFT_LOSS) -> Params:
-    """``params``' splits with the leaves of their hard split (a classifier's in the soft loss's form)."""
+    """``params``' splits with the leaves of their hard split (a classifier's in the soft loss's form); logistic
+    leaves keep their own, trained with the splits (no closed form to recompute them from)."""
+    if class_loss == LOGISTIC:
+        return Params(params.weights, params.thresholds, params.intercepts.clone(), params.coefs.clone())
     coefs = None if params.coefs is None else fit.coefs.clone()
     values = fit.intercepts.clone() if fit.intercepts.dim() == 2 else classes.leaf_scores(fit.intercepts, class_loss)
     return Params(params.weights, params.thresholds, values, coefs)
@@ -308,11 +333,15 @@ class _Stages:
                  reporter: Reporter, race: Race | None) -> None:
         self.problems, self.config, self.reporter, self.race, self.starts = problems, config, reporter, race, starts
         self.depth = (params.weights.shape[1] + 1).bit_length() - 1
-        self.linear = config.linear_leaves if params.coefs is not None else None
+        self.linear = config.linear_leaves if params.coefs is not None and not problems.classes else None
         self.clip = config.clip_leaves and self.linear is not None
         self.N = params.weights.shape[1]
         self.chunks, self.workspaces = problems.chunks(params.weights.shape[0], self.N), {}
         fit, self.hard = self.evaluate(params)
+        if problems.class_loss == LOGISTIC:  # logistic leaves start as their hard split's log shares, slopes 0
+            params = Params(params.weights, params.thresholds, classes.leaf_scores(fit.intercepts, "log"),
+                            params.coefs)
+            fit, self.hard = self.evaluate(params)
         self.accuracy = fit.accuracy  # (M,) a classifier's hard training accuracy at the latest checkpoint
         self.params = _with_leaves(params, fit, problems.class_loss)
         self.best, self.best_loss = self.params.clone(), self.hard.clone()
@@ -461,7 +490,7 @@ def _timed(params: Params, problems: Problems, alphas: torch.Tensor, config: GET
     params = params.clone()
     depth = (params.weights.shape[1] + 1).bit_length() - 1
     chunks, workspaces = problems.chunks(params.weights.shape[0], params.weights.shape[1]), {}
-    linear = config.linear_leaves if params.coefs is not None else None
+    linear = config.linear_leaves if params.coefs is not None and not problems.classes else None
     alpha, adam = alphas[:, 0].to(problems.X.device, problems.X.dtype).contiguous(), _Adam(params.tensors())
 
     def evaluate() -> None:
@@ -625,4 +654,6 @@ def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, ...]]
     device = problems.X.device
     coefs = torch.zeros(M, L, p, dtype=weights.dtype, device=device) if config.leaf == "linear" else None
     values = torch.zeros(M, L, *problems.y.shape[2:], dtype=weights.dtype, device=device)  # (M, L, C) for classes
+    if problems.class_loss == LOGISTIC:
+        coefs = torch.zeros(M, L, problems.y.shape[2], p, dtype=weights.dtype, device=device)
     return Params(weights.to(device), thresholds.to(device), values, coefs)

@@ -17,6 +17,8 @@ The decisions (question: answer), in a fit's order:
 - ``"refit_stop"``: the node refit pass that its deadline kept from starting (``node_refit``), likewise;
 - ``"polish"``: whether the optimization left time to polish (``train``);
 - ``"polish_stop"``: the polish level that the spent budget kept from starting (``polish``), written as a stop.
+- ``"logistic_leaves"``: how many leaves, most rows first, took up a logistic model before the fit's budget ended
+  (``train._fit_logistic_leaves``).
 The seed is part of the record: a budgeted fit with ``random_state=None`` draws one and records it.
 
 A depth search (``GETRegressorCV``, ``GETClassifierCV``) is many budgeted fits: its record (``search_record``) holds
@@ -45,7 +47,7 @@ T = TypeVar("T")
 
 #: The record's layout; a record of another version is refused.
 PLAN_VERSION = 2
-QUESTIONS = ("race", "cart_rows", "keep", "stop", "refit_stop", "polish", "polish_stop")
+QUESTIONS = ("race", "cart_rows", "keep", "stop", "refit_stop", "polish", "polish_stop", "logistic_leaves")
 #: Settings that a budgeted fit does not train by (the plan chooses starts and epochs) or that do not change its
 #: decisions (the device: ``replayed`` warns when it differs, since the floats then may). The budget and the seed
 #: are checked apart: a replay may leave them None and take the plan's.

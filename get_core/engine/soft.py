@@ -10,6 +10,11 @@ arrays, no leaf-probability tensor. ``tests/test_soft.py`` checks every gradient
 Classification (``classes``): y is one-hot (B, n, C), the leaves hold C values each (intercepts (M, L, C)), and the
 leaf's own loss and gradient come from ``classes.leaf_losses`` / ``classes.leaf_gradient``; the recursion is the same.
 
+Logistic leaves (``LOGISTIC``, issue 52): each leaf holds C logits that are linear in the row, z_lc = b_lc + a_lc·x
+(intercepts (M, L, C), coefs (M, L, C, p)), and R_l = logsumexp(z_l) - z_l·y, the log loss of the leaf's softmax;
+dR_l/dz_l = softmax(z_l) - y, so the leaves' gradient is one more matmul with the rows, as GET-Linear's is. It
+holds (M, L, C, n) logits (``Problems.chunks`` sizes its row chunks for them) and has no fused CPU kernel.
+
 Conventions: B problems (datasets) x S starts = M models. Arrays are node-major, (M, nodes, rows), so each tree
 level is a contiguous block. Row weights ``w`` (B, n) already include 1/n_b (and 0 for padding rows), so the loss is
 a weighted mean. Split at node t: go left when a_t·x <= b_t; soft "left" value s_t = sigmoid(alpha (b_t - a_t·x)).
@@ -26,6 +31,9 @@ from get_core.engine import classes
 
 Tensor = torch.Tensor
 
+#: The soft pass's per-leaf loss (``Problems.class_loss``) when the leaves are logistic models.
+LOGISTIC = "logistic"
+
 
 @dataclass
 class Params:
@@ -34,7 +42,7 @@ class Params:
     weights: Tensor  # (M, N, p) split hyperplanes, N = 2^D - 1 branch nodes in heap order
     thresholds: Tensor  # (M, N)
     intercepts: Tensor  # (M, L) leaf constants / intercepts, L = 2^D; (M, L, C) class values (classification)
-    coefs: Tensor | None  # (M, L, p) linear-leaf slopes
+    coefs: Tensor | None  # (M, L, p) linear-leaf slopes; (M, L, C, p) logistic leaves' (classification)
 
     def tensors(self) -> list[Tensor]:
         return [t for t in (self.weights, self.thresholds, self.intercepts, self.coefs) if t is not None]
@@ -83,6 +91,30 @@ def leaf_residuals(params: Params, Xat: Tensor, y: Tensor, starts: int, out: Ten
     return out
 
 
+def leaf_logits(params: Params, Xat: Tensor, starts: int) -> Tensor:
+    """Every logistic leaf's logits at every row, (M, L, C, n); Xat (B, p+1, n) ends in ones."""
+    M, L, C, p = params.coefs.shape
+    B, _, n = Xat.shape
+    leafp = torch.cat([params.coefs, params.intercepts.unsqueeze(3)], dim=3)  # (M, L, C, p+1)
+    return torch.bmm(leafp.view(B, starts * L * C, p + 1), Xat).view(M, L, C, n)
+
+
+def _logistic_losses(Z: Tensor, y: Tensor, starts: int, out: Tensor) -> Tensor:
+    """R_l(x_i, y_i) = logsumexp(z_l) - z_l·y_i (M, L, n) from the logits Z (M, L, C, n) and one-hot y (B, n, C),
+    written into ``out``; Z becomes softmax(z_l) in place, the gradient's, so the exponentials are taken once (on
+    segment, depth 6, logsumexp, softmax and a product over classes took 60% of an epoch)."""
+    M, L, C, n = Z.shape
+    B = y.shape[0]
+    row_class = y.argmax(dim=2).view(B, 1, 1, 1, n).expand(B, starts, L, 1, n)  # padding rows: class 0, weight 0
+    R = out.view(M, L, 1, n)
+    torch.neg(Z.view(B, starts, L, C, n).gather(3, row_class).view(M, L, 1, n), out=R)  # -z_l·y
+    top = Z.amax(dim=2, keepdim=True)
+    total = Z.sub_(top).exp_().sum(dim=2, keepdim=True)
+    R.add_(top).add_(total.log())
+    Z.div_(total)
+    return out
+
+
 def soft_loss_and_grad(params: Params, alpha: Tensor, Xa: Tensor, Xat: Tensor, y: Tensor, w: Tensor, starts: int,
                        work: Workspace | None = None, class_loss: str = classes.SOFT_LOSS) -> tuple[Tensor, Params]:
     """Soft loss per model (M,) and its gradient with respect to every parameter (L1 term excluded).
@@ -104,7 +136,11 @@ def soft_loss_and_grad(params: Params, alpha: Tensor, Xa: Tensor, Xat: Tensor, y
     torch.bmm(split.view(B, starts * N, p + 1), Xat, out=s.view(B, starts * N, n))
     s.sigmoid_()  # (M, N, n)
     diff, buffers = work.diff, (work.ping, work.pong)
-    if classify:
+    logistic = classify and params.coefs is not None
+    if logistic:
+        Z = leaf_logits(params, Xat, starts)
+        R = _logistic_losses(Z, y, starts, work.ping)
+    elif classify:
         R = classes.leaf_losses(params.intercepts, y, starts, class_loss, work.ping)
     else:
         resid = leaf_residuals(params, Xat, y, starts, work.resid)  # (M, L, n)
@@ -131,6 +167,12 @@ def soft_loss_and_grad(params: Params, alpha: Tensor, Xa: Tensor, Xat: Tensor, y
     g_split = torch.bmm(diff.view(B, starts * N, n), Xa).view(M, N, p + 1)  # [sum G x, sum G]
     g_weights = g_split[:, :, :p].mul(-a)
     g_thresholds = g_split[:, :, p].mul(alpha.view(M, 1))
+    if logistic:  # dL/dz = Q (softmax(z) - y), then one matmul with [x, 1]
+        C = Z.shape[2]
+        G = Z  # softmax(z), from _logistic_losses
+        G.view(B, starts, L, C, n).sub_(y.transpose(1, 2).reshape(B, 1, 1, C, n)).mul_(Q.view(B, starts, L, 1, n))
+        g_leaf = torch.bmm(G.view(B, starts * L * C, n), Xa).view(M, L, C, p + 1)
+        return loss, Params(g_weights, g_thresholds, g_leaf[..., p].contiguous(), g_leaf[..., :p].contiguous())
     if classify:
         return loss, Params(g_weights, g_thresholds, classes.leaf_gradient(params.intercepts, Q, y, starts, class_loss),
                             None)

@@ -16,8 +16,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from get_core.budget import (CART_SHARE, MAX_FINISH_SHARE, POLISH_SHARE, REFIT_SHARE, Budget, Counting,
-                             counting, now)
+from get_core.budget import (CART_SHARE, LOGISTIC_SHARE, MAX_FINISH_SHARE, POLISH_SHARE, REFIT_SHARE, Budget,
+                             Counting, counting, now)
 from get_core.engine import classes as class_task
 from get_core.engine import leaves, logistic
 from get_core.config import GETConfig, polishes, soft_rows
@@ -32,10 +32,10 @@ from get_core.engine.polish import polish
 from get_core.engine.starts import cart_splits
 from get_core.engine.progress import ProgressCallback, Reporter
 from get_core.engine.race import Race
-from get_core.engine.soft import Params
+from get_core.engine.soft import LOGISTIC, Params
 from get_core.model import routing
 from get_core.model.prune import collapse_dead_splits
-from get_core.model.tree import CLASS_LEAVES, ObliqueTree, logistic_proba
+from get_core.model.tree import CLASS_LEAVES, LOGISTIC_FIELDS, ObliqueTree, logistic_proba
 
 #: Robust scaling maps a feature's whole range to at most this many units (values up to data.MAX_ABS stay finite).
 MAX_ROBUST_STRETCH = 1e6
@@ -81,7 +81,7 @@ def fresh_seed() -> int:
 def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None = None,
           feature_names: Sequence[str] | None = None, warm_start: ObliqueTree | None = None,
           sample_weight: np.ndarray | None = None, classes: Sequence | None = None,
-          class_loss: str = class_task.SOFT_LOSS, replay_plan: dict | None = None,
+          class_loss: str | None = None, replay_plan: dict | None = None,
           groups: np.ndarray | None = None) -> ObliqueTree:
     """Fit one oblique regression tree by GET; see the module docstring. Returns it in the data's original units.
     A time budget counts the seconds the fit was not kept waiting for a core (``budget.counting``).
@@ -89,7 +89,8 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
     ``warm_start`` (a tree of ``config.depth`` on the same features, e.g. one fitted on a subset of these rows) takes
     start 0's place, before the CART start; the result is never worse on X, y than that tree's splits.
     ``classes`` (the C labels, ``np.unique`` order) makes it a classification tree: y then holds each row's class
-    index 0..C-1, and ``class_loss`` is the soft loss per leaf (``classes``). ``sample_weight`` (n,) >= 0, not all 0.
+    index 0..C-1, and ``class_loss`` is the soft loss per leaf (``classes``; None: ``soft.LOGISTIC`` for logistic
+    leaves when ``logistic.SOFT_PHASE``, else ``classes.SOFT_LOSS``). ``sample_weight`` (n,) >= 0, not all 0.
     A budgeted fit records every decision it took from the clock in ``tree.meta["plan"]`` (``plan``; with
     ``random_state=None`` it draws a seed and records it); ``replay_plan``, such a record, makes the fit take them
     from it instead (its budget and seed where ``config`` leaves them None), and so return the recorded tree.
@@ -106,7 +107,7 @@ def train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progress
 
 def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: ProgressCallback | None,
            feature_names: Sequence[str] | None, warm_start: ObliqueTree | None, sample_weight: np.ndarray | None,
-           classes: Sequence | None, class_loss: str, replay_plan: dict | None,
+           classes: Sequence | None, class_loss: str | None, replay_plan: dict | None,
            groups: np.ndarray | None = None) -> ObliqueTree:
     """``train``'s fit, its budget on the fit's clock."""
     X = np.asarray(X, dtype=np.float64)
@@ -116,7 +117,11 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     n_classes = 0 if classes is None else len(classes)
     refuse_oversized_fit(*X.shape, config, n_classes)  # a sentence now rather than torch's "can't allocate" later
     t0 = now()
-    fit = None if config.time_budget is None else Budget(config.time_budget, t0)
+    whole = None if config.time_budget is None else Budget(config.time_budget, t0)
+    logistic_leaves = classes is not None and config.class_leaf == "logistic"
+    fit = whole.first(1.0 - LOGISTIC_SHARE) if whole is not None and logistic_leaves else whole
+    if class_loss is None:
+        class_loss = LOGISTIC if logistic_leaves and logistic.SOFT_PHASE else class_task.SOFT_LOSS
     if classes is None:
         if config.class_leaf != "constant":
             raise ValueError(f"class_leaf={config.class_leaf!r} is for classification; a regression tree's leaves are "
@@ -139,7 +144,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     warm = None if warm_start is None else rescaled_splits(warm_start, scaling, config.depth)
     header = None if fit is None else fit_header(X, y, config, device.type, sw, warm)
     decisions = Plan() if replay_plan is None else replayed(replay_plan, header)
-    polishing = polishes(config, len(ys))
+    polishing = polishes(config, len(ys)) and class_loss != LOGISTIC  # both judge by class shares
     most_starts = None if fit is None else max_starts(*X.shape, config, n_classes)
     planned, race, refit_deadline = _planned(problems, config, polishing, gen, fit, decisions,
                                              protected=1 + (warm is not None), most_starts=most_starts)
@@ -152,7 +157,7 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     result = run_stages(problems, params, alphas, planned, planned.n_starts, reporter, race)
     tree = tree_from_params(result.best, scaling, feature_names, config, Xs, ys, classes, sw, scaled=True)
     k = min(config.max_split_features or X.shape[1], X.shape[1])
-    if ((k < X.shape[1] or race is not None) and not reporter.cancelled
+    if ((k < X.shape[1] or race is not None) and not reporter.cancelled and class_loss != LOGISTIC
             and soft_rows(config.batch_rows, len(ys)) is None):  # not on sampled tables: its scans copy every row
         refit_nodes(tree, Xs, ys, k, config.linear_leaves, config.clip_leaves,
                     *((BUDGETED_PASSES, refit_deadline) if race is not None else ()), sample_weight=sw,
@@ -170,14 +175,32 @@ def _train(X: np.ndarray, y: np.ndarray, config: GETConfig, on_progress: Progres
     loss = float(np.mean(leaves.row_losses(tree, Xs, ys, sw, scaled=True)))
     tree.meta["train_brier" if tree.is_classifier else "train_mse_scaled"] = loss
     tree.meta["train_r2"] = 1.0 - loss / max(y_var, 1e-300)  # a classifier's: the share of the Gini impurity removed
-    if classes is not None and config.class_leaf == "logistic":
-        logistic.fit_logistic_leaves(tree, Xs, np.argmax(ys, axis=1), sw, config.random_state)
+    if logistic_leaves:
+        trained = None if class_loss != LOGISTIC else tuple(t[0].double().cpu().numpy() for t in (
+            result.best.intercepts, result.best.coefs))
+        _fit_logistic_leaves(tree, Xs, np.argmax(ys, axis=1), sw, config.random_state, whole, decisions, trained)
     if tree.is_classifier:
         tree.meta["train_accuracy"] = train_accuracy(tree, Xs, ys, sw)
     if header is not None and not tree.meta["cancelled"]:  # a cancelled fit stopped where no plan can say
         decisions.finish()
         tree.meta["plan"] = record(header, decisions)
     return tree
+
+
+def _fit_logistic_leaves(tree: ObliqueTree, Xs: np.ndarray, codes: np.ndarray, sw: np.ndarray | None,
+                         random_state: int | None, whole: Budget | None, decisions: Plan,
+                         trained: tuple[np.ndarray, np.ndarray] | None) -> None:
+    """The tree's logistic leaves within what is left of the fit's budget ``whole`` (``budget.LOGISTIC_SHARE``):
+    how many leaves it took up is a decision of the clock, recorded, and a replay takes up as many. ``trained``:
+    the soft phase's leaf models, which the leaves not taken up keep."""
+    if whole is None:
+        logistic.fit_logistic_leaves(tree, Xs, codes, sw, random_state, trained=trained)
+        return
+    tried = decisions.answer("logistic_leaves", lambda: logistic.fit_logistic_leaves(
+        tree, Xs, codes, sw, random_state, budget=whole, trained=trained).meta["logistic_leaves_tried"],
+        lambda v: isinstance(v, int) and 0 <= v <= tree.n_leaves)
+    if decisions.replaying:
+        logistic.fit_logistic_leaves(tree, Xs, codes, sw, random_state, limit=tried, trained=trained)
 
 
 def train_accuracy(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, sw: np.ndarray | None) -> float:
@@ -189,17 +212,20 @@ def train_accuracy(tree: ObliqueTree, Xs: np.ndarray, ys: np.ndarray, sw: np.nda
     return float(np.average(predicted == np.argmax(ys, axis=1), weights=sw))
 
 
-def with_logistic_leaves(tree: ObliqueTree, X: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None,
-                         random_state: int | None) -> ObliqueTree:
-    """A copy of the class-share ``tree`` with a logistic model in each leaf, fitted on the rows (X, class indices
-    ``codes``) its leaves were fitted on: the same splits with the other leaf type (``meta["leaf_variant"]``)."""
+def with_class_leaves(tree: ObliqueTree, X: np.ndarray, codes: np.ndarray,
+                      sample_weight: np.ndarray | None) -> ObliqueTree:
+    """A copy of the logistic-leaf ``tree`` that keeps only its leaves' class shares, fitted on the rows (X, class
+    indices ``codes``) of its leaves: the same splits with the other leaf type (``meta["leaf_variant"]``), at no
+    fit's cost."""
     variant = copy.deepcopy(tree)
-    Xs = variant.scale_X(X)
+    for name in LOGISTIC_FIELDS:
+        setattr(variant, name, None)
+    for key in ("leaf_strengths", "logistic_leaves_tried"):
+        variant.meta.pop(key, None)
     sw = None if sample_weight is None else _mean_one(sample_weight)
-    logistic.fit_logistic_leaves(variant, Xs, codes, sw, random_state)
-    variant.meta["config"] = {**variant.meta.get("config", {}), "class_leaf": "logistic"}
-    variant.meta.update(leaf_variant=True,
-                        train_accuracy=train_accuracy(variant, Xs, class_task.one_hot(codes, variant.n_classes), sw))
+    variant.meta["config"] = {**variant.meta.get("config", {}), "class_leaf": "constant"}
+    variant.meta.update(leaf_variant=True, train_accuracy=train_accuracy(
+        variant, variant.scale_X(X), class_task.one_hot(codes, variant.n_classes), sw))
     return variant
 
 

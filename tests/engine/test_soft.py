@@ -117,3 +117,35 @@ def _assert_kernel_matches_torch(linear: bool, depth: int, sharp: float) -> None
     torch.testing.assert_close(skipped_loss, loss)  # the padding rows (weight 0) are skipped, not counted
     for a, b in zip(skipped.tensors(), got.tensors()):
         torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_logistic_leaves_gradient_matches_autograd_of_the_soft_routed_log_loss(depth):
+    g = torch.Generator().manual_seed(depth)
+    B, S, n, p, C = 2, 2, 19, 3, 4
+    M, N, L = B * S, 2 ** depth - 1, 2 ** depth
+    X = torch.rand(B, n, p, generator=g, dtype=torch.float64)
+    Y = torch.nn.functional.one_hot(torch.randint(0, C, (B, n), generator=g), C).to(torch.float64)
+    w = torch.rand(B, n, generator=g, dtype=torch.float64)
+    w[1, -4:] = 0.0  # padding rows of the second problem
+    params = Params(torch.randn(M, N, p, generator=g, dtype=torch.float64),
+                    torch.rand(M, N, generator=g, dtype=torch.float64),
+                    torch.randn(M, L, C, generator=g, dtype=torch.float64),
+                    torch.randn(M, L, C, p, generator=g, dtype=torch.float64))
+    alpha = torch.rand(M, generator=g, dtype=torch.float64) * 20 + 1
+    Xa = torch.cat([X, torch.ones(B, n, 1, dtype=X.dtype)], dim=2)
+    loss, grads = soft_loss_and_grad(params, alpha, Xa, Xa.transpose(1, 2).contiguous(), Y, w, S)
+
+    leaves = [t.clone().requires_grad_(True) for t in params.tensors()]
+    ref = []
+    for m in range(M):
+        b = m // S
+        total = 0.0
+        for leaf, prob in enumerate(path_probabilities(Params(*leaves), alpha, X, m, S)):
+            z = leaves[2][m, leaf] + X[b] @ leaves[3][m, leaf].T  # (n, C)
+            total = total + (w[b] * prob * (torch.logsumexp(z, dim=1) - (z * Y[b]).sum(dim=1))).sum()
+        ref.append(total)
+    torch.stack(ref).sum().backward()
+    torch.testing.assert_close(loss, torch.stack(ref).detach())
+    for got, want in zip(grads.tensors(), leaves):
+        torch.testing.assert_close(got, want.grad)
