@@ -51,6 +51,7 @@ def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None, re
         return
     try:
         table = reading.read_table_bounded(upload.getvalue(), upload.name, training=False)
+        explain.check_scorable(tree, len(table), table.shape[1], upload.name)
         rows = explain.rows_to_X(tree, table, encoding)
     except GETExplorerError as exc:
         st.error(common.plain(f"{upload.name}: {exc}"))

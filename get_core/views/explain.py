@@ -31,6 +31,32 @@ class ColumnMismatch(GETExplorerError, ValueError):
     """Uploaded rows lack columns the model needs (or name one twice); the message names them."""
 
 
+#: The most memory a scored table and its CSV may take while they are made (the Predict page): the server holds
+#: several sessions under 2 GB (issue 50: 20,000 rows of a 20,000-class model took it past 6 GB).
+SCORED_TABLE_MB = 1024
+
+
+class TooManyRows(GETExplorerError, ValueError):
+    """More uploaded rows than this model's scored table holds within ``SCORED_TABLE_MB``; the message says how many."""
+
+
+def scored_row_bytes(tree: ObliqueTree, n_columns: int) -> int:
+    """Peak bytes a row of ``scored_table`` and its ``csv_out.csv_bytes`` take, an upper bound measured on 50,000
+    to 100,000 rows (results/predict-memory.md): per level its node, margin and top-terms text (about 0.5 KB), per
+    number (inputs, class probabilities) its float, copies and CSV text, and the path and prediction."""
+    return 2048 + 64 * (n_columns + tree.n_classes) + 512 * tree.depth
+
+
+def check_scorable(tree: ObliqueTree, n_rows: int, n_columns: int, filename: str) -> None:
+    """Raises TooManyRows when ``n_rows`` rows of ``n_columns`` columns make a scored table past ``SCORED_TABLE_MB``."""
+    most = (SCORED_TABLE_MB << 20) // scored_row_bytes(tree, n_columns)
+    if n_rows > most:
+        kind = f"{tree.n_classes} classes" if tree.is_classifier else "a regression tree"
+        raise TooManyRows(f"'{filename}' has {n_rows:,} rows; with this model ({kind}, depth {tree.depth}) and "
+                          f"{n_columns} columns the Predict page scores at most {most:,} rows at a time: split the "
+                          f"file into parts of at most {most:,} rows.")
+
+
 @dataclass(frozen=True)
 class Rows:
     """Uploaded rows as model inputs. A row that cannot be scored does not refuse the file: its row of ``X`` is NaN
