@@ -347,7 +347,9 @@ class _GETEstimator(BaseEstimator):
         column sends a NaN left, ``routing``), or raw rows for a tree with ``inputs`` (it encodes them)."""
         check_is_fitted(self, "tree_")
         if self.tree_.inputs is None:
-            return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False)
+            X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False)
+            _refuse_holes_in_leaf_models(self.tree_, X)
+            return X
         validate_data(self, X, reset=False, skip_check_array=True)
         return X
 
@@ -1159,6 +1161,21 @@ def _reads_as_numbers(values: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _refuse_holes_in_leaf_models(tree: ObliqueTree, X: np.ndarray) -> None:
+    """A plain tree's split sends a missing value left, but a linear or logistic leaf has no value to put in its
+    model (its prediction would be NaN): such rows are refused with a sentence naming the first one. A tree fitted on
+    a table with holes (``inputs_``) fills them with what it learned instead."""
+    if not (np.any(tree.leaf_coefs) or tree.has_logistic_leaves):
+        return
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:
+        i, j = (int(v) for v in bad[0])
+        kind = "a missing" if np.isnan(X[i, j]) else "an infinite"
+        raise DataError(f"X has {kind} value in column {tree.feature_names[j]!r} (row {i}), and this tree's leaves are "
+                        "models fitted without missing values: fill it in, or refit on a table with its holes (the "
+                        "tree then learns where such rows go).")
 
 
 def _refuse_complex(values: Any, what: str) -> None:

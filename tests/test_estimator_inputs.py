@@ -173,3 +173,21 @@ def test_rare_holes_and_levels_fit_without_a_false_outlier_warning_and_a_far_num
     X.loc[7, "d"] = 1e6
     with pytest.warns(UserWarning, match=r"Far outliers in 1 feature\(s\) \(d\)"):
         GETRegressor(depth=1, n_starts=1, n_epochs=5, random_state=0).fit(X, X["a"].to_numpy())
+
+
+@pytest.mark.parametrize("make", [lambda: GETRegressor(depth=1, leaf="linear", n_starts=1, n_epochs=5, random_state=0),
+                                  lambda: GETClassifier(depth=1, leaf="logistic", n_starts=1, n_epochs=5,
+                                                        random_state=0)])
+def test_a_plain_tree_with_leaf_models_refuses_a_missing_value_in_a_sentence_instead_of_predicting_nan(make):
+    """Splits send a NaN left, but a linear or logistic leaf would predict NaN from it: a sentence names the row."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    model = make().fit(X, (X[:, 0] + X[:, 1] > 0).astype(int))
+    rows = X[:3].copy()
+    rows[1, 2] = np.nan
+    with pytest.raises(DataError, match=r"a missing value in column 'x2' \(row 1\)"):
+        model.predict(rows)
+    rows[1, 2] = np.inf
+    with pytest.raises(DataError, match=r"an infinite value in column 'x2' \(row 1\)"):
+        model.predict(rows)
+    assert np.all(np.isfinite(model.predict(X[:3].astype(float))))
