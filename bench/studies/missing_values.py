@@ -7,7 +7,10 @@ in its column: the largest values are missing most often). Against GET's own han
 the estimator), the work-arounds as scikit-learn pipelines around the same estimator: ``drop`` (training rows with a
 hole dropped; a test row's holes get the kept rows' means, since every test row is scored), ``mean`` (mean
 imputation), ``indicator`` (mean imputation with a missing indicator per column that has holes) and
-HistGradientBoosting with its native NaN handling (``hgb``). Categorical columns (``categorical``): the table's own
+HistGradientBoosting with its native NaN handling (``hgb``). ``native`` runs with the CART start grown on the fills
+(``get_core.engine.starts.DEFAULT_DIRECTION`` off, the code before issue 47's second round) and ``native-dd`` with
+that start's learned default direction per split (on), so the two are paired in one process, seed by seed;
+``native-dd0`` also starts the random hyperplanes with no weight on the "is missing" inputs (``ZERO_RANDOM_MISSING``). Categorical columns (``categorical``): the table's own
 (german_credit's 13) or, for an all-numeric table, half of its columns cut into ten quantile bins named as levels;
 ``native`` passes them as pandas categories (``categorical_features="from_dtype"``), ``onehot`` one-hot encodes them
 (unseen levels all zero), ``hgb`` takes them natively.
@@ -46,13 +49,16 @@ from sklearn.preprocessing import OneHotEncoder
 from bench.common import (DEFAULT_DATA_DIR, MAX_SEED, RESULTS_DIR, TEST_SIZE, add_cell_options, check_cells_file,
                           check_writable, command_parser, fill_cells, int_in, thread_limit, unique)
 from get_core import GETClassifier, GETRegressor
+from get_core.engine import starts
 
 RESULTS = RESULTS_DIR / "missing-values.cells.jsonl"
 CLASS_DIR = DEFAULT_DATA_DIR / "classification"
 MISSING = {"mcar10": 0.10, "mcar30": 0.30, "value30": 0.30}  # pattern -> share of a chosen column's cells emptied
 CATEGORICAL = "categorical"
 PATTERNS = (*MISSING, CATEGORICAL)
-MISSING_METHODS = ("drop", "mean", "indicator", "native", "hgb")
+MISSING_METHODS = ("drop", "mean", "indicator", "native", "native-dd", "native-dd0", "hgb")
+#: GET's own handling: (the CART start's default direction, random starts without "if missing" weights)
+NATIVE = {"native": (False, False), "native-dd": (True, False), "native-dd0": (True, True)}
 CATEGORICAL_METHODS = ("onehot", "native", "hgb")
 MISSING_TABLES = ("airfoil_self_noise", "cpu_small", "pima_diabetes", "banknote")  # all numeric
 CATEGORICAL_TABLES = ("german_credit", "airfoil_self_noise", "pima_diabetes")  # its own categories, then binned ones
@@ -139,7 +145,7 @@ def make_method(method: str, classify: bool, categorical: list[str], depth: int,
         return hgb(categorical_features="from_dtype" if categorical else None, random_state=seed)
     kind = GETClassifier if classify else GETRegressor
     get = kind(depth=depth, time_budget=budget, random_state=seed)
-    if method == "native":
+    if method in NATIVE:
         return get.set_params(categorical_features="from_dtype") if categorical else get
     if method == "drop":
         return DropIncompleteRows(get)
@@ -182,8 +188,12 @@ def fit_cell(name: str, seed: int, pattern: str, method: str, args: argparse.Nam
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=TEST_SIZE, random_state=seed,
                                               stratify=y if classify else None)
     model = make_method(method, classify, categorical, args.depth, args.time_budget, seed)
-    start = time.perf_counter()
-    model.fit(X_tr, y_tr)
+    start, flags = time.perf_counter(), (starts.DEFAULT_DIRECTION, starts.ZERO_RANDOM_MISSING)
+    starts.DEFAULT_DIRECTION, starts.ZERO_RANDOM_MISSING = NATIVE.get(method, flags)
+    try:
+        model.fit(X_tr, y_tr)
+    finally:
+        starts.DEFAULT_DIRECTION, starts.ZERO_RANDOM_MISSING = flags
     seconds = time.perf_counter() - start
     predicted = model.predict(X_te)
     score = accuracy_score(y_te, predicted) if classify else r2_score(y_te, predicted)
@@ -195,10 +205,10 @@ def fit_cell(name: str, seed: int, pattern: str, method: str, args: argparse.Nam
 def cells(args: argparse.Namespace) -> Iterator[tuple[str, Callable[[], dict], Callable[[dict], str]]]:
     plan = [(name, p) for p in args.patterns if p != CATEGORICAL for name in args.tables]
     plan += [(name, CATEGORICAL) for name in args.categorical_tables if CATEGORICAL in args.patterns]
-    for name, pattern in plan:
-        for method in [m for m in args.methods if m in (CATEGORICAL_METHODS if pattern == CATEGORICAL
-                                                        else MISSING_METHODS)]:
-            for seed in args.seeds:
+    for seed in args.seeds:  # a seed's methods side by side, so paired methods see the same load
+        for name, pattern in plan:
+            for method in [m for m in args.methods if m in (CATEGORICAL_METHODS if pattern == CATEGORICAL
+                                                            else MISSING_METHODS)]:
                 key = "|".join(map(str, (name, pattern, method, seed, f"depth{args.depth}",
                                          f"{args.time_budget:g}s", f"rows{args.max_rows}")))
                 yield (key, lambda name=name, pattern=pattern, method=method, seed=seed:
@@ -255,7 +265,7 @@ def report(records: list[dict]) -> str:
                 "" if _mean([c["terms_per_split"] for c in per_method[m]]) is None else
                 f" ({_mean([c['terms_per_split'] for c in per_method[m]]):.1f} / "
                 f"{_mean([c['rule_length'] for c in per_method[m]]):.1f})") for m in methods) + " | |")
-        lines += ["", _comparison(pattern, per_method), ""]
+        lines += ["", _comparison(pattern, per_method), *_paired_lines(mine), ""]
     return "\n".join(lines).rstrip()
 
 
@@ -271,14 +281,40 @@ def _comparison(pattern: str, per_method: dict[str, list[dict]]) -> str:
         ratio = mean(native[t]["terms_per_split"] / onehot[t]["terms_per_split"] for t in both)
         return (f"native minus one-hot: {gap:+.2f} points on average over {len(both)} tables (target: -0.5 or "
                 f"above); its terms per split {ratio:.2f}x one-hot's (target: at most 0.5x).")
-    imputations = [{c["table"]: c["score"] for c in per_method.get(m, [])} for m in ("mean", "indicator")]
-    both = [t for t in native if all(t in i for i in imputations)]
-    if not both:
-        return "native against the best imputation: no table has all three."
-    gap = mean(native[t]["score"] - max(i[t] for i in imputations) for t in both)
+    scores = {m: {c["table"]: c["score"] for c in per_method.get(m, [])} for m in ("mean", "indicator", *NATIVE)}
     target = "+1 or above" if pattern == "value30" else "-0.3 or above"
-    return (f"native minus the better of mean and indicator imputation per table: {gap:+.2f} points on average over "
-            f"{len(both)} tables (target: {target}).")
+    lines = []
+    for method in [m for m in NATIVE if scores[m]]:
+        both = [t for t in scores[method] if t in scores["mean"] and t in scores["indicator"]]
+        if both:
+            gap = mean(scores[method][t] - max(scores["mean"][t], scores["indicator"][t]) for t in both)
+            lines.append(f"{method} minus the better of mean and indicator imputation per table: {gap:+.2f} points "
+                         f"on average over {len(both)} tables (target: {target}).")
+    trio = ("mean", "indicator", "native")
+    shared = [t for t in scores["native"] if all(t in scores[m] for m in trio)]
+    if shared:  # the yardstick's own bias: any one of three methods against the better of the other two
+        lines.append("Each against the better of the other two per table (the yardstick's bias where they are "
+                     "alike): " + ", ".join(
+                         f"{m} {mean(scores[m][t] - max(scores[o][t] for o in trio if o != m) for t in shared):+.2f}"
+                         for m in trio) + ".")
+    return "\n".join(lines) if lines else "native against the best imputation: no table has all three."
+
+
+def _paired_lines(records: list[dict]) -> list[str]:
+    """Each variant of ``native`` against ``native``, mean and indicator imputation, cell by cell (table and seed):
+    the mean difference and its paired standard error."""
+    score = {(r["method"], r["table"], r["seed"]): r["score"] for r in records}
+    lines = []
+    for method in [m for m in NATIVE if m != "native" and any(k[0] == m for k in score)]:
+        parts = []
+        for other in ("native", "mean", "indicator"):
+            diffs = [v - score[(other, *k[1:])] for k, v in score.items() if k[0] == method and (other, *k[1:]) in score]
+            if len(diffs) > 1:
+                parts.append(f"{other} {mean(diffs):+.2f} ± {np.std(diffs, ddof=1) / np.sqrt(len(diffs)):.2f} "
+                             f"({len(diffs)} cells)")
+        if parts:
+            lines.append(f"{method} minus, paired by table and seed (mean ± standard error): " + ", ".join(parts) + ".")
+    return lines
 
 
 # ---------------------------------------------------------------- command line

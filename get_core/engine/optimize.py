@@ -639,7 +639,8 @@ def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, ...]]
     models on the device."""
     S = config.n_starts
     X_cpu = problems.X.cpu()
-    weights, thresholds = random_splits(X_cpu, problems.n_rows, S, depth, gen)
+    groups = None if problems.groups is None else problems.groups.cpu().numpy()
+    weights, thresholds = random_splits(X_cpu, problems.n_rows, S, depth, gen, groups)
     fixed = 0
     if warm is not None:
         weights[::S], thresholds[::S] = warm.weights.cpu(), warm.thresholds.cpu()
@@ -647,7 +648,7 @@ def initial_params(problems: Problems, subsets: Sequence[tuple[np.ndarray, ...]]
     if S > fixed and subsets is not None:
         seed = int(torch.randint(0, 2 ** 31 - 1, (1,), generator=gen))
         for b, (xb, yb, *wb) in enumerate(subsets):
-            w_c, t_c = cart_splits(xb, yb, depth, seed, wb[0] if wb else None)
+            w_c, t_c = cart_splits(xb, yb, depth, seed, wb[0] if wb else None, groups)
             weights[b * S + fixed] = torch.as_tensor(w_c, dtype=weights.dtype)
             thresholds[b * S + fixed] = torch.as_tensor(t_c, dtype=thresholds.dtype)
     M, L, p = weights.shape[0], 2 ** depth, weights.shape[2]

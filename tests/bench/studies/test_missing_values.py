@@ -53,12 +53,14 @@ def test_dropping_rows_trains_on_complete_rows_and_still_scores_every_row():
 def test_a_tiny_run_fits_each_work_around_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "mv.jsonl"
     args = ["--tables", "airfoil_self_noise", "--categorical-tables", "airfoil_self_noise", "--patterns", "value30",
-            "categorical", "--methods", "drop", "indicator", "native", "onehot", "hgb", "--max-rows", "120", "--depth", "2",
+            "categorical", "--methods", "drop", "indicator", "native", "native-dd", "onehot", "hgb", "--max-rows", "120",
+            "--depth", "2",
             "--time-budget", "0.3", "--out", str(out)]
     mv.main(args)
     records = {(r["pattern"], r["method"]): r for r in map(json.loads, out.read_text().splitlines())}
     assert sorted(records) == [("categorical", "hgb"), ("categorical", "native"), ("categorical", "onehot"),
-                               ("value30", "drop"), ("value30", "hgb"), ("value30", "indicator"), ("value30", "native")]
+                               ("value30", "drop"), ("value30", "hgb"), ("value30", "indicator"), ("value30", "native"),
+                               ("value30", "native-dd")]
     assert records[("value30", "hgb")]["terms_per_split"] is None
     assert records[("categorical", "onehot")]["terms_per_split"] >= 1
     # a binned column is one term of a native split however many levels it has; one-hot counts each level
@@ -66,11 +68,12 @@ def test_a_tiny_run_fits_each_work_around_resumes_and_reports(tmp_path, capsys):
     assert records[("value30", "native")]["train_rows"] == 90  # no row dropped
     assert records[("value30", "drop")]["train_rows"] < records[("value30", "indicator")]["train_rows"] == 90
     mv.main(args)  # resumes: nothing new
-    assert len(out.read_text().splitlines()) == 7
+    assert len(out.read_text().splitlines()) == 8
     capsys.readouterr()
     mv.main(["--report", "--out", str(out)])
     text = capsys.readouterr().out
     assert "| airfoil_self_noise |" in text and "**categorical**" in text
+    assert "| native | native-dd |" in text
 
 
 @needs_datasets("classification/german_credit")
@@ -78,3 +81,13 @@ def test_a_table_with_text_is_refused_for_holes_before_any_fit(tmp_path):
     with pytest.raises(SystemExit, match="'checking_status' holds text"):
         mv.main(["--tables", "german_credit", "--out", str(tmp_path / "x.jsonl")])
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_the_paired_lines_give_each_variant_s_mean_difference_and_its_standard_error():
+    records = [{"method": m, "table": t, "seed": seed, "score": score}
+               for t in ("a", "b") for seed in (0, 1)
+               for m, score in (("native", 70.0 + seed), ("native-dd", 72.0 + 3 * seed), ("mean", 71.0))]
+    (line,) = mv._paired_lines(records)
+    # differences from native: 2, 4, 2, 4 -> mean 3, standard deviation 1.155, standard error 0.58
+    assert line.startswith("native-dd minus, paired by table and seed") and "native +3.00 ± 0.58 (4 cells)" in line
+    assert "mean +2.50 ± 0.87 (4 cells)" in line and "indicator" not in line
