@@ -16,7 +16,8 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 #: Learn a default direction for missing values at the CART start (see the module docstring); off: CART on the fills.
 DEFAULT_DIRECTION = True
-#: Random starts put no weight on the "is missing" columns (missing rows start at the fill, as mean imputation).
+#: Random starts put no weight on the "is missing" columns (missing rows start at the fill, as mean imputation);
+#: off: it did not help (results/missing-values-v2.md, -0.10 +- 0.43 points against the default direction alone).
 ZERO_RANDOM_MISSING = False
 #: How far past the threshold a missing row's split value is put, in scaled units (a column spans [0, 1]).
 MISSING_MARGIN = 0.25
