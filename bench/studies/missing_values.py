@@ -10,7 +10,8 @@ imputation), ``indicator`` (mean imputation with a missing indicator per column 
 HistGradientBoosting with its native NaN handling (``hgb``). ``native`` runs with the CART start grown on the fills
 (``get_core.engine.starts.DEFAULT_DIRECTION`` off, the code before issue 47's second round) and ``native-dd`` with
 that start's learned default direction per split (on), so the two are paired in one process, seed by seed;
-``native-dd0`` also starts the random hyperplanes with no weight on the "is missing" inputs (``ZERO_RANDOM_MISSING``). Categorical columns (``categorical``): the table's own
+``native-dd0`` also starts the random hyperplanes with no weight on the "is missing" inputs
+(``ZERO_RANDOM_MISSING``). Categorical columns (``categorical``): the table's own
 (german_credit's 13) or, for an all-numeric table, half of its columns cut into ten quantile bins named as levels;
 ``native`` passes them as pandas categories (``categorical_features="from_dtype"``), ``onehot`` one-hot encodes them
 (unseen levels all zero), ``hgb`` takes them natively.
@@ -31,13 +32,12 @@ from __future__ import annotations
 import argparse
 import time
 import zlib
-from pathlib import Path
 from statistics import mean
 from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.impute import SimpleImputer
@@ -308,12 +308,14 @@ def _paired_lines(records: list[dict]) -> list[str]:
     for method in [m for m in NATIVE if m != "native" and any(k[0] == m for k in score)]:
         parts = []
         for other in ("native", "mean", "indicator"):
-            diffs = [v - score[(other, *k[1:])] for k, v in score.items() if k[0] == method and (other, *k[1:]) in score]
+            diffs = [v - score[(other, *k[1:])] for k, v in score.items()
+                     if k[0] == method and (other, *k[1:]) in score]
             if len(diffs) > 1:
                 parts.append(f"{other} {mean(diffs):+.2f} ± {np.std(diffs, ddof=1) / np.sqrt(len(diffs)):.2f} "
                              f"({len(diffs)} cells)")
         if parts:
-            lines.append(f"{method} minus, paired by table and seed (mean ± standard error): " + ", ".join(parts) + ".")
+            lines.append(f"{method} minus, paired by table and seed (mean ± standard error): "
+                         + ", ".join(parts) + ".")
     return lines
 
 

@@ -53,8 +53,8 @@ def test_dropping_rows_trains_on_complete_rows_and_still_scores_every_row():
 def test_a_tiny_run_fits_each_work_around_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "mv.jsonl"
     args = ["--tables", "airfoil_self_noise", "--categorical-tables", "airfoil_self_noise", "--patterns", "value30",
-            "categorical", "--methods", "drop", "indicator", "native", "native-dd", "onehot", "hgb", "--max-rows", "120",
-            "--depth", "2",
+            "categorical", "--methods", "drop", "indicator", "native", "native-dd", "onehot", "hgb",
+            "--max-rows", "120", "--depth", "2",
             "--time-budget", "0.3", "--out", str(out)]
     mv.main(args)
     records = {(r["pattern"], r["method"]): r for r in map(json.loads, out.read_text().splitlines())}
