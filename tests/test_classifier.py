@@ -1,6 +1,7 @@
 """GETClassifier and GETClassifierCV: scikit-learn's classifier contract (check_estimator is the judge, tiny
 budgets), labels of every kind, class and sample weights, and the regressors' sample_weight."""
 
+import json
 import math
 import warnings
 
@@ -14,7 +15,7 @@ from get_core import GETClassifier, GETClassifierCV, GETRegressor, GETRegressorC
 from get_core.config import LIBRARY_MAX_CLASSES
 from get_core.data.columns import DataError
 from get_core.estimator import with_temperature
-from get_core.model import model_file
+from get_core.model import codegen, model_file
 
 #: GET's starts and alphas are random: repeating a row and weighting it are the same loss, not the same draws (n
 #: changes which rows the random hyperplanes pass through). Tested below with one (CART) start instead.
@@ -235,6 +236,13 @@ def test_calibration_lowers_the_validation_log_loss_and_keeps_every_rows_class(l
     np.testing.assert_allclose(with_temperature(model.tree_, 1.0 / T).predict_proba(grid),
                                plain.predict_proba(grid), atol=1e-9)
     np.testing.assert_array_equal(model.predict(grid), plain.predict(grid))
+    namespace = {}  # the tempered tree is of the same form: its model file and exports predict what it does
+    exec(compile(codegen.python_source(model.tree_), "generated.py", "exec"), namespace)
+    np.testing.assert_allclose([namespace["predict_proba"](list(r)) for r in grid[:200]],
+                               model.predict_proba(grid[:200]), rtol=0, atol=1e-12)
+    loaded = model_file.from_dict(json.loads(json.dumps(model_file.to_dict(model.tree_))))
+    np.testing.assert_allclose(loaded.predict_proba(grid), model.predict_proba(grid), rtol=0, atol=1e-12)
+    assert loaded.meta["temperature"] == model.tree_.meta["temperature"]
 
 
 @pytest.fixture(scope="module")
