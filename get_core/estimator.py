@@ -1021,6 +1021,7 @@ class GETClassifierCV(_ClassifierOutputs, ClassifierMixin, _SearchCV):
             return logistic_model(X, y, config, list(self.classes_), names, weights)
         return super()._refit(X, y, config, on_progress, names, weights, checkpoint, warm_start, replay_plan)
 
+
 #: The temperatures calibration chooses among (``_best_temperature``), per leaf type: logistic leaves' logits may be
 #: sharpened (their L2 leaves them underconfident) up to 1/T = 2 or flattened to T = 8; class shares only flattened.
 #: Sharpened shares put near-0 probability on the classes a leaf's few rows missed, and a test row of such a class
@@ -1032,14 +1033,16 @@ TEMPERATURE_RANGE = {"logistic": (0.5, 8.0), "constant": (1.0, 8.0)}
 def with_temperature(tree: ObliqueTree, temperature: float, engine_rows: bool = False) -> ObliqueTree:
     """A copy of the classification ``tree`` with its probabilities tempered by ``temperature`` T > 0 in the
     model's own form, so that every export and model file take it as it is: logistic leaves' logit intercepts and
-    coefficients divided by T; class-share leaves' shares raised to 1/T and renormalised (smoothed shares are > 0,
-    and T >= 1 keeps them so). Each row's most probable class stays (ties aside); T = 1 is the
-    tree itself, and 1/T undoes T. ``meta['temperature']`` multiplies by T. ``engine_rows``: the copy reads the
-    engine's matrix, not raw rows (the search scores its fits on it)."""
+    coefficients divided by T; class-share leaves' shares raised to 1/T and renormalised (smoothed shares are > 0).
+    Each row's most probable class stays (ties aside); T = 1 leaves the numbers as they are, and 1/T undoes T.
+    ``meta['temperature']`` multiplies by T. ``engine_rows``: the copy reads the engine's matrix, not raw rows (the
+    search scores its fits on it)."""
     tempered = copy.copy(tree)
     tempered.meta = {**tree.meta, "temperature": tree.meta.get("temperature", 1.0) * temperature}
     if engine_rows:
         tempered.inputs = None
+    if temperature == 1.0:
+        return tempered
     if tree.has_logistic_leaves:
         tempered.logit_intercepts = tree.logit_intercepts / temperature
         tempered.logit_coefs = tree.logit_coefs / temperature

@@ -231,7 +231,7 @@ def test_calibration_lowers_the_validation_log_loss_and_keeps_every_rows_class(l
         model, with_temperature(validated, 1.0, engine_rows=True), X, y) + 1e-12
     plain = GETClassifierCV(depths=depths, leaf=leaf, n_starts=2, n_epochs=20, random_state=0,
                             calibrate=False).fit(X, y)
-    assert plain.temperature_ == 1.0
+    assert plain.temperature_ == 1.0 and plain.tree_.meta["temperature"] == 1.0
     grid = np.random.default_rng(5).random((2000, 3))
     np.testing.assert_allclose(with_temperature(model.tree_, 1.0 / T).predict_proba(grid),
                                plain.predict_proba(grid), atol=1e-9)
