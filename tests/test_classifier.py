@@ -1,6 +1,7 @@
 """GETClassifier and GETClassifierCV: scikit-learn's classifier contract (check_estimator is the judge, tiny
 budgets), labels of every kind, class and sample weights, and the regressors' sample_weight."""
 
+import json
 import math
 import warnings
 
@@ -13,7 +14,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from get_core import GETClassifier, GETClassifierCV, GETRegressor, GETRegressorCV
 from get_core.config import LIBRARY_MAX_CLASSES
 from get_core.data.columns import DataError
-from get_core.model import model_file
+from get_core.estimator import with_temperature
+from get_core.model import codegen, model_file
 
 #: GET's starts and alphas are random: repeating a row and weighting it are the same loss, not the same draws (n
 #: changes which rows the random hyperplanes pass through). Tested below with one (CART) start instead.
@@ -200,3 +202,84 @@ def test_more_classes_than_the_library_cap_are_refused_before_the_fit():
     with pytest.raises(DataError, match=rf"y has {LIBRARY_MAX_CLASSES + 1:,} classes; GET fits at most "
                                         rf"{LIBRARY_MAX_CLASSES:,}"):
         GETClassifier(**_TINY).fit(X, np.arange(len(X)) % (LIBRARY_MAX_CLASSES + 1))
+
+
+def _noisy_blobs(n=300, seed=0):
+    """Three classes along a line with a fifth of the labels drawn at random: probabilities that need tempering."""
+    X, y = _blobs(n, seed)
+    rng = np.random.default_rng(seed + 1)
+    flip = rng.random(n) < 0.2
+    return X, np.where(flip, rng.integers(0, 3, n), y)
+
+
+def _validation_log_loss(model, tree, X, y):
+    """The log loss of ``tree`` (the search's rows) on the search's own validation rows of (X, y)."""
+    _, X_val, _, y_val, _, _ = model._split(X, y, None, 0)
+    return -model._tiebreak(tree, X_val, y_val, None)
+
+
+@pytest.mark.parametrize("leaf", ["constant", "auto"])
+def test_calibration_lowers_the_validation_log_loss_and_keeps_every_rows_class(leaf):
+    X, y = _noisy_blobs()
+    depths = (1, 2, 3) if leaf == "constant" else (0, 1, 2, 3)
+    model = GETClassifierCV(depths=depths, leaf=leaf, n_starts=2, n_epochs=20, random_state=0).fit(X, y)
+    T = model.temperature_
+    assert T > 0 and model.tree_.meta["temperature"] == pytest.approx(T)
+    validated = model.validated_tree_
+    tempered = with_temperature(validated, T, engine_rows=True)
+    assert _validation_log_loss(model, tempered, X, y) <= _validation_log_loss(
+        model, with_temperature(validated, 1.0, engine_rows=True), X, y) + 1e-12
+    plain = GETClassifierCV(depths=depths, leaf=leaf, n_starts=2, n_epochs=20, random_state=0,
+                            calibrate=False).fit(X, y)
+    assert plain.temperature_ == 1.0 and plain.tree_.meta["temperature"] == 1.0
+    grid = np.random.default_rng(5).random((2000, 3))
+    np.testing.assert_allclose(with_temperature(model.tree_, 1.0 / T).predict_proba(grid),
+                               plain.predict_proba(grid), atol=1e-9)
+    np.testing.assert_array_equal(model.predict(grid), plain.predict(grid))
+    namespace = {}  # the tempered tree is of the same form: its model file and exports predict what it does
+    exec(compile(codegen.python_source(model.tree_), "generated.py", "exec"), namespace)
+    np.testing.assert_allclose([namespace["predict_proba"](list(r)) for r in grid[:200]],
+                               model.predict_proba(grid[:200]), rtol=0, atol=1e-12)
+    loaded = model_file.from_dict(json.loads(json.dumps(model_file.to_dict(model.tree_))))
+    np.testing.assert_allclose(loaded.predict_proba(grid), model.predict_proba(grid), rtol=0, atol=1e-12)
+    assert loaded.meta["temperature"] == model.tree_.meta["temperature"]
+
+
+@pytest.fixture(scope="module")
+def class_trees():
+    """A class-share tree and a logistic-leaf tree (the two forms a temperature changes)."""
+    X, y = _noisy_blobs()
+    return {False: GETClassifier(depth=3, n_starts=2, n_epochs=10, random_state=0).fit(X, y).tree_,
+            True: GETClassifier(depth=1, leaf="logistic", n_starts=2, n_epochs=10, random_state=0).fit(X, y).tree_}
+
+
+@settings(max_examples=30, deadline=None)
+@given(log_t=st.floats(-3.0, 3.0), logistic_leaves=st.booleans())
+def test_a_temperature_keeps_each_rows_class_and_its_inverse_undoes_it(class_trees, log_t, logistic_leaves):
+    tree = class_trees[logistic_leaves]
+    T = float(np.exp(log_t))
+    rows = np.random.default_rng(1).random((500, 3))
+    before, after = tree.predict_proba(rows), with_temperature(tree, T).predict_proba(rows)
+    np.testing.assert_allclose(after.sum(axis=1), 1.0)
+    clear = np.sort(before, axis=1)[:, -1] - np.sort(before, axis=1)[:, -2] > 1e-9  # ties aside
+    np.testing.assert_array_equal(after.argmax(axis=1)[clear], before.argmax(axis=1)[clear])
+    np.testing.assert_allclose(with_temperature(with_temperature(tree, T), 1.0 / T).predict_proba(rows), before,
+                               atol=1e-9)
+
+
+
+def test_the_one_standard_error_rule_keeps_the_shallowest_depth_within_one_se_of_the_best():
+    X, y = _noisy_blobs()
+    kwargs = dict(depths=(1, 2, 3, 4), n_starts=2, n_epochs=20, random_state=0, patience=4)
+    best = GETClassifierCV(**kwargs).fit(X, y)
+    one_se = GETClassifierCV(depth_rule="one_se", **kwargs).fit(X, y)
+    scores = {}
+    for r in one_se.cv_results_:
+        scores[r["depth"]] = max(scores.get(r["depth"], 0.0), r["validation_accuracy"])
+    top = max(scores.values())
+    n_val = len(one_se._split(X, y, None, 0)[3])
+    within = [d for d in sorted(scores) if scores[d] >= top - np.sqrt(top * (1 - top) / n_val)]
+    assert one_se.best_depth_ == within[0] <= best.best_depth_
+    assert one_se.best_validation_accuracy_ == scores[within[0]]
+    assert [r["validation_accuracy"] for r in one_se.cv_results_] == [r["validation_accuracy"]
+                                                                      for r in best.cv_results_]

@@ -10,7 +10,9 @@ table (the codes are fixed, no target is read). GET: ``GETClassifierCV`` with ``
 search and refit (``--budget``), dense or with k = 1, 2, 3 features per split; ``get-logistic`` with a logistic model
 per leaf and depths from 0 (one logistic model), ``get-auto`` with the search choosing constant or logistic leaves
 per depth (issue 52); ``get-logistic-refit`` and ``get-auto-refit`` the same with logistic leaves fitted only after a
-class-share soft phase (``engine.logistic``'s switches), the variants the soft-phase training is measured against. Each (dataset, seed, method) cell is
+class-share soft phase (``engine.logistic``'s switches), the variants the soft-phase training is measured against;
+``get-auto-cal`` is ``get-auto`` with its probabilities tempered on the validation rows (``calibrate``) and
+``get-auto-1se`` adds the one-standard-error depth rule (``depth_rule``). Each (dataset, seed, method) cell is
 appended to a JSON-lines file as it finishes, so an interrupted run resumes: rerun the same command.
 
   python -m bench.classify --seeds 0 --budget 20              # the reduced protocol of docs/BENCHMARKS.md
@@ -37,10 +39,16 @@ from get_core.baselines import count_tree_parameters
 DATA_DIR = DEFAULT_DATA_DIR / "classification"
 CELLS = RESULTS_DIR / "classify.cells.jsonl"
 METHODS = ("cart", "rf", "hgb", "logistic", "obliquetree", "get", "get-k1", "get-k2", "get-k3", "get-logistic",
-           "get-auto", "get-logistic-refit", "get-auto-refit")
+           "get-auto", "get-logistic-refit", "get-auto-refit", "get-auto-cal",
+           "get-auto-1se")
 #: GETClassifierCV's leaf per GET method (issue 52); the logistic ones also try depth 0, one logistic model.
 GET_LEAVES = {"get-logistic": "logistic", "get-auto": "auto", "get-logistic-refit": "logistic",
-              "get-auto-refit": "auto"}
+              "get-auto-refit": "auto", "get-auto-cal": "auto", "get-auto-1se": "auto"}
+#: The GET methods whose probabilities are tempered on the validation rows (GETClassifierCV's ``calibrate``; issue
+#: 52): ``get-auto-cal`` is ``get-auto`` with it, and its cells also hold the same fit's log loss untempered;
+#: ``get-auto-1se`` adds the one-standard-error depth rule (``depth_rule="one_se"``).
+CALIBRATED = {"get-auto-cal", "get-auto-1se"}
+DEPTH_RULES = {"get-auto-1se": "one_se"}
 #: The variants of whether the soft phase trains logistic leaves (``engine.logistic``'s switch set to the value for
 #: the method's fit): with a class-share soft phase, the logistic leaves fitted after it only.
 SOFT_SWITCHES = {"get-logistic-refit": ("SOFT_PHASE", False), "get-auto-refit": ("SEARCH_SOFT_PHASE", False)}
@@ -102,14 +110,15 @@ def fit_method(name: str, X, y, seed: int, budget: float):
     setattr(logistic_leaves, switch, value)
     try:
         model = GETClassifierCV(depths=depths, leaf=leaf, time_budget=budget, max_split_features=k,
-                                random_state=seed).fit(X, y)
+                                random_state=seed, calibrate=name in CALIBRATED,
+                                depth_rule=DEPTH_RULES.get(name, "best")).fit(X, y)
     finally:
         setattr(logistic_leaves, switch, default)
     tree = model.tree_
     return model, {"depth": int(model.best_depth_), "leaf": model.best_leaf_,
                    "parameters": int(tree.n_nonzero_parameters),
                    "features_per_split": int(tree.split_widths.max()), "train_accuracy": tree.meta["train_accuracy"],
-                   "cv": model.cv_results_}
+                   "cv": model.cv_results_, "temperature": model.temperature_}
 
 
 def run_cell(path: Path, name: str, seed: int, budget: float) -> dict:
@@ -121,8 +130,14 @@ def run_cell(path: Path, name: str, seed: int, budget: float) -> dict:
     seconds = time.perf_counter() - start
     pred = model.predict(X_te)
     proba = model.predict_proba(X_te)
+    labels = np.arange(proba.shape[1])
+    if "temperature" in details:  # the same fit's log loss before tempering, paired exactly
+        from get_core.estimator import with_temperature
+
+        untempered = with_temperature(model.tree_, 1.0 / details["temperature"]).predict_proba(X_te)
+        details["log_loss_untempered"] = float(log_loss(y_te, untempered, labels=labels))
     return {"accuracy": 100 * accuracy_score(y_te, pred), "balanced_accuracy": 100 * balanced_accuracy_score(y_te, pred),
-            "log_loss": float(log_loss(y_te, proba, labels=np.arange(proba.shape[1]))), "fit_seconds": seconds, **details}
+            "log_loss": float(log_loss(y_te, proba, labels=labels)), "fit_seconds": seconds, **details}
 
 
 def friedman_ranks(table: pd.DataFrame) -> pd.Series:

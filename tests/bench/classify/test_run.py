@@ -16,10 +16,14 @@ def test_get_logistic_and_get_auto_write_their_cells_with_the_chosen_leaf(tmp_pa
     frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(target=np.where(X[:, 0] + X[:, 1] > 0, "yes", "no"))
     frame.to_csv(data / "line.csv", index=False)
     cells = tmp_path / "cells.jsonl"
-    main(["--data-dir", str(data), "--methods", "logistic", "get-logistic", "get-auto", "--budget", "1",
-          "--cells", str(cells), "--no-doc"])
+    main(["--data-dir", str(data), "--methods", "logistic", "get-logistic", "get-auto", "get-auto-cal", "--budget",
+          "1", "--cells", str(cells), "--no-doc"])
     records = {r["method"]: r for r in map(json.loads, cells.read_text().splitlines())}
     assert records["get-logistic"]["leaf"] == "logistic" and records["get-auto"]["leaf"] in ("constant", "logistic")
+    assert records["get-auto"]["temperature"] == 1.0  # get-auto stays v7's, untempered
+    calibrated = records["get-auto-cal"]  # the same fit's log loss with and without its temperature
+    assert calibrated["temperature"] > 0 and np.isfinite(calibrated["log_loss_untempered"])
+    assert calibrated["temperature"] != 1.0 or np.isclose(calibrated["log_loss_untempered"], calibrated["log_loss"])
     assert records["get-logistic"]["accuracy"] > 85
     assert "| line |" in capsys.readouterr().out
 
