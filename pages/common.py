@@ -38,7 +38,7 @@ CONFIG_LABELS = {"depth": "Depth", "leaf": "Leaves", "linear_leaves": "Linear le
                  "n_alphas": "Alpha stages", "learning_rate": "Learning rate", "l1": "L1 penalty",
                  "weight_decay": "Weight decay", "polish": "Polish subtrees", "random_state": "Optimizer seed",
                  "device": "Device", "fixed_alpha": "Fixed alpha", "scaling": "Feature scaling",
-                 "max_split_features": "Features per split"}
+                 "max_split_features": "Features per split", "class_leaf": "Leaves (class target)"}
 
 
 def number(value: Any, digits: int = 4) -> str:

@@ -191,8 +191,9 @@ def _class_leaf_widget(column) -> None:
 def _config(classify: bool = False) -> dict:
     s = st.session_state
     leaf = class_leaf(_searching()) if classify else None  # a search's "auto" trains logistic leaves (runs.search)
-    return {"depth": int(s.cfg_depth), "leaf": "constant" if classify else s.cfg_leaf, "linear_leaves": s.cfg_linear_leaves,
+    return {"depth": int(s.cfg_depth), "leaf": "constant" if classify else s.cfg_leaf,
             **({"class_leaf": "logistic" if leaf == "auto" else leaf} if classify else {}),
+            "linear_leaves": s.cfg_linear_leaves,
             "clip_leaves": bool(s.cfg_clip_leaves), **_budget_settings(s),
             "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),

@@ -6,9 +6,10 @@ A run asks for it with ``params["search"] = {"depths": [1, ..., D], "split_featu
 to try (one depth: the config's, fixed) and whether k is chosen on the path of ``config.SPLIT_FEATURE_PATH``
 (None: the config's ``max_split_features``, fixed). A class search may add ``"leaf"``: "auto" (``GETClassifierCV``
 scores each depth's tree with its logistic leaves and with its class shares, keeping both as points of the chart,
-and may try depth 0, one logistic model), or one kind; without it the config's ``class_leaf`` (``spec.search_leaf``). ``GETRegressorCV`` splits the run's training rows 2:1 into the
-search's train and validation parts, fits each depth (per k) on the train part and scores it on the validation part,
-stops after ``patience`` depths without gain, and refits the chosen depth and k on all training rows.
+and may try depth 0, one logistic model), or one kind; without it the config's ``class_leaf`` (``spec.search_leaf``).
+``GETRegressorCV`` splits the run's training rows 2:1 into the search's train and validation parts, fits each
+depth (per k) on the train part and scores it on the validation part, stops after ``patience`` depths without gain,
+and refits the chosen depth and k on all training rows.
 
 As each search fit is scored, the worker stores (through its ``Channel``):
   * ``search-tree-<key>``: that fit's tree (model JSON), ``key`` naming its depth, k and logistic leaves

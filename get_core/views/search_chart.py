@@ -93,7 +93,8 @@ def search_figure(points: Sequence[Mapping[str, Any]], chosen: Mapping[str, Any]
         if not line:
             continue
         x = [p["depth"] if by_depth else _k_text(p["max_split_features"]) for p in line]
-        words = [w for w, on in ((features_label(k), len(ks) > 1), (LEAF_NAMES.get(leaf, ""), len(leaves) > 1)) if on]
+        words = [w for w, on in ((features_label(k), len(ks) > 1), (LEAF_NAMES.get(leaf, ""), len(leaves) > 1))
+                 if on]
         color, name = palette[i % len(palette)], ", ".join(words) or name_of_score
         figure.add_trace(go.Scatter(
             x=x, y=[percent * p[score] for p in line], mode="lines+markers", name=name, legendgroup=name,

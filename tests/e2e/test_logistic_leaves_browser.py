@@ -32,7 +32,8 @@ TRACE_NAMES = ("() => Array.from(document.querySelectorAll('.js-plotly-plot')).m
 def odds_table(n: int = 400, seed: int = 0) -> pd.DataFrame:
     """'yes' (the column 'target') with log-odds linear in age and debt (income does nothing): a table logistic leaves fit in one piece."""
     rng = np.random.default_rng(seed)
-    table = pd.DataFrame({"age": rng.uniform(20, 70, n), "income": rng.uniform(1, 9, n), "debt": rng.uniform(0, 5, n)})
+    table = pd.DataFrame({"age": rng.uniform(20, 70, n), "income": rng.uniform(1, 9, n),
+                          "debt": rng.uniform(0, 5, n)})
     logit = 0.12 * (table.age - 45) - 0.9 * (table.debt - 2.5)
     table["target"] = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
     return table

@@ -187,7 +187,8 @@ def test_a_class_search_that_chooses_the_leaf_keeps_both_trees_of_each_depth_and
 def test_a_class_search_that_chooses_depth_0_refits_one_logistic_model_without_a_counterpart(tmp_path):
     rng = np.random.default_rng(0)  # classes linear in the inputs: one logistic model is the tree to keep
     X = rng.normal(size=(240, 4))
-    table = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "flag": X[:, 2] > 0, "colour": np.where(X[:, 3] > 0, "red", "blue"),
+    table = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "flag": X[:, 2] > 0,
+                          "colour": np.where(X[:, 3] > 0, "red", "blue"),
                           "kind": np.where(X[:, 0] + 0.5 * X[:, 1] > 0, "yes", "no")})
     store = RunStore(tmp_path / "runs.sqlite")
     run_id = class_run(store, table, config={"class_leaf": "logistic"},
