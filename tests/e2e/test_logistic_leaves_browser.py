@@ -122,12 +122,14 @@ def test_logistic_leaves_and_a_search_that_chooses_them_from_upload_to_a_predict
 
         chosen = model_file.from_dict(store.get_json(chosen_run, "model"))
         page.goto(f"{url}/tree?run={chosen_run}")
-        first = int(live_leaves(chosen)[0])
-        page.locator(f"#get-node-{first}").wait_for(timeout=BUSY_MS)
-        if search["chosen"]["depth"] == 0:  # one logistic model: one leaf drawn, no split
-            assert page.locator("#get-node-1").count() == 0 and page.locator(".get-node").count() == 1
-            page.get_by_text("one logistic model of the features and no split", exact=False).first.wait_for(
-                timeout=BUSY_MS)
-        else:
-            page.locator("#get-node-1").wait_for(timeout=BUSY_MS)
+        page.locator(f"#get-node-{int(live_leaves(chosen)[0])}").wait_for(timeout=BUSY_MS)  # the run's own tree
+
+        # the search's depth 0, opened from the run: one logistic model, drawn as its one leaf without a split
+        page.goto(f"{url}/tree?run={chosen_run}&tree=d0-kany-logistic")
+        page.get_by_text("Showing a tree of the search, not the run's own: depth 0, one logistic model",
+                         exact=False).wait_for(timeout=BUSY_MS)
+        page.locator("#get-node-2").wait_for(timeout=BUSY_MS)
+        assert page.locator("#get-node-1").count() == 0 and page.locator("#get-node-3").count() == 0
+        page.get_by_text("one logistic model of the features and no split", exact=False).first.wait_for(
+            timeout=BUSY_MS)
         store.close()
