@@ -315,3 +315,10 @@ DEFAULTS = GETConfig()
 #: The cost is readability: 32 leaves, each a line in every feature, instead of 16 numbers (the diagram opens with
 #: the levels that stay readable; constant leaves, fewer features per split or a shallower depth are one click away).
 APP_DEFAULTS = replace(DEFAULTS, depth=5, leaf="linear", time_budget=10.0)
+#: The leaves a class run's search may be asked for: one kind (``CLASS_LEAVES``), or "auto", GETClassifierCV's
+#: choice (each depth's tree scored with its logistic leaves and with its class shares; depth 0, one logistic
+#: model, tried too). A fixed-depth class run takes ``APP_DEFAULTS.class_leaf``'s kind of choice, with no "auto".
+SEARCH_CLASS_LEAVES = ("auto", *CLASS_LEAVES)
+#: The app's class leaves under "choose for me": the search chooses them too (issue 52: 87.27% against 86.64 for
+#: class shares alone on the 12 shared class tables, docs/BENCHMARKS.md "Classification").
+APP_SEARCH_CLASS_LEAF = "auto"

@@ -50,7 +50,7 @@ def rules_text(tree: ObliqueTree, decimals: int | None = None, target_name: str 
 def _class_rules_text(tree: ObliqueTree, decimals: int | None, target: str) -> str:
     classes = ", ".join(codegen.label_literal(c) for c in tree.classes)
     header = [
-        f"# GET oblique classification tree: depth {tree.depth}, {tree.n_classes} classes ({classes}), "
+        f"# GET oblique classification tree: {labels.depth_text(tree)}, {tree.n_classes} classes ({classes}), "
         f"{tree.n_features} features, {tree.n_parameters} parameters.",
         f"# Each 'if' is a weighted sum of features in their original units; 'return' gives the predicted class of "
         f"{labels.shorten(str(target), None)},",
@@ -202,7 +202,7 @@ def html_report(tree: ObliqueTree, *, title: str = "GET oblique tree: review rep
         "<h2>In plain words</h2>",
         "<ul>" + "".join(f"<li>{_shown(s)}</li>" for s in (in_words or summary.summarize(tree)).sentences()) + "</ul>",
         "<h2>Summary</h2>",
-        _html_table([("Depth", tree.depth), ("Leaves", f"{'logistic' if tree.has_logistic_leaves else tree.leaf_type}"
+        _html_table([("Depth", labels.depth_text(tree).removeprefix("depth ")), ("Leaves", f"{'logistic' if tree.has_logistic_leaves else tree.leaf_type}"
                                                        f" ({len(prune.live_leaves(tree))})"),
                      *([("Classes", ", ".join(labels.class_name(c) for c in tree.classes))] if tree.is_classifier
                        else []),

@@ -20,6 +20,7 @@ import streamlit as st
 from get_core.config import DEFAULTS
 from get_core.errors import GETExplorerError
 from get_core.runs import estimate, launch
+from get_core.runs.spec import leaves_text
 from get_core.runs.store import Run, RunStore, StoreError, default_db_path
 from get_core.views.search_chart import features_label
 from pages import signin
@@ -37,7 +38,7 @@ CONFIG_LABELS = {"depth": "Depth", "leaf": "Leaves", "linear_leaves": "Linear le
                  "n_alphas": "Alpha stages", "learning_rate": "Learning rate", "l1": "L1 penalty",
                  "weight_decay": "Weight decay", "polish": "Polish subtrees", "random_state": "Optimizer seed",
                  "device": "Device", "fixed_alpha": "Fixed alpha", "scaling": "Feature scaling",
-                 "max_split_features": "Features per split"}
+                 "max_split_features": "Features per split", "class_leaf": "Leaves (class target)"}
 
 
 def number(value: Any, digits: int = 4) -> str:
@@ -256,7 +257,7 @@ def describe_params(params: Any) -> str:
     effort = (f"a {config['time_budget']:g} s time budget over {config.get('n_alphas')} alphas"
               if config.get("time_budget") is not None else
               f"{config.get('n_starts')} starts × {config.get('n_epochs')} epochs × {config.get('n_alphas')} alphas")
-    budget = f"{describe_choice(params)}, {config.get('leaf')} leaves, {effort}"
+    budget = f"{describe_choice(params)}, {leaves_text(params)} leaves, {effort}"
     changed = [f"{label} {config[name]:g}" for name, label in (("learning_rate", "learning rate"), ("l1", "L1"))
                if config.get(name, OPTIMIZER_DEFAULTS[name]) != OPTIMIZER_DEFAULTS[name]]
     scaling = ["robust scaling"] if config.get("scaling") == "robust" else []

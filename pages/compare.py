@@ -145,7 +145,10 @@ def _counterpart_note(results) -> None:
         st.caption("The second GET row is the same fit (depth, leaves, budget, seed, training rows) with the other "
                    "kind of splits: at most 3 features per split beside a dense run, dense beside a sparse one.")
         return
-    if not spec.has_counterpart(results.run.params["config"].get("max_split_features"), results.tree.n_features):
+    if results.tree.meta.get("single_model"):
+        st.caption("This run's model is one logistic model with no split (depth 0, chosen by the search), so no GET "
+                   "fit with another kind of splits is fitted beside it.")
+    elif not spec.has_counterpart(results.run.params["config"].get("max_split_features"), results.tree.n_features):
         st.caption("A sparse (or dense) GET fit would be this same tree: its data has too few features for the "
                    "limit to change any split, so none is fitted beside it.")
     else:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from get_core.runs.estimate import format_seconds
 from get_core.runs.results import model_inputs
+from get_core.runs.spec import leaves_text
 from get_core.runs.store import Run, StoreError
 from get_core.views.curves import loss_curves_figure
 from pages import common, review_ui, run_panel, session_url
@@ -65,7 +66,7 @@ def _row(run: Run) -> dict:
             # a live run's progress: Run.percent, the run panel's figure
             "status": run.status.value.lower() + ("" if run.status.is_finished() else f" {run.percent}%"),
             "dataset": f"{run.dataset_name} ({run.n_rows:,} rows)",
-            "tree": f"{common.describe_choice(run.params)}, {config.get('leaf')}; {_budget(config)}",
+            "tree": f"{common.describe_choice(run.params)}, {leaves_text(run.params)}; {_budget(config)}",
             "duration": format_seconds(duration) if duration is not None else "",
             "created": pd.Timestamp(run.created_at, unit="s", tz="UTC").tz_convert(None).strftime("%d %b %H:%M")}
 

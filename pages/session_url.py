@@ -6,7 +6,8 @@ Streamlit forgets a session when the page reloads; the URL survives. The Train p
     target and features themselves, so long feature lists never go into the URL;
   * ``onehot`` (a JSON list), ``missing`` and ``task`` (``classification``): the rest of the ``DataSpec``, when not the
     defaults;
-  * ``train``: the Train settings that differ from their defaults, as ``depth:5,leaf:linear``.
+  * ``train``: the Train settings that differ from their defaults, as ``depth:5,leaf:linear`` (a class target's
+    leaves: ``class_leaf:logistic`` for a fixed tree, ``search_class_leaf:constant`` under "choose for me").
 A new session that finds ``data`` restores the table (on the Data page too), the choices and the settings; the Runs and
 Tree pages keep these parameters too, so a reload there restores the table as well. A wrong or
 unknown value is said in words and dropped; nothing else is lost.
@@ -22,7 +23,7 @@ import streamlit as st
 
 from get_core.data import columns
 from get_core.data.classes import TASKS
-from get_core.config import ALLOWED
+from get_core.config import ALLOWED, CLASS_LEAVES, SEARCH_CLASS_LEAVES
 from get_core.data.encoding import MISSING_POLICIES, DataSpec, prepare
 from get_core.errors import GETExplorerError
 from pages import common
@@ -45,6 +46,7 @@ SETTINGS: dict[str, tuple] = {
     "cfg_test_fraction": (0.1, 0.5), "cfg_seed": (0, 2**31 - 1),
     "cfg_budget": ("about 10 s", "about a minute", "paper budget", "manual"), "cfg_depth_mode": ("fixed", "choose"),
     "cfg_split_features": ("1", "2", "3", "5", "any", "auto"), "cfg_class_weight": ("none", "balanced"),
+    "cfg_class_leaf": CLASS_LEAVES, "cfg_search_class_leaf": SEARCH_CLASS_LEAVES,
 }
 
 

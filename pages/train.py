@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from get_core.data import columns
-from get_core.config import (ALLOWED, APP_DEFAULTS, SEARCH_PATIENCE, SPLIT_FEATURE_PATH, GETConfig,
-                             validation_split_words)
+from get_core.config import (ALLOWED, APP_DEFAULTS, APP_SEARCH_CLASS_LEAF, CLASS_LEAVES, SEARCH_CLASS_LEAVES,
+                             SEARCH_PATIENCE, SPLIT_FEATURE_PATH, GETConfig, validation_split_words)
 from get_core.config import DEFAULTS as GET_DEFAULTS
 from get_core.runs import estimate, launch
 from get_core.schedule import FIRST_STAGE_SPAN, LAST_STAGE_SPAN, alpha_stage_bounds
@@ -29,13 +29,17 @@ DEFAULTS = {
     "cfg_alpha_max": GET_DEFAULTS.alpha_range[1], **PRESETS["interactive"], "cfg_lr": GET_DEFAULTS.learning_rate,
     "cfg_l1": GET_DEFAULTS.l1, "cfg_polish": "auto", "cfg_scaling": GET_DEFAULTS.scaling,
     "cfg_test_fraction": 0.25, "cfg_seed": 0, "cfg_depth_mode": "fixed", "cfg_split_features": "any",
-    "cfg_budget": "about 10 s", "cfg_class_weight": "none",
+    "cfg_budget": "about 10 s", "cfg_class_weight": "none", "cfg_class_leaf": APP_DEFAULTS.class_leaf,
+    "cfg_search_class_leaf": APP_SEARCH_CLASS_LEAF,
 }
 DEPTH_MODES = {"fixed": "fixed", "choose": "choose for me"}
 #: The polish choice: GETConfig's ``polish`` for each option of its radio.
 POLISH = {"auto": "auto", "on": True, "off": False}
 # Features per split: k, "any" (dense splits, GET's default) or "auto" (GETRegressorCV's path of k, issue 20).
 SPLIT_FEATURES = (*(str(k) for k in SPLIT_FEATURE_PATH if k is not None), "any", "auto")
+#: A class target's leaves for people (config.CLASS_LEAVES, and a search's "auto"), and in a run's name.
+CLASS_LEAF_WORDS = {"constant": "class shares", "logistic": "logistic", "auto": "choose for me"}
+CLASS_LEAF_NAMES = {"constant": "class shares", "logistic": "logistic", "auto": "and leaves chosen"}
 
 
 def train_page() -> None:
@@ -74,6 +78,7 @@ def _form(ready: dict) -> None:
     _depth_widgets(c1, classify)
     _split_features_widget(c1, classify)
     if classify:
+        _class_leaf_widget(c1)
         c1.radio("Class weights", ("none", "balanced"), key="cfg_class_weight", horizontal=True,
                  format_func={"none": "as in the data", "balanced": "balanced"}.get,
                  help="balanced: each row weighs total rows / (classes × its class's rows), so a rare class counts "
@@ -121,7 +126,7 @@ def _form(ready: dict) -> None:
     except ValueError as exc:
         st.error(f"These settings cannot train: {common.plain(exc)}.")
         return
-    _estimate_panel(ready["n_rows"], ready["n_features"], {"config": config, "search": _search()})
+    _estimate_panel(ready["n_rows"], ready["n_features"], {"config": config, "search": _search(classify)})
     if st.button("Start training", type="primary", key="start"):
         _submit(ready, config)
 
@@ -164,9 +169,31 @@ def is_classification(ready: dict) -> bool:
     return ready["spec"].get("task") == "classification"
 
 
+def class_leaf(searching: bool) -> str:
+    """A class run's leaves as set on the page: "constant" or "logistic", or under a search also "auto" (chosen by
+    it). A search and a fixed tree keep their own choice, so "choose for me" starts from the search's default."""
+    s = st.session_state
+    return s.cfg_search_class_leaf if searching else s.cfg_class_leaf
+
+
+def _class_leaf_widget(column) -> None:
+    searching = _searching()
+    column.radio("Leaves", SEARCH_CLASS_LEAVES if searching else CLASS_LEAVES, horizontal=True,
+                 key="cfg_search_class_leaf" if searching else "cfg_class_leaf", format_func=CLASS_LEAF_WORDS.get,
+                 help="class shares: each leaf predicts the share of each class among its training rows (GET); "
+                      "logistic: each leaf holds a logistic model of the inputs, trained with the splits, so the "
+                      "class can change within a leaf and a shallow tree can follow classes that shade into one "
+                      "another; its words say how each input moves the odds. Choose for me (with a search): each "
+                      "depth's tree is scored with both kinds of leaves and the better kept, and depth 0 (one "
+                      "logistic model, no split) is tried too")
+
+
 def _config(classify: bool = False) -> dict:
     s = st.session_state
-    return {"depth": int(s.cfg_depth), "leaf": "constant" if classify else s.cfg_leaf, "linear_leaves": s.cfg_linear_leaves,
+    leaf = class_leaf(_searching()) if classify else None  # a search's "auto" trains logistic leaves (runs.search)
+    return {"depth": int(s.cfg_depth), "leaf": "constant" if classify else s.cfg_leaf,
+            **({"class_leaf": "logistic" if leaf == "auto" else leaf} if classify else {}),
+            "linear_leaves": s.cfg_linear_leaves,
             "clip_leaves": bool(s.cfg_clip_leaves), **_budget_settings(s),
             "alpha_range": [float(s.cfg_alpha_min), float(s.cfg_alpha_max)],
             "n_alphas": int(s.cfg_n_alphas), "learning_rate": float(s.cfg_lr), "l1": float(s.cfg_l1),
@@ -196,14 +223,22 @@ def _split_features_widget(column, classify: bool = False) -> None:
                       f"{SCORE_NAMES[score]} is within {tolerance_text(score)} of the best.")
 
 
-def _search() -> dict | None:
-    """The run's search request (``runs.search``): None for one tree of a fixed depth and features per split."""
+def _searching() -> bool:
+    """Whether the run chooses its depth or features per split (a search, ``runs.search``)."""
+    return st.session_state.cfg_depth_mode == "choose" or st.session_state.cfg_split_features == "auto"
+
+
+def _search(classify: bool = False) -> dict | None:
+    """The run's search request (``runs.search``): None for one tree of a fixed depth and features per split. A class
+    search names its leaves; with logistic leaves (or their choice) its depths start at 0, one logistic model."""
     s = st.session_state
-    choosing_depth, choosing_k = s.cfg_depth_mode == "choose", s.cfg_split_features == "auto"
-    if not (choosing_depth or choosing_k):
+    if not _searching():
         return None
-    depths = list(range(ALLOWED["depth"].low, int(s.cfg_depth) + 1)) if choosing_depth else [int(s.cfg_depth)]
-    return {"depths": depths, "split_features": "auto" if choosing_k else None}
+    leaf = class_leaf(True) if classify else None
+    low = 0 if leaf in ("auto", "logistic") else ALLOWED["depth"].low
+    depths = list(range(low, int(s.cfg_depth) + 1)) if s.cfg_depth_mode == "choose" else [int(s.cfg_depth)]
+    return {"depths": depths, "split_features": "auto" if s.cfg_split_features == "auto" else None,
+            **({"leaf": leaf} if classify else {})}
 
 
 def _estimate_panel(n_rows: int, n_features: int, params: dict) -> None:
@@ -231,15 +266,17 @@ def _estimate_panel(n_rows: int, n_features: int, params: dict) -> None:
 
 def _submit(ready: dict, config: dict) -> None:
     s = st.session_state
-    search = _search()
+    classify = is_classification(ready)
+    search = _search(classify)
     params = {"config": config, "data": ready["spec"], "test_fraction": float(s.cfg_test_fraction),
               "seed": int(s.cfg_seed), **({"search": search} if search else {})}
-    if is_classification(ready) and s.cfg_class_weight == "balanced":
+    if classify and s.cfg_class_weight == "balanced":
         params["class_weight"] = "balanced"
     found = estimate.search_estimate(ready["n_rows"], ready["n_features"], params, common.calibration_path())
     if found is not None:  # the run's time left counts down from it through every phase (Run.eta_seconds)
         params["estimated_seconds"] = round(found.seconds, 1)
-    name = f"{ready['name']} · {common.describe_choice(params, leaf=config['leaf'])}"
+    leaf = CLASS_LEAF_NAMES[search.get("leaf") if search else config["class_leaf"]] if classify else config["leaf"]
+    name = f"{ready['name']} · {common.describe_choice(params, leaf=leaf)}"
     st.session_state[common.STARTING] = True  # until selected below: a page left sooner opens the newest run
     run_id = launch.submit_run(common.get_store(), params, columns.to_parquet_bytes(ready["table"]), ready["name"],
                                n_rows=ready["n_rows"], n_features=ready["n_features"], name=name)

@@ -4,7 +4,11 @@ the artifacts' names, the rows a run trains and tests on, and the GET fit the Co
 A run's parameters (``RunStore.create_run``) are JSON::
 
     {"config": {GETConfig settings}, "data": DataSpec.to_dict(), "test_fraction": 0.25, "seed": 0,
-     "search": {"depths": [1, ..., D], "split_features": "auto" | None} | absent, "class_weight": ... | absent}
+     "search": {"depths": [1, ..., D], "split_features": "auto" | None, "leaf": "auto" | ... | absent} | absent,
+     "class_weight": ... | absent}
+
+A class run's leaves are ``config["class_leaf"]`` ("constant": class shares, "logistic"; absent in runs stored before
+logistic leaves: class shares); a class search's ``leaf`` may ask for "auto" instead (``search_leaf``).
 
 The worker side of runs/ (``training``, ``search``, ``worker``, ``remote``, ``measure``) trains them through the
 estimators; pages import this module, the store, the launcher, the estimate and the results, never the worker side.
@@ -36,9 +40,27 @@ def search_spec(params: Mapping[str, Any]) -> dict | None:
     return dict(search) if search else None
 
 
-def tree_key(depth: int, max_split_features: int | None) -> str:
-    """A search fit's name in URLs and artifacts: ``d3-k2``, ``d3-kany`` (dense splits)."""
-    return f"d{int(depth)}-k{'any' if max_split_features is None else int(max_split_features)}"
+def tree_key(depth: int, max_split_features: int | None, leaf: str | None = None) -> str:
+    """A search fit's name in URLs and artifacts: ``d3-k2``, ``d3-kany`` (dense splits); a tree with logistic leaves
+    ``d3-kany-logistic``, so a depth scored with its logistic leaves and with its class shares keeps both trees (the
+    names of class-share and regression fits are those of runs stored before logistic leaves)."""
+    name = f"d{int(depth)}-k{'any' if max_split_features is None else int(max_split_features)}"
+    return f"{name}-logistic" if leaf == "logistic" else name
+
+
+def leaves_text(params: Mapping[str, Any]) -> str:
+    """A run's leaves as set, in a word: its config's ``leaf`` ("constant", "linear"), or a class run's
+    ``search_leaf`` ("constant", "logistic", or "chosen" when the search chooses them)."""
+    if (params.get("data") or {}).get("task") != "classification":
+        return str(params.get("config", {}).get("leaf"))
+    leaf = search_leaf(params)
+    return "chosen" if leaf == "auto" else leaf
+
+
+def search_leaf(params: Mapping[str, Any]) -> str:
+    """The leaves a class run's search fits: its search's ``leaf`` ("auto": chosen by the search), else the config's
+    ``class_leaf`` (class shares for a run stored before there was a choice)."""
+    return (params.get("search") or {}).get("leaf") or params.get("config", {}).get("class_leaf") or "constant"
 
 
 def n_search_fits(search: Mapping[str, Any], n_features: int) -> int:

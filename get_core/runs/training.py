@@ -95,7 +95,8 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
     channel.on_stop(Ending(RunStatus.CANCELLED, BASELINES_SKIPPED, scores))
     ran = GETConfig(**tree.meta["config"])  # with a time budget, the starts and epochs the race chose
     _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share,
-                   classify=classify, class_weight=class_weight, budget=params["config"].get("time_budget"))
+                   classify=classify, class_weight=class_weight, budget=params["config"].get("time_budget"),
+                   splits=not tree.meta.get("single_model"))
     if channel.cancelled():
         return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
                       "the trained tree, its test scores and the baseline comparison are kept.", scores)
@@ -148,9 +149,10 @@ def _progress_reporter(channel: Channel, window: FitWindow, share: float, reache
 
 def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                    y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float,
-                   classify: bool = False, class_weight: Any = None, budget: float | None = None) -> None:
-    """The baselines on the same split, then the GET counterpart (``fit_all_baselines``); a failing baseline never
-    fails the run."""
+                   classify: bool = False, class_weight: Any = None, budget: float | None = None,
+                   splits: bool = True) -> None:
+    """The baselines on the same split, then the GET counterpart (``fit_all_baselines``; none for a tree without
+    ``splits``); a failing baseline never fails the run."""
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
     done = {"phase": "baselines", "stage": config.n_alphas - 1, "n_stages": config.n_alphas,
             "epoch": config.n_epochs, "n_epochs": config.n_epochs}
@@ -162,7 +164,7 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
 
     try:
         result = fit_all_baselines(X_train, y_train, X_test, y_test, config, feature_names, on_progress, classify,
-                                   class_weight, budget)
+                                   class_weight, budget, splits)
     except Exception as exc:
         traceback.print_exc()
         channel.put_json("baselines_error", {"error": describe(exc)})
@@ -172,16 +174,16 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
 
 def fit_all_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
                       config: GETConfig, feature_names: list[str], on_progress: Any = None, classify: bool = False,
-                      class_weight: Any = None, budget: float | None = None) -> dict:
+                      class_weight: Any = None, budget: float | None = None, splits: bool = True) -> dict:
     """The baselines at their usual settings (``baselines.fit_baselines`` / ``fit_class_baselines``, a class run's
     weighted by ``class_weight``) plus, under ``models["get_sparse"]`` or ``models["get_dense"]``, the run's GET fit
     again with the other kind of splits (``counterpart_config``), on the same split; a budgeted run's counterpart gets
-    ``COUNTERPART_SHARE`` of its ``budget``. The counterpart is left out when it would be the same tree or when it was
-    cancelled part way."""
+    ``COUNTERPART_SHARE`` of its ``budget``. The counterpart is left out when it would be the same tree, when the
+    run's tree has no ``splits`` (a class search's depth 0: one logistic model) or when it was cancelled part way."""
     fit, evaluate = ((fit_class_baselines, evaluate_class_tree) if classify else (fit_baselines, evaluate_tree))
     result = fit(X_train, y_train, X_test, y_test, config.depth, config.random_state, feature_names=feature_names,
                  **({"class_weight": class_weight} if classify else {}))
-    other = counterpart_config(config, X_train.shape[1])
+    other = counterpart_config(config, X_train.shape[1]) if splits else None
     if other is None:
         return result
     if budget is not None:

@@ -111,7 +111,8 @@ def fits_figure(points: Iterable[Any], fits: Sequence[Mapping[str, Any]], *, y_s
     panel of its own, on its own epochs (a fit's stages are numbered after the earlier fits' on the run's axis, so one
     shared axis joined fit to fit by diagonal lines, issue 35), one colour per start; the y axes shared, so panels
     compare. ``shown``: the indices of the fits to draw (``main_fits``; default all). A fit with no checkpoint yet
-    gets no panel (an empty one read as a fit that failed): the title counts them."""
+    gets no panel (an empty one read as a fit that failed): the title counts them, but not a fit that trains no
+    splits (``"curve": False``: a class search's depth 0, one logistic model)."""
     attribute = "hard_accuracy" if classes else "hard_loss"
     firsts = [int(fit["first_stage"]) for fit in fits]
     lines: dict[tuple[int, int], list[Any]] = defaultdict(list)
@@ -148,7 +149,7 @@ def fits_figure(points: Iterable[Any], fits: Sequence[Mapping[str, Any]], *, y_s
     figure.update_annotations(font_size=11)
     what = "training accuracy (hard splits)" if classes else "hard loss"
     which = "each fit of the search" if shown is None else "the fits that made the run's tree"
-    waiting = len(wanted) - len(drawn)
+    waiting = len([i for i in wanted if i not in drawn and fits[i].get("curve", True)])
     title = (f"{what} of {which}, each on its own epochs (one colour per start)"
              + (f"; {waiting} fit{'s' if waiting > 1 else ''} with no checkpoint yet" if waiting else ""))
     figure.update_layout(height=150 * rows + 90, margin={"l": 10, "r": 10, "t": 60, "b": 10}, uirevision="keep-zoom",

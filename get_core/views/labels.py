@@ -236,6 +236,12 @@ class OddsEffect:
     more: int
 
 
+def depth_text(tree: ObliqueTree) -> str:
+    """"depth 3"; a class search's depth 0 (one logistic model, held as a depth-1 tree whose split sends every row
+    left, ``engine.train.logistic_model``) as "depth 0 (one logistic model, no split)", not the depth it is held at."""
+    return "depth 0 (one logistic model, no split)" if tree.meta.get("single_model") else f"depth {tree.depth}"
+
+
 def has_logistic_model(tree: ObliqueTree, leaf: int) -> bool:
     """Whether ``leaf`` holds a logistic model whose logits vary with the row (not only its class shares)."""
     return bool(tree.is_classifier and tree.has_logistic_leaves and tree.logit_coefs[leaf - tree.n_leaves].any())

@@ -2,8 +2,9 @@
 points in, a plotly figure out (no streamlit here).
 
 Validation R2, or a class target's validation accuracy in % (left axis, solid) and the parameters a reader has to
-check (right axis, dotted) against depth, one colour per number of features per split; when only k varies (a fixed
-depth), against k. The chosen point is a star.
+check (right axis, dotted) against depth, one colour per number of features per split and, where a class search
+scored both, per kind of leaves (logistic, or class shares; depth 0 is one logistic model); when only k varies (a
+fixed depth), against k. The chosen point is a star.
 Every marker carries its tree key as ``customdata``, so a click can open that tree.
 """
 
@@ -53,10 +54,24 @@ def tolerance_text(score: str = R2) -> str:
     return f"{100 * SPARSITY_TOLERANCE:g} points of {'accuracy' if score == ACCURACY else 'R²'}"
 
 
-def point_label(point: Mapping[str, Any], with_features: bool) -> str:
-    """One search fit for a picker: "depth 3, 2 features per split (validation R² 0.812, 17 parameters)"."""
-    features = f", {features_label(point['max_split_features'])}" if with_features else ""
-    return f"depth {point['depth']}{features} ({score_text(point)}, {point['n_parameters']:,} parameters)"
+#: A class search point's leaves for people (``cv_results_``'s ``leaf``; regression points have none).
+LEAF_NAMES = {"logistic": "logistic leaves", "constant": "class-share leaves"}
+
+
+def leaf_label(point: Mapping[str, Any]) -> str:
+    """A search point's leaves for people: "logistic leaves", "one logistic model" at depth 0, "" without a leaf."""
+    if point.get("depth") == 0:
+        return "one logistic model"
+    return LEAF_NAMES.get(point.get("leaf"), "")
+
+
+def point_label(point: Mapping[str, Any], with_features: bool, parameters: bool = True) -> str:
+    """One search fit for a picker: "depth 3, logistic leaves, 2 features per split (validation accuracy 91.3%, 17
+    parameters)"; the leaves are named where the point says them (a class search's)."""
+    leaves = f", {leaf_label(point)}" if leaf_label(point) else ""
+    features = f", {features_label(point['max_split_features'])}" if with_features and point["depth"] else ""
+    count = f", {point['n_parameters']:,} parameters" if parameters else ""
+    return f"depth {point['depth']}{leaves}{features} ({score_text(point)}{count})"
 
 
 def search_figure(points: Sequence[Mapping[str, Any]], chosen: Mapping[str, Any] | None = None,
@@ -68,23 +83,32 @@ def search_figure(points: Sequence[Mapping[str, Any]], chosen: Mapping[str, Any]
     by_depth = len({p["depth"] for p in points}) > 1 or not points
     figure = make_subplots(specs=[[{"secondary_y": True}]])
     ks = list(dict.fromkeys(p["max_split_features"] for p in points))
+    # a class search's kinds of leaves (None: a regression search's); depth 0, one logistic model, is on the logistic line
+    leaves = list(dict.fromkeys(p.get("leaf") for p in points))
     palette = qualitative.Plotly
-    for i, k in enumerate(ks if by_depth else [None]):
-        line = [p for p in points if p["max_split_features"] == k] if by_depth else list(points)
+    groups = [(k, leaf) for k in ks for leaf in leaves] if by_depth else [(None, None)]
+    for i, (k, leaf) in enumerate(groups):
+        line = ([p for p in points if p["max_split_features"] == k and p.get("leaf") == leaf] if by_depth
+                else list(points))
+        if not line:
+            continue
         x = [p["depth"] if by_depth else _k_text(p["max_split_features"]) for p in line]
-        color, name = palette[i % len(palette)], features_label(k) if len(ks) > 1 else name_of_score
+        words = [w for w, on in ((features_label(k), len(ks) > 1), (LEAF_NAMES.get(leaf, ""), len(leaves) > 1))
+                 if on]
+        color, name = palette[i % len(palette)], ", ".join(words) or name_of_score
         figure.add_trace(go.Scatter(
             x=x, y=[percent * p[score] for p in line], mode="lines+markers", name=name, legendgroup=name,
             line={"color": color}, marker={"size": [16 if _is(p, chosen) else 9 for p in line],
                                            "symbol": ["star" if _is(p, chosen) else "circle" for p in line]},
             customdata=[p["key"] for p in line],
-            text=[f"depth {p['depth']}, {features_label(p['max_split_features'])}<br>{score_text(p, 4)}"
+            text=[f"depth {p['depth']}, {leaf_label(p) + ', ' if leaf_label(p) else ''}"
+                  f"{features_label(p['max_split_features'])}<br>{score_text(p, 4)}"
                   f"<br>{p['n_parameters']:,} parameters, widest split "
                   f"{p['widest_split']} feature(s)" for p in line],
             hovertemplate="%{text}<extra></extra>"), secondary_y=False)
         figure.add_trace(go.Scatter(
             x=x, y=[p["n_parameters"] for p in line], mode="lines+markers", name=f"parameters ({name})"
-            if len(ks) > 1 else "parameters", legendgroup=name, line={"color": color, "dash": "dot", "width": 1},
+            if len(groups) > 1 else "parameters", legendgroup=name, line={"color": color, "dash": "dot", "width": 1},
             marker={"size": 5, "symbol": "square"}, opacity=0.6, customdata=[p["key"] for p in line],
             hovertemplate="%{y:,} parameters<extra></extra>"), secondary_y=True)
     figure.update_xaxes(title_text="depth" if by_depth else "features per split",

@@ -116,7 +116,9 @@ class Summary:
 
     def sentences(self) -> list[str]:
         """The summary as four or five short sentences for a reviewer (and a hint where CART does better)."""
-        if self.is_classifier:
+        if self.is_classifier and self.n_conditions == 0 and self.logistic is not None:  # depth 0: one model
+            parts = (self._one_model(), self._class_comparison() + self._cart_hint())
+        elif self.is_classifier:
             parts = (self._rules(), self._groups(), self._logistic(), self._features(),
                      self._class_comparison() + self._cart_hint(), self._errs())
         else:
@@ -226,6 +228,11 @@ class Summary:
         n, odds = self.logistic
         return (f"{n:,} of the {self.n_rules:,} leaves hold a logistic model, so the class they predict changes with "
                 f"the row within the leaf (their groups above count their training rows' most common class). {odds}")
+
+    def _one_model(self) -> str:
+        """A tree with no split and a logistic leaf (a class search's depth 0): no rules or groups to speak of."""
+        return (f"The model predicts {self.target} with one logistic model of the features and no split (depth 0): "
+                f"every row's class probabilities come from the same model. {self.logistic[1]}")
 
     def _class_comparison(self) -> str:
         if self.accuracy is None:
@@ -350,8 +357,9 @@ def _logistic(tree: ObliqueTree, used: list[int]) -> tuple[int, str] | None:
     largest = max(modelled, key=lambda t: (tree.n_samples[t - 1], -t))
     rows = int(tree.n_samples[largest - 1])
     effect = labels.odds_effects(tree, largest)[0]
-    return len(modelled), labels.odds_sentence(tree, effect, where=f"In the largest, leaf {largest} with {rows:,} "
-                                                                    f"training row{_s(rows)}")
+    where = ("In this model" if _conditions(tree)["n_conditions"] == 0 else
+             f"In the largest, leaf {largest} with {rows:,} training row{_s(rows)}")
+    return len(modelled), labels.odds_sentence(tree, effect, where=where)
 
 
 def feature_shares(tree: ObliqueTree, X_train: Any = None) -> list[tuple[str, float]]:

@@ -43,9 +43,32 @@ def test_a_text_target_is_a_class_target_with_its_counts_and_travels_to_train(db
     assert_no_traceback(at)
     assert at.query_params["task"] in (["classification"], "classification")
     assert any("classes of 'species'" in c for c in texts(at, "caption"))
-    assert at.radio(key="cfg_class_weight").value == "none" and not [r for r in at.radio if r.label == "Leaves"]
+    assert at.radio(key="cfg_class_weight").value == "none"
     assert tuple(at.radio(key="cfg_class_weight").options) == ("as in the data", "balanced")
     assert len(session_url.SETTINGS["cfg_class_weight"]) == 2  # the URL takes the widget's values
+    leaves = [r for r in at.radio if r.label == "Leaves"]  # a class target's leaves, not regression's
+    assert [r.key for r in leaves] == ["cfg_class_leaf"] and tuple(leaves[0].options) == ("class shares", "logistic")
+    assert leaves[0].value == "constant" and len(session_url.SETTINGS["cfg_class_leaf"]) == 2
+
+
+def test_a_class_targets_leaves_are_chosen_under_choose_for_me_and_kept_in_the_address(db):
+    """Issue 52: a fixed tree's leaves are class shares or logistic; under "choose for me" the search chooses them by
+    default (from depth 0, one logistic model), and a choice travels through the URL to a new session."""
+    from pages import train
+
+    at = choose(upload(app(), "kinds.csv", three_class_csv()), "kind")
+    at.switch_page("pages/train.py").run()
+    at.radio(key="cfg_class_leaf").set_value("logistic").run()
+    assert "class_leaf:logistic" in at.query_params["train"]
+    at.radio(key="cfg_depth_mode").set_value("choose").run()
+    assert_no_traceback(at)
+    leaves = next(r for r in at.radio if r.label == "Leaves")
+    assert leaves.key == "cfg_search_class_leaf" and leaves.value == "auto"
+    assert tuple(leaves.options) == ("choose for me", "class shares", "logistic")
+    leaves.set_value("constant").run()
+    assert "search_class_leaf:constant" in at.query_params["train"]
+    values, problems = session_url.decode_settings(at.query_params["train"], train.DEFAULTS)
+    assert not problems and values["cfg_class_leaf"] == "logistic" and values["cfg_search_class_leaf"] == "constant"
 
 
 def test_a_0_1_target_asks_a_class_or_a_number_and_the_answer_decides(db):

@@ -153,6 +153,7 @@ def test_a_class_runs_search_chart_and_picker_speak_of_validation_accuracy_in_pe
     assert figure["layout"]["yaxis"]["title"]["text"] == "validation accuracy (%)" and "R²" not in chart.proto.spec
     assert figure["data"][0]["y"] == pytest.approx([100 * p["validation_accuracy"] for p in points])  # %, not shares
     picker = widget(at.selectbox, "Tree of the search")
-    assert picker.options[0] == (f"depth 1 (validation accuracy {100 * points[0]['validation_accuracy']:.1f}%, "
+    assert picker.options[0] == (f"depth 1, class-share leaves (validation accuracy "
+                                 f"{100 * points[0]['validation_accuracy']:.1f}%, "
                                  f"{points[0]['n_parameters']:,} parameters)")
     assert any("validation accuracy" in c for c in texts(at, "caption"))

@@ -135,3 +135,70 @@ def test_a_class_run_cancelled_before_its_baselines_gets_class_baselines_on_dema
         assert set(entry["test_predictions"]) <= set(results.tree.classes)
         assert entry["accuracy"] == pytest.approx(np.mean(np.asarray(entry["test_predictions"]) == results.y_test))
     assert store.get_run(run_id).status is RunStatus.CANCELLED
+
+
+def test_a_class_run_with_logistic_leaves_fits_them_and_its_counterpart_keeps_them(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = class_run(store, three_classes(), config={"class_leaf": "logistic"})
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    results = load_results(store, run_id)
+    assert results.tree.has_logistic_leaves and results.tree.depth == 2
+    np.testing.assert_allclose(store.get_json(run_id, "predictions")["proba"],
+                               results.tree.predict_proba(results.X_test), atol=1e-12)
+    sparse = store.get_json(run_id, "baselines")["models"]["get_sparse"]  # the same fit with 3-feature splits
+    assert 0 <= sparse["accuracy"] <= 1 and np.asarray(sparse["test_proba"]).shape == (len(results.y_test), 3)
+
+
+def test_an_old_class_run_without_a_leaf_choice_reads_as_class_shares():
+    from get_core.runs.spec import leaves_text, search_leaf
+
+    old = {"config": {**TINY}, "data": {"task": "classification"}, "search": {"depths": [1, 2]}}
+    assert search_leaf(old) == "constant" and leaves_text(old) == "constant"
+    assert search_leaf({**old, "search": {**old["search"], "leaf": "auto"}}) == "auto"
+    assert leaves_text({**old, "search": {"leaf": "auto"}}) == "chosen"
+    assert leaves_text({**old, "config": {**TINY, "class_leaf": "logistic"}, "search": None}) == "logistic"
+    assert leaves_text({"config": {"leaf": "linear"}, "data": {}}) == "linear"
+
+
+def test_a_class_search_that_chooses_the_leaf_keeps_both_trees_of_each_depth_and_depth_0(tmp_path):
+    """leaf="auto": each depth is scored with its logistic leaves and with its class shares; both trees are stored
+    under their own keys (no overwrite), depth 0 is one logistic model without a curve or a counterpart."""
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = class_run(store, three_classes(), config={"class_leaf": "logistic"},
+                       extra={"search": {"depths": [0, 1, 2], "split_features": None, "leaf": "auto"}})
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    search = store.get_json(run_id, SEARCH)
+    pairs = [(p["depth"], p["leaf"]) for p in search["points"]]
+    assert pairs[0] == (0, "logistic") and {(1, "constant"), (1, "logistic")} <= set(pairs)
+    keys = [p["key"] for p in search["points"]]
+    assert len(set(keys)) == len(keys) and "d0-kany-logistic" in keys and {"d1-kany", "d1-kany-logistic"} <= set(keys)
+    for point in search["points"]:
+        tree = model_file.from_dict(store.get_json(run_id, TREE_PREFIX + point["key"]))
+        assert tree.has_logistic_leaves == (point["leaf"] == "logistic")
+        assert bool(tree.meta.get("single_model")) == (point["depth"] == 0)
+    chosen = search["chosen"]
+    assert chosen["key"] in keys and chosen["leaf"] in ("constant", "logistic")
+    assert load_results(store, run_id).tree.has_logistic_leaves == (chosen["leaf"] == "logistic")
+    fits = store.get_json(run_id, "fits")
+    assert fits[0] == {"first_stage": 0, "name": "depth 0 (one logistic model)", "curve": False}
+    assert [f["name"] for f in fits[1:3]] == ["depth 1", "depth 2"]
+
+
+def test_a_class_search_that_chooses_depth_0_refits_one_logistic_model_without_a_counterpart(tmp_path):
+    rng = np.random.default_rng(0)  # classes linear in the inputs: one logistic model is the tree to keep
+    X = rng.normal(size=(240, 4))
+    table = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "flag": X[:, 2] > 0,
+                          "colour": np.where(X[:, 3] > 0, "red", "blue"),
+                          "kind": np.where(X[:, 0] + 0.5 * X[:, 1] > 0, "yes", "no")})
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = class_run(store, table, config={"class_leaf": "logistic"},
+                       extra={"search": {"depths": [0, 1], "split_features": None, "leaf": "logistic"}})
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    search = store.get_json(run_id, SEARCH)
+    assert search["chosen"]["depth"] == 0 and search["chosen"]["key"] == "d0-kany-logistic"
+    tree = load_results(store, run_id).tree
+    assert tree.meta.get("single_model") and tree.has_logistic_leaves
+    assert store.get_json(run_id, "fits")[-1]["name"] == "refit, depth 0 (one logistic model)"
+    models = store.get_json(run_id, "baselines")["models"]
+    assert "get_sparse" not in models and "get_dense" not in models  # one model has no splits to change
+    assert {"cart", "random_forest"} <= set(models)

@@ -168,3 +168,17 @@ def test_a_class_runs_brier_score_is_on_a_linear_axis_and_its_polish_note_names_
     assert figure.layout.yaxis.type == figure.layout.yaxis2.type == "linear"
     assert [a.text for a in figure.layout.annotations if "polish" in a.text] == [
         "then the subtree polish: best hard Brier score 0.08 -> 0"]
+
+
+def test_a_search_fit_that_trains_no_splits_is_not_waited_for():
+    """A class search's depth 0 is one logistic model: no checkpoint will come, so the title does not count it."""
+    from get_core.views.curves import fits_figure
+
+    points = [MetricPoint("optimize", 0, 0, e, e, 5.0, 1.0, 1.0, 0.5 + e / 100) for e in range(5)]
+    fits = [{"first_stage": 0, "name": "depth 0 (one logistic model)", "curve": False},
+            {"first_stage": 0, "name": "depth 1"}]
+    figure = fits_figure(points, fits, classes=True)
+    assert "no checkpoint" not in figure.layout.title.text
+    assert [a.text for a in figure.layout.annotations] == ["depth 1"]
+    waiting = fits_figure(points, [*fits, {"first_stage": 2, "name": "depth 2"}], classes=True)
+    assert "1 fit with no checkpoint yet" in waiting.layout.title.text

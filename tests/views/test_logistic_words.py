@@ -139,3 +139,23 @@ def test_with_the_leafs_rows_the_odds_are_ordered_and_stepped_over_the_leafs_typ
     assert [t.index for t in effect.terms] == [int(j) for j in np.argsort(-np.abs(slope) * spans, kind="stable")]
     assert [t.step for t in effect.terms] == [labels.odds_step(spans[t.index]) for t in effect.terms]
     np.testing.assert_array_equal(class_node.leaf_spans(tree, leaf, rows[:1]), tree.x_scale)  # one row: no range
+
+
+def test_one_logistic_model_reads_as_one_model_not_as_rules_of_a_tree():
+    """A class search's depth 0 (``engine.train.logistic_model``): the summary, the rules and the report call it one
+    logistic model with no split, and the diagram draws its one leaf alone."""
+    from get_core.config import GETConfig
+    from get_core.engine.train import logistic_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] - X[:, 1] + rng.normal(scale=0.7, size=200) > 0).astype(int)
+    tree = logistic_model(X, y, GETConfig(random_state=0), [0, 1], ["age", "income", "debt"])
+    said = summary.summarize(tree, X, y, target="approved").sentences()
+    assert said[0].startswith("The model predicts approved with one logistic model of the features and no split")
+    assert "In this model, each +1 of" in said[0] and not any("rule" in s or "group" in s for s in said)
+    assert export.rules_text(tree, 4, "approved").startswith(
+        "# GET oblique classification tree: depth 0 (one logistic model, no split)")
+    assert "<td>0 (one logistic model, no split)</td>" in export.html_report(tree)
+    dot = diagram.to_dot(tree)
+    assert "n2 [" in dot and "n1 [" not in dot and "n3 [" not in dot and "->" not in dot
