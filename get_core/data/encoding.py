@@ -4,14 +4,17 @@
 with a missing target (a made-up target would be trained on), keeps, drops or imputes rows with a missing feature
 (policy "keep": a missing number stays NaN, which the estimators learn where to send per split, and a missing
 category sets none of its column's indicators; "impute": median for numeric, most frequent value for categorical)
-and one-hot encodes categorical columns. A run
+and hands categorical columns to the estimators as categories (``DataSpec.one_hot`` False, the Data page's default:
+X holds each row's raw values, numbers as floats and categories as their labels, and the estimator encodes a column
+as one group, ``get_core.model.inputs``) or one-hot encodes them itself ("column=level" inputs; runs stored before
+this choice existed). A run
 learns its fill values and category levels from its training rows only (``prepare(..., fit_rows=...)``) and stores
 that ``Encoding``, which rebuilds its rows and encodes new ones (the Predict page).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -37,22 +40,28 @@ class DataSpec:
     categorical: tuple[str, ...] = ()  # numeric columns the user asked to one-hot encode as well
     missing: str = "drop"  # "keep" missing values for the tree, "drop" rows with one, or "impute" them
     task: str = "regression"  # or "classification": the target's values are classes (``get_core.data.classes``)
+    one_hot: bool = True  # the app one-hot encodes categories (runs stored before); False: the estimator's groups
 
     def to_dict(self) -> dict[str, Any]:
         data = {"target": self.target, "features": list(self.features), "categorical": list(self.categorical),
                 "missing": self.missing}
+        data = data if self.one_hot else {**data, "one_hot": False}  # runs stored before: one-hot, no field
         return data if self.task == "regression" else {**data, "task": self.task}  # runs stored before: no task
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "DataSpec":
         return cls(target=str(data["target"]), features=tuple(data["features"]),
                    categorical=tuple(data.get("categorical", ())), missing=str(data.get("missing", "drop")),
-                   task=str(data.get("task", "regression")))
+                   task=str(data.get("task", "regression")), one_hot=data.get("one_hot", True) is not False)
 
 
 @dataclass(frozen=True)
 class Encoding:
-    """How raw columns become model inputs; ``transform`` applies it to new rows (e.g. on the Predict page)."""
+    """How raw columns become model inputs; ``transform`` applies it to new rows (e.g. on the Predict page). With
+    ``one_hot`` False the inputs are the raw columns themselves (``feature_names`` == ``columns``): ``transform``
+    gives each row's numbers (float) and category labels (text; None where missing) in an object array, which the
+    estimators encode as one group per category column (``model_frame``); the baselines, which need numbers, get
+    the one-hot twin's (``for_baselines``)."""
 
     target: str
     numeric: tuple[str, ...]
@@ -62,12 +71,14 @@ class Encoding:
     columns: tuple[str, ...]  # raw feature columns, in the order the user chose them
     task: str = "regression"  # "classification": the target is read as class labels (``rows``)
     keep_missing: bool = False  # policy "keep": a missing number stays NaN, a missing category sets no indicator
+    one_hot: bool = True  # False: categories go to the estimator as labels (encodings stored before: one-hot)
 
     def to_dict(self) -> dict[str, Any]:
         data = {"target": self.target, "numeric": list(self.numeric),
                 "categories": {k: list(v) for k, v in self.categories.items()}, "impute": dict(self.impute),
                 "feature_names": list(self.feature_names), "columns": list(self.columns)}
         data = data if self.task == "regression" else {**data, "task": self.task}
+        data = data if self.one_hot else {**data, "one_hot": False}
         return {**data, "keep_missing": True} if self.keep_missing else data  # encodings stored before: no field
 
     @classmethod
@@ -75,7 +86,8 @@ class Encoding:
         return cls(target=data["target"], numeric=tuple(data["numeric"]),
                    categories={k: tuple(v) for k, v in data["categories"].items()}, impute=dict(data["impute"]),
                    feature_names=tuple(data["feature_names"]), columns=tuple(data["columns"]),
-                   task=data.get("task", "regression"), keep_missing=data.get("keep_missing", False) is True)
+                   task=data.get("task", "regression"), keep_missing=data.get("keep_missing", False) is True,
+                   one_hot=data.get("one_hot", True) is not False)
 
     @classmethod
     def from_json(cls, data: Any) -> "Encoding":
@@ -104,7 +116,13 @@ class Encoding:
             raise ValueError(f"field 'task' must be one of {', '.join(TASKS)}")
         if not isinstance(data.get("keep_missing", False), bool):
             raise ValueError("field 'keep_missing' must be true or false")
-        if data.get("feature_names") != _input_names(columns, categories):
+        if not isinstance(data.get("one_hot", True), bool):
+            raise ValueError("field 'one_hot' must be true or false")
+        if data.get("one_hot", True) is False:
+            if data.get("feature_names") != list(columns):
+                raise ValueError("field 'feature_names' must repeat 'columns' when 'one_hot' is false (the raw columns "
+                                 "are the model's inputs)")
+        elif data.get("feature_names") != _input_names(columns, categories):
             raise ValueError("field 'feature_names' must list the model inputs of 'columns': each numeric column, "
                              "and 'column=level' for each level of a categorical one")
         return cls.from_dict(data)
@@ -114,6 +132,21 @@ class Encoding:
         """The encoding of a model saved without its run's: each model input is a numeric column of that name."""
         return cls(target="", numeric=tuple(names), categories={}, impute={}, feature_names=tuple(names),
                    columns=tuple(names))
+
+    @property
+    def baseline_names(self) -> tuple[str, ...]:
+        """The inputs' names as the baselines see them (``for_baselines``): one-hot "column=level" for categories."""
+        return self.feature_names if self.one_hot else tuple(_input_names(self.columns, self.categories))
+
+    def for_baselines(self, X: np.ndarray) -> np.ndarray:
+        """Rows of ``transform`` as numbers for the baselines (CART, forest, HistGradientBoosting), which take no
+        text: raw rows one-hot encoded with the levels learned from the training rows (a missing or unseen category
+        sets none of its column's indicators; a missing number stays NaN, which scikit-learn's trees route); X
+        itself for a one-hot encoding."""
+        if self.one_hot:
+            return X
+        twin = replace(self, one_hot=True, feature_names=self.baseline_names, keep_missing=True)
+        return twin.transform(pd.DataFrame(X, columns=list(self.columns)))
 
     def rows(self, df: pd.DataFrame, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """X and y of the table's rows ``row_ids`` (0-based), encoded exactly as when the run was trained."""
@@ -151,7 +184,8 @@ class Encoding:
         """X (n, len(feature_names)) for new rows, and the rows it cannot encode (0-based position -> reason, in row
         order; their rows of X are NaN): a missing value training did not fill (unless the encoding keeps them), a
         cell that is not a number or one too large to compute with. Unseen categories get all-zero indicators, and
-        so do missing ones when the encoding keeps them. Raises DataError only for a missing column."""
+        so do missing ones when the encoding keeps them; without ``one_hot`` a category is its label (an object
+        array), which the tree reads by the same rules. Raises DataError only for a missing column."""
         missing_columns = [c for c in self.columns if c not in df.columns]
         if missing_columns:
             raise DataError(f"Column '{missing_columns[0]}' is missing: the model was trained with columns "
@@ -167,7 +201,11 @@ class Encoding:
                 position = _level_positions(series, levels, None if fill is None else str(fill))
                 if not self.keep_missing:
                     _note(first, reasons, position == _MISSING, f"'{column}' is empty")
-                blocks.append((position[:, None] == np.arange(len(levels))).astype(np.float64))
+                if self.one_hot:
+                    blocks.append((position[:, None] == np.arange(len(levels))).astype(np.float64))
+                else:
+                    labels = _labels(series).astype(object)
+                    blocks.append(labels.where(labels.notna(), fill).to_numpy())
             else:
                 numbers, blank = as_float(series), series.isna().to_numpy()
                 if column in self.impute:
@@ -178,7 +216,9 @@ class Encoding:
                                       (np.isinf(numbers), "is infinite"), (np.abs(numbers) > MAX_ABS, too_large)):
                     _note(first, reasons, rows, f"'{column}' {problem}")
                 blocks.append(numbers)
-        X = np.column_stack(blocks) if blocks else np.empty((len(df), 0))
+        raw = not self.one_hot and bool(self.categories)
+        X = (np.column_stack([np.asarray(b, dtype=object) for b in blocks]) if raw
+             else np.column_stack(blocks) if blocks else np.empty((len(df), 0)))
         bad = np.flatnonzero(first >= 0)
         X[bad] = np.nan
         return X, {int(i): reasons[first[i]] for i in bad}
@@ -200,6 +240,17 @@ class Prepared:
     @property
     def feature_names(self) -> list[str]:
         return list(self.encoding.feature_names)
+
+    @property
+    def n_inputs(self) -> int:
+        """Numbers the model reads per row: a number column one, a category column one per level (one-hot, or the
+        estimator's group), the size training time depends on."""
+        return len(self.encoding.baseline_names)
+
+    @property
+    def numbers(self) -> np.ndarray:
+        """X as numbers (``Encoding.for_baselines``): what numeric checks such as far outliers look at."""
+        return self.encoding.for_baselines(self.X)
 
 
 @dataclass(frozen=True)
@@ -237,22 +288,36 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
     categories = {c: tuple(sorted(_labels(fit[c]).dropna().unique())) for c in categorical}
     for column, levels in categories.items():
         if len(levels) > MAX_CATEGORIES:
-            raise DataError(f"Column '{column}' has {len(levels)} distinct values; one-hot encoding allows at most "
-                            f"{MAX_CATEGORIES}: deselect it or group its values.", column=column)
+            raise DataError(f"Column '{column}' has {len(levels)} distinct values; a categorical column may have at "
+                            f"most {MAX_CATEGORIES}: deselect it or group its values.", column=column)
     names = _input_names(spec.features, categories)
     problem = feature_name_problem(names)
     if problem:  # 'a=b' twice: a numeric column of that name and level 'b' of column 'a'; or a name no file can hold
         raise DataError(f"The model inputs need distinct names that a file can hold, but {problem}: rename that "
                         "column.")
     if len(names) > MAX_FEATURES:
-        raise DataError(f"The chosen columns make {len(names)} model inputs after one-hot encoding; the limit is "
-                        f"{MAX_FEATURES}: deselect some columns or categorical columns with many values.")
+        raise DataError(f"The chosen columns make {len(names)} model inputs (a number each, a category column one "
+                        f"per value); the limit is {MAX_FEATURES}: deselect some columns or categorical columns with "
+                        "many values.")
+    one_hot = spec.one_hot or not categories  # without categories both are the same numbers, stored as before
     encoding = Encoding(target=spec.target, numeric=tuple(c for c in spec.features if c not in categories),
-                        categories=categories, impute=impute, feature_names=tuple(names),
-                        columns=tuple(spec.features), task=spec.task, keep_missing=keep)
+                        categories=categories, impute=impute,
+                        feature_names=tuple(names) if one_hot else tuple(spec.features),
+                        columns=tuple(spec.features), task=spec.task, keep_missing=keep, one_hot=one_hot)
     X = encoding.transform(frame.set_axis(row_ids + 1, axis=0))  # "row" numbers in messages from transform
     return Prepared(X=X, y=usable.y, encoding=encoding, row_ids=row_ids, n_target_missing=usable.n_target_missing,
                     n_dropped=usable.n_dropped, imputed=imputed, kept_missing=holes if keep else {})
+
+
+def model_frame(X: np.ndarray, names: Sequence[str]) -> pd.DataFrame:
+    """A run's X as the table the estimators fit on: a column of labels (text, None where missing; ``Encoding`` with
+    ``one_hot`` False) as pandas categories, so that ``categorical_features="from_dtype"`` reads it as one group even
+    where its labels read as numbers (codes such as '1', '2'); numbers as float64."""
+    frame = pd.DataFrame(X, columns=list(names))
+    if X.dtype != object:
+        return frame
+    return frame.apply(lambda c: c.astype("category") if any(v is None or isinstance(v, str) for v in c)
+                       else c.astype(np.float64))
 
 
 def kept_missing_note(prepared: Prepared) -> str | None:
