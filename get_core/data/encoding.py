@@ -23,7 +23,7 @@ import pandas as pd
 from get_core.data.classes import TASKS, as_label_array, check_classes, class_counts, class_labels
 from get_core.data.columns import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
                            first_non_number, text_label)
-from get_core.model.tree import feature_name_problem
+from get_core.model.tree import ObliqueTree, feature_name_problem
 
 
 MISSING_POLICIES = ("keep", "drop", "impute")
@@ -128,10 +128,18 @@ class Encoding:
         return cls.from_dict(data)
 
     @classmethod
-    def numbers(cls, names: Sequence[str]) -> "Encoding":
-        """The encoding of a model saved without its run's: each model input is a numeric column of that name."""
-        return cls(target="", numeric=tuple(names), categories={}, impute={}, feature_names=tuple(names),
-                   columns=tuple(names))
+    def of_model(cls, tree: ObliqueTree) -> "Encoding":
+        """The encoding of a model saved without its run's: the raw columns its ``inputs`` read (numbers, whose
+        holes the tree fills by its own rule, and category columns as their labels, any level typed), or for a tree
+        of plain inputs each input a numeric column of that name, which must be filled."""
+        if tree.inputs is None:
+            names = tuple(tree.feature_names)
+            return cls(target="", numeric=names, categories={}, impute={}, feature_names=names, columns=names)
+        columns = tree.inputs.columns
+        categories = {c.name: c.categories for c in columns if c.kind == "category"}
+        names = tuple(tree.inputs.names)
+        return cls(target="", numeric=tuple(c.name for c in columns if c.kind == "number"), categories=categories,
+                   impute={}, feature_names=names, columns=names, keep_missing=True, one_hot=not categories)
 
     @property
     def baseline_names(self) -> tuple[str, ...]:
@@ -145,8 +153,12 @@ class Encoding:
         itself for a one-hot encoding."""
         if self.one_hot:
             return X
-        twin = replace(self, one_hot=True, feature_names=self.baseline_names, keep_missing=True)
-        return twin.transform(pd.DataFrame(X, columns=list(self.columns)))
+        return self.as_one_hot().transform(pd.DataFrame(X, columns=list(self.columns)))
+
+    def as_one_hot(self) -> "Encoding":
+        """The one-hot twin of an encoding without ``one_hot``: the same columns and levels, a "column=level" input
+        each, a missing value kept (NaN for a number, no indicator for a category), as its rows already are."""
+        return replace(self, one_hot=True, feature_names=self.baseline_names, keep_missing=True)
 
     def rows(self, df: pd.DataFrame, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """X and y of the table's rows ``row_ids`` (0-based), encoded exactly as when the run was trained."""
