@@ -23,6 +23,7 @@ import pandas as pd
 from get_core.data.classes import TASKS, as_label_array, check_classes, class_counts, class_labels
 from get_core.data.columns import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
                            first_non_number, text_label)
+from get_core.model.inputs import RULES
 from get_core.model.tree import ObliqueTree, feature_name_problem
 
 
@@ -174,8 +175,8 @@ class Encoding:
         for column, levels in self.categories.items():
             if column in df.columns:
                 codes, labels, legacy = _distinct_labels(df[column])
-                new = [i for i, (label, old) in enumerate(zip(labels, legacy))
-                       if label not in levels and old not in levels]
+                new = [i for i, (label, old) in enumerate(zip(labels, legacy))  # a blank label is missing (raw)
+                       if label not in levels and old not in levels and (label or self.one_hot)]
                 if new:
                     rows = int(np.isin(codes, new).sum())
                     unseen[column] = (rows, tuple(sorted({labels[i] for i in new})))
@@ -210,14 +211,18 @@ class Encoding:
             if column in self.categories:
                 levels = self.categories[column]
                 fill = self.impute.get(column)
-                position = _level_positions(series, levels, None if fill is None else str(fill))
-                if not self.keep_missing:
-                    _note(first, reasons, position == _MISSING, f"'{column}' is empty")
                 if self.one_hot:
+                    position = _level_positions(series, levels, None if fill is None else str(fill))
+                    absent = position == _MISSING
                     blocks.append((position[:, None] == np.arange(len(levels))).astype(np.float64))
-                else:
-                    labels = _labels(series).astype(object)
-                    blocks.append(labels.where(labels.notna(), fill).to_numpy())
+                else:  # the labels; a blank one is missing, as the tree reads it (``inputs.label_of``)
+                    labels = _labels(series)
+                    blank = labels.fillna("").eq("").to_numpy(dtype=bool)
+                    labels = labels.astype(object).to_numpy()
+                    absent = blank & (fill is None)
+                    blocks.append(np.where(blank, None if fill is None else str(fill), labels))
+                if not self.keep_missing:
+                    _note(first, reasons, absent, f"'{column}' is empty")
             else:
                 numbers, blank = as_float(series), series.isna().to_numpy()
                 if column in self.impute:
@@ -332,6 +337,15 @@ def model_frame(X: np.ndarray, names: Sequence[str]) -> pd.DataFrame:
                        else c.astype(np.float64))
 
 
+def category_note(prepared: Prepared) -> str | None:
+    """What the tree will do with the category columns the estimator encodes (``Encoding.one_hot`` False), in the
+    words of ``get_core.model.inputs.RULES`` (None without such columns)."""
+    if prepared.encoding.one_hot:
+        return None
+    named = _listed([repr(c) for c in prepared.encoding.categories])
+    return f"Categories ({named}): {RULES['category']}; {RULES['unseen']}."
+
+
 def kept_missing_note(prepared: Prepared) -> str | None:
     """What the tree does with the missing values policy "keep" leaves in, in a sentence per kind of column (None
     when nothing is missing): the Data page says it, so that no one imputes by hand what the tree learns."""
@@ -340,8 +354,10 @@ def kept_missing_note(prepared: Prepared) -> str | None:
     rows = max(1, len(prepared.row_ids))
     parts = [f"{_share(n, rows)} of '{c}'" for c, n in prepared.kept_missing.items()]
     categorical = [c for c in prepared.kept_missing if c in prepared.encoding.categories]
-    text = (f"{_listed(parts)} {'is' if len(parts) == 1 else 'are'} missing: no row is dropped or filled in; each "
-            "split of the tree learns which way those rows go.")
+    said = f"{_listed(parts)} {'is' if len(parts) == 1 else 'are'} missing: no row is dropped or filled in; "
+    if not prepared.encoding.one_hot:  # the estimator's own rule (get_core.model.inputs)
+        return said + RULES["missing"] + "."
+    text = said + "each split of the tree learns which way those rows go."
     if categorical:
         text += (f" A missing {_listed([repr(c) for c in categorical], 'or')} sets none of its levels, so it reads "
                  "as a level of its own.")
