@@ -319,7 +319,7 @@ def node_forest_comparison(tree: ObliqueTree, node: int, X: Any, y: Any, forest_
     on identical rows). Returns ``{"n", "tree_rmse", "forest_rmse", "tree_mae", "forest_mae"}``, errors ``None``
     when no usable row reaches the node.
     """
-    X, y = _as_xy(X, y, "node")
+    X, y = _as_xy(X, y, "node", tree)
     rf = np.array([math.nan if v is None else v for v in np.ravel(np.asarray(forest_predictions, dtype=object))],
                   dtype=np.float64)
     if rf.shape[0] != y.shape[0]:

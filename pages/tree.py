@@ -116,9 +116,10 @@ def _in_words(source: ModelSource) -> summary.Summary:
 
 
 def _one_hot_columns(tree: ObliqueTree, results) -> tuple[str, ...]:
-    """The one-hot columns of the run's encoding (or the model file's): their levels count as one feature."""
+    """The one-hot columns of the run's encoding (or the model file's): their levels count as one feature. (A tree
+    that was handed categories groups them itself, ``ObliqueTree.inputs``.)"""
     encoding = results.encoding if results is not None else model_file.model_encoding(tree)
-    return tuple(encoding.categories) if encoding is not None else ()
+    return tuple(encoding.categories) if encoding is not None and encoding.one_hot else ()
 
 
 def _summary(source: ModelSource) -> None:

@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from get_core.metrics import r2
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, raw_rows
 from get_core.views import labels
 
 UNITS = ("original", "standardized", "range")
@@ -46,7 +46,7 @@ def engine_view(tree: ObliqueTree, X: Any) -> tuple[ObliqueTree, np.ndarray]:
 def reaches(tree: ObliqueTree, X: Any, node: int) -> np.ndarray:
     """Boolean mask of the rows of ``X`` that pass through ``node``."""
     labels.node_kind(tree, node)
-    X = np.asarray(X, dtype=np.float64)
+    X = raw_rows(tree, X)
     if X.shape[0] == 0:
         return np.zeros(0, dtype=bool)
     return tree.decision_path(X)[:, int(node).bit_length() - 1] == node
@@ -329,7 +329,7 @@ def leaf_fit_figure(tree: ObliqueTree, leaf: int, X: Any, y: Any, X_test: Any = 
     for name, Xs, ys, color in (("train", X, y, TRAIN_COLOR), ("test", X_test, y_test, TEST_COLOR)):
         if Xs is None or ys is None:
             continue
-        Xs = np.asarray(Xs, dtype=np.float64)
+        Xs = raw_rows(tree, Xs)
         ys = np.asarray(ys, dtype=np.float64).ravel()
         mask = reaches(tree, Xs, leaf)
         if not mask.any():
