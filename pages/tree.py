@@ -378,8 +378,11 @@ def _forest_tab(tree: ObliqueTree, selected: int, results, x_std) -> None:
     if rows:
         st.dataframe(_forest_table(rows), hide_index=True)
     importances = baselines.get("forest", {}).get("feature_importances")
-    if importances and len(importances) == tree.n_features:
-        st.plotly_chart(node.forest_importance_figure(tree, selected, importances, x_std), key="forest_importance")
+    raw = results.encoding is not None and not results.encoding.one_hot  # the forest had one-hot levels of its own
+    names = baselines.get("feature_names") if raw else None
+    if importances and len(importances) == (len(names) if names else tree.n_features):
+        st.plotly_chart(node.forest_importance_figure(tree, selected, importances, x_std, names=names),
+                        key="forest_importance")
 
 
 # The errors first: a narrow panel clipped the last columns, "forest RMSE" among them (issue 35).

@@ -143,6 +143,8 @@ def test_a_category_model_scores_an_unseen_level_and_a_blank_from_any_source(mon
     assert np.allclose(scored["prediction"].to_numpy(dtype=float), results.tree.predict(table))
     assert [w.value for w in at.warning] == ["Column 'Sex': 1 row holds 'X', never seen in training; a category "
                                              "never seen in training adds nothing to any split."]
+    next(b for b in at.button if b.label == "Find the smallest change").click().run()  # row 1's what-if
+    _ok(at)
     sex = next(w for w in at.selectbox if w.label == "Sex" and w.key.startswith("one_row_"))  # the typed row
     assert list(sex.options) == ["F", "I", "M", "(missing)"]  # its levels, or missing (or a value typed in)
     sex.set_value("(missing)")

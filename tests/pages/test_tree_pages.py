@@ -387,3 +387,13 @@ def test_the_shortest_way_into_a_leaf_switches_a_category_as_a_whole(store):
     next(b for b in at.button if b.label == "Find the shortest way in").click().run()
     _ok(at)
     assert any(s.value.startswith("Switch site from '") for s in at.success)
+
+
+def test_the_forest_importances_of_a_category_run_are_matched_by_name(store):
+    run_id = _category_run(store)
+    results = load_results(store, run_id)
+    forest = results.baselines["forest"]["feature_importances"]
+    table = node.forest_importance_table(results.tree, 1, forest, names=results.baselines["feature_names"])
+    shares = dict(zip(table["feature"], table["forest"]))
+    assert {f: shares[f] for f in ("x", "site=east", "site=north", "site=south")} == dict(
+        zip(results.baselines["feature_names"], forest))
