@@ -19,7 +19,6 @@ import sys
 from dataclasses import replace
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, r2_score
 
