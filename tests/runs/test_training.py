@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from get_core import export
+from get_core.baselines import evaluate_tree
 from get_core.data import columns
 from get_core.data.encoding import DataSpec
 from get_core.model import model_file
@@ -89,6 +91,10 @@ def test_a_run_hands_a_category_column_to_the_estimator_as_one_group(tmp_path):
     summary.summarize(tree, results.X_test, results.y_test, results.baselines, results.target)
     stats = node.node_stats(tree, 1, results.X_train, results.y_train, results.X_test, results.y_test)
     assert stats["n_train"] == len(results.y_train)
+    entry = evaluate_tree(tree, results.X_test, results.y_test, n_repeats=1)  # the Tree page's report, on raw rows
+    assert entry["test_predictions"] == store.get_json(run_id, "predictions")["y_pred"]
+    report = export.html_report(tree, baselines={**results.baselines, "get": entry}, encoding=results.encoding)
+    assert '"one_hot": false' in report  # the embedded model file scores the run's raw columns
 
 
 def test_a_category_runs_model_file_scores_raw_rows_with_an_unseen_level_and_a_blank(tmp_path):
