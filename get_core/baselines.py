@@ -31,7 +31,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from get_core.metrics import scores
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, raw_rows
 
 SCHEMA = "get-explorer/baselines"
 SCHEMA_VERSION = 1
@@ -166,7 +166,7 @@ def evaluate_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "G
                   random_state: int | None = None, n_repeats: int = 5) -> dict:
     """An ENTRY (same keys as ``fit_baselines``'s) for a fitted ``ObliqueTree``; ``fit_seconds`` comes from
     ``tree.meta["fit_seconds"]`` when the trainer recorded it, else ``None``."""
-    X_test, y_test = _as_xy(X_test, y_test, "test")
+    X_test, y_test = _as_xy(X_test, y_test, "test", tree)
     pred = tree.predict(X_test)
     timing_X = timing_rows(X_test, random_state)
     fit_seconds = tree.meta.get("fit_seconds") if isinstance(tree.meta, dict) else None
@@ -244,7 +244,7 @@ BASELINE_TITLES = {"random_forest": "Random forest", "hist_gradient_boosting": "
 def evaluate_class_tree(tree: ObliqueTree, X_test: Any, y_test: Any, *, name: str = "GET",
                         random_state: int | None = None, n_repeats: int = 5) -> dict:
     """``evaluate_tree`` for a classification tree: ``class_metrics``, its labels and probabilities."""
-    X_test, y_test = np.asarray(X_test, dtype=np.float64), np.asarray(y_test).ravel()
+    X_test, y_test = raw_rows(tree, X_test), np.asarray(y_test).ravel()
     pred, proba = tree.predict(X_test), tree.predict_proba(X_test)
     timing_X = timing_rows(X_test, random_state)
     fit_seconds = tree.meta.get("fit_seconds") if isinstance(tree.meta, dict) else None
@@ -319,7 +319,7 @@ def node_forest_comparison(tree: ObliqueTree, node: int, X: Any, y: Any, forest_
     on identical rows). Returns ``{"n", "tree_rmse", "forest_rmse", "tree_mae", "forest_mae"}``, errors ``None``
     when no usable row reaches the node.
     """
-    X, y = _as_xy(X, y, "node")
+    X, y = _as_xy(X, y, "node", tree)
     rf = np.array([math.nan if v is None else v for v in np.ravel(np.asarray(forest_predictions, dtype=object))],
                   dtype=np.float64)
     if rf.shape[0] != y.shape[0]:
@@ -391,8 +391,8 @@ def _evaluate(name: str, model: Any, fit_seconds: float, X_test: np.ndarray, y_t
     }
 
 
-def _as_xy(X: Any, y: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
-    X = np.asarray(X, dtype=np.float64)
+def _as_xy(X: Any, y: Any, what: str, tree: ObliqueTree | None = None) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=np.float64) if tree is None else raw_rows(tree, X)
     y = np.asarray(y, dtype=np.float64).ravel()
     if X.ndim != 2:
         raise ValueError(f"X_{what} must be 2-D; got shape {X.shape}.")

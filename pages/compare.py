@@ -79,7 +79,8 @@ def _advice(results, entry: dict) -> None:
     """Whether the single tree is the right tool on this table (``views.advice``), when the run has the baselines
     to say it."""
     classes = results.tree.is_classifier
-    facts = advice.table_facts(np.vstack([results.X_train, results.X_test]),
+    numbers = results.encoding.for_baselines  # rows with data have their encoding; categories one-hot as numbers
+    facts = advice.table_facts(np.vstack([numbers(results.X_train), numbers(results.X_test)]),
                                np.concatenate([results.y_train, results.y_test]), classes)
     sentence = advice.advise(advice.run_scores(results.baselines, entry, "accuracy" if classes else "r2"), facts)
     if sentence:

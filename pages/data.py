@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from get_core.data import classes, columns, leakage, reading
-from get_core.data.encoding import DataSpec, Prepared, kept_missing_note, prepare
+from get_core.data.encoding import DataSpec, Prepared, category_note, kept_missing_note, prepare
 from pages import common
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
@@ -20,6 +20,8 @@ WHAT_GET_IS = ("GET Explorer trains one **oblique decision tree**, whose splits 
                "Start with a table and the number to predict.")
 MISSING_LABELS = {"keep": "keep them: the tree learns where they go", "drop": "drop those rows",
                   "impute": "impute (median / most frequent value)"}
+CATEGORY_LABELS = {"categories": "as categories: one term per column in a split (the tree's own encoding)",
+                   "one-hot": "one-hot: a 0/1 input per value (the app encodes them)"}
 # No example until the user picks one: opening the examples must not replace the table already prepared.
 CHOICES = {"data_source": "Upload a file", "delimiter": "detect", "example": None}
 
@@ -79,13 +81,13 @@ def data_page() -> None:
     for note in [leakage.dropped_rows_note(df, spec, prepared), *leakage.leak_notes(df, spec, prepared)]:
         if note:
             st.warning(common.plain(note))
-    outliers = columns.outlier_notes(prepared.X, prepared.feature_names)
+    outliers = columns.outlier_notes(prepared.numbers, list(prepared.encoding.baseline_names))
     if outliers:
         st.warning("Far outliers: " + common.plain("; ".join(outliers)) + ". Is a value like 9999 a missing-value "
                    "code? Blank those cells, or choose robust scaling on the Train page.")
     st.session_state["data_ready"] = {
         "name": dataset["name"], "table": df[[spec.target, *spec.features]], "spec": spec.to_dict(),
-        "n_rows": len(prepared.y), "n_features": prepared.X.shape[1], "token": dataset["token"],
+        "n_rows": len(prepared.y), "n_features": prepared.n_inputs, "token": dataset["token"],
         "outliers": outliers}
     st.page_link("pages/train.py", label="Continue to Train", icon=":material/arrow_forward:")
 
@@ -152,7 +154,7 @@ def _choose_columns(dataset: dict, infos: list[columns.ColumnInfo]) -> DataSpec:
         st.info(f"Not offered by default: {', '.join(refused)}. Text, date, empty and mixed columns cannot be "
                 "features; derive numbers from them first.")
     if saved.get("target") != target:  # a new target starts from every usable column again
-        saved = {"missing": saved.get("missing", "keep")}
+        saved = {"missing": saved.get("missing", "keep"), "categories": saved.get("categories", "categories")}
     counters = [i.name for i in infos if i.row_index and i.name != target and kinds[i.name].usable]
     if counters:
         names = _names(counters)
@@ -163,9 +165,18 @@ def _choose_columns(dataset: dict, infos: list[columns.ColumnInfo]) -> DataSpec:
     features = st.multiselect("Features", candidates, default=[f for f in default if f in candidates],
                               key=f"features-{token}-{target}")
     numeric = [f for f in features if kinds[f] is columns.ColumnKind.NUMERIC]
-    categorical = st.multiselect("Also one-hot encode these numeric columns (codes rather than quantities)",
+    categorical = st.multiselect("Also treat these numeric columns as categories (codes rather than quantities)",
                                  numeric, default=[c for c in saved.get("categorical", []) if c in numeric],
                                  key=f"categorical-{token}-{target}")
+    has_categories = bool(categorical) or any(kinds[f] is columns.ColumnKind.CATEGORICAL for f in features)
+    category_inputs = saved.get("categories", "categories")
+    if has_categories:
+        category_inputs = st.radio("Category columns", list(CATEGORY_LABELS), format_func=CATEGORY_LABELS.get,
+                                   index=list(CATEGORY_LABELS).index(category_inputs), horizontal=True,
+                                   key=f"categories-{token}",
+                                   help="as categories: each split weighs every category of a column as one term, "
+                                        "read as 'colour in {red, blue}'; one-hot: each category is an input of "
+                                        "its own ('colour=red'), as runs were trained before")
     missing = st.radio("Rows with a missing feature value", list(MISSING_LABELS), format_func=MISSING_LABELS.get,
                        index=list(MISSING_LABELS).index(saved.get("missing", "keep")), horizontal=True,
                        key=f"missing-{token}",
@@ -173,9 +184,10 @@ def _choose_columns(dataset: dict, infos: list[columns.ColumnInfo]) -> DataSpec:
                             "missing category sets none of its levels); drop: rows with one are left out; impute: "
                             "filled from the run's training rows")
     st.session_state["data_choices"] = {"token": token, "target": target, "features": features,
-                                        "categorical": categorical, "missing": missing, "task": task}
+                                        "categorical": categorical, "missing": missing, "task": task,
+                                        "categories": category_inputs}
     return DataSpec(target=target, features=tuple(features), categorical=tuple(categorical), missing=missing,
-                    task=task)
+                    task=task, one_hot=category_inputs == "one-hot")
 
 
 TASK_LABELS = {"classification": "a class", "regression": "a number"}
@@ -237,12 +249,18 @@ def _show_prepared(prepared: Prepared) -> None:
         st.caption("Imputed: " + ", ".join(f"{_names([c])} {n} cells" for c, n in prepared.imputed.items())
                    + ". Each run fills them from its own training rows, so its test rows never shape the inputs.")
     encoding = prepared.encoding
+    note = category_note(prepared)
+    if note is not None:
+        st.info(common.plain(note))
     for column, levels in encoding.categories.items():
-        st.caption(f"One-hot encoded {_names([column])} → "
-                   + common.plain(", ".join(f"{column}={level}" for level in levels)))
+        if encoding.one_hot:
+            st.caption(f"One-hot encoded {_names([column])} → "
+                       + common.plain(", ".join(f"{column}={level}" for level in levels)))
+        else:
+            st.caption(f"Categories of {_names([column])}: " + common.plain(", ".join(levels)))
     what = (f"classes of {_names([encoding.target])}" if encoding.task == "classification"
             else f"target {_names([encoding.target])}")
-    st.success(f"Ready: {len(prepared.y):,} rows, {len(encoding.feature_names)} model inputs, {what}.")
+    st.success(f"Ready: {len(prepared.y):,} rows, {prepared.n_inputs} model inputs, {what}.")
 
 
 def _names(names) -> str:

@@ -15,6 +15,7 @@ from get_core.data import columns, csv_out, reading
 from get_core.model import model_file
 from get_core.data.encoding import Encoding
 from get_core.errors import GETExplorerError
+from get_core.model.inputs import RULES
 from get_core.model.tree import ObliqueTree
 from get_core.views import class_node, explain, labels
 from pages import common, results_ui, what_if_ui
@@ -31,6 +32,8 @@ def predict_page() -> None:
     tree = source.tree
     encoding = source.results.encoding if source.results is not None else model_file.model_encoding(tree)
     target = source.results.target if source.results is not None else encoding.target if encoding else None
+    if encoding is None and tree.inputs is not None:  # a bare model file fitted on raw columns (categories, holes)
+        encoding = Encoding.of_model(tree)
     columns = list(encoding.columns) if encoding is not None else list(tree.feature_names)
     st.caption(f"The rows need the model's {len(columns)} input columns: "
                + ", ".join(f"'{common.plain(c)}'" for c in columns[:12]) + (" ..." if len(columns) > 12 else "")
@@ -59,9 +62,10 @@ def _upload(tree: ObliqueTree, encoding: Encoding | None, target: str | None, re
     scored = explain.scored_table(tree, table, rows)
     _say_what_was_left_out(rows, target)
     for column, (n, values) in (encoding.unseen_levels(table) if encoding is not None else {}).items():
+        rule = RULES["unseen"] if not encoding.one_hot else f"scored with every '{column}=...' input at 0"
         st.warning(common.plain(f"Column '{column}': {n:,} row{'s' * (n > 1)} hold{'s' * (n == 1)} "
                                 + ", ".join(f"'{v}'" for v in values[:5]) + (" ..." if len(values) > 5 else "")
-                                + f", never seen in training; scored with every '{column}=...' input at 0."))
+                                + f", never seen in training; {rule}."))
     st.dataframe(scored.head(MAX_SHOWN), hide_index=True)
     if len(scored) > MAX_SHOWN:
         st.caption(f"Showing the first {MAX_SHOWN:,} rows; the CSV has all {len(scored):,}.")
@@ -102,7 +106,14 @@ def _one_row(tree: ObliqueTree, encoding: Encoding | None, scope: str, reference
         if encoding is not None:
             for i, column in enumerate(encoding.columns):
                 key = f"one_row_{scope}_{i}"
-                if column in encoding.categories:
+                if column in encoding.categories and not encoding.one_hot:  # a level, a new value, or missing
+                    levels = list(encoding.categories[column])
+                    values[column] = st.selectbox(
+                        common.plain(column), levels + [labels.MISSING_LEVEL] * encoding.keep_missing, key=key,
+                        accept_new_options=True, help=f"one of its training categories, {labels.MISSING_LEVEL}, or "
+                                                      f"type another ({RULES['unseen']})")
+                    values[column] = None if values[column] == labels.MISSING_LEVEL else values[column]
+                elif column in encoding.categories:
                     values[column] = st.selectbox(common.plain(column), encoding.categories[column], key=key)
                 else:
                     values[column] = st.number_input(common.plain(column), value=_middle(tree, column), format="%g",
@@ -127,7 +138,8 @@ def _one_row(tree: ObliqueTree, encoding: Encoding | None, scope: str, reference
         st.error(common.plain(f"This row cannot be scored: {rows.problems[1]}."))
         return
     _explanation(tree, rows.X[0])
-    _what_if(tree, rows.X[0], encoding, reference, f"{scope}_typed_{hashlib.sha1(rows.X[0].tobytes()).hexdigest()[:8]}")
+    typed = hashlib.sha1(repr(rows.X[0].tolist()).encode()).hexdigest()[:8]
+    _what_if(tree, rows.X[0], encoding, reference, f"{scope}_typed_{typed}")
 
 
 def _what_if(tree: ObliqueTree, x: np.ndarray, encoding: Encoding | None, reference, scope: str) -> None:

@@ -4,8 +4,9 @@ Streamlit forgets a session when the page reloads; the URL survives. The Train p
   * ``data``: the first 16 hex digits of the fingerprint of the training table (the target column, then the chosen
     features: the bytes a run stores), which the run store keeps (``RunStore.put_dataset``); the table carries the
     target and features themselves, so long feature lists never go into the URL;
-  * ``onehot`` (a JSON list), ``missing`` and ``task`` (``classification``): the rest of the ``DataSpec``, when not the
-    defaults;
+  * ``onehot`` (a JSON list), ``missing``, ``task`` (``classification``) and ``categories`` (``groups``: category
+    columns handed to the estimator; an address without it, older ones too, one-hot encodes them): the rest of the
+    ``DataSpec``, when not the defaults;
   * ``train``: the Train settings that differ from their defaults, as ``depth:5,leaf:linear`` (a class target's
     leaves: ``class_leaf:logistic`` for a fixed tree, ``search_class_leaf:constant`` under "choose for me").
 A new session that finds ``data`` restores the table (on the Data page too), the choices and the settings; the Runs and
@@ -125,6 +126,7 @@ def _write(ready: dict) -> None:
               "onehot": json.dumps(list(spec.get("categorical", []))) if spec.get("categorical") else None,
               "missing": spec.get("missing") if spec.get("missing", "drop") != "drop" else None,
               "task": spec.get("task") if spec.get("task", "regression") != "regression" else None,
+              "categories": "groups" if spec.get("one_hot", True) is False else None,
               "train": st.session_state.get(SETTINGS_TEXT)}
     for name, value in wanted.items():  # written on every run: a page switch may have cleared the browser's URL
         if value is None:
@@ -160,10 +162,11 @@ def restore_table() -> dict | None:
     st.session_state[SETTINGS_TEXT] = st.query_params.get("train") or None
     token = f"{fingerprint[:12]}-stored"
     st.session_state["dataset"] = {"name": stored.name, "df": table, "token": token}
-    st.session_state["data_choices"] = {"token": token, **spec.to_dict()}
+    st.session_state["data_choices"] = {"token": token, **spec.to_dict(),
+                                        "categories": "one-hot" if spec.one_hot else "categories"}  # the Data page's
     return {"name": stored.name, "table": table, "spec": spec.to_dict(), "n_rows": len(prepared.y),
-            "n_features": prepared.X.shape[1], "token": token, "fingerprint": columns.fingerprint(stored.data),
-            "outliers": columns.outlier_notes(prepared.X, prepared.feature_names)}
+            "n_features": prepared.n_inputs, "token": token, "fingerprint": columns.fingerprint(stored.data),
+            "outliers": columns.outlier_notes(prepared.numbers, list(prepared.encoding.baseline_names))}
 
 
 def _spec(table) -> DataSpec:
@@ -181,7 +184,7 @@ def _spec(table) -> DataSpec:
     if task not in TASKS:
         raise columns.DataError(f"'task' must be one of {', '.join(TASKS)}, not '{task[:40]}'.")
     return DataSpec(target=names[0], features=tuple(names[1:]), categorical=tuple(onehot), missing=missing,
-                    task=task)
+                    task=task, one_hot=st.query_params.get("categories") != "groups")
 
 
 def _flat_json_list(text: str) -> list | None:

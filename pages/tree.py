@@ -116,9 +116,10 @@ def _in_words(source: ModelSource) -> summary.Summary:
 
 
 def _one_hot_columns(tree: ObliqueTree, results) -> tuple[str, ...]:
-    """The one-hot columns of the run's encoding (or the model file's): their levels count as one feature."""
+    """The one-hot columns of the run's encoding (or the model file's): their levels count as one feature. (A tree
+    that was handed categories groups them itself, ``ObliqueTree.inputs``.)"""
     encoding = results.encoding if results is not None else model_file.model_encoding(tree)
-    return tuple(encoding.categories) if encoding is not None else ()
+    return tuple(encoding.categories) if encoding is not None and encoding.one_hot else ()
 
 
 def _summary(source: ModelSource) -> None:
@@ -377,8 +378,11 @@ def _forest_tab(tree: ObliqueTree, selected: int, results, x_std) -> None:
     if rows:
         st.dataframe(_forest_table(rows), hide_index=True)
     importances = baselines.get("forest", {}).get("feature_importances")
-    if importances and len(importances) == tree.n_features:
-        st.plotly_chart(node.forest_importance_figure(tree, selected, importances, x_std), key="forest_importance")
+    raw = results.encoding is not None and not results.encoding.one_hot  # the forest had one-hot levels of its own
+    names = baselines.get("feature_names") if raw else None
+    if importances and len(importances) == (len(names) if names else tree.n_features):
+        st.plotly_chart(node.forest_importance_figure(tree, selected, importances, x_std, names=names),
+                        key="forest_importance")
 
 
 # The errors first: a narrow panel clipped the last columns, "forest RMSE" among them (issue 35).

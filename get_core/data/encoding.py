@@ -4,14 +4,17 @@
 with a missing target (a made-up target would be trained on), keeps, drops or imputes rows with a missing feature
 (policy "keep": a missing number stays NaN, which the estimators learn where to send per split, and a missing
 category sets none of its column's indicators; "impute": median for numeric, most frequent value for categorical)
-and one-hot encodes categorical columns. A run
+and hands categorical columns to the estimators as categories (``DataSpec.one_hot`` False, the Data page's default:
+X holds each row's raw values, numbers as floats and categories as their labels, and the estimator encodes a column
+as one group, ``get_core.model.inputs``) or one-hot encodes them itself ("column=level" inputs; runs stored before
+this choice existed). A run
 learns its fill values and category levels from its training rows only (``prepare(..., fit_rows=...)``) and stores
 that ``Encoding``, which rebuilds its rows and encodes new ones (the Predict page).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -20,7 +23,8 @@ import pandas as pd
 from get_core.data.classes import TASKS, as_label_array, check_classes, class_counts, class_labels
 from get_core.data.columns import (MAX_CATEGORIES, MAX_FEATURES, MIN_ROWS, ColumnKind, DataError, as_float, column_kind,
                            first_non_number, text_label)
-from get_core.model.tree import feature_name_problem
+from get_core.model.inputs import RULES
+from get_core.model.tree import ObliqueTree, feature_name_problem
 
 
 MISSING_POLICIES = ("keep", "drop", "impute")
@@ -37,22 +41,28 @@ class DataSpec:
     categorical: tuple[str, ...] = ()  # numeric columns the user asked to one-hot encode as well
     missing: str = "drop"  # "keep" missing values for the tree, "drop" rows with one, or "impute" them
     task: str = "regression"  # or "classification": the target's values are classes (``get_core.data.classes``)
+    one_hot: bool = True  # the app one-hot encodes categories (runs stored before); False: the estimator's groups
 
     def to_dict(self) -> dict[str, Any]:
         data = {"target": self.target, "features": list(self.features), "categorical": list(self.categorical),
                 "missing": self.missing}
+        data = data if self.one_hot else {**data, "one_hot": False}  # runs stored before: one-hot, no field
         return data if self.task == "regression" else {**data, "task": self.task}  # runs stored before: no task
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "DataSpec":
         return cls(target=str(data["target"]), features=tuple(data["features"]),
                    categorical=tuple(data.get("categorical", ())), missing=str(data.get("missing", "drop")),
-                   task=str(data.get("task", "regression")))
+                   task=str(data.get("task", "regression")), one_hot=data.get("one_hot", True) is not False)
 
 
 @dataclass(frozen=True)
 class Encoding:
-    """How raw columns become model inputs; ``transform`` applies it to new rows (e.g. on the Predict page)."""
+    """How raw columns become model inputs; ``transform`` applies it to new rows (e.g. on the Predict page). With
+    ``one_hot`` False the inputs are the raw columns themselves (``feature_names`` == ``columns``): ``transform``
+    gives each row's numbers (float) and category labels (text; None where missing) in an object array, which the
+    estimators encode as one group per category column (``model_frame``); the baselines, which need numbers, get
+    the one-hot twin's (``for_baselines``)."""
 
     target: str
     numeric: tuple[str, ...]
@@ -62,12 +72,14 @@ class Encoding:
     columns: tuple[str, ...]  # raw feature columns, in the order the user chose them
     task: str = "regression"  # "classification": the target is read as class labels (``rows``)
     keep_missing: bool = False  # policy "keep": a missing number stays NaN, a missing category sets no indicator
+    one_hot: bool = True  # False: categories go to the estimator as labels (encodings stored before: one-hot)
 
     def to_dict(self) -> dict[str, Any]:
         data = {"target": self.target, "numeric": list(self.numeric),
                 "categories": {k: list(v) for k, v in self.categories.items()}, "impute": dict(self.impute),
                 "feature_names": list(self.feature_names), "columns": list(self.columns)}
         data = data if self.task == "regression" else {**data, "task": self.task}
+        data = data if self.one_hot else {**data, "one_hot": False}
         return {**data, "keep_missing": True} if self.keep_missing else data  # encodings stored before: no field
 
     @classmethod
@@ -75,7 +87,8 @@ class Encoding:
         return cls(target=data["target"], numeric=tuple(data["numeric"]),
                    categories={k: tuple(v) for k, v in data["categories"].items()}, impute=dict(data["impute"]),
                    feature_names=tuple(data["feature_names"]), columns=tuple(data["columns"]),
-                   task=data.get("task", "regression"), keep_missing=data.get("keep_missing", False) is True)
+                   task=data.get("task", "regression"), keep_missing=data.get("keep_missing", False) is True,
+                   one_hot=data.get("one_hot", True) is not False)
 
     @classmethod
     def from_json(cls, data: Any) -> "Encoding":
@@ -104,16 +117,49 @@ class Encoding:
             raise ValueError(f"field 'task' must be one of {', '.join(TASKS)}")
         if not isinstance(data.get("keep_missing", False), bool):
             raise ValueError("field 'keep_missing' must be true or false")
-        if data.get("feature_names") != _input_names(columns, categories):
+        if not isinstance(data.get("one_hot", True), bool):
+            raise ValueError("field 'one_hot' must be true or false")
+        if data.get("one_hot", True) is False:
+            if data.get("feature_names") != list(columns):
+                raise ValueError("field 'feature_names' must repeat 'columns' when 'one_hot' is false (the raw columns "
+                                 "are the model's inputs)")
+        elif data.get("feature_names") != _input_names(columns, categories):
             raise ValueError("field 'feature_names' must list the model inputs of 'columns': each numeric column, "
                              "and 'column=level' for each level of a categorical one")
         return cls.from_dict(data)
 
     @classmethod
-    def numbers(cls, names: Sequence[str]) -> "Encoding":
-        """The encoding of a model saved without its run's: each model input is a numeric column of that name."""
-        return cls(target="", numeric=tuple(names), categories={}, impute={}, feature_names=tuple(names),
-                   columns=tuple(names))
+    def of_model(cls, tree: ObliqueTree) -> "Encoding":
+        """The encoding of a model saved without its run's: the raw columns its ``inputs`` read (numbers, whose
+        holes the tree fills by its own rule, and category columns as their labels, any level typed), or for a tree
+        of plain inputs each input a numeric column of that name, which must be filled."""
+        if tree.inputs is None:
+            names = tuple(tree.feature_names)
+            return cls(target="", numeric=names, categories={}, impute={}, feature_names=names, columns=names)
+        columns = tree.inputs.columns
+        categories = {c.name: c.categories for c in columns if c.kind == "category"}
+        names = tuple(tree.inputs.names)
+        return cls(target="", numeric=tuple(c.name for c in columns if c.kind == "number"), categories=categories,
+                   impute={}, feature_names=names, columns=names, keep_missing=True, one_hot=not categories)
+
+    @property
+    def baseline_names(self) -> tuple[str, ...]:
+        """The inputs' names as the baselines see them (``for_baselines``): one-hot "column=level" for categories."""
+        return self.feature_names if self.one_hot else tuple(_input_names(self.columns, self.categories))
+
+    def for_baselines(self, X: np.ndarray) -> np.ndarray:
+        """Rows of ``transform`` as numbers for the baselines (CART, forest, HistGradientBoosting), which take no
+        text: raw rows one-hot encoded with the levels learned from the training rows (a missing or unseen category
+        sets none of its column's indicators; a missing number stays NaN, which scikit-learn's trees route); X
+        itself for a one-hot encoding."""
+        if self.one_hot:
+            return X
+        return self.as_one_hot().transform(pd.DataFrame(X, columns=list(self.columns)))
+
+    def as_one_hot(self) -> "Encoding":
+        """The one-hot twin of an encoding without ``one_hot``: the same columns and levels, a "column=level" input
+        each, a missing value kept (NaN for a number, no indicator for a category), as its rows already are."""
+        return replace(self, one_hot=True, feature_names=self.baseline_names, keep_missing=True)
 
     def rows(self, df: pd.DataFrame, row_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """X and y of the table's rows ``row_ids`` (0-based), encoded exactly as when the run was trained."""
@@ -129,8 +175,8 @@ class Encoding:
         for column, levels in self.categories.items():
             if column in df.columns:
                 codes, labels, legacy = _distinct_labels(df[column])
-                new = [i for i, (label, old) in enumerate(zip(labels, legacy))
-                       if label not in levels and old not in levels]
+                new = [i for i, (label, old) in enumerate(zip(labels, legacy))  # a blank label is missing (raw)
+                       if label not in levels and old not in levels and (label or self.one_hot)]
                 if new:
                     rows = int(np.isin(codes, new).sum())
                     unseen[column] = (rows, tuple(sorted({labels[i] for i in new})))
@@ -151,7 +197,8 @@ class Encoding:
         """X (n, len(feature_names)) for new rows, and the rows it cannot encode (0-based position -> reason, in row
         order; their rows of X are NaN): a missing value training did not fill (unless the encoding keeps them), a
         cell that is not a number or one too large to compute with. Unseen categories get all-zero indicators, and
-        so do missing ones when the encoding keeps them. Raises DataError only for a missing column."""
+        so do missing ones when the encoding keeps them; without ``one_hot`` a category is its label (an object
+        array), which the tree reads by the same rules. Raises DataError only for a missing column."""
         missing_columns = [c for c in self.columns if c not in df.columns]
         if missing_columns:
             raise DataError(f"Column '{missing_columns[0]}' is missing: the model was trained with columns "
@@ -164,10 +211,18 @@ class Encoding:
             if column in self.categories:
                 levels = self.categories[column]
                 fill = self.impute.get(column)
-                position = _level_positions(series, levels, None if fill is None else str(fill))
+                if self.one_hot:
+                    position = _level_positions(series, levels, None if fill is None else str(fill))
+                    absent = position == _MISSING
+                    blocks.append((position[:, None] == np.arange(len(levels))).astype(np.float64))
+                else:  # the labels; a blank one is missing, as the tree reads it (``inputs.label_of``)
+                    labels = _labels(series)
+                    blank = labels.fillna("").eq("").to_numpy(dtype=bool)
+                    labels = labels.astype(object).to_numpy()
+                    absent = blank & (fill is None)
+                    blocks.append(np.where(blank, None if fill is None else str(fill), labels))
                 if not self.keep_missing:
-                    _note(first, reasons, position == _MISSING, f"'{column}' is empty")
-                blocks.append((position[:, None] == np.arange(len(levels))).astype(np.float64))
+                    _note(first, reasons, absent, f"'{column}' is empty")
             else:
                 numbers, blank = as_float(series), series.isna().to_numpy()
                 if column in self.impute:
@@ -178,7 +233,9 @@ class Encoding:
                                       (np.isinf(numbers), "is infinite"), (np.abs(numbers) > MAX_ABS, too_large)):
                     _note(first, reasons, rows, f"'{column}' {problem}")
                 blocks.append(numbers)
-        X = np.column_stack(blocks) if blocks else np.empty((len(df), 0))
+        raw = not self.one_hot and bool(self.categories)
+        X = (np.column_stack([np.asarray(b, dtype=object) for b in blocks]) if raw
+             else np.column_stack(blocks) if blocks else np.empty((len(df), 0)))
         bad = np.flatnonzero(first >= 0)
         X[bad] = np.nan
         return X, {int(i): reasons[first[i]] for i in bad}
@@ -200,6 +257,17 @@ class Prepared:
     @property
     def feature_names(self) -> list[str]:
         return list(self.encoding.feature_names)
+
+    @property
+    def n_inputs(self) -> int:
+        """Numbers the model reads per row: a number column one, a category column one per level (one-hot, or the
+        estimator's group), the size training time depends on."""
+        return len(self.encoding.baseline_names)
+
+    @property
+    def numbers(self) -> np.ndarray:
+        """X as numbers (``Encoding.for_baselines``): what numeric checks such as far outliers look at."""
+        return self.encoding.for_baselines(self.X)
 
 
 @dataclass(frozen=True)
@@ -237,22 +305,45 @@ def prepare(df: pd.DataFrame, spec: DataSpec, fit_rows: np.ndarray | None = None
     categories = {c: tuple(sorted(_labels(fit[c]).dropna().unique())) for c in categorical}
     for column, levels in categories.items():
         if len(levels) > MAX_CATEGORIES:
-            raise DataError(f"Column '{column}' has {len(levels)} distinct values; one-hot encoding allows at most "
-                            f"{MAX_CATEGORIES}: deselect it or group its values.", column=column)
+            raise DataError(f"Column '{column}' has {len(levels)} distinct values; a categorical column may have at "
+                            f"most {MAX_CATEGORIES}: deselect it or group its values.", column=column)
     names = _input_names(spec.features, categories)
     problem = feature_name_problem(names)
     if problem:  # 'a=b' twice: a numeric column of that name and level 'b' of column 'a'; or a name no file can hold
         raise DataError(f"The model inputs need distinct names that a file can hold, but {problem}: rename that "
                         "column.")
     if len(names) > MAX_FEATURES:
-        raise DataError(f"The chosen columns make {len(names)} model inputs after one-hot encoding; the limit is "
-                        f"{MAX_FEATURES}: deselect some columns or categorical columns with many values.")
+        raise DataError(f"The chosen columns make {len(names)} model inputs (a number each, a category column one "
+                        f"per value); the limit is {MAX_FEATURES}: deselect some columns or categorical columns with "
+                        "many values.")
+    one_hot = spec.one_hot or not categories  # without categories both are the same numbers, stored as before
     encoding = Encoding(target=spec.target, numeric=tuple(c for c in spec.features if c not in categories),
-                        categories=categories, impute=impute, feature_names=tuple(names),
-                        columns=tuple(spec.features), task=spec.task, keep_missing=keep)
+                        categories=categories, impute=impute,
+                        feature_names=tuple(names) if one_hot else tuple(spec.features),
+                        columns=tuple(spec.features), task=spec.task, keep_missing=keep, one_hot=one_hot)
     X = encoding.transform(frame.set_axis(row_ids + 1, axis=0))  # "row" numbers in messages from transform
     return Prepared(X=X, y=usable.y, encoding=encoding, row_ids=row_ids, n_target_missing=usable.n_target_missing,
                     n_dropped=usable.n_dropped, imputed=imputed, kept_missing=holes if keep else {})
+
+
+def model_frame(X: np.ndarray, names: Sequence[str]) -> pd.DataFrame:
+    """A run's X as the table the estimators fit on: a column of labels (text, None where missing; ``Encoding`` with
+    ``one_hot`` False) as pandas categories, so that ``categorical_features="from_dtype"`` reads it as one group even
+    where its labels read as numbers (codes such as '1', '2'); numbers as float64."""
+    frame = pd.DataFrame(X, columns=list(names))
+    if X.dtype != object:
+        return frame
+    return frame.apply(lambda c: c.astype("category") if any(v is None or isinstance(v, str) for v in c)
+                       else c.astype(np.float64))
+
+
+def category_note(prepared: Prepared) -> str | None:
+    """What the tree will do with the category columns the estimator encodes (``Encoding.one_hot`` False), in the
+    words of ``get_core.model.inputs.RULES`` (None without such columns)."""
+    if prepared.encoding.one_hot:
+        return None
+    named = _listed([repr(c) for c in prepared.encoding.categories])
+    return f"Categories ({named}): {RULES['category']}; {RULES['unseen']}."
 
 
 def kept_missing_note(prepared: Prepared) -> str | None:
@@ -263,8 +354,10 @@ def kept_missing_note(prepared: Prepared) -> str | None:
     rows = max(1, len(prepared.row_ids))
     parts = [f"{_share(n, rows)} of '{c}'" for c, n in prepared.kept_missing.items()]
     categorical = [c for c in prepared.kept_missing if c in prepared.encoding.categories]
-    text = (f"{_listed(parts)} {'is' if len(parts) == 1 else 'are'} missing: no row is dropped or filled in; each "
-            "split of the tree learns which way those rows go.")
+    said = f"{_listed(parts)} {'is' if len(parts) == 1 else 'are'} missing: no row is dropped or filled in; "
+    if not prepared.encoding.one_hot:  # the estimator's own rule (get_core.model.inputs)
+        return said + RULES["missing"] + "."
+    text = said + "each split of the tree learns which way those rows go."
     if categorical:
         text += (f" A missing {_listed([repr(c) for c in categorical], 'or')} sets none of its levels, so it reads "
                  "as a level of its own.")

@@ -33,6 +33,15 @@ KINDS = ("number", "category")
 MAX_CATEGORIES = 255
 #: The suffix of a number column's "is missing" engine column, and the name of a category column's missing level.
 MISSING = "missing"
+#: The rules above in a reader's words, one home for every page that says them (the app's Data and Predict pages).
+RULES = {
+    "category": "a category column is one term of a split, with one learned weight per category, read as "
+                "\"colour in {red, blue}\" where the split sends those categories one way",
+    "unseen": "a category never seen in training adds nothing to any split",
+    "missing": "a missing value is a learned \"if missing\" term in each split (a number then counts as a learned "
+               "value; for a category column, missing is one more category), where training had missing values; "
+               "elsewhere a missing number counts as its training mean and a missing category adds nothing",
+}
 
 
 @dataclass(frozen=True)

@@ -317,9 +317,9 @@ def model_encoding(tree: ObliqueTree) -> Encoding | None:
         encoding = Encoding.from_json(tree.meta["encoding"])
     except ValueError as exc:
         raise ModelFormatError(f"Field 'meta.encoding' is malformed: {exc}.") from None
-    if list(encoding.feature_names) != tree.feature_names:
+    if list(encoding.feature_names) != (tree.feature_names if tree.inputs is None else tree.inputs.names):
         raise ModelFormatError("Field 'meta.encoding' belongs to another model: its 'feature_names' must be the "
-                               "model's.")
+                               "model's (its raw columns for a model fitted on them).")
     return encoding
 
 

@@ -345,6 +345,12 @@ class ObliqueTree:
 LOGISTIC_FIELDS = ("logit_intercepts", "logit_coefs", "logit_mix")
 
 
+def raw_rows(tree: ObliqueTree, X: Any) -> np.ndarray:
+    """Rows as ``tree`` reads them: float64 for plain inputs, as they are (category labels among numbers: an object
+    array) for a tree with raw ``inputs``, which ``encode`` reads."""
+    return np.asarray(X, dtype=np.float64 if tree.inputs is None else None)
+
+
 def logistic_proba(tree: ObliqueTree, xs: np.ndarray, leaf: np.ndarray) -> np.ndarray:
     """Class probabilities (n, C) of scaled rows ``xs`` (n, p) in leaves ``leaf`` (n,) (indices 0..L-1) of a tree with
     logistic leaves: z = intercepts + coefs·xs (the terms added in feature order), softmax with the largest logit

@@ -121,9 +121,13 @@ def load_results(store: RunStore, run_id: int, search_tree: str | None = None) -
 
 def model_inputs(store: RunStore, run: Run) -> int:
     """How many model inputs the run trains on: its stored encoding's count once the worker has written it (learned
-    from the training rows, so a level only its test rows hold is not one), else the Data page's preview count."""
+    from the training rows, so a level only its test rows hold is not one; a category column one per level, also
+    where the estimator encodes it), else the Data page's preview count."""
     encoding = store.get_json(run.run_id, "encoding")
-    return len(encoding["feature_names"]) if isinstance(encoding, dict) else run.n_features
+    if not isinstance(encoding, dict):
+        return run.n_features
+    return len(Encoding.from_dict(encoding).baseline_names if encoding.get("one_hot") is False
+               else encoding["feature_names"])
 
 
 def runs_with_models(store: RunStore) -> list[Run]:
@@ -142,12 +146,12 @@ def fit_missing_baselines(store: RunStore, run_id: int) -> None:
     if not results.has_data:
         raise StoreError(f"Run {run_id}'s rows could not be rebuilt ({results.data_note}), so its baselines cannot "
                          "be fitted.")
-    params = results.run.params
-    rows = (results.X_train, results.y_train, results.X_test, results.y_test, results.tree.depth,
-            int(params.get("seed", 0)))
+    params, encoding = results.run.params, results.encoding  # rows were rebuilt: the encoding is there
+    rows = (encoding.for_baselines(results.X_train), results.y_train, encoding.for_baselines(results.X_test),
+            results.y_test, results.tree.depth, int(params.get("seed", 0)))
+    names = list(encoding.baseline_names)
     if results.tree.is_classifier:
-        fitted = fit_class_baselines(*rows, feature_names=results.tree.feature_names,
-                                     class_weight=params.get("class_weight"))
+        fitted = fit_class_baselines(*rows, feature_names=names, class_weight=params.get("class_weight"))
     else:
-        fitted = fit_baselines(*rows, feature_names=results.tree.feature_names)
+        fitted = fit_baselines(*rows, feature_names=names)
     store.add_baselines(run_id, fitted)

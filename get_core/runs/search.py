@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
-import pandas as pd
 
 from get_core.config import GETConfig, split_feature_path
+from get_core.data.encoding import model_frame
 from get_core.estimator import GETClassifierCV, GETRegressorCV, estimator_params
 from get_core.model import model_file
 from get_core.model.tree import ObliqueTree
@@ -145,7 +145,7 @@ def search_fit(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig, spec
                 "max_split_features": "auto" if auto else config.max_split_features,
                 **({"class_weight": class_weight, "leaf": spec.get("leaf") or config.class_leaf} if classify else {})})
     recorder = SearchRecorder(channel, window, spec, len(feature_names), score=cls._score_key, search=cv)
-    cv.fit(pd.DataFrame(X_train, columns=feature_names), y_train, on_progress=on_progress, observer=recorder)
+    cv.fit(model_frame(X_train, feature_names), y_train, on_progress=on_progress, observer=recorder)
     leaf = getattr(cv, "best_leaf_", None)  # a class search's
     chosen = {"depth": cv.best_depth_, "max_split_features": cv.best_max_split_features_, "l1": cv.best_l1_,
               cls._score_key: getattr(cv, f"best_{cls._score_key}_"), **({"leaf": leaf} if leaf else {}),

@@ -30,7 +30,6 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 import numpy as np
-import pandas as pd
 
 from get_core import metrics
 from get_core.baselines import (class_metrics, evaluate_class_tree, evaluate_tree, fit_baselines,
@@ -39,7 +38,7 @@ from get_core.budget import COUNTERPART_SHARE
 from get_core.config import GETConfig
 from get_core.data.classes import class_labels
 from get_core.data.columns import DataError, from_parquet_bytes
-from get_core.data.encoding import DataSpec, prepare, usable_rows
+from get_core.data.encoding import DataSpec, Encoding, model_frame, prepare, usable_rows
 from get_core.estimator import GETClassifier, GETRegressor, estimator_params
 from get_core.model import model_file
 from get_core.model.tree import ObliqueTree
@@ -96,7 +95,7 @@ def train_run(dataset: bytes, params: Mapping[str, Any], channel: Channel, share
     ran = GETConfig(**tree.meta["config"])  # with a time budget, the starts and epochs the race chose
     _fit_baselines(channel, X_train, y_train, X_test, y_test, ran, prepared.feature_names, share,
                    classify=classify, class_weight=class_weight, budget=params["config"].get("time_budget"),
-                   splits=not tree.meta.get("single_model"))
+                   splits=not tree.meta.get("single_model"), encoding=prepared.encoding)
     if channel.cancelled():
         return Ending(RunStatus.CANCELLED, "Cancelled by request while fitting the baselines, which finished first: "
                       "the trained tree, its test scores and the baseline comparison are kept.", scores)
@@ -109,7 +108,7 @@ def fit_tree(X: np.ndarray, y: np.ndarray, config: GETConfig, feature_names: lis
     ``class_weight``, or ``GETRegressor``); its tree."""
     cls = GETClassifier if classify else GETRegressor
     estimator = cls(**estimator_params(cls, config), **({"class_weight": class_weight} if classify else {}))
-    return estimator.fit(pd.DataFrame(X, columns=feature_names), y, on_progress=on_progress).tree_
+    return estimator.fit(model_frame(X, feature_names), y, on_progress=on_progress).tree_
 
 
 def _test_scores(channel: Channel, tree: ObliqueTree, X_test: np.ndarray, y_test: np.ndarray,
@@ -150,7 +149,7 @@ def _progress_reporter(channel: Channel, window: FitWindow, share: float, reache
 def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                    y_test: np.ndarray, config: GETConfig, feature_names: list[str], share: float,
                    classify: bool = False, class_weight: Any = None, budget: float | None = None,
-                   splits: bool = True) -> None:
+                   splits: bool = True, encoding: Encoding | None = None) -> None:
     """The baselines on the same split, then the GET counterpart (``fit_all_baselines``; none for a tree without
     ``splits``); a failing baseline never fails the run."""
     # Training is complete: its last stage and epoch, so the loss curves keep their stage lines (n_stages, n_epochs).
@@ -164,7 +163,7 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
 
     try:
         result = fit_all_baselines(X_train, y_train, X_test, y_test, config, feature_names, on_progress, classify,
-                                   class_weight, budget, splits)
+                                   class_weight, budget, splits, encoding)
     except Exception as exc:
         traceback.print_exc()
         channel.put_json("baselines_error", {"error": describe(exc)})
@@ -174,15 +173,20 @@ def _fit_baselines(channel: Channel, X_train: np.ndarray, y_train: np.ndarray, X
 
 def fit_all_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
                       config: GETConfig, feature_names: list[str], on_progress: Any = None, classify: bool = False,
-                      class_weight: Any = None, budget: float | None = None, splits: bool = True) -> dict:
+                      class_weight: Any = None, budget: float | None = None, splits: bool = True,
+                      encoding: Encoding | None = None) -> dict:
     """The baselines at their usual settings (``baselines.fit_baselines`` / ``fit_class_baselines``, a class run's
     weighted by ``class_weight``) plus, under ``models["get_sparse"]`` or ``models["get_dense"]``, the run's GET fit
     again with the other kind of splits (``counterpart_config``), on the same split; a budgeted run's counterpart gets
     ``COUNTERPART_SHARE`` of its ``budget``. The counterpart is left out when it would be the same tree, when the
-    run's tree has no ``splits`` (a class search's depth 0: one logistic model) or when it was cancelled part way."""
+    run's tree has no ``splits`` (a class search's depth 0: one logistic model) or when it was cancelled part way.
+    Rows of raw categories (``encoding`` without ``one_hot``) reach the baselines one-hot encoded
+    (``Encoding.for_baselines``), the GET fits as they are."""
     fit, evaluate = ((fit_class_baselines, evaluate_class_tree) if classify else (fit_baselines, evaluate_tree))
-    result = fit(X_train, y_train, X_test, y_test, config.depth, config.random_state, feature_names=feature_names,
-                 **({"class_weight": class_weight} if classify else {}))
+    numbers, names = ((encoding.for_baselines, list(encoding.baseline_names)) if encoding is not None
+                      else (lambda X: X, feature_names))
+    result = fit(numbers(X_train), y_train, numbers(X_test), y_test, config.depth, config.random_state,
+                 feature_names=names, **({"class_weight": class_weight} if classify else {}))
     other = counterpart_config(config, X_train.shape[1]) if splits else None
     if other is None:
         return result

@@ -63,7 +63,7 @@ def leaf_spans(tree: ObliqueTree, leaf: int, X_train: Any) -> np.ndarray:
     """(p,) each feature's typical range among the training rows reaching ``leaf`` (original units, ``LEAF_RANGE``
     percentiles), what a logistic leaf's odds are measured over (``labels.odds_effects``); the training range where
     the leaf has under two rows or a feature does not vary there."""
-    X = np.asarray(X_train, dtype=np.float64)[reaches(tree, X_train, leaf)]
+    X = engine_view(tree, X_train)[1][reaches(tree, X_train, leaf)]
     if len(X) < 2:
         return tree.x_scale.copy()
     low, high = np.nanpercentile(X, LEAF_RANGE, axis=0)

@@ -19,7 +19,7 @@ import pandas as pd
 from get_core.data.encoding import Encoding
 from get_core.errors import GETExplorerError
 from get_core.model import prune
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, raw_rows
 from get_core.views import labels, node as node_view
 
 
@@ -81,7 +81,7 @@ def rows_to_X(tree: ObliqueTree, table: pd.DataFrame, encoding: Encoding | None 
     target, an index pandas saved, IDs) are ignored, and rows with a cell that cannot be used are left unscored.
     """
     names = labels.row_names(tree)
-    encoding = encoding or Encoding.numbers(names)
+    encoding = encoding or Encoding.of_model(tree)
     if list(encoding.feature_names) != names:
         raise ColumnMismatch(f"The encoding makes inputs {quoted(encoding.feature_names)} but the model expects "
                              f"{quoted(names)}.")
@@ -121,7 +121,7 @@ def explain_row(tree: ObliqueTree, x: Sequence[float], top_k: int = 3) -> dict:
     CONTRIB = ``{"feature", "weight", "value", "reference", "term"}`` (term = weight * (value - reference), in the
     weighted sum's units; reference = the middle of the feature's training range, see the module docstring).
     """
-    words, (tree, x) = tree, node_view.engine_view(tree, np.asarray(x, dtype=np.float64).reshape(1, -1))
+    words, (tree, x) = tree, node_view.engine_view(tree, raw_rows(tree, x).reshape(1, -1))
     names = labels.input_labels(words)  # a tree fitted on raw columns: its engine's inputs, told in words
     path = tree.decision_path(x)[0]
     margins = tree.margins(x)[0]

@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from get_core.metrics import r2
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, raw_rows
 from get_core.views import labels
 
 UNITS = ("original", "standardized", "range")
@@ -46,7 +46,7 @@ def engine_view(tree: ObliqueTree, X: Any) -> tuple[ObliqueTree, np.ndarray]:
 def reaches(tree: ObliqueTree, X: Any, node: int) -> np.ndarray:
     """Boolean mask of the rows of ``X`` that pass through ``node``."""
     labels.node_kind(tree, node)
-    X = np.asarray(X, dtype=np.float64)
+    X = raw_rows(tree, X)
     if X.shape[0] == 0:
         return np.zeros(0, dtype=bool)
     return tree.decision_path(X)[:, int(node).bit_length() - 1] == node
@@ -247,14 +247,16 @@ def weight_table(tree: ObliqueTree, node: int, x_std: Sequence[float] | None = N
 
 
 def forest_importance_table(tree: ObliqueTree, node: int, importances: Sequence[float],
-                            x_std: Sequence[float] | None = None) -> pd.DataFrame:
+                            x_std: Sequence[float] | None = None, names: Sequence[str] | None = None) -> pd.DataFrame:
     """The forest's feature importances beside this node's weights, each normalized to sum to 1
-    (node: |standardized| weights, or |range| weights without ``x_std``). Columns: feature, forest, node."""
+    (node: |standardized| weights, or |range| weights without ``x_std``). Columns: feature, forest, node.
+    ``names``: the forest's inputs (the baselines' ``feature_names``: one-hot "column=level" where the tree was
+    handed categories, named as the tree's inputs for them); the tree's row columns by default."""
     table = weight_table(tree, node, x_std)
     column = "standardized" if x_std is not None else "range"
     node_share = np.abs(table[column].to_numpy())
     node_share = node_share / node_share.sum() if node_share.sum() > 0 else node_share
-    forest = dict(zip(labels.row_names(tree), np.asarray(importances, dtype=np.float64)))
+    forest = dict(zip(labels.row_names(tree) if names is None else names, np.asarray(importances, dtype=np.float64)))
     out = pd.DataFrame({"feature": table["feature"], "forest": [forest.get(f, np.nan) for f in table["feature"]],
                         "node": node_share})
     return out.sort_values("forest", ascending=False, kind="stable").reset_index(drop=True)
@@ -329,7 +331,7 @@ def leaf_fit_figure(tree: ObliqueTree, leaf: int, X: Any, y: Any, X_test: Any = 
     for name, Xs, ys, color in (("train", X, y, TRAIN_COLOR), ("test", X_test, y_test, TEST_COLOR)):
         if Xs is None or ys is None:
             continue
-        Xs = np.asarray(Xs, dtype=np.float64)
+        Xs = raw_rows(tree, Xs)
         ys = np.asarray(ys, dtype=np.float64).ravel()
         mask = reaches(tree, Xs, leaf)
         if not mask.any():
@@ -351,9 +353,11 @@ def leaf_fit_figure(tree: ObliqueTree, leaf: int, X: Any, y: Any, X_test: Any = 
 
 
 def forest_importance_figure(tree: ObliqueTree, node: int, importances: Sequence[float],
-                             x_std: Sequence[float] | None = None, max_features: int = 25) -> go.Figure:
-    """Grouped bars: the forest's importances beside this node's share of |weight| per feature."""
-    table = forest_importance_table(tree, node, importances, x_std).head(max_features).iloc[::-1]
+                             x_std: Sequence[float] | None = None, max_features: int = 25,
+                             names: Sequence[str] | None = None) -> go.Figure:
+    """Grouped bars: the forest's importances beside this node's share of |weight| per feature (``names``: as
+    ``forest_importance_table``'s)."""
+    table = forest_importance_table(tree, node, importances, x_std, names).head(max_features).iloc[::-1]
     names = [_axis_name(f) for f in table["feature"]]
     fig = go.Figure([go.Bar(x=table["forest"], y=names, orientation="h", name="random forest importance"),
                      go.Bar(x=table["node"], y=names, orientation="h", name=f"node {node}: share of |weight|")])

@@ -25,7 +25,7 @@ import numpy as np
 from get_core.baselines import FOREST_TREES
 from get_core.metrics import scores
 from get_core.model import prune
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, raw_rows
 from get_core.views import labels, node
 
 TOP_FEATURES = 3
@@ -282,7 +282,7 @@ def summarize(tree: ObliqueTree, X_test: Any = None, y_test: Any = None,
         return _class_summary(tree, X_test if has_test else None, y_test, baselines, target, empty, categories)
     tree_scores = weakest = None
     if has_test:
-        X_test = np.asarray(X_test, dtype=np.float64)
+        X_test = raw_rows(tree, X_test)
         y_test = np.asarray(y_test, dtype=np.float64).ravel()
         tree_scores = scores(y_test, tree.predict(X_test))
         weakest = weakest_leaves(tree, X_test, y_test)
@@ -333,7 +333,7 @@ def _class_summary(tree: ObliqueTree, X_test: Any, y_test: Any, baselines: Mappi
     accuracy = forest_accuracy = None
     wrong: list[Wrong] = []
     if X_test is not None:
-        X_test = np.asarray(X_test, dtype=np.float64)
+        X_test = raw_rows(tree, X_test)
         hit = tree.predict(X_test) == np.asarray(y_test).ravel()
         accuracy = float(hit.mean())
         wrong = misclassified_leaves(tree, X_test, y_test)
@@ -426,7 +426,7 @@ def misclassified_leaves(tree: ObliqueTree, X_test: Any, y_test: Any, n: int = W
     """The ``n`` leaves of a classification tree with the most misclassified test rows (leaves that err on none are
     skipped), most first: each with its predicted class and the true classes of the rows it gets wrong. Pass the
     run's own test rows, so the counts are the ones the Compare page's confusion matrix sums."""
-    X_test = np.asarray(X_test, dtype=np.float64)
+    X_test = raw_rows(tree, X_test)
     y_test = np.asarray(y_test).ravel()
     leaf, predicted = tree.apply(X_test), tree.predict(X_test)
     miss = predicted != y_test

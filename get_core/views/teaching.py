@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from get_core.model.tree import ObliqueTree
 from get_core.views import labels
-from get_core.views.node import reaches
+from get_core.views.node import engine_view, reaches
 
 UNDECIDED = (0.05, 0.95)  # a soft weight strictly between these is "undecided"
 #: The soft split in LaTeX: the weight of the left branch for a row x at a split a·x <= b (scaled units).
@@ -42,7 +42,7 @@ def split_class_shares(tree: ObliqueTree, node: int, X: Any, y: Any) -> pd.DataF
     and right, and each side's class shares."""
     if tree.is_leaf(node):
         raise ValueError(f"Node {node} is a leaf; only a split sends rows left and right.")
-    X = np.asarray(X, dtype=np.float64)
+    tree, X = engine_view(tree, X)  # raw rows (holes, categories) as the engine's inputs the margins read
     mask = reaches(tree, X, node)
     at = np.asarray(y, dtype=object)[mask]
     left = tree.margins(X[mask])[:, node - 1] <= 0 if mask.any() else np.zeros(0, dtype=bool)
@@ -93,7 +93,7 @@ def soft_routing(tree: ObliqueTree, node: int, X: Any, alphas: Sequence[float]) 
     alphas = _check_alphas(alphas)
     if tree.is_leaf(node):
         raise ValueError(f"Node {node} is a leaf; soft routing happens at branch nodes.")
-    X = np.asarray(X, dtype=np.float64)
+    tree, X = engine_view(tree, X)  # raw rows (holes, categories) as the engine's inputs the margins read
     mask = reaches(tree, X, node)
     margins = tree.margins(X[mask])[:, node - 1] if mask.any() else np.empty(0)
     weights = np.stack([soft_left(margins, a) for a in alphas]) if margins.size else np.empty((len(alphas), 0))

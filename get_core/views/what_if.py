@@ -19,7 +19,7 @@ import pandas as pd
 from get_core.data.encoding import Encoding
 from get_core.model.counterfactual import MIN_SUPPORT, Change, Counterfactual, counterfactual
 from get_core.model.counterfactual_programs import decimals
-from get_core.model.tree import ObliqueTree
+from get_core.model.tree import ObliqueTree, raw_rows
 from get_core.model.inputs import MISSING
 from get_core.views import diagram_content, labels, node
 
@@ -55,7 +55,10 @@ def ask(tree: ObliqueTree, x: Sequence[float], goal: Any = None, *, locked: Sequ
     ``n`` nearest in distinct leaves, nearest first. Raises ``CounterfactualError`` with the reason when there is
     none. ``directions`` and ``integers`` name columns; a one-hot column takes neither. A tree fitted on raw
     columns is asked over its engine's inputs (``node.engine_view``) with each "is missing" input locked: a missing
-    value stays missing (its value with it) and a present one stays present."""
+    value stays missing (its value with it) and a present one stays present; a category column moves as a whole
+    from its category to another (its engine inputs one group)."""
+    if tree.inputs is not None and tree.inputs.has_categories:
+        encoding = Encoding.of_model(tree).as_one_hot()  # the engine's "column=category" inputs, one group each
     tree, x, locked, reference = _engine_question(tree, x, locked, reference)
     results = counterfactual(tree, x, goal, locked=locked, max_changes=max_changes, encoding=encoding,
                              reference=reference, leaf=leaf, directions=directions, integers=integers,
@@ -74,7 +77,7 @@ def _engine_question(tree: ObliqueTree, x: Sequence[float], locked: Sequence[str
     plain, row = node.engine_view(tree, np.asarray(x, dtype=object)[None])
     held = [*([locked] if isinstance(locked, str) else locked)]
     for column in tree.inputs.columns:
-        if column.kind == "number" and column.missing:
+        if column.missing:
             held.append(f"{column.name}={MISSING}")
             if row[0, plain.feature_names.index(f"{column.name}={MISSING}")] == 1:
                 held.append(column.name)
@@ -175,7 +178,7 @@ def default_goal(tree: ObliqueTree, x: Sequence[float]) -> tuple[str, float, flo
     """What the goal widgets start at, never today's prediction: a classifier's first other class that a leaf of at
     least ``MIN_SUPPORT`` training rows gives; for regression (mode, low, high) "at least" a value up to the next
     such leaf's above the row's prediction (else "at most" down to the next below)."""
-    now = tree.predict(np.asarray(x, dtype=np.float64)[None])[0]
+    now = tree.predict(raw_rows(tree, x)[None])[0]
     rows = tree.n_samples[tree.n_leaves - 1:]  # the leaves an answer may use (a tree without counts: all)
     supported = rows >= MIN_SUPPORT if rows.sum() > 0 else np.ones(tree.n_leaves, dtype=bool)
     if getattr(tree, "is_classifier", False):
@@ -211,21 +214,21 @@ def whole_columns(tree: ObliqueTree, x: Sequence[float], reference: Any, encodin
     """Numeric columns that hold whole numbers in every ``reference`` row and in ``x``: answers keep them whole."""
     if reference is None:
         return []
-    X = np.asarray(reference, dtype=np.float64)
-    x = np.asarray(x, dtype=np.float64)
+    X, x = raw_rows(tree, reference), raw_rows(tree, x)
     names = labels.row_names(tree)
     numeric = encoding.numeric if encoding is not None else names
     found = []
     for column in numeric:
         j = names.index(column)
-        values = np.append(X[:, j][np.isfinite(X[:, j])], x[j])
+        values = np.asarray(np.append(X[:, j], x[j]), dtype=np.float64)
+        values = values[np.isfinite(values)]
         if len(values) > 1 and np.all(values == np.round(values)):
             found.append(column)
     return found
 
 
 def path_of(tree: ObliqueTree, x: Sequence[float]) -> tuple[int, ...]:
-    return tuple(int(n) for n in tree.decision_path(np.asarray(x, dtype=np.float64)[None])[0])
+    return tuple(int(n) for n in tree.decision_path(raw_rows(tree, x)[None])[0])
 
 
 def paths_options(tree: ObliqueTree, options: diagram_content.DiagramOptions, old_path: Sequence[int],
@@ -241,7 +244,8 @@ def paths_options(tree: ObliqueTree, options: diagram_content.DiagramOptions, ol
 @dataclass(frozen=True)
 class Slider:
     """One control of the what-if editor: a numeric column's slider (``low`` to ``high``, starting at ``value``) or
-    a categorical column's choice of ``levels``."""
+    a categorical column's choice of ``levels`` (with the row's own value where it is none of them: a category
+    training never saw, or ``labels.MISSING_LEVEL``)."""
 
     column: str
     low: float | None
@@ -255,26 +259,34 @@ def sliders(tree: ObliqueTree, x: Sequence[float], encoding: Encoding | None = N
     (the span the model scales by: 1st-99th percentiles under robust scaling), widened to hold the row's value; a
     missing value starts at the middle of the span."""
     names = labels.row_names(tree)
-    encoding = encoding or Encoding.numbers(names)
-    x = np.asarray(x, dtype=np.float64)
+    encoding = encoding or Encoding.of_model(tree)
+    x = raw_rows(tree, x)
     found = []
     for column in encoding.columns:
         if column in encoding.categories:
             levels = tuple(encoding.categories[column])
+            if not encoding.one_hot:  # the row's own label; a missing one as the missing level
+                now = x[names.index(column)]
+                now = labels.MISSING_LEVEL if now is None or now != now else str(now)
+                found.append(Slider(column, None, None, now, levels + ((now,) if now not in levels else ())))
+                continue
             inputs = [names.index(f"{column}={level}") for level in levels]
             held = [level for level, j in zip(levels, inputs) if x[j] == 1]
             found.append(Slider(column, None, None, held[0] if held else levels[0], levels))
         else:
             j, e = names.index(column), labels.value_input(tree, column)
             low, high = tree.x_min[e], tree.x_min[e] + tree.x_scale[e]
-            value = x[j] if np.isfinite(x[j]) else low + tree.x_scale[e] / 2
+            value = float(x[j]) if np.isfinite(float(x[j])) else low + tree.x_scale[e] / 2
             found.append(Slider(column, float(min(low, value)), float(max(high, value)), float(value)))
     return found
 
 
 def edited_row(tree: ObliqueTree, values: dict[str, Any], encoding: Encoding | None = None) -> np.ndarray:
-    """Model inputs of the editor's values (column -> number or level), encoded as the run was."""
-    encoding = encoding or Encoding.numbers(labels.row_names(tree))
+    """Model inputs of the editor's values (column -> number or level, ``labels.MISSING_LEVEL`` for a missing
+    category), encoded as the run was."""
+    encoding = encoding or Encoding.of_model(tree)
+    if not encoding.one_hot:
+        values = {c: None if c in encoding.categories and v == labels.MISSING_LEVEL else v for c, v in values.items()}
     return encoding.transform(pd.DataFrame([values], columns=list(encoding.columns)))[0]
 
 
@@ -282,6 +294,8 @@ def typical_row(tree: ObliqueTree, X: Any = None, encoding: Encoding | None = No
     """A row to start from when none is given: the training rows' median per feature, missing values aside (each
     categorical column at its most frequent level), or without rows the middle of each feature's span (categorical:
     its first level)."""
+    if encoding is not None and not encoding.one_hot:
+        return _typical_raw_row(tree, X, encoding)
     X = None if X is None else np.asarray(X, dtype=np.float64)
     names = labels.row_names(tree)
     values = [labels.value_input(tree, c) for c in names]  # each row column's scaling (a category's first level)
@@ -296,4 +310,23 @@ def typical_row(tree: ObliqueTree, X: Any = None, encoding: Encoding | None = No
         inputs = [names.index(f"{column}={level}") for level in levels]
         counts = X[:, inputs].sum(axis=0) if X is not None and len(X) else np.zeros(len(inputs))
         row[inputs] = np.eye(len(inputs))[int(np.argmax(counts))]
+    return row
+
+
+def _typical_raw_row(tree: ObliqueTree, X: Any, encoding: Encoding) -> np.ndarray:
+    """``typical_row`` of raw rows (``encoding`` without ``one_hot``): each number column's median (its middle
+    without rows), each category column's most frequent label (its first level without rows)."""
+    X = None if X is None or not len(X) else raw_rows(tree, X)
+    row = np.empty(len(encoding.columns), dtype=object)
+    for j, column in enumerate(encoding.columns):
+        if column in encoding.categories:
+            seen = pd.Series([] if X is None else X[:, j]).dropna()
+            row[j] = str(seen.mode().iloc[0]) if len(seen) else encoding.categories[column][0]
+            continue
+        e = labels.value_input(tree, column)
+        middle = float(tree.x_min[e] + tree.x_scale[e] / 2)
+        with warnings.catch_warnings():  # a column missing in every row: its middle
+            warnings.simplefilter("ignore", RuntimeWarning)
+            median = np.nan if X is None else float(np.nanmedian(np.asarray(X[:, j], dtype=np.float64)))
+        row[j] = middle if np.isnan(median) else median
     return row

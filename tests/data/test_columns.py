@@ -636,7 +636,7 @@ def test_invalid_choices_are_refused(table, bad, message):
 def test_too_many_categories_are_refused(table, monkeypatch):
     monkeypatch.setattr(encoding, "MAX_CATEGORIES", 3)  # colour has 3 levels, count 5
     prepare(table, spec(table))
-    with pytest.raises(DataError, match="Column 'count' has 5 distinct values; one-hot encoding allows at most 3"):
+    with pytest.raises(DataError, match="Column 'count' has 5 distinct values; a categorical column may have at most 3"):
         prepare(table, spec(table, categorical=("count",)))
 
 

@@ -256,7 +256,13 @@ def test_missing_values_policy_shows_counts(db):
     assert [m.value for m in at.metric][:3] == ["28", "0", "2"]
     widget(at.radio, "Rows with a missing feature value").set_value("impute").run()
     assert [m.value for m in at.metric] == ["30", "0", "0", "2"]
+    assert any("Categories of 'colour': blue, red" in c for c in texts(at, "caption"))  # the estimator's groups
+    assert any("Categories ('colour'): a category column is one term of a split" in i and "adds nothing" in i
+               for i in texts(at, "info"))
+    widget(at.radio, "Category columns").set_value("one-hot").run()
     assert any("One-hot encoded 'colour' → colour=blue, colour=red" in c for c in texts(at, "caption"))
+    assert at.session_state["data_ready"]["spec"]["categorical"] == [] and "one_hot" not in \
+        at.session_state["data_ready"]["spec"]
 
 
 def test_an_example_dataset_can_be_used(db):

@@ -14,6 +14,7 @@ from get_core.data.encoding import DataSpec
 from get_core.runs import worker
 from get_core.runs.results import load_results
 from get_core.runs.store import RunStatus, RunStore
+from pages.common import number as common_number
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "predict.py")
@@ -99,3 +100,57 @@ def test_rows_with_a_blank_cell_are_listed_and_kept_in_place_without_a_predictio
                                                                                   for i in range(len(table))]
     page.number_input(key="explain_row").set_value(6).run()
     assert [i.value for i in page.info] == ["Row 6 cannot be scored: 'Sex' is empty."]
+
+
+@pytest.fixture(scope="module")
+def categories(tmp_path_factory, abalone):
+    """A run as the Data page trains it by default: 'Sex' handed to the estimator as categories, holes kept (its
+    store's path, results), its model file with the run's encoding, and the bare model file (version 5, no
+    encoding) a library user saves."""
+    path = tmp_path_factory.mktemp("runs") / "runs.sqlite"
+    store = RunStore(path)
+    table = abalone.copy()
+    table.loc[[3, 8], "Sex"] = None
+    spec = DataSpec(target="rings", features=tuple(c for c in abalone.columns if c != "rings"), missing="keep",
+                    one_hot=False)
+    run_id = store.create_run({"config": CONFIG, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 0},
+                              to_parquet_bytes(table), "abalone.csv", n_rows=len(table), n_features=10)
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    results = load_results(store, run_id)
+    store.close()
+    with_encoding = model_file.model_json(results.tree, indent=1, encoding=results.encoding).encode()
+    return path, results, with_encoding, model_file.model_json(results.tree).encode()
+
+
+@pytest.mark.parametrize("source", ["A run", "A model file", "A bare model file"])
+def test_a_category_model_scores_an_unseen_level_and_a_blank_from_any_source(monkeypatch, categories, abalone,
+                                                                             source):
+    path, results, with_encoding, bare = categories
+    assert results.tree.inputs.columns[0].kind == "category" and '"version": 5' in bare.decode()
+    monkeypatch.setenv("GET_EXPLORER_DB", str(path))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["model_source"] = "A run" if source == "A run" else "A model file"
+    at.query_params["run"] = str(results.run.run_id)
+    at.run()
+    if source != "A run":
+        at.file_uploader(key="model_file").upload("model.json", bare if "bare" in source else with_encoding,
+                                                  "application/json").run()
+    _ok(at)
+    table = abalone.drop(columns="rings").head(20).astype({"Sex": object})
+    table.loc[2, "Sex"], table.loc[4, "Sex"] = "X", None  # a level never seen in training, and a blank
+    scored = _score(at, table)
+    assert at.success[0].value == "Scored 20 rows." and scored["prediction"].notna().all()
+    assert np.allclose(scored["prediction"].to_numpy(dtype=float), results.tree.predict(table))
+    assert [w.value for w in at.warning] == ["Column 'Sex': 1 row holds 'X', never seen in training; a category "
+                                             "never seen in training adds nothing to any split."]
+    next(b for b in at.button if b.label == "Find the smallest change").click().run()  # row 1's what-if
+    _ok(at)
+    sex = next(w for w in at.selectbox if w.label == "Sex" and w.key.startswith("one_row_"))  # the typed row
+    assert list(sex.options) == ["F", "I", "M", "(missing)"]  # its levels, or missing (or a value typed in)
+    sex.set_value("(missing)")
+    next(b for b in at.button if b.label == "Predict").click().run()
+    _ok(at)
+    typed = results.tree.predict(pd.DataFrame([{c: (None if c == "Sex" else w.value) for c, w in zip(
+        table.columns, [next(w for w in [*at.selectbox, *at.number_input] if w.label == c
+                             and w.key.startswith("one_row_")) for c in table.columns])}]))
+    assert any(m.label == "Prediction" and m.value == common_number(typed[0], 6) for m in at.metric)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -196,3 +197,22 @@ def test_url_numbers_read_only_what_a_url_writes(raw):
         assert plain and whole == int(raw) and str(whole).lstrip("-").lstrip("0") in raw
     if number is not None:
         assert plain and number == float(raw)
+
+
+def test_a_reload_keeps_category_columns_handed_to_the_estimator(db):
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"colour": rng.choice(["red", "blue"], 60), "x": rng.random(60), "y": rng.random(60)})
+    at = upload(AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run(), "colours.csv",
+                table.to_csv(index=False).encode())
+    assert at.session_state["data_ready"]["spec"]["one_hot"] is False  # the Data page's default
+    at.switch_page("pages/train.py").run()
+    address = {key: (value[0] if isinstance(value, list) else value) for key, value in at.query_params.items()}
+    assert address["categories"] == "groups"
+    at = _train_page(**address)  # a reload
+    assert_no_traceback(at)
+    assert at.session_state["data_ready"]["spec"]["one_hot"] is False
+    at.switch_page("pages/data.py").run()
+    assert_no_traceback(at)
+    assert widget(at.radio, "Category columns").value == "categories"
+    old = _train_page(**{k: v for k, v in address.items() if k != "categories"})  # an address from before
+    assert "one_hot" not in old.session_state["data_ready"]["spec"]

@@ -343,3 +343,58 @@ def test_a_logistic_model_files_leaf_reads_as_odds_on_the_tree_page(store):
     said = "\n".join(m.value for m in at.markdown)
     assert "Leaf model" in said and "multiplies the odds of" in said
     assert any("share of even odds" in c.value for c in at.caption)
+
+
+def _category_run(store, task: str = "regression") -> int:
+    """A real run as the Data page trains it by default: 'site' handed to the estimator as categories, holes kept."""
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"x": rng.random(160), "site": rng.choice(["north", "south", "east"], 160)})
+    table["y"] = table["x"] + 3 * (table["site"] == "south")
+    if task == "classification":
+        table["y"] = np.where(table["y"] > 1.5, "high", "low")
+    table.loc[[1, 5], "site"], table.loc[2, "x"] = None, np.nan
+    spec = DataSpec(target="y", features=("x", "site"), missing="keep", task=task, one_hot=False)
+    config = {"depth": 2, "leaf": "constant", "n_starts": 1, "n_epochs": 30, "alpha_range": [5.0, 150.0],
+              "n_alphas": 2, "learning_rate": 0.01, "l1": 0.0, "polish": False, "device": "cpu",
+              "max_split_features": 1}
+    run_id = store.create_run({"config": config, "data": spec.to_dict(), "test_fraction": 0.25, "seed": 0},
+                              to_parquet_bytes(table), "sites.csv", n_rows=160, n_features=4)
+    assert worker.execute(store, run_id, hard_stop=False) is RunStatus.FINISHED
+    return run_id
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_a_category_runs_tree_and_compare_pages_read_its_raw_rows(store, task):
+    run_id = _category_run(store, task)
+    root = _page("tree", run=run_id, node=1)
+    _ok(root)
+    assert any(" in {" in c.value for c in root.code)  # "site not in {south}": the user's categories
+    for leaf in range(4, 8):
+        at = _page("tree", run=run_id, node=leaf)
+        _ok(at)
+        for way in [b for b in at.button if b.label == "Find the shortest way in"]:  # a leaf's what-if
+            way.click().run()
+            _ok(at)
+    _ok(_page("compare", run=run_id))
+    _ok(_page("teaching", run=run_id))  # the soft routing of the root over the raw rows
+
+
+def test_the_shortest_way_into_a_leaf_switches_a_category_as_a_whole(store):
+    run_id = _category_run(store)
+    tree = load_results(store, run_id).tree
+    south = next(leaf for leaf in range(4, 8) if "site in {south}" in "".join(labels.path_rules(tree, leaf))
+                 and tree.n_samples[leaf - 1] >= 10)  # the typical row (site 'east') is elsewhere
+    at = _page("tree", run=run_id, node=south)
+    next(b for b in at.button if b.label == "Find the shortest way in").click().run()
+    _ok(at)
+    assert any(s.value.startswith("Switch site from '") for s in at.success)
+
+
+def test_the_forest_importances_of_a_category_run_are_matched_by_name(store):
+    run_id = _category_run(store)
+    results = load_results(store, run_id)
+    forest = results.baselines["forest"]["feature_importances"]
+    table = node.forest_importance_table(results.tree, 1, forest, names=results.baselines["feature_names"])
+    shares = dict(zip(table["feature"], table["forest"]))
+    assert {f: shares[f] for f in ("x", "site=east", "site=north", "site=south")} == dict(
+        zip(results.baselines["feature_names"], forest))

@@ -120,3 +120,62 @@ def test_the_longest_rule_counts_a_category_column_once():
     tree = GETRegressor(depth=1, n_starts=1, n_epochs=5, random_state=0).fit(X, X["size"] * 2).tree_
     assert tree.n_features == 5  # four colours and size
     assert summary.longest_rule_terms(tree) == int(tree.split_terms.max()) <= 2  # colour once, size once
+
+
+@pytest.fixture(scope="module")
+def category_run() -> tuple:
+    """A run as the app trains it by default: colour goes to the estimator as categories (one group), income has
+    holes, and colour is missing in a few rows."""
+    rng = np.random.default_rng(1)
+    n = 300
+    df = pd.DataFrame({"income": rng.normal(50, 10, n), "age": rng.normal(40, 5, n),
+                       "colour": rng.choice(["red", "blue", "green"], n)})
+    df["y"] = df.income / 10 + (df.colour == "red") * 4 + rng.normal(0, 0.1, n)
+    df.loc[rng.random(n) < 0.2, "income"] = np.nan
+    df.loc[rng.random(n) < 0.05, "colour"] = None
+    prepared = prepare(df, DataSpec(target="y", features=("income", "age", "colour"), missing="keep", one_hot=False),
+                       fit_rows=np.arange(200))
+    config = GETConfig(depth=2, n_starts=1, n_epochs=30, random_state=0, device="cpu", max_split_features=1)
+    tree = fit_tree(prepared.X[:200], prepared.y[:200], config, prepared.feature_names, None)
+    return tree, prepared, df
+
+
+def test_the_what_if_editor_offers_a_category_columns_levels_and_its_missing_level(category_run):
+    tree, prepared, _ = category_run
+    encoding, X = prepared.encoding, prepared.X
+    assert tree.inputs.columns[2].kind == "category"
+    missing = next(i for i in range(len(X)) if X[i, 2] is None)
+    controls = {c.column: c for c in what_if.sliders(tree, X[missing], encoding)}
+    assert controls["colour"].levels == ("blue", "green", "red", "(missing)") and controls["colour"].value == "(missing)"
+    values = {c: control.value for c, control in controls.items()}
+    assert what_if.edited_row(tree, values, encoding)[2] is None  # still missing, predicted as before
+    red = what_if.edited_row(tree, {**values, "colour": "red"}, encoding)
+    assert red[2] == "red" and np.isfinite(tree.predict(red[None])[0])
+    start = what_if.typical_row(tree, X[:200], encoding)
+    assert start[2] in {"blue", "green", "red"} and isinstance(start[0], float)
+    assert what_if.path_of(tree, start)[0] == 1
+    assert what_if.whole_columns(tree, start, X[:200], encoding) == []
+
+
+def test_a_counterfactual_moves_a_category_column_as_a_whole(category_run):
+    tree, prepared, _ = category_run
+    X = prepared.X
+    blue = next(i for i in range(len(X)) if X[i, 2] == "blue" and np.isfinite(X[i, 0]))
+    now = tree.predict(X[blue][None])[0]
+    answer = what_if.ask(tree, X[blue], (now + 3, None), encoding=prepared.encoding, reference=X[:200],
+                         locked=["income", "age"], min_support=0)
+    change = next(c for c in answer.result.changes if c.feature == "colour")
+    assert change.change is None and change.now == "blue" and change.needed == "red"
+    assert answer.sentence.startswith("Switch colour from 'blue' to 'red': predicted")
+
+
+def test_a_row_with_an_unseen_category_and_a_blank_is_explained_and_scored(category_run):
+    tree, prepared, _ = category_run
+    upload = pd.DataFrame({"income": [50.0, None], "age": [40, 41], "colour": ["purple", None]})
+    rows = explain.rows_to_X(tree, upload, prepared.encoding)
+    assert not rows.problems
+    scored = explain.scored_table(tree, upload, rows)
+    assert scored["prediction"].notna().all()
+    assert explain.explain_row(tree, rows.X[0])["prediction"] == pytest.approx(tree.predict(rows.X[:1])[0])
+    bare = explain.rows_to_X(tree, upload)  # a model file without the run's encoding reads the same raw columns
+    assert np.array_equal(tree.predict(bare.X), tree.predict(rows.X))
