@@ -26,11 +26,13 @@ from get_core.model.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 #: trained with the splits in the soft phase and fitted per leaf within the budget (issue 52); class hard losses read
 #: each row's class as an index (the same sums in float32, rounded in another order; issue 50); a budgeted race stops
 #: in time for the passes over every row and no node refit pass starts past the budget; k-sparse splits keep whole
-#: groups of a raw column's inputs (issue 47; plain tables unchanged).
+#: groups of a raw column's inputs (issue 47; plain tables unchanged). 8: on a table with holes the CART start learns
+#: a default direction per split (``engine.starts``: missing rows sent CART's way by the "if missing" weight; tables
+#: without holes unchanged), and GETClassifierCV tempers its probabilities on the validation rows (``calibrate``).
 #: "Same settings" includes the thread count: the fused CPU kernel splits rows into blocks per thread, so float sums
 #: (and, rarely, the tree) can differ between thread counts; the benchmarks pin one thread per fit. Options added
 #: later with defaults that train as before (``scaling``, ``max_split_features``, ``time_budget``) need no bump.
-ENGINE_VERSION = 7
+ENGINE_VERSION = 8
 #: The last version that changed fixed-depth trees with constant leaves (GET, its polish, fixed-alpha ablations):
 #: the training-optimality tables, which use nothing else, keep the cells of that version.
 CONSTANT_LEAF_ENGINE_VERSION = 2

@@ -15,7 +15,9 @@ so training, ``predict`` and every export see the same numbers:
 
 Why indicators and one-hot weights rather than a learned default direction per split (gradient boosting): an oblique
 split adds terms, so a missing value's term is simply one more weight trained by gradient with the rest of the tree;
-a direction would be a discrete choice outside the gradient. ``groups`` maps engine columns to raw columns, so a
+a direction would be a discrete choice outside the gradient. The direction still seeds it: the CART start grows its
+tree on the values with holes and writes each split's "if missing" weight so missing rows go the side CART chose
+(``engine.starts``), and training moves it from there. ``groups`` maps engine columns to raw columns, so a
 category column (or a number and its indicator) counts as one feature of a split (``max_split_features``, feature
 importance). Plain numpy, JSON-serialisable (``to_dict`` / ``from_dict``, checked like the rest of the model file).
 """

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,6 +130,17 @@ def serve_training_app(folder: Path) -> Iterator[tuple[str, Path]]:
         store = RunStore(db)
         for run in store.list_runs([RunStatus.QUEUED, RunStatus.RUNNING]):
             store.request_cancel(run.run_id)
+
+
+@contextmanager
+def serve_measured_app(folder: Path) -> Iterator[tuple[str, psutil.Process]]:
+    """The app on a fresh store in ``folder`` (no run-time measurement started) and its server process, for tests
+    that sample the server's memory; yields the URL and the process."""
+    (folder / "calibration.measuring").write_text("held by the test")
+    with serve_app(folder / "runs.sqlite") as url:
+        port = url.rsplit(":", 1)[1]
+        yield url, next(p for p in psutil.Process().children(recursive=True)
+                        if f"--server.port={port}" in " ".join(p.cmdline()))
 
 
 @contextmanager

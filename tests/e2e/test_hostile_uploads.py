@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from tests import hostile_files as hostile
-from tests.e2e.streamlit_app import browser_page, require_chromium, serve_app
+from tests.e2e.streamlit_app import browser_page, require_chromium, serve_measured_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -76,13 +76,8 @@ def _alive(process: psutil.Process) -> bool:
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     require_chromium()
-    folder = tmp_path_factory.mktemp("hostile")
-    (folder / "calibration.measuring").write_text("held by the test")
-    with serve_app(folder / "runs.sqlite") as url:
-        port = url.rsplit(":", 1)[1]
-        server = next(p for p in psutil.Process().children(recursive=True)
-                      if f"--server.port={port}" in " ".join(p.cmdline()))
-        yield url, server
+    with serve_measured_app(tmp_path_factory.mktemp("hostile")) as served:
+        yield served
 
 
 @pytest.mark.parametrize("case", list(CASES))

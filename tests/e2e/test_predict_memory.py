@@ -22,7 +22,7 @@ from get_core.data.classes import MAX_CLASSES
 from get_core.data.reading.limits import MAX_ROWS
 from get_core.model import model_file
 from get_core.views import explain
-from tests.e2e.streamlit_app import BUSY_MS, browser_page, require_chromium, serve_app
+from tests.e2e.streamlit_app import BUSY_MS, browser_page, require_chromium, serve_measured_app
 from tests.e2e.test_hostile_uploads import Watch
 from tests.trees import make_class_tree
 
@@ -36,13 +36,8 @@ DEPTH = 8
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     require_chromium()
-    folder = tmp_path_factory.mktemp("predict_memory")
-    (folder / "calibration.measuring").write_text("held by the test")
-    with serve_app(folder / "runs.sqlite") as url:
-        port = url.rsplit(":", 1)[1]
-        server = next(p for p in psutil.Process().children(recursive=True)
-                      if f"--server.port={port}" in " ".join(p.cmdline()))
-        yield url, server
+    with serve_measured_app(tmp_path_factory.mktemp("predict_memory")) as served:
+        yield served
 
 
 def _many_classes_file(n_classes: int) -> str:
