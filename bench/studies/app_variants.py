@@ -29,14 +29,14 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
 from bench.common import DEFAULT_DATA_DIR, RESULTS_DIR, CellStore, command_parser, find_datasets
 from get_core import budget
-from get_core.config import APP_DEFAULTS, ENGINE_VERSION
+from get_core.config import ALLOWED, APP_DEFAULTS, ENGINE_VERSION, GETConfig
 from get_core.data.encoding import DataSpec, prepare, usable_rows
 from get_core.metrics import scores
 from get_core.runs.spec import split_rows
@@ -44,29 +44,44 @@ from get_core.runs.training import fit_tree
 
 RESULTS = RESULTS_DIR / "app-default-variants.jsonl"
 FOREST = RESULTS_DIR / "app-default-fair-idle.jsonl"
-#: name -> (GETConfig overrides of APP_DEFAULTS, the linear leaves' rule for the fit: (``leaves.MIN_LEAF_ROWS``,
-#: ``leaves.SLOPE_ROWS_PER_PARAMETER``), or None for the engine's).
-VARIANTS: dict[str, tuple[dict[str, Any], tuple[int, int] | None]] = {
-    "base": ({}, None),
-    "depth4": ({"depth": 4}, None),
-    "depth6": ({"depth": 6}, None),
-    "k2": ({"max_split_features": 2}, None),
-    "k3": ({"max_split_features": 3}, None),
-    "k5": ({"max_split_features": 5}, None),
-    "depth6_k3": ({"depth": 6, "max_split_features": 3}, None),
-    "robust": ({"scaling": "robust"}, None),
-    "no_polish": ({"polish": False}, None),
-    "ols": ({"linear_leaves": "ols"}, None),
-    "rows_20": ({}, (20, 1)),
-    "rows_30": ({}, (30, 1)),
-    "rows_50": ({}, (50, 1)),
-    "slope_2": ({}, (10, 2)),
-    "slope_3": ({}, (10, 3)),
-    "slope_5": ({}, (10, 5)),
-    "rows_20_slope_3": ({}, (20, 3)),
-    "rows_30_slope_3": ({}, (30, 3)),
-    "starts_20": ({"n_starts": 20}, None),
-    "starts_5": ({"n_starts": 5}, None),
+
+
+class Variant(NamedTuple):
+    """A variant of the app's default run: GETConfig overrides of ``APP_DEFAULTS``; the linear leaves' rule for the
+    fit (``leaves.MIN_LEAF_ROWS``, ``leaves.SLOPE_ROWS_PER_PARAMETER``), None for the engine's; its seconds as a
+    multiple of the study's budget; and ``search``: the app's "choose for me" depth (``GETRegressorCV`` over depths
+    1 to the config's depth, as the Train page asks it, ``runs.search``) instead of one fit at that depth."""
+
+    overrides: dict[str, Any]
+    rule: tuple[int, int] | None = None
+    budget_scale: float = 1.0
+    search: bool = False
+
+
+VARIANTS: dict[str, Variant] = {
+    "base": Variant({}),
+    "depth4": Variant({"depth": 4}),
+    "depth6": Variant({"depth": 6}),
+    "k2": Variant({"max_split_features": 2}),
+    "k3": Variant({"max_split_features": 3}),
+    "k5": Variant({"max_split_features": 5}),
+    "depth6_k3": Variant({"depth": 6, "max_split_features": 3}),
+    "robust": Variant({"scaling": "robust"}),
+    "no_polish": Variant({"polish": False}),
+    "ols": Variant({"linear_leaves": "ols"}),
+    "rows_20": Variant({}, (20, 1)),
+    "rows_30": Variant({}, (30, 1)),
+    "rows_50": Variant({}, (50, 1)),
+    "slope_2": Variant({}, (10, 2)),
+    "slope_3": Variant({}, (10, 3)),
+    "slope_5": Variant({}, (10, 5)),
+    "rows_20_slope_3": Variant({}, (20, 3)),
+    "rows_30_slope_3": Variant({}, (30, 3)),
+    "starts_20": Variant({"n_starts": 20}),
+    "starts_5": Variant({"n_starts": 5}),
+    "budget_x2": Variant({}, budget_scale=2.0),
+    "cv": Variant({}, search=True),
+    "cv_x2": Variant({}, budget_scale=2.0, search=True),
 }
 
 #: Linear-leaf rules tried on each base tree's own splits (its leaves refitted, nothing retrained): name ->
@@ -75,6 +90,12 @@ LEAF_RULES: dict[str, tuple[int, int]] = {
     "engine": (10, 1), "rows_20": (20, 1), "rows_30": (30, 1), "rows_50": (50, 1), "slope_2": (10, 2),
     "slope_3": (10, 3), "slope_5": (10, 5), "rows_20_slope_3": (20, 3), "rows_30_slope_3": (30, 3),
 }
+
+#: The table whose single fits vary most (sd 4-11 points, results/app-default-variants.md): the report also gives
+#: each variant's mean without it.
+NOISIEST = "gas_turbine_co_2015"
+#: Robust clamps of the linear leaves tried on each base tree (``clamp_rules``): name -> Tukey's c.
+CLAMPS: dict[str, float] = {"fence_1.5": 1.5, "fence_3": 3.0, "fence_6": 6.0}
 
 
 @contextlib.contextmanager
@@ -118,6 +139,38 @@ def refit_rules(tree: Any, X_train: np.ndarray, y_train: np.ndarray, X_test: np.
     return out
 
 
+def search_tree(X_train: np.ndarray, y_train: np.ndarray, config: GETConfig,
+                feature_names: list[str]) -> tuple[Any, dict]:
+    """The app's "choose for me" depth on the config (``runs.search.search_fit`` without its channel): its refit
+    tree and the chosen depth."""
+    from get_core.estimator import GETRegressorCV, estimator_params
+    depths = list(range(ALLOWED["depth"].low, config.depth + 1))
+    cv = GETRegressorCV(**{**estimator_params(GETRegressorCV, config), "depths": depths,
+                           "max_split_features": config.max_split_features})
+    cv.fit(pd.DataFrame(X_train, columns=feature_names), y_train)
+    return cv.tree_, {"chosen_depth": int(cv.best_depth_)}
+
+
+def clamp_rules(tree: Any, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
+                y_test: np.ndarray) -> dict:
+    """Test R2 of ``tree`` with each of ``CLAMPS`` narrowing its linear leaves' clamp (the leaf's training target
+    range) to Tukey's fences of the leaf's training targets, [Q1 - c IQR, Q3 + c IQR]: a line fitted through one
+    extreme target of a small leaf then cannot hand that target to a new row (nothing retrained)."""
+    from get_core.model import routing
+    leaf = routing.leaves(tree, X_train) - tree.n_leaves
+    y_scaled = (y_train - tree.y_min) / tree.y_scale
+    sloped = np.any(tree.leaf_coefs != 0, axis=1)
+    out = {}
+    for name, c in CLAMPS.items():
+        other = copy.deepcopy(tree)
+        for i in np.flatnonzero(sloped):
+            q1, q3 = np.percentile(y_scaled[leaf == i], [25, 75])
+            other.leaf_lower[i] = max(other.leaf_lower[i], q1 - c * (q3 - q1))
+            other.leaf_upper[i] = min(other.leaf_upper[i], q3 + c * (q3 - q1))
+        out[name] = scores(y_test, other.predict(X_test))[0]
+    return out
+
+
 def run_cell(path: Path, seed: int, variants: Sequence[str], cpu: bool,
              seconds: float | None = APP_DEFAULTS.time_budget) -> list[dict]:
     """Every variant's GET fit on the app run's split of ``path`` for ``seed``, ``seconds`` each, in an order
@@ -132,20 +185,25 @@ def run_cell(path: Path, seed: int, variants: Sequence[str], cpu: bool,
     order = list(variants)[seed % len(variants):] + list(variants)[:seed % len(variants)]
     records = []
     for name in order:
-        overrides, rule = VARIANTS[name]
-        config = replace(APP_DEFAULTS, **{"time_budget": seconds, **overrides, "random_state": seed})
+        variant = VARIANTS[name]
+        budget_s = None if seconds is None else seconds * variant.budget_scale
+        config = replace(APP_DEFAULTS, **{"time_budget": budget_s, **variant.overrides, "random_state": seed})
         load_before = os.getloadavg()[0]
         wall, cpu_start = time.perf_counter(), time.process_time()
-        with cpu_clock(cpu), leaf_rule(*(rule or (None, None))):
-            tree = fit_tree(X_train, y_train, config, prepared.feature_names, None)
+        with cpu_clock(cpu), leaf_rule(*(variant.rule or (None, None))):
+            if variant.search:
+                tree, chosen = search_tree(X_train, y_train, config, prepared.feature_names)
+            else:
+                tree, chosen = fit_tree(X_train, y_train, config, prepared.feature_names, None), {}
         wall, cpu_s = time.perf_counter() - wall, time.process_time() - cpu_start
         ran = tree.meta["config"]
         records.append({"dataset": path.stem, "seed": seed, "variant": name, "engine": ENGINE_VERSION,
-                        "cpu_clock": cpu, "test_r2": scores(y_test, tree.predict(X_test))[0],
+                        "cpu_clock": cpu, "time_budget": budget_s, "test_r2": scores(y_test, tree.predict(X_test))[0],
                         "train_r2": scores(y_train, tree.predict(X_train))[0], "wall_s": wall, "cpu_s": cpu_s,
                         "n_starts": ran["n_starts"], "n_epochs": ran["n_epochs"], "load_before": load_before,
-                        "load_after": os.getloadavg()[0],
-                        **({"leaf_rules": refit_rules(tree, X_train, y_train, X_test, y_test)}
+                        "load_after": os.getloadavg()[0], **chosen,
+                        **({"leaf_rules": refit_rules(tree, X_train, y_train, X_test, y_test),
+                            "clamps": clamp_rules(tree, X_train, y_train, X_test, y_test)}
                            if config.leaf == "linear" and config.linear_leaves == "gcv" else {})})
     return records
 
@@ -169,7 +227,7 @@ def report(records: list[dict], forest: dict[tuple[str, int], float]) -> str:
     lines = ["Test R2 in points; each variant minus the base fitted beside it (same split, seed and process).", "",
              "| dataset | seeds | base | base - forest | " + " | ".join(names) + " |",
              "|---|---|---:|---:|" + "---:|" * len(names)]
-    gaps: dict[str, list[float]] = {name: [] for name in names}
+    gaps: dict[str, dict[str, list[float]]] = {name: {} for name in names}
     to_forest_all: list[float] = []
     for dataset in sorted({d for d, _ in by}):
         cells = [(s, v) for (d, s), vs in sorted(by.items()) if d == dataset for v in vs]
@@ -180,34 +238,66 @@ def report(records: list[dict], forest: dict[tuple[str, int], float]) -> str:
                f"{np.mean(to_forest):+.2f}" if to_forest else "-"]
         for name in names:
             diffs = [100 * (v[name]["test_r2"] - v["base"]["test_r2"]) for _, v in cells if name in v]
-            gaps[name] += diffs
+            gaps[name][dataset] = diffs
             row.append(f"{np.mean(diffs):+.2f}" if diffs else "-")
         lines.append("| " + " | ".join(row) + " |")
     forest_mean = f"{np.mean(to_forest_all):+.2f}" if to_forest_all else "-"
+    pooled = [[d for diffs in g.values() for d in diffs] for g in gaps.values()]
     lines.append(f"| **mean** | | | {forest_mean} | " + " | ".join(f"**{np.mean(g):+.2f}** ({len(g)})" if g else "-"
-                                                  for g in gaps.values()) + " |")
-    lines += ["", *rules_report([r for r in records if "leaf_rules" in r])]
+                                                  for g in pooled) + " |")
+    lines += ["", *summary(gaps), "", *posthoc_report(
+        [r for r in records if "leaf_rules" in r], "leaf_rules",
+        "Leaf rules on the fitted trees' own splits (leaves refitted, nothing retrained), minus the engine's rule:")]
+    lines += ["", *posthoc_report(
+        [r for r in records if "clamps" in r and r["variant"] == "base"], "clamps",
+        "Robust clamps of the base trees' linear leaves (Tukey's fences of each leaf's training targets, nothing "
+        "retrained), minus the fit:")]
     cpu = {name: np.median([r["cpu_s"] for r in records if r["variant"] == name]) for name in ["base", *names]}
     lines.append("\nMedian CPU s per fit: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()) +
                  f"; load {min(r['load_before'] for r in records):.1f}-{max(r['load_before'] for r in records):.1f}.")
     return "\n".join(lines)
 
 
-def rules_report(records: list[dict]) -> list[str]:
-    """Per dataset, each leaf rule's test R2 on the base trees' own splits minus the engine rule's, in points."""
+def posthoc_report(records: list[dict], field: str, title: str) -> list[str]:
+    """Per dataset, the test R2 of each rule in the records' ``field`` (``leaf_rules`` or ``clamps``: the fitted
+    trees changed after the fit, nothing retrained) minus the fit's own (its ``engine`` rule's refit, where recorded),
+    in points."""
     if not records:
         return []
-    names = [n for n in LEAF_RULES if n != "engine"]
-    lines = ["Leaf rules on the fitted trees' own splits (leaves refitted, nothing retrained), minus the engine's rule:",
-             "", "| dataset | trees | engine | " + " | ".join(names) + " |", "|---|---:|---:|" + "---:|" * len(names)]
+    names = [n for n in records[0][field] if n != "engine"]
+
+    def own(r: dict) -> float:
+        return r[field].get("engine", r["test_r2"])
+
+    lines = [title, "", "| dataset | trees | fit | " + " | ".join(names) + " |", "|---|---:|---:|" + "---:|" * len(names)]
     for dataset in sorted({r["dataset"] for r in records}):
-        rows = [r["leaf_rules"] for r in records if r["dataset"] == dataset]
-        lines.append(f"| {dataset} | {len(rows)} | {100 * np.mean([r['engine'] for r in rows]):.2f} | " + " | ".join(
-            f"{100 * np.mean([r[n] - r['engine'] for r in rows]):+.2f}" for n in names) + " |")
+        rows = [r for r in records if r["dataset"] == dataset]
+        lines.append(f"| {dataset} | {len(rows)} | {100 * np.mean([own(r) for r in rows]):.2f} | " + " | ".join(
+            f"{100 * np.mean([r[field][n] - own(r) for r in rows]):+.2f}" for n in names) + " |")
     lines.append(f"| **mean** | {len(records)} | | " + " | ".join(
-        f"**{100 * np.mean([r['leaf_rules'][n] - r['leaf_rules']['engine'] for r in records]):+.2f}**"
-        for n in names) + " |")
+        f"**{100 * np.mean([r[field][n] - own(r) for r in records]):+.2f}**" for n in names) + " |")
     return lines
+
+
+def summary(gaps: dict[str, dict[str, list[float]]]) -> list[str]:
+    """Per variant, its paired differences (dataset -> points) over all cells: mean, standard error, median, how
+    many above the base, and the mean and standard error without ``NOISIEST``."""
+    lines = ["| variant | pairs | mean | se | median | above base | mean without " + NOISIEST + " | se |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, by_dataset in gaps.items():
+        every = np.array([d for diffs in by_dataset.values() for d in diffs])
+        rest = np.array([d for dataset, diffs in by_dataset.items() if dataset != NOISIEST for d in diffs])
+        if len(every) == 0:
+            continue
+        lines.append(f"| {name} | {len(every)} | {every.mean():+.2f} | {_se(every):.2f} | {np.median(every):+.2f} | "
+                     f"{int((every > 0).sum())} | {rest.mean() if len(rest) else float('nan'):+.2f} | "
+                     f"{_se(rest):.2f} |")
+    return lines
+
+
+def _se(values: np.ndarray) -> float:
+    """Standard error of the mean (NaN under two values)."""
+    return float(np.std(values, ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
