@@ -28,7 +28,8 @@ from get_core.model.tree import LINEAR_LEAF_RULES, MAX_DEPTH
 #: in time for the passes over every row and no node refit pass starts past the budget; k-sparse splits keep whole
 #: groups of a raw column's inputs (issue 47; plain tables unchanged). 8: on a table with holes the CART start learns
 #: a default direction per split (``engine.starts``: missing rows sent CART's way by the "if missing" weight; tables
-#: without holes unchanged), and GETClassifierCV tempers its probabilities on the validation rows (``calibrate``).
+#: without holes unchanged), GETClassifierCV tempers its probabilities on the validation rows (``calibrate``), and a
+#: sloped linear leaf's clamp is narrowed to Tukey's far fences of its targets (``engine.leaves.FENCE``).
 #: "Same settings" includes the thread count: the fused CPU kernel splits rows into blocks per thread, so float sums
 #: (and, rarely, the tree) can differ between thread counts; the benchmarks pin one thread per fit. Options added
 #: later with defaults that train as before (``scaling``, ``max_split_features``, ``time_budget``) need no bump.
@@ -223,8 +224,9 @@ class GETConfig:
                                  "the paper's plain least squares in every leaf of at least p + 2 rows (leaves.py).")
     clip_leaves: bool = setting(True, Flag(),
                                 "GET-Linear only, not in the paper: clamp each linear leaf's prediction to the range "
-                                "of the training targets that reached it, so a line never extrapolates beyond what its "
-                                "leaf saw.")
+                                "of the training targets that reached it, narrowed for a leaf with slopes to Tukey's "
+                                "far fences of those targets (Q1 - 3 IQR, Q3 + 3 IQR; engine.leaves.FENCE), so a line "
+                                "never extrapolates beyond what its leaf saw.")
     class_leaf: str = setting("constant", Choice(CLASS_LEAVES),
                               "Classification only: 'constant', each leaf predicts its class shares; 'logistic', each "
                               "leaf a multinomial logistic model on the scaled inputs, its L2 strength (or its class "

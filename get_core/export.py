@@ -43,7 +43,8 @@ def rules_text(tree: ObliqueTree, decimals: int | None = None, target_name: str 
         "model.",
     ]
     if tree.has_leaf_bounds:
-        header.append("# clip(v, lo, hi) keeps v within [lo, hi], the range of the training targets in that leaf.")
+        header.append("# clip(v, lo, hi) keeps v within [lo, hi], the training targets of that leaf (their range; "
+                      "for a line, without outliers: Tukey's far fences).")
     return "\n".join(header + inputs_lines(tree) + [""] + rule_lines(tree, decimals)) + "\n"
 
 

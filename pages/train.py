@@ -93,8 +93,9 @@ def _form(ready: dict) -> None:
                       "prefers it to the leaf's mean (guards small leaves against over-fitting); always: least "
                       "squares in every leaf of at least p + 2 rows, the paper's plain rule")
         c1.checkbox("Keep each leaf within the targets it saw", key="cfg_clip_leaves",
-                    help="a leaf's line is clamped to the range of the training targets in that leaf, so new rows "
-                         "far from the leaf's data cannot get extreme predictions (not in the paper)")
+                    help="a leaf's line is clamped to the range of the training targets in that leaf (for a line, "
+                         "without its outliers: Tukey's far fences), so new rows far from the leaf's data cannot get "
+                         "extreme predictions (not in the paper)")
     c2.number_input("Alpha stages", ALLOWED["n_alphas"].low, 10, key="cfg_n_alphas",
                      help="one sigmoid sharpness per stage, ascending: the first stage draws it from "
                           f"[min, {FIRST_STAGE_SPAN:g} × min], the last from [max / {LAST_STAGE_SPAN:g}, max] "

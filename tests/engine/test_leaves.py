@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from get_core.engine import classes, leaves
-from get_core.engine.leaves import refit_tree_leaves
+from get_core.engine.leaves import FENCE, refit_tree_leaves
 from get_core.model import routing
 from tests.trees import make_class_tree, make_tree
 
@@ -134,23 +134,32 @@ def test_a_gcv_leaf_takes_its_parents_mean_when_the_parent_has_enough_rows():
     assert tree.leaf_intercepts[2] != pytest.approx(ys.mean())
 
 
-def test_clip_bounds_each_linear_leaf_by_its_training_targets_and_never_raises_the_training_error():
+def test_clip_bounds_each_linear_leaf_by_its_targets_fences_and_never_raises_the_error_of_rows_within_them():
+    """A sloped leaf is bounded by its training targets' range narrowed to Tukey's far fences (engine.leaves.FENCE):
+    outliers cannot be handed to new rows, and a row whose target lies within its leaf's bounds is never predicted
+    worse than by the unclamped line."""
     tree, X, y = make_tree(depth=2, p=3, leaf="linear", seed=6, n_rows=300, empty_subtree=True)
     ys = (y - tree.y_min) / tree.y_scale
-    ys[::7] += 3.0  # outliers: lines now overshoot other rows of their leaf
+    ys[::7] += 30.0  # far outliers: lines now overshoot other rows of their leaf
     leaf = tree.apply(X) - tree.n_leaves
     refit_tree_leaves(tree, X, ys, "ols", clip=False)
     unclipped = tree.predict_scaled(X)
     refit_tree_leaves(tree, X, ys, "ols", clip=True)
+    fenced = 0
     for i in range(tree.n_leaves):
         rows = leaf == i
         if rows.any():
-            assert (tree.leaf_lower[i], tree.leaf_upper[i]) == (ys[rows].min(), ys[rows].max())
+            q1, q3 = np.percentile(ys[rows], [25, 75])
+            assert tree.leaf_lower[i] == max(ys[rows].min(), q1 - FENCE * (q3 - q1))
+            assert tree.leaf_upper[i] == min(ys[rows].max(), q3 + FENCE * (q3 - q1))
+            fenced += tree.leaf_upper[i] < ys[rows].max()
         else:  # an empty leaf has no range: no bounds
             assert tree.leaf_lower[i] == -np.inf and tree.leaf_upper[i] == np.inf
+    assert fenced > 0  # the outliers lie beyond the fences
     clipped = tree.predict_scaled(X)
-    assert np.any(clipped != unclipped)
-    assert np.all(np.abs(clipped - ys) <= np.abs(unclipped - ys) + 1e-12)
+    within = (ys >= tree.leaf_lower[leaf]) & (ys <= tree.leaf_upper[leaf])
+    assert np.any(clipped != unclipped) and not within.all()
+    assert np.all(np.abs(clipped - ys)[within] <= np.abs(unclipped - ys)[within] + 1e-12)
 
 
 def test_constant_leaves_carry_no_bounds():
