@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from get_core.data import columns, csv_out, reading
+from get_core.data import csv_out, reading
 
 from get_core.model import model_file
 from get_core.data.encoding import Encoding

@@ -187,7 +187,7 @@ def _diagram(tree: ObliqueTree, options: diagram_content.DiagramOptions, selecte
 def _node_panel(source: ModelSource, selected: int) -> None:
     tree, results = source.tree, source.results
     kind = labels.node_kind(tree, selected)
-    st.subheader(f"Node {selected} ({kind}, level {labels.path_to(selected).__len__() - 1})")
+    st.subheader(f"Node {selected} ({kind}, level {labels.node_level(tree, selected)})")
     rules = labels.path_rules(tree, selected, digits=4, max_terms=4)
     if rules:
         st.caption("Path from the root (every condition holds for the rows that reach this node):")

@@ -393,6 +393,12 @@ def bounds_text(tree: ObliqueTree, leaf: int, digits: int = 3, unicode: bool = T
     return f"kept within [{fmt(bounds[0], digits, unicode)}, {fmt(bounds[1], digits, unicode)}]"
 
 
+def node_level(tree: ObliqueTree, node: int) -> int:
+    """A node's level below the root (the root: 0); a depth-0 tree's one model (held at node 2 under a split that
+    sends every row left, ``depth_text``) is level 0 too."""
+    return 0 if tree.meta.get("single_model") else len(path_to(node)) - 1
+
+
 def path_to(node: int) -> list[int]:
     """Node ids from the root (1) down to ``node``, inclusive."""
     path = []

@@ -159,3 +159,5 @@ def test_one_logistic_model_reads_as_one_model_not_as_rules_of_a_tree():
     assert "<td>0 (one logistic model, no split)</td>" in export.html_report(tree)
     dot = diagram.to_dot(tree)
     assert "n2 [" in dot and "n1 [" not in dot and "n3 [" not in dot and "->" not in dot
+    assert labels.node_level(tree, 2) == 0  # the node panel's title: its one model is the root's level
+    assert labels.path_rules(tree, 2, digits=4) == []
